@@ -1,0 +1,1 @@
+//! rollcall: a terminal rollout console for Kubernetes DaemonSets.
