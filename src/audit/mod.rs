@@ -1,0 +1,1 @@
+//! Coverage audit of a DaemonSet against an independently kept node roster.

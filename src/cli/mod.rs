@@ -1,0 +1,32 @@
+//! Command-line interface: argument parsing and the headless commands.
+
+use clap::{Parser, Subcommand};
+
+/// rollcall — a terminal rollout console for Kubernetes DaemonSets.
+#[derive(Debug, Parser)]
+#[command(name = "rollcall", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+/// Runs the parsed command line and returns the process exit code.
+///
+/// Commands return their own exit code (0 success, 1 "ran but found problems",
+/// as documented per command); an error prints `error: ...` with its causes on
+/// stderr and exits 2.
+pub fn run(cli: Cli) -> std::process::ExitCode {
+    let result: anyhow::Result<std::process::ExitCode> = match cli.command {};
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

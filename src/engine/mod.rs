@@ -1,0 +1,5 @@
+//! The reconcile engine: DaemonSet node eligibility, revisions, coverage and
+//! rollout planning, re-implementing the upstream DaemonSet controller's logic.
+//!
+//! Pure: plain data in, plain data out. No I/O, no async, no clock (time is an
+//! argument), no tokio, kube or ratatui.

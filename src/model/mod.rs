@@ -1,0 +1,35 @@
+//! Slim typed projections of the API objects rollcall reads.
+//!
+//! Nodes, pods and events exist by the thousand, so they are decoded into small
+//! structs that keep only the fields the engine, the console and the audit use
+//! (everything else in the JSON is skipped by serde, never held). DaemonSets and
+//! ControllerRevisions are few and their templates matter whole, so they are the
+//! upstream `k8s-openapi` types. This module does no I/O.
+
+mod event;
+mod node;
+mod pod;
+mod resource;
+
+pub use event::{Event, InvolvedObject};
+pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
+pub use pod::{
+    ContainerState, ContainerStatus, Pod, PodCondition, PodContainer, PodSpec, PodStatus,
+    StateDetail,
+};
+
+pub use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
+pub use k8s_openapi::api::core::v1::{Taint, Toleration};
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+
+/// The label every daemon pod carries with the hash of the template it was made from.
+pub const REVISION_HASH_LABEL: &str = "controller-revision-hash";
+
+/// Drops the metadata fields no part of rollcall reads (managed fields are often
+/// the largest part of an object), so long-lived caches stay small.
+pub fn slim_metadata(meta: &mut ObjectMeta) {
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+}

@@ -1,0 +1,207 @@
+//! The slim Pod: owner, node, revision label, phase, readiness and container states.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ObjectMeta, REVISION_HASH_LABEL, Time};
+
+/// A pod as rollcall sees it.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pod {
+    /// Name, namespace, UID, labels, owner references, deletion timestamp.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The node the pod is bound to and its containers.
+    #[serde(default)]
+    pub spec: PodSpec,
+    /// Phase, conditions and container states.
+    #[serde(default)]
+    pub status: PodStatus,
+}
+
+/// The parts of `PodSpec` rollcall reads.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// `spec.nodeName`; `None` while unscheduled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    /// Container names and images.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<PodContainer>,
+}
+
+/// A container of the pod spec.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodContainer {
+    /// Container name.
+    pub name: String,
+    /// Image reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+/// The parts of `PodStatus` rollcall reads.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Pod-level reason (e.g. `Evicted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Pod-level message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `status.conditions` (`Ready`, `ContainersReady`, `PodScheduled`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<PodCondition>,
+    /// When the kubelet accepted the pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<Time>,
+    /// Per-container state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_statuses: Vec<ContainerStatus>,
+}
+
+/// One pod condition.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodCondition {
+    /// Condition type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// When the status last changed; the start of "available" for `Ready`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+/// One container's status.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStatus {
+    /// Container name.
+    pub name: String,
+    /// Readiness probe result.
+    #[serde(default)]
+    pub ready: bool,
+    /// Restarts so far.
+    #[serde(default)]
+    pub restart_count: i32,
+    /// Image the container runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Current state.
+    #[serde(default)]
+    pub state: ContainerState,
+    /// Previous state (why it last stopped).
+    #[serde(default)]
+    pub last_state: ContainerState,
+}
+
+/// A container state: at most one of waiting, running, terminated.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerState {
+    /// Waiting (ContainerCreating, ImagePullBackOff, CrashLoopBackOff, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<StateDetail>,
+    /// Running since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<StateDetail>,
+    /// Terminated (Error, Completed, OOMKilled, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminated: Option<StateDetail>,
+}
+
+/// The fields shared by the three container states that rollcall shows.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateDetail {
+    /// Reason, e.g. `CrashLoopBackOff`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Exit code of a terminated container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// When a running container started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+}
+
+impl Pod {
+    /// The pod's name (empty if none).
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// The pod's namespace (empty if none).
+    pub fn namespace(&self) -> &str {
+        self.metadata.namespace.as_deref().unwrap_or_default()
+    }
+
+    /// The pod's UID (empty if none).
+    pub fn uid(&self) -> &str {
+        self.metadata.uid.as_deref().unwrap_or_default()
+    }
+
+    /// The node the pod is bound to.
+    pub fn node_name(&self) -> Option<&str> {
+        self.spec.node_name.as_deref().filter(|n| !n.is_empty())
+    }
+
+    /// The `controller-revision-hash` label.
+    pub fn revision_hash(&self) -> Option<&str> {
+        self.metadata
+            .labels
+            .as_ref()?
+            .get(REVISION_HASH_LABEL)
+            .map(String::as_str)
+    }
+
+    /// Whether the pod has a deletion timestamp.
+    pub fn is_terminating(&self) -> bool {
+        self.metadata.deletion_timestamp.is_some()
+    }
+
+    /// The `Ready` condition, if reported.
+    pub fn ready_condition(&self) -> Option<&PodCondition> {
+        self.status.conditions.iter().find(|c| c.type_ == "Ready")
+    }
+
+    /// Ready as the audit and the DaemonSet controller count it: phase Running,
+    /// Ready condition True, not terminating.
+    pub fn is_ready(&self) -> bool {
+        self.status.phase.as_deref() == Some("Running")
+            && self.ready_condition().is_some_and(|c| c.status == "True")
+            && !self.is_terminating()
+    }
+
+    /// Total container restarts.
+    pub fn restarts(&self) -> i32 {
+        self.status
+            .container_statuses
+            .iter()
+            .map(|c| c.restart_count)
+            .sum()
+    }
+
+    /// The first waiting or terminated reason among the containers, as kubectl's
+    /// STATUS column shows it (e.g. `CrashLoopBackOff`).
+    pub fn container_problem(&self) -> Option<&str> {
+        self.status.container_statuses.iter().find_map(|c| {
+            c.state
+                .waiting
+                .as_ref()
+                .and_then(|w| w.reason.as_deref())
+                .or_else(|| c.state.terminated.as_ref().and_then(|t| t.reason.as_deref()))
+        })
+    }
+}

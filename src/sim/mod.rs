@@ -1,0 +1,2 @@
+//! The embedded cluster: a Kubernetes API over HTTPS on loopback, a DaemonSet
+//! controller driven by the engine, and simulated kubelets.

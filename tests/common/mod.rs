@@ -1,0 +1,35 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::path::PathBuf;
+
+/// Set by `.ci/run`: a missing external tool fails the test instead of skipping it.
+pub const REQUIRE_TOOLS_ENV: &str = "ROLLCALL_REQUIRE_TOOLS";
+
+/// Finds `name` on PATH.
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Whether `name` (kubectl, tmux, curl) can be used. When it is missing, the
+/// test is skipped with a message on a developer's machine and fails in CI
+/// (where `ROLLCALL_REQUIRE_TOOLS` is set).
+pub fn tool_available(name: &str) -> bool {
+    if find_tool(name).is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var_os(REQUIRE_TOOLS_ENV).is_none(),
+        "{name} is required ({REQUIRE_TOOLS_ENV} is set) but was not found on PATH"
+    );
+    eprintln!("skipping: {name} not found on PATH (install it to run this test)");
+    false
+}
+
+/// The path of the built `rollcall` binary.
+pub fn rollcall_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rollcall"))
+}
