@@ -1,5 +1,7 @@
 //! Command-line interface: argument parsing and the headless commands.
 
+pub mod cluster_args;
+
 use clap::{Parser, Subcommand};
 
 /// rollcall — a terminal rollout console for Kubernetes DaemonSets.

@@ -201,7 +201,12 @@ impl Pod {
                 .waiting
                 .as_ref()
                 .and_then(|w| w.reason.as_deref())
-                .or_else(|| c.state.terminated.as_ref().and_then(|t| t.reason.as_deref()))
+                .or_else(|| {
+                    c.state
+                        .terminated
+                        .as_ref()
+                        .and_then(|t| t.reason.as_deref())
+                })
         })
     }
 }

@@ -28,6 +28,24 @@ macro_rules! core_v1_resource {
     };
 }
 
-core_v1_resource!(Node, "Node", "nodes", "NodeList", k8s_openapi::ClusterResourceScope);
-core_v1_resource!(Pod, "Pod", "pods", "PodList", k8s_openapi::NamespaceResourceScope);
-core_v1_resource!(Event, "Event", "events", "EventList", k8s_openapi::NamespaceResourceScope);
+core_v1_resource!(
+    Node,
+    "Node",
+    "nodes",
+    "NodeList",
+    k8s_openapi::ClusterResourceScope
+);
+core_v1_resource!(
+    Pod,
+    "Pod",
+    "pods",
+    "PodList",
+    k8s_openapi::NamespaceResourceScope
+);
+core_v1_resource!(
+    Event,
+    "Event",
+    "events",
+    "EventList",
+    k8s_openapi::NamespaceResourceScope
+);

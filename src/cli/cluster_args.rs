@@ -1,0 +1,32 @@
+//! kubectl-style cluster flags shared by every command that talks to a cluster.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cluster::connect::ConnectOptions;
+
+/// `--kubeconfig`, `--context`, `-n/--namespace` (and `KUBECONFIG`), as kubectl has them.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current-context).
+    #[arg(long, value_name = "NAME", global = true)]
+    pub context: Option<String>,
+    /// The namespace (default: the context's namespace, else "default").
+    #[arg(short = 'n', long, value_name = "NS", global = true)]
+    pub namespace: Option<String>,
+}
+
+impl ClusterArgs {
+    /// The options for [`crate::cluster::connect::connect`].
+    pub fn connect_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
+}

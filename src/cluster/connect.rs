@@ -1,0 +1,229 @@
+//! Builds a `kube::Client` the way kubectl picks its cluster: `--kubeconfig`,
+//! else `KUBECONFIG` (a list of files, merged), else `~/.kube/config`, else the
+//! in-cluster service account; `--context` and `-n/--namespace` override the
+//! kubeconfig's current context and namespace. Reports "no cluster configured"
+//! as a value so callers can fall back to the embedded cluster.
+
+use std::path::PathBuf;
+
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+
+/// What the user asked for on the command line (kubectl's flags).
+#[derive(Clone, Debug, Default)]
+pub struct ConnectOptions {
+    /// `--kubeconfig FILE`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context NAME`.
+    pub context: Option<String>,
+    /// `-n/--namespace NS`.
+    pub namespace: Option<String>,
+}
+
+/// A client and where it points.
+#[derive(Clone)]
+pub struct Connection {
+    /// The client every watch and write goes through.
+    pub client: kube::Client,
+    /// The kubeconfig context in use (`in-cluster` or `embedded` when there is none).
+    pub context: String,
+    /// The namespace commands default to.
+    pub namespace: String,
+    /// The API server URL, for messages.
+    pub server: String,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("context", &self.context)
+            .field("namespace", &self.namespace)
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why no client could be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// No kubeconfig anywhere and not inside a cluster.
+    #[error(
+        "no cluster configured: no --kubeconfig, no KUBECONFIG, no ~/.kube/config and not running in a cluster"
+    )]
+    NoCluster,
+    /// The kubeconfig could not be read or parsed.
+    #[error("cannot load kubeconfig {path}")]
+    Kubeconfig {
+        /// The file(s) tried.
+        path: String,
+        /// The parser's error.
+        #[source]
+        source: KubeconfigError,
+    },
+    /// The kubeconfig parsed but does not describe a usable cluster (missing context, bad URL, ...).
+    #[error("kubeconfig {path}: {source}")]
+    Config {
+        /// The file(s) tried.
+        path: String,
+        /// kube's error.
+        #[source]
+        source: KubeconfigError,
+    },
+    /// The in-cluster service account could not be used.
+    #[error("in-cluster configuration failed")]
+    InCluster(#[source] kube::config::InClusterError),
+    /// The HTTP client could not be built (TLS setup).
+    #[error("cannot create the API client")]
+    Client(#[source] kube::Error),
+}
+
+/// Where the kubeconfig comes from, following kubectl's precedence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KubeconfigSource {
+    /// `--kubeconfig FILE`.
+    Flag(PathBuf),
+    /// `KUBECONFIG` (one or more files).
+    Env(String),
+    /// `~/.kube/config`.
+    Home(PathBuf),
+    /// The pod's service account.
+    InCluster,
+}
+
+/// Finds the kubeconfig kubectl would use, or `None` when there is no cluster at all.
+pub fn find_kubeconfig(options: &ConnectOptions) -> Option<KubeconfigSource> {
+    if let Some(path) = &options.kubeconfig {
+        return Some(KubeconfigSource::Flag(path.clone()));
+    }
+    if let Some(value) = std::env::var_os("KUBECONFIG")
+        && std::env::split_paths(&value).any(|p| !p.as_os_str().is_empty())
+    {
+        return Some(KubeconfigSource::Env(value.to_string_lossy().into_owned()));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        let path = PathBuf::from(home).join(".kube").join("config");
+        if path.is_file() {
+            return Some(KubeconfigSource::Home(path));
+        }
+    }
+    if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+        return Some(KubeconfigSource::InCluster);
+    }
+    None
+}
+
+/// Connects as kubectl would with the same flags.
+pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectError> {
+    let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
+    let (config, context) = match source {
+        KubeconfigSource::InCluster => (
+            kube::Config::incluster().map_err(ConnectError::InCluster)?,
+            "in-cluster".to_owned(),
+        ),
+        KubeconfigSource::Flag(path) | KubeconfigSource::Home(path) => {
+            let read = Kubeconfig::read_from(&path);
+            load_kubeconfig(path.display().to_string(), read, options).await?
+        }
+        KubeconfigSource::Env(paths) => load_kubeconfig(paths, Kubeconfig::read(), options).await?,
+    };
+    connection_from_config(config, context, options.namespace.clone())
+}
+
+/// Wraps an already-built config (the embedded cluster hands one over in-process).
+pub fn connection_from_config(
+    mut config: kube::Config,
+    context: String,
+    namespace: Option<String>,
+) -> Result<Connection, ConnectError> {
+    if let Some(ns) = namespace {
+        config.default_namespace = ns;
+    }
+    let namespace = config.default_namespace.clone();
+    let server = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config).map_err(ConnectError::Client)?;
+    Ok(Connection {
+        client,
+        context,
+        namespace,
+        server,
+    })
+}
+
+async fn load_kubeconfig(
+    label: String,
+    read: Result<Kubeconfig, KubeconfigError>,
+    options: &ConnectOptions,
+) -> Result<(kube::Config, String), ConnectError> {
+    let kubeconfig = read.map_err(|source| ConnectError::Kubeconfig {
+        path: label.clone(),
+        source,
+    })?;
+    let context = options
+        .context
+        .clone()
+        .or_else(|| kubeconfig.current_context.clone())
+        .unwrap_or_default();
+    let kube_options = KubeConfigOptions {
+        context: options.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+        .await
+        .map_err(|source| ConnectError::Config {
+            path: label,
+            source,
+        })?;
+    Ok((config, context))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_wins_over_everything() {
+        let options = ConnectOptions {
+            kubeconfig: Some(PathBuf::from("/nonexistent/kubeconfig")),
+            ..ConnectOptions::default()
+        };
+        assert_eq!(
+            find_kubeconfig(&options),
+            Some(KubeconfigSource::Flag(PathBuf::from(
+                "/nonexistent/kubeconfig"
+            )))
+        );
+    }
+
+    #[tokio::test]
+    async fn malformed_kubeconfig_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(&path, "apiVersion: v1\nclusters: [unclosed\n").unwrap();
+        let options = ConnectOptions {
+            kubeconfig: Some(path.clone()),
+            ..ConnectOptions::default()
+        };
+        let err = connect(&options).await.unwrap_err();
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn unknown_context_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(
+            &path,
+            "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+        )
+        .unwrap();
+        let options = ConnectOptions {
+            kubeconfig: Some(path.clone()),
+            context: Some("nope".into()),
+            ..ConnectOptions::default()
+        };
+        let err = connect(&options).await.unwrap_err();
+        assert!(matches!(err, ConnectError::Config { .. }), "{err:?}");
+    }
+}
