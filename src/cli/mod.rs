@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and the headless commands.
 
 pub mod cluster_args;
+pub mod console;
 pub mod explain;
 
 use clap::{Parser, Subcommand};
@@ -8,10 +9,14 @@ use clap::{Parser, Subcommand};
 /// rollcall — a terminal rollout console for Kubernetes DaemonSets.
 #[derive(Debug, Parser)]
 #[command(name = "rollcall", version, about, long_about = None)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// What to do.
+    /// What to do; without a subcommand, the console opens.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// The console's arguments (used when no subcommand is given).
+    #[command(flatten)]
+    pub console: console::ConsoleArgs,
 }
 
 /// The subcommands.
@@ -28,7 +33,8 @@ pub enum Command {
 /// stderr and exits 2.
 pub fn run(cli: Cli) -> std::process::ExitCode {
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
-        Command::Explain(args) => explain::run(&args),
+        None => console::run_console(&cli.console),
+        Some(Command::Explain(args)) => explain::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -55,6 +55,8 @@ pub enum Action {
     CycleGroup,
     /// Back to the DaemonSet list.
     PickDaemonSet,
+    /// The terminal was resized to (columns, rows); not bound to a key.
+    Resize(u16, u16),
 }
 
 /// Where a binding applies.

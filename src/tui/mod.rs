@@ -2,10 +2,14 @@
 //! Never imports `sim`; never blocks on I/O: it reads the cluster cache and
 //! turns keys into actions; the event loop runs the effects.
 
+pub mod app;
 pub mod columns;
 pub mod index;
 pub mod keymap;
 pub mod rows;
+pub mod run;
 pub mod sanitize;
 pub mod state;
+pub mod terminal;
 pub mod view_model;
+pub mod widgets;

@@ -70,6 +70,7 @@ pub fn build(input: &Inputs<'_>, _ds: &DaemonSet) -> HistoryVm {
             cells: row_cells(
                 revision,
                 current,
+                base.is_some_and(|b| b.number == revision.number),
                 nodes.get(&revision.number).copied().unwrap_or(0),
                 input.now,
             ),
@@ -116,6 +117,7 @@ fn empty(text: &str) -> HistoryVm {
 fn row_cells(
     revision: &RevisionInfo,
     current: Option<i64>,
+    base: bool,
     nodes: usize,
     now: jiff::Timestamp,
 ) -> Vec<Cell> {
@@ -129,7 +131,11 @@ fn row_cells(
             ),
             if is_current { Tone::Updated } else { Tone::Old },
         ),
-        Cell::new(&revision.hash, Tone::Dim),
+        if base {
+            Cell::new(&format!("{} base", revision.hash), Tone::Accent)
+        } else {
+            Cell::new(&revision.hash, Tone::Dim)
+        },
         Cell::new(&format::age(revision.created, now), Tone::Dim),
         Cell::new(
             &format!("{nodes} nodes"),

@@ -3,12 +3,12 @@
 //! order and the UI state, with `now` passed in. Widgets draw only this. All
 //! API text is sanitised here, on its way in.
 
-mod detail;
+pub mod detail;
 mod format;
 mod grid;
 mod header;
-mod history;
-mod picker;
+pub mod history;
+pub mod picker;
 
 pub use format::age;
 
