@@ -56,7 +56,7 @@ pub const COLUMNS: &[Column] = &[
     Column { id: ColumnId::Restarts, title: "RST", width: 3, min_terminal_width: 0 },
     Column { id: ColumnId::Age, title: "AGE", width: 4, min_terminal_width: 0 },
     Column { id: ColumnId::NodeState, title: "NODE STATE", width: 12, min_terminal_width: 100 },
-    Column { id: ColumnId::Taints, title: "TAINTS", width: 22, min_terminal_width: 160 },
+    Column { id: ColumnId::Taints, title: "TAINTS", width: 26, min_terminal_width: 160 },
     Column { id: ColumnId::PoolZone, title: "POOL/ZONE", width: 20, min_terminal_width: 120 },
     Column { id: ColumnId::Why, title: "WHY", width: 0, min_terminal_width: 0 },
     Column { id: ColumnId::Event, title: "LATEST EVENT", width: 0, min_terminal_width: 180 },

@@ -25,6 +25,7 @@ pub enum SortKey {
 
 impl SortKey {
     /// The next order.
+    #[must_use]
     pub fn next(self) -> Self {
         match self {
             Self::Name => Self::Revision,
@@ -61,6 +62,7 @@ pub enum GroupKey {
 
 impl GroupKey {
     /// The next grouping.
+    #[must_use]
     pub fn next(self) -> Self {
         match self {
             Self::None => Self::Revision,

@@ -240,13 +240,15 @@ pub fn action_for(screen: Context, key: &KeyEvent) -> Option<Action> {
 /// Footer hints for a screen: `(key, label)` in keymap order, most specific first.
 pub fn hints(screen: Context) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
+    let mut shown: Vec<Action> = Vec::new();
     for context in active_contexts(screen) {
-        for binding in BINDINGS
-            .iter()
-            .filter(|b| b.contexts.first() == Some(&context))
-        {
+        for binding in BINDINGS.iter().filter(|b| b.contexts.contains(&context)) {
+            if shown.contains(&binding.action) {
+                continue;
+            }
             if let (Some(hint), Some(key)) = (binding.hint, binding.keys.first()) {
                 out.push((key.label(), hint));
+                shown.push(binding.action);
             }
         }
     }

@@ -13,3 +13,8 @@ pub mod state;
 pub mod terminal;
 pub mod view_model;
 pub mod widgets;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;

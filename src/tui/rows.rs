@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::cluster::cache::{Cache, Changes};
 use crate::engine::coverage::{NodeCoverage, PodCoverage, node_coverage};
+use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::model::{ControllerRevision, DaemonSet, Event, Node};
 
@@ -149,7 +150,10 @@ impl NodeRow {
         cache: &Cache,
         now: jiff::Timestamp,
     ) -> Self {
-        let pods = cache.pods_on(node.name());
+        // Only pods the DaemonSet controls count (upstream getDaemonPods adopts
+        // by ownerReference; a selector match alone is not ownership).
+        let mut pods = cache.pods_on(node.name());
+        pods.retain(|pod| is_controlled_by(pod, ds));
         let coverage = node_coverage(node, ds, &pods, revisions, now);
         let pod_events = pods
             .iter()

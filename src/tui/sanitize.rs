@@ -29,11 +29,9 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
             '\u{1b}' => skip_escape(&mut chars),
             // An 8-bit CSI introduces the same sequences as ESC [.
             '\u{9b}' => skip_csi(&mut chars),
-            '\t' | '\n' | '\r' => {
-                if !out.ends_with(' ') {
-                    out.push(' ');
-                    kept += 1;
-                }
+            '\t' | '\n' | '\r' if !out.ends_with(' ') => {
+                out.push(' ');
+                kept += 1;
             }
             c if is_plain(c) => {
                 out.push(c);

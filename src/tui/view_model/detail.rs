@@ -2,6 +2,8 @@
 //! the toleration that matches it (or "not tolerated"), the daemon pods and
 //! their containers, conditions, labels and recent events. Pure.
 
+use std::fmt::Write as _;
+
 use super::{Cell, Inputs, Tone, format};
 use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
 use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
@@ -220,20 +222,21 @@ fn conditions(lines: &mut Vec<Vec<Cell>>, node: &Node, now: jiff::Timestamp) {
     for condition in &node.status.conditions {
         // Ready should be True; the pressure and network conditions should be False.
         let healthy = (condition.type_ == "Ready") == (condition.status == "True");
-        let since = format::age(condition.last_transition_time.as_ref().map(|t| t.0), now);
+        let mut text = String::new();
+        for part in [condition.reason.as_deref(), condition.message.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            text.push_str("  ");
+            text.push_str(part);
+        }
+        if let Some(since) = condition.last_transition_time.as_ref() {
+            let _ = write!(text, "  since {}", format::age(Some(since.0), now));
+        }
+        let tone = if healthy { Tone::Good } else { Tone::Bad };
         lines.push(vec![
-            Cell::new(
-                &format!("  {}={}", condition.type_, condition.status),
-                if healthy { Tone::Good } else { Tone::Bad },
-            ),
-            Cell::new(
-                &format!(
-                    "  {} {since}  {}",
-                    condition.reason.as_deref().unwrap_or_default(),
-                    condition.message.as_deref().unwrap_or_default()
-                ),
-                Tone::Dim,
-            ),
+            Cell::new(&format!("  {}={}", condition.type_, condition.status), tone),
+            Cell::new(&text, Tone::Dim),
         ]);
     }
 }

@@ -1,6 +1,8 @@
 //! The grid's view model: the visible lines only, each node row turned into
 //! one cell per visible column. Pure.
 
+use std::fmt::Write as _;
+
 use super::{Cell, Inputs, Tone, format};
 use crate::tui::columns::{Column, ColumnId, list_height, visible_columns};
 use crate::tui::index::Entry;
@@ -70,15 +72,16 @@ pub fn build(input: &Inputs<'_>, compact: bool) -> GridVm {
         format!("node {}/{shown}", ui.selected.min(shown - 1) + 1)
     };
     if shown != total {
-        title.push_str(&format!(" (of {total})"));
+        let _ = write!(title, " (of {total})");
     }
-    title.push_str(&format!(
+    let _ = write!(
+        title,
         " · sort {} · group {}",
         ui.sort.label(),
         ui.group.label()
-    ));
+    );
     if ui.filter.is_active() {
-        title.push_str(&format!(" · filter {}", ui.filter_text));
+        let _ = write!(title, " · filter {}", ui.filter_text);
     }
     let empty = (shown == 0).then(|| {
         let text = if total == 0 {
@@ -108,10 +111,16 @@ fn cell(id: ColumnId, row: &NodeRow, columns: &[Column], now: jiff::Timestamp) -
                 Tone::Normal
             },
         ),
-        ColumnId::Eligible => match (verdict.should_run, verdict.should_continue_running) {
-            (true, _) => Cell::new("yes", Tone::Good),
-            (false, true) => Cell::new("keep", Tone::Warn),
-            (false, false) => Cell::new("no", Tone::Dim),
+        // "keep": no new pod would be placed, but the one running stays (an
+        // untolerated NoSchedule taint); without a pod that is simply "no".
+        ColumnId::Eligible => match (
+            verdict.should_run,
+            verdict.should_continue_running,
+            pod.is_some(),
+        ) {
+            (true, _, _) => Cell::new("yes", Tone::Good),
+            (false, true, true) => Cell::new("keep", Tone::Warn),
+            (false, _, _) => Cell::new("no", Tone::Dim),
         },
         ColumnId::Pod => match pod {
             Some(p) if row.coverage.pods.len() > 1 => Cell::new(
@@ -208,7 +217,7 @@ fn status_cell(row: &NodeRow) -> Cell {
     }
     let phase = pod.phase.as_deref().unwrap_or("Pending");
     let text = if phase == "Running" {
-        "Running, not ready"
+        "Running,Unready"
     } else {
         phase
     };

@@ -94,38 +94,27 @@ fn tone_if(condition: bool, tone: Tone) -> Tone {
     if condition { tone } else { Tone::Good }
 }
 
-fn int_or_string(value: Option<&IntOrString>) -> String {
+fn int_or_string(value: &IntOrString) -> String {
     match value {
-        Some(IntOrString::Int(n)) => n.to_string(),
-        Some(IntOrString::String(s)) => s.clone(),
-        None => "-".to_owned(),
+        IntOrString::Int(n) => n.to_string(),
+        IntOrString::String(s) => s.clone(),
     }
 }
 
 fn strategy(ds: &DaemonSet) -> String {
     let strategy = ds.spec.as_ref().and_then(|s| s.update_strategy.as_ref());
-    match strategy.and_then(|s| s.type_.as_deref()) {
-        Some("OnDelete") => "OnDelete".to_owned(),
-        _ => {
-            let rolling = strategy.and_then(|s| s.rolling_update.as_ref());
-            // The API server defaults maxUnavailable to 1 and maxSurge to 0.
-            let max_unavailable = rolling.and_then(|r| r.max_unavailable.as_ref());
-            let max_surge = rolling.and_then(|r| r.max_surge.as_ref());
-            format!(
-                "RollingUpdate maxUnavailable={} maxSurge={}",
-                if max_unavailable.is_some() {
-                    int_or_string(max_unavailable)
-                } else {
-                    "1".to_owned()
-                },
-                if max_surge.is_some() {
-                    int_or_string(max_surge)
-                } else {
-                    "0".to_owned()
-                },
-            )
-        }
+    if strategy.and_then(|s| s.type_.as_deref()) == Some("OnDelete") {
+        return "OnDelete".to_owned();
     }
+    let rolling = strategy.and_then(|s| s.rolling_update.as_ref());
+    // The API server defaults maxUnavailable to 1 and maxSurge to 0.
+    let max_unavailable = rolling
+        .and_then(|r| r.max_unavailable.as_ref())
+        .map_or_else(|| "1".to_owned(), int_or_string);
+    let max_surge = rolling
+        .and_then(|r| r.max_surge.as_ref())
+        .map_or_else(|| "0".to_owned(), int_or_string);
+    format!("RollingUpdate maxUnavailable={max_unavailable} maxSurge={max_surge}")
 }
 
 fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {

@@ -13,7 +13,7 @@ pub mod picker;
 pub use format::age;
 
 use crate::cluster::cache::Cache;
-use crate::cluster::status::{StreamKind, StreamState};
+use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
 
 use super::index::GridIndex;
 use super::keymap;
@@ -109,6 +109,9 @@ pub struct StatusVm {
     pub message: Option<Cell>,
 }
 
+/// Help overlay content: section title and `(keys, description)` lines.
+pub type HelpSections = Vec<(&'static str, Vec<(String, &'static str)>)>;
+
 /// Everything the widgets draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViewModel {
@@ -119,7 +122,7 @@ pub struct ViewModel {
     /// The main region.
     pub body: Body,
     /// Help overlay sections, when shown.
-    pub help: Option<Vec<(&'static str, Vec<(String, &'static str)>)>>,
+    pub help: Option<HelpSections>,
     /// Status line.
     pub status: StatusVm,
     /// Footer key hints.
@@ -194,7 +197,7 @@ fn body(input: &Inputs<'_>) -> Body {
     let loading: Vec<StreamKind> = required_streams(ui.screen)
         .iter()
         .copied()
-        .filter(|kind| !streams.get(kind).is_some_and(|s| s.synced()))
+        .filter(|kind| !streams.get(kind).is_some_and(StreamStatus::synced))
         .collect();
     if !loading.is_empty() {
         return loading_body(input, &loading);
@@ -226,12 +229,7 @@ fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
     let lines = loading
         .iter()
         .map(|&kind| {
-            let text = match input
-                .cache
-                .streams()
-                .get(&kind)
-                .map(super::super::cluster::status::StreamStatus::state)
-            {
+            let text = match input.cache.streams().get(&kind).map(StreamStatus::state) {
                 None => format!("{}: waiting for the daemonset", kind.label()),
                 Some(StreamState::Reconnecting { error, .. }) => {
                     format!("{}: cannot list yet, retrying: {error}", kind.label())
