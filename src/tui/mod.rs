@@ -15,6 +15,8 @@ pub mod view_model;
 pub mod widgets;
 
 #[cfg(test)]
+mod bench;
+#[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod tests;
