@@ -293,8 +293,8 @@ impl App {
                 }
                 _ => {
                     let len = self.rows.revisions().map_or(0, |r| r.list().len());
+                    // The marked diff base stays: select another revision to compare.
                     self.ui.history_selected = step(self.ui.history_selected, len, action, page);
-                    self.ui.diff_base = None;
                     self.ui.diff_scroll = 0;
                 }
             },

@@ -15,6 +15,8 @@ pub mod view_model;
 pub mod widgets;
 
 #[cfg(test)]
+mod app_tests;
+#[cfg(test)]
 mod bench;
 #[cfg(test)]
 mod fixtures;
