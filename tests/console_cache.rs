@@ -221,3 +221,36 @@ async fn stream_errors_mark_data_stale_until_the_next_event() {
         StreamState::Live
     );
 }
+
+#[tokio::test]
+async fn daemonset_status_updates_do_not_recompute_every_row() {
+    let shared = Shared::default();
+    let mut ds = model::DaemonSet::default();
+    ds.metadata.name = Some("agent".into());
+    ds.metadata.namespace = Some("kube-system".into());
+    feed(
+        &shared,
+        vec![WatchUpdate::DaemonSet(Event::Apply(ds.clone()))],
+    )
+    .await;
+    let mut cache = shared.lock();
+    assert!(
+        cache.take_changes().all_nodes,
+        "a new DaemonSet recomputes every row"
+    );
+    let mut status = ds.clone();
+    status.status = Some(k8s_openapi::api::apps::v1::DaemonSetStatus {
+        number_ready: 3,
+        ..Default::default()
+    });
+    cache.apply(WatchUpdate::DaemonSet(Event::Apply(status)), at(1));
+    let changes = cache.take_changes();
+    assert!(changes.daemonsets && !changes.all_nodes, "{changes:?}");
+    let mut spec = ds;
+    spec.spec = Some(k8s_openapi::api::apps::v1::DaemonSetSpec {
+        min_ready_seconds: Some(10),
+        ..Default::default()
+    });
+    cache.apply(WatchUpdate::DaemonSet(Event::Apply(spec)), at(2));
+    assert!(cache.take_changes().all_nodes, "a spec change does");
+}

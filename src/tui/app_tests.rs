@@ -87,7 +87,10 @@ fn grouping_shows_the_heading_above_the_first_row() {
     }
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-04"));
     let entry = app.index.rows[app.ui.selected];
-    assert!(matches!(app.index.entries[entry - 1], Entry::Heading { .. }));
+    assert!(matches!(
+        app.index.entries[entry - 1],
+        Entry::Heading { .. }
+    ));
     assert_eq!(app.ui.offset, entry - 1, "the group heading stays in view");
 }
 
