@@ -213,3 +213,22 @@ fn picking_a_daemonset_retargets_the_watches() {
     assert_eq!(app.ui.screen, Screen::Grid);
     assert_eq!(app.update(Action::Quit, &cache), Some(Effect::Quit));
 }
+
+#[test]
+fn a_missing_daemonset_says_so_instead_of_loading_forever() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = App::new(
+        ConsoleInfo::default(),
+        Some("kube-system/nope".into()),
+        (100, 20),
+    );
+    app.refresh(&mut cache, now());
+    let Body::Empty(cell) = app.view_model(&cache, now()).body else {
+        panic!("expected the not-found message");
+    };
+    assert!(
+        cell.text.contains("kube-system/nope not found"),
+        "{}",
+        cell.text
+    );
+}
