@@ -7,8 +7,15 @@ use super::{Cell, Tone};
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
-/// Annotation where rollout operations record their state (`advancing`, `paused`, ...).
-pub const STATE_ANNOTATION: &str = "rollcall.dev/state";
+/// Annotation where rollout operations record their mode (`advancing`, `auto`,
+/// `rolling-back`, ...); absent means idle.
+pub const MODE_ANNOTATION: &str = "rollcall.dev/mode";
+
+/// Annotation naming who paused the rollout; present means paused.
+pub const PAUSED_BY_ANNOTATION: &str = "rollcall.dev/paused-by";
+
+/// Annotation with why the rollout was paused.
+pub const PAUSE_REASON_ANNOTATION: &str = "rollcall.dev/pause-reason";
 
 /// The header's content.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,13 +125,21 @@ fn strategy(ds: &DaemonSet) -> String {
 }
 
 fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
-    if let Some(state) = ds
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(STATE_ANNOTATION))
-    {
-        return Cell::new(state, Tone::Accent);
+    let annotation = |key: &str| {
+        ds.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(by) = annotation(PAUSED_BY_ANNOTATION) {
+        let reason = annotation(PAUSE_REASON_ANNOTATION)
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        return Cell::new(&format!("paused by {by}{reason}"), Tone::Warn);
+    }
+    if let Some(mode) = annotation(MODE_ANNOTATION) {
+        return Cell::new(mode, Tone::Accent);
     }
     let on_delete = ds
         .spec
@@ -148,5 +163,58 @@ fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
         )
     } else {
         Cell::new("rolling", Tone::Warn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::fixtures::daemonset;
+
+    #[test]
+    fn rollout_state_in_words() {
+        let rolling = daemonset("a:v2").build();
+        let on_delete = daemonset("a:v2").on_delete().build();
+        let paused = daemonset("a:v2")
+            .on_delete()
+            .annotation(PAUSED_BY_ANNOTATION, "ana")
+            .annotation(PAUSE_REASON_ANNOTATION, "node-3 CrashLoopBackOff")
+            .annotation(MODE_ANNOTATION, "auto")
+            .build();
+        let auto = daemonset("a:v2")
+            .on_delete()
+            .annotation(MODE_ANNOTATION, "auto")
+            .build();
+        let cases = [
+            ("settled", &rolling, 5, 5, "idle"),
+            ("rolling update under way", &rolling, 2, 5, "rolling"),
+            (
+                "ondelete waits for deletes",
+                &on_delete,
+                2,
+                5,
+                "idle · 3 nodes on old revisions",
+            ),
+            (
+                "paused wins",
+                &paused,
+                2,
+                5,
+                "paused by ana: node-3 CrashLoopBackOff",
+            ),
+            ("ops mode", &auto, 2, 5, "auto"),
+        ];
+        for (name, ds, updated, desired, expected) in cases {
+            assert_eq!(rollout_state(ds, updated, desired).text, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn strategy_shows_budgets_with_api_defaults() {
+        assert_eq!(
+            strategy(&daemonset("a").build()),
+            "RollingUpdate maxUnavailable=1 maxSurge=0"
+        );
+        assert_eq!(strategy(&daemonset("a").on_delete().build()), "OnDelete");
     }
 }
