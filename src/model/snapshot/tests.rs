@@ -257,3 +257,47 @@ fn hostile_input_never_panics() {
         let _ = load(&[("h", input)]);
     }
 }
+
+#[test]
+fn a_reader_streams_json_and_keeps_line_numbers_after_a_bom() {
+    let text = "\u{feff}\n\n{\"kind\": \"NodeList\", \"items\": [{\"metadata\": {\"name\": \"a\"}},\n {\"metadata\": ";
+    let mut loader = SnapshotLoader::default();
+    let err = loader.add_reader("piped", text.as_bytes()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("piped: line 4, column "),
+        "{err}"
+    );
+
+    let good =
+        "\u{feff}  {\"kind\": \"NodeList\", \"items\": [{\"metadata\": {\"name\": \"a\"}}]}\n";
+    let mut loader = SnapshotLoader::default();
+    loader.add_reader("piped", good.as_bytes()).unwrap();
+    assert_eq!(loader.finish().snapshot.nodes.len(), 1);
+}
+
+#[test]
+fn a_reader_reads_yaml_whole() {
+    let text = "\u{feff}# kubectl get node a -o yaml\nkind: Node\nmetadata:\n  name: a\n";
+    let mut loader = SnapshotLoader::default();
+    loader.add_reader("a.yaml", text.as_bytes()).unwrap();
+    assert_eq!(loader.finish().snapshot.nodes.len(), 1);
+}
+
+#[test]
+fn list_items_are_loaded_whatever_the_key_order() {
+    // kubectl prints keys alphabetically: items come before kind.
+    let late_kind = r#"{"apiVersion":"v1","items":[{"metadata":{"name":"a"}}],"kind":"NodeList"}"#;
+    let early_kind = r#"{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"d"}}]}"#;
+    let loaded = load(&[("late.json", late_kind), ("early.json", early_kind)]).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+    assert_eq!(loaded.snapshot.pods.len(), 1);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn nested_lists_are_flattened() {
+    let text =
+        r#"{"kind":"List","items":[{"kind":"NodeList","items":[{"metadata":{"name":"a"}}]}]}"#;
+    let loaded = load(&[("nested.json", text)]).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+}
