@@ -14,13 +14,14 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
 
+mod objects;
 mod stream;
 
+use objects::{Object, decode_object, object_name};
 use stream::Context;
 
 /// The source name used for `-f -`.
@@ -124,16 +125,6 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, Snapsho
 
 /// The identity that decides "same object": kind, namespace, name.
 type ObjectKey = (&'static str, String, String);
-
-/// One decoded object.
-#[derive(Clone, Debug)]
-enum Object {
-    Node(Node),
-    Pod(Pod),
-    DaemonSet(Box<DaemonSet>),
-    Revision(Box<ControllerRevision>),
-    Event(Event),
-}
 
 /// Accumulates objects from several sources; later duplicates win.
 #[derive(Debug, Default)]
@@ -276,60 +267,32 @@ impl SnapshotLoader {
         &mut self,
         source_name: &str,
         kind: &str,
-        mut map: Map<String, Value>,
+        map: Map<String, Value>,
     ) -> Result<(), SnapshotError> {
         let name = object_name(&map);
-        let api_version = map
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        // We dispatch on kind ourselves; k8s-openapi rejects a differing apiVersion.
-        map.remove("kind");
-        map.remove("apiVersion");
-        let object_error = |message: String| SnapshotError::Object {
-            source_name: source_name.to_owned(),
-            kind: kind.to_owned(),
-            name: name.clone(),
-            message,
-        };
-        let value = Value::Object(map);
-        let (key_kind, object) = match kind {
-            "Node" => ("Node", Object::Node(decode(value).map_err(object_error)?)),
-            "Pod" => ("Pod", Object::Pod(decode(value).map_err(object_error)?)),
-            "DaemonSet" => (
-                "DaemonSet",
-                Object::DaemonSet(Box::new(decode(value).map_err(object_error)?)),
+        match decode_object(kind, map) {
+            Ok(Some(object)) => self.insert(source_name, object),
+            Ok(None) => self.warn(
+                source_name,
+                format!(
+                    "skipped {kind} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"
+                ),
             ),
-            "ControllerRevision" => (
-                "ControllerRevision",
-                Object::Revision(Box::new(decode(value).map_err(object_error)?)),
-            ),
-            "Event" => {
-                let value = if api_version.starts_with("events.k8s.io/") {
-                    events_v1_to_core(value)
-                } else {
-                    value
-                };
-                ("Event", Object::Event(decode(value).map_err(object_error)?))
+            Err(message) => {
+                return Err(SnapshotError::Object {
+                    source_name: source_name.to_owned(),
+                    kind: kind.to_owned(),
+                    name,
+                    message,
+                });
             }
-            other => {
-                self.warn(source_name, format!("skipped {other} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"));
-                return Ok(());
-            }
-        };
-        self.insert(source_name, key_kind, object);
+        }
         Ok(())
     }
 
-    fn insert(&mut self, source_name: &str, kind: &'static str, mut object: Object) {
-        let metadata = match &mut object {
-            Object::Node(o) => &mut o.metadata,
-            Object::Pod(o) => &mut o.metadata,
-            Object::DaemonSet(o) => &mut o.metadata,
-            Object::Revision(o) => &mut o.metadata,
-            Object::Event(o) => &mut o.metadata,
-        };
+    fn insert(&mut self, source_name: &str, mut object: Object) {
+        let kind = object.kind();
+        let metadata = object.metadata_mut();
         slim_metadata(metadata);
         let key = (
             kind,
@@ -355,46 +318,6 @@ impl SnapshotLoader {
         self.index.insert(key, self.objects.len());
         self.objects.push(object);
     }
-}
-
-fn decode<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T, String> {
-    serde_json::from_value(value).map_err(|e| e.to_string())
-}
-
-/// `namespace/name`, `name` or `(unnamed)` for messages.
-fn object_name(map: &Map<String, Value>) -> String {
-    let metadata = map.get("metadata");
-    let field = |key| {
-        metadata
-            .and_then(|m| m.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    match (field("namespace"), field("name")) {
-        (_, "") => "(unnamed)".to_owned(),
-        ("", name) => name.to_owned(),
-        (namespace, name) => format!("{namespace}/{name}"),
-    }
-}
-
-/// An events.k8s.io/v1 Event in core/v1 field names (`regarding` is
-/// `involvedObject`, `note` is `message`, the deprecated fields are the old ones).
-fn events_v1_to_core(value: Value) -> Value {
-    let Value::Object(mut map) = value else {
-        return value;
-    };
-    for (from, to) in [
-        ("regarding", "involvedObject"),
-        ("note", "message"),
-        ("deprecatedCount", "count"),
-        ("deprecatedFirstTimestamp", "firstTimestamp"),
-        ("deprecatedLastTimestamp", "lastTimestamp"),
-    ] {
-        if let Some(field) = map.remove(from) {
-            map.entry(to).or_insert(field);
-        }
-    }
-    Value::Object(map)
 }
 
 /// The loader's own error wins over the parser's (which then only echoes it).
