@@ -329,3 +329,6 @@ fn delete_action(pod: &Pod, node: &str, reason: DeleteReason) -> PodAction {
         reason,
     }
 }
+
+#[cfg(test)]
+mod tests;

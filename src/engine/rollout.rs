@@ -224,3 +224,6 @@ pub fn rollback_order(rows: &[NodeCoverage], hash: &str) -> Vec<String> {
         .map(|(_, node)| node.to_owned())
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
