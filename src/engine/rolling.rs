@@ -78,9 +78,10 @@ pub fn scaled_value(
                 .ok_or_else(invalid)?
                 .parse()
                 .map_err(|_| invalid())?;
-            let product = percent * i64::from(total);
+            // Checked: a hostile "99999999999999999%" must not overflow.
+            let product = percent.checked_mul(i64::from(total)).ok_or_else(invalid)?;
             let scaled = if round_up {
-                (product + 99).div_euclid(100)
+                product.checked_add(99).ok_or_else(invalid)?.div_euclid(100)
             } else {
                 product.div_euclid(100)
             };
