@@ -5,7 +5,10 @@ use super::{daemon_pod_tolerations, format_taint, format_toleration, tolerates, 
 use crate::engine::eligibility::fixtures::{taint, template, toleration};
 
 #[test]
-#[expect(clippy::too_many_lines, reason = "one row per case reads best as one table")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one row per case reads best as one table"
+)]
 fn tolerates_table() {
     // (name, toleration key, operator, value, effect, taint key, value, effect, tolerated)
     let rows: &[(&str, [&str; 4], [&str; 3], bool)] = &[
