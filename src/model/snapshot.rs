@@ -42,6 +42,25 @@ pub struct Snapshot {
     pub events: Vec<Event>,
 }
 
+impl Snapshot {
+    /// The DaemonSet `namespace/name`, if the snapshot has it.
+    pub fn daemonset(&self, namespace: &str, name: &str) -> Option<&DaemonSet> {
+        self.daemonsets.iter().find(|ds| {
+            ds.metadata.namespace.as_deref().unwrap_or_default() == namespace
+                && ds.metadata.name.as_deref() == Some(name)
+        })
+    }
+
+    /// Whether the snapshot holds no objects at all.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+            && self.pods.is_empty()
+            && self.daemonsets.is_empty()
+            && self.revisions.is_empty()
+            && self.events.is_empty()
+    }
+}
+
 /// A snapshot together with what was skipped or replaced while loading it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadedSnapshot {

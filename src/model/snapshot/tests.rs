@@ -59,6 +59,9 @@ fn a_list_mixing_kinds_loads_known_kinds_and_warns_about_the_rest() {
     let loaded = load(&[("all.json", MIXED_LIST)]).unwrap();
     let snapshot = &loaded.snapshot;
     assert_eq!(snapshot.daemonsets.len(), 1);
+    assert!(snapshot.daemonset("kube-system", "agent").is_some());
+    assert!(snapshot.daemonset("default", "agent").is_none());
+    assert!(!snapshot.is_empty());
     assert_eq!(snapshot.pods[0].node_name(), Some("a"));
     assert_eq!(snapshot.revisions[0].revision, 2);
     assert_eq!(snapshot.events[0].reason.as_deref(), Some("BackOff"));
@@ -239,6 +242,7 @@ fn events_k8s_io_events_are_converted() {
 fn an_empty_source_is_an_empty_snapshot() {
     let loaded = load(&[("empty.yaml", ""), ("blank.json", "  \n")]).unwrap();
     assert_eq!(loaded.snapshot, super::Snapshot::default());
+    assert!(loaded.snapshot.is_empty());
 }
 
 #[test]
