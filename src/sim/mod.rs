@@ -1,2 +1,5 @@
 //! The embedded cluster: a Kubernetes API over HTTPS on loopback, a DaemonSet
 //! controller driven by the engine, and simulated kubelets.
+
+pub mod resources;
+pub mod store;
