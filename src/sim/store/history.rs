@@ -43,6 +43,9 @@ pub struct StoreEvent {
     pub event_type: EventType,
     /// The object after the change (for deletes, its last state).
     pub object: Arc<StoredObject>,
+    /// The object before the change (`None` for creates), so a filtered
+    /// watch can tell an object that stopped matching from one it never saw.
+    pub previous: Option<Arc<StoredObject>>,
     /// The resourceVersion of the change (equals the object's).
     pub resource_version: u64,
     line: OnceLock<Bytes>,
@@ -50,10 +53,16 @@ pub struct StoreEvent {
 
 impl StoreEvent {
     /// A new event.
-    pub fn new(kind: ResourceKind, event_type: EventType, object: Arc<StoredObject>) -> StoreEvent {
+    pub fn new(
+        kind: ResourceKind,
+        event_type: EventType,
+        object: Arc<StoredObject>,
+        previous: Option<Arc<StoredObject>>,
+    ) -> StoreEvent {
         StoreEvent {
             kind,
             event_type,
+            previous,
             resource_version: object.resource_version,
             object,
             line: OnceLock::new(),
@@ -146,6 +155,7 @@ mod tests {
             ResourceKind::Node,
             EventType::Added,
             Arc::new(stored),
+            None,
         ))
     }
 

@@ -313,16 +313,13 @@ impl Store {
     ) {
         state.resource_version = stored.resource_version;
         let objects = state.objects_mut(kind);
-        if event_type == EventType::Deleted {
-            objects.remove(&stored.key);
+        let previous = if event_type == EventType::Deleted {
+            objects.remove(&stored.key)
         } else {
-            objects.insert(stored.key.clone(), Arc::clone(stored));
-        }
-        state.history.push(Arc::new(StoreEvent::new(
-            kind,
-            event_type,
-            Arc::clone(stored),
-        )));
+            objects.insert(stored.key.clone(), Arc::clone(stored))
+        };
+        let event = StoreEvent::new(kind, event_type, Arc::clone(stored), previous);
+        state.history.push(Arc::new(event));
         self.inner.changed.send_replace(state.resource_version);
     }
 

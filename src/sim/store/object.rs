@@ -88,6 +88,14 @@ impl StoredObject {
         serde_json::from_slice(&self.json).map_err(|e| StoreError::Decode(e.to_string()))
     }
 
+    /// The field-selector fields a kind supports.
+    pub fn supported_fields(kind: ResourceKind) -> Vec<&'static str> {
+        index_fields(kind, &Value::Null)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
     /// The value of a field-selector field, if this kind supports it.
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields

@@ -235,8 +235,11 @@ async fn subscribers_replay_and_fall_behind_with_gone() {
         ["a", "b", "c"]
     );
     assert_eq!(live.recv().await.unwrap().object.key.name, "a");
-    store.create(ResourceKind::Node, node("d")).unwrap();
-    store.create(ResourceKind::Node, node("e")).unwrap();
+    for name in ["d", "e", "f", "g"] {
+        store.create(ResourceKind::Node, node(name)).unwrap();
+    }
+    // b and c were already fetched into the subscription's buffer.
+    assert_eq!(live.next_batch().await.unwrap().len(), 2);
     assert!(matches!(
         live.next_batch().await,
         Err(StoreError::Gone { .. })
