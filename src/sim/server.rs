@@ -21,7 +21,7 @@ use crate::sim::api::{self, ApiState};
 use crate::sim::auth::Authorizer;
 use crate::sim::kubeconfig;
 use crate::sim::store::Store;
-use crate::sim::tls::{self, TlsError};
+use crate::sim::tls::{self, TlsError, TlsMaterial};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +50,9 @@ pub struct ServeOptions {
     pub authorizer: Authorizer,
     /// How often watches with `allowWatchBookmarks` get a BOOKMARK.
     pub bookmark_interval: Duration,
+    /// Certificates to reuse (from [`ServerHandle::tls`]), so a restarted
+    /// server on the same port is trusted by existing clients; `None` makes new ones.
+    pub tls: Option<TlsMaterial>,
 }
 
 impl Default for ServeOptions {
@@ -59,6 +62,7 @@ impl Default for ServeOptions {
             token: None,
             authorizer: Authorizer::allow_all(),
             bookmark_interval: Duration::from_secs(30),
+            tls: None,
         }
     }
 }
@@ -71,7 +75,7 @@ pub struct ServerHandle {
     pub ca_pem: String,
     /// The bearer token clients must send.
     pub token: String,
-    ca_der: Vec<u8>,
+    tls: TlsMaterial,
     shutdown: watch::Sender<bool>,
     generation: watch::Sender<u64>,
     accept_task: JoinHandle<()>,
@@ -97,7 +101,10 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         addr: options.listen,
         source,
     })?;
-    let material = tls::generate(&[addr.ip().to_string()])?;
+    let material = match options.tls {
+        Some(material) => material,
+        None => tls::generate(&[addr.ip().to_string()])?,
+    };
     let token = options.token.clone().unwrap_or_else(random_token);
     let state = Arc::new(ApiState {
         store,
@@ -118,9 +125,9 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
     ));
     Ok(ServerHandle {
         addr,
-        ca_pem: material.ca_pem,
+        ca_pem: material.ca_pem.clone(),
         token,
-        ca_der: material.ca_der,
+        tls: material,
         shutdown,
         generation,
         accept_task,
@@ -148,10 +155,15 @@ impl ServerHandle {
     pub fn kube_config(&self) -> kube::Config {
         let uri = self.url().parse::<http::Uri>().unwrap_or_default();
         let mut config = kube::Config::new(uri);
-        config.root_cert = Some(vec![self.ca_der.clone()]);
+        config.root_cert = Some(vec![self.tls.ca_der.clone()]);
         config.auth_info.token = Some(self.token.clone().into());
         "default".clone_into(&mut config.default_namespace);
         config
+    }
+
+    /// The certificates in use, to restart a server that clients still trust.
+    pub fn tls(&self) -> TlsMaterial {
+        self.tls.clone()
     }
 
     /// Cuts every open connection (watches included) while the listener
