@@ -131,6 +131,7 @@ fn start_demo(dir: &Path) -> (Tmux, PathBuf) {
 }
 
 #[test]
+#[ignore = "needs `rollcall demo`: the embedded cluster's controller and kubelets are not in this branch yet"]
 fn demo_shows_every_node_and_follows_kubectl() {
     if !common::tool_available("tmux") || !common::tool_available("kubectl") {
         return;
