@@ -10,7 +10,7 @@ use super::columns::{areas, list_height};
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Screen, UiState};
+use super::state::{Confirm, Message, Screen, UiState};
 use super::view_model::{self, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
 use crate::cluster::watch::Target;
@@ -22,6 +22,14 @@ pub enum Effect {
     Quit,
     /// Watch another DaemonSet.
     SetTarget(Target),
+}
+
+/// What came back from an effect run outside the UI (an operation's result),
+/// delivered to [`App::apply_outcome`] by the event loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Show a message in the status line.
+    Message(Message),
 }
 
 /// The console's state: UI state plus the cached engine rows and grid order.
@@ -79,6 +87,22 @@ impl App {
         }
     }
 
+    /// Opens a confirmation dialog: `effect` runs only if the user says yes.
+    pub fn ask(&mut self, title: impl Into<String>, lines: Vec<String>, effect: Effect) {
+        self.ui.confirm = Some(Confirm {
+            title: title.into(),
+            lines,
+            effect,
+        });
+    }
+
+    /// Applies what an effect sent back.
+    pub fn apply_outcome(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Message(message) => self.ui.message = Some(message),
+        }
+    }
+
     /// Takes the cache's change set and brings rows and order up to date.
     /// Returns whether anything changed (a redraw is due).
     pub fn refresh(&mut self, cache: &mut Cache, now: jiff::Timestamp) -> bool {
@@ -115,6 +139,12 @@ impl App {
     pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
         match action {
             Action::Quit => return Some(Effect::Quit),
+            Action::Confirm => return self.ui.confirm.take().map(|confirm| confirm.effect),
+            Action::Cancel => {
+                if let Some(confirm) = self.ui.confirm.take() {
+                    self.ui.info(format!("cancelled: {}", confirm.title));
+                }
+            }
             Action::Help => self.ui.help = !self.ui.help,
             Action::Back => self.back(cache),
             Action::Resize(width, height) => {

@@ -57,6 +57,10 @@ pub enum Action {
     PickDaemonSet,
     /// The terminal was resized to (columns, rows); not bound to a key.
     Resize(u16, u16),
+    /// Confirm the pending action of the dialog.
+    Confirm,
+    /// Cancel the pending action of the dialog.
+    Cancel,
 }
 
 /// Where a binding applies.
@@ -76,6 +80,8 @@ pub enum Context {
     History,
     /// Typing a filter.
     FilterInput,
+    /// A confirmation dialog is open.
+    Confirm,
 }
 
 impl Context {
@@ -89,6 +95,7 @@ impl Context {
             Self::Detail => "Node detail",
             Self::History => "Revision history",
             Self::FilterInput => "Filter input",
+            Self::Confirm => "Confirmation",
         }
     }
 }
@@ -201,12 +208,14 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Enter)], action: Action::ApplyFilter, hint: Some("apply"), help: "apply the filter" },
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Esc)], action: Action::Back, hint: Some("cancel"), help: "clear the filter" },
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
+    Binding { contexts: &[Context::Confirm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("confirm"), help: "do it" },
+    Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "do nothing" },
 ];
 
 /// The contexts active for a screen, most specific first.
 pub fn active_contexts(screen: Context) -> Vec<Context> {
     match screen {
-        Context::FilterInput => vec![Context::FilterInput],
+        Context::FilterInput | Context::Confirm => vec![screen],
         Context::Grid | Context::Picker | Context::History => {
             vec![screen, Context::List, Context::Global]
         }
@@ -265,6 +274,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::Detail,
         Context::History,
         Context::FilterInput,
+        Context::Confirm,
     ];
     order
         .into_iter()

@@ -8,7 +8,9 @@ use crossterm::event::EventStream;
 use futures::{FutureExt, StreamExt};
 use tokio::time::Instant;
 
-use super::app::{App, Effect};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::app::{App, Effect, Outcome};
 use super::terminal::TerminalGuard;
 use super::view_model::ConsoleInfo;
 use crate::cluster::watch::WatchHandle;
@@ -48,6 +50,8 @@ async fn event_loop(
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut terminate = terminate_signal()?;
+    // Results of effects run outside the UI come back here (operations send theirs).
+    let (outcomes, mut outcome_rx) = tokio::sync::mpsc::unbounded_channel::<Outcome>();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
     loop {
@@ -73,10 +77,10 @@ async fn event_loop(
                     let Some(action) = app.action_for_event(&event) else { continue };
                     let effect = app.update(action, &shared.lock());
                     dirty = true;
-                    match effect {
-                        Some(Effect::Quit) => return Ok(()),
-                        Some(Effect::SetTarget(target)) => watch.set_target(target),
-                        None => {}
+                    if let Some(effect) = effect
+                        && run_effect(effect, watch, &outcomes) == Flow::Quit
+                    {
+                        return Ok(());
                     }
                 }
             }
@@ -84,10 +88,33 @@ async fn event_loop(
                 let now = jiff::Timestamp::now();
                 dirty |= app.refresh(&mut shared.lock(), now);
             }
+            Some(outcome) = outcome_rx.recv() => {
+                app.apply_outcome(outcome);
+                dirty = true;
+            }
             _ = tick.tick() => dirty = true,
             () = tokio::time::sleep_until(next_frame), if dirty => {}
             _ = terminate.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
+        }
+    }
+}
+
+/// Whether the event loop goes on after an effect.
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// Runs one effect. Long-running ones (API writes) must be spawned and report
+/// through `outcomes`, never block the loop.
+fn run_effect(effect: Effect, watch: &WatchHandle, _outcomes: &UnboundedSender<Outcome>) -> Flow {
+    match effect {
+        Effect::Quit => Flow::Quit,
+        Effect::SetTarget(target) => {
+            watch.set_target(target);
+            Flow::Continue
         }
     }
 }
