@@ -4,6 +4,11 @@
 //! conflict), auth can-i allowed and denied, and get -w seeing a later
 //! change. Each kubectl run gets its own cache dir and the written kubeconfig.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration test helpers: a failure must fail the test"
+)]
+
 mod common;
 
 use std::io::{BufRead, BufReader};
