@@ -517,3 +517,32 @@ async fn garbage_requests_get_4xx_statuses() {
     );
     fixture.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_collection_removes_only_matching_objects() {
+    if !common::tool_available("curl") {
+        return;
+    }
+    let store = Store::new();
+    for (name, pool) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        let mut n = node(name);
+        n["metadata"]["labels"] = json!({"pool": pool});
+        store.create(ResourceKind::Node, n).unwrap();
+    }
+    let fixture = Fixture::start(store, ServeOptions::default()).await;
+    let reply = fixture
+        .curl(
+            "DELETE",
+            "/api/v1/nodes?labelSelector=pool%3Da",
+            &[],
+            None,
+            true,
+        )
+        .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(reply.json()["items"].as_array().unwrap().len(), 2);
+    let (left, _) = fixture.store.list(ResourceKind::Node, None);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["metadata"]["name"], "b1");
+    fixture.server.shutdown().await;
+}

@@ -87,12 +87,24 @@ fn rss_mib() -> f64 {
     kib / 1024.0
 }
 
+#[derive(serde::Deserialize)]
+struct PageMeta {
+    #[serde(rename = "continue", default)]
+    continue_: String,
+}
+
+/// Only the `continue` token of a list page (the items are skipped).
+#[derive(serde::Deserialize)]
+struct Page {
+    metadata: PageMeta,
+}
+
 async fn list_all_pages(client: &Client, limit: usize) -> (usize, usize) {
     let (mut pages, mut bytes, mut token) = (0, 0, String::new());
     loop {
         let mut uri = format!("/api/v1/nodes?limit={limit}");
         if !token.is_empty() {
-            uri.push_str(&format!("&continue={token}"));
+            uri = format!("{uri}&continue={token}");
         }
         let text = client
             .request_text(http::Request::get(uri).body(Vec::new()).unwrap())
@@ -100,15 +112,6 @@ async fn list_all_pages(client: &Client, limit: usize) -> (usize, usize) {
             .unwrap();
         pages += 1;
         bytes += text.len();
-        #[derive(serde::Deserialize)]
-        struct Meta {
-            #[serde(rename = "continue", default)]
-            continue_: String,
-        }
-        #[derive(serde::Deserialize)]
-        struct Page {
-            metadata: Meta,
-        }
         let page: Page = serde_json::from_str(&text).unwrap();
         if page.metadata.continue_.is_empty() {
             return (pages, bytes);

@@ -204,7 +204,7 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
-            history_limit: 20_000,
+            history_limit: 10_000,
             pod_termination: PodTermination::After(Duration::from_secs(1)),
             seed: clock_seed(),
         }
