@@ -4,6 +4,7 @@
 //! objects themselves live in the [`Store`], TLS and sockets in
 //! `sim::server`. Hostile input gets a 4xx Status, never a panic.
 
+pub mod cells;
 pub mod discovery;
 pub mod list;
 pub mod openapi;
