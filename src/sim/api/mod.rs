@@ -100,7 +100,9 @@ enum Route {
     Version,
     CoreVersions,
     Groups,
+    Group(String),
     GroupVersion(String),
+    Health,
     OpenApiIndex,
     OpenApiGroup(String),
     AccessReview,
@@ -165,7 +167,13 @@ async fn dispatch(
                 _ => read_only(Some(discovery::group_list())),
             }
         }
+        Route::Group(group) => read_only(discovery::group(&group)),
         Route::GroupVersion(group) => read_only(discovery::resource_list(&group)),
+        Route::Health => Ok(bytes_response(
+            StatusCode::OK,
+            "text/plain",
+            Bytes::from_static(b"ok"),
+        )),
         Route::OpenApiIndex => read_only(Some(openapi::index())),
         Route::OpenApiGroup(group) => read_only(openapi::group_version(&group)),
         Route::AccessReview => {
@@ -251,6 +259,8 @@ fn route(path: &str) -> Option<Route> {
         ["version"] => Some(Route::Version),
         ["api"] => Some(Route::CoreVersions),
         ["apis"] => Some(Route::Groups),
+        ["apis", group] => Some(Route::Group((*group).to_owned())),
+        ["healthz" | "livez" | "readyz"] => Some(Route::Health),
         ["api", "v1"] => Some(Route::GroupVersion(String::new())),
         ["apis", group, "v1"] => Some(Route::GroupVersion((*group).to_owned())),
         ["openapi", "v3"] => Some(Route::OpenApiIndex),
@@ -366,6 +376,8 @@ mod tests {
             ("/version", Some(Route::Version)),
             ("/api", Some(Route::CoreVersions)),
             ("/apis/apps/v1", Some(Route::GroupVersion("apps".into()))),
+            ("/apis/apps", Some(Route::Group("apps".into()))),
+            ("/healthz", Some(Route::Health)),
             ("/api/v1/nodes", resource(Node, None, None, None)),
             (
                 "/api/v1/nodes/n1/status",
