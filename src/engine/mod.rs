@@ -3,3 +3,20 @@
 //!
 //! Pure: plain data in, plain data out. No I/O, no async, no clock (time is an
 //! argument), no tokio, kube or ratatui.
+
+// Eligibility (engine helper): selectors, taints, affinity, the per-node verdict.
+pub mod affinity;
+pub mod eligibility;
+pub mod requirement;
+pub mod selector;
+pub mod taints;
+
+// Revisions, coverage and planning ("plan" helper).
+pub mod coverage;
+#[cfg(test)]
+pub mod fixtures;
+pub mod ownership;
+pub mod reconcile;
+pub mod revision;
+pub mod rolling;
+pub mod rollout;
