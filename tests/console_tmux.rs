@@ -161,44 +161,33 @@ fn demo_shows_every_node_and_follows_kubectl() {
     );
     tmux.wait_for("general-02 not eligible with its reason", |screen| {
         row(screen, "general-02")
-            .is_some_and(|line| line.contains(" no ") && line.contains("maintenance=now:NoExecute"))
+            .is_some_and(|line| line.contains(" no ") && line.contains("taint maintenance=now"))
     });
 
     // Delete general-01's pod: OnDelete recreates it from the current template.
-    let output = kubectl(
-        &kubeconfig,
-        &cache,
-        &[
-            "get",
-            "pods",
-            "-n",
-            "kube-system",
-            "--field-selector",
-            "spec.nodeName=general-01",
-            "-l",
-            "app=node-agent",
-            "-o",
-            "name",
-        ],
-    );
-    let pod = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .next()
+    // The pod name comes from the screen (the POD column, third on a 200-column terminal).
+    let screen = tmux.capture();
+    let pod = row(&screen, "general-01")
+        .and_then(|line| line.split_whitespace().nth(2))
         .unwrap_or_default()
-        .trim()
         .to_owned();
     assert!(
-        pod.starts_with("pod/"),
-        "no node-agent pod on general-01: {pod:?}"
+        pod.starts_with("node-agent-"),
+        "no node-agent pod on general-01: {pod:?}\n{screen}"
     );
     kubectl(
         &kubeconfig,
         &cache,
-        &["delete", "-n", "kube-system", &pod, "--wait=false"],
+        &["delete", "pod", "-n", "kube-system", &pod, "--wait=false"],
     );
-    tmux.wait_for("general-01 on the current revision", |screen| {
-        row(screen, "general-01").is_some_and(|line| line.contains('✓') && line.contains("Ready"))
-    });
+    tmux.wait_for(
+        "a new pod on general-01, on the current revision",
+        |screen| {
+            row(screen, "general-01").is_some_and(|line| {
+                !line.contains(&pod) && line.contains('✓') && line.contains("Ready")
+            })
+        },
+    );
 
     // q quits and gives the terminal back.
     tmux.send("q");
