@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and the headless commands.
 
+pub mod audit;
 pub mod cluster_args;
 
 use clap::{Parser, Subcommand};
@@ -15,7 +16,11 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Audit a DaemonSet's coverage against an independently kept roster of nodes
+    /// (exit 0 all clear, 1 problems found, 2 error).
+    Audit(audit::AuditArgs),
+}
 
 /// Runs the parsed command line and returns the process exit code.
 ///
@@ -23,7 +28,9 @@ pub enum Command {}
 /// as documented per command); an error prints `error: ...` with its causes on
 /// stderr and exits 2.
 pub fn run(cli: Cli) -> std::process::ExitCode {
-    let result: anyhow::Result<std::process::ExitCode> = match cli.command {};
+    let result: anyhow::Result<std::process::ExitCode> = match cli.command {
+        Command::Audit(args) => audit::run(&args),
+    };
     match result {
         Ok(code) => code,
         Err(err) => {

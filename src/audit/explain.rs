@@ -1,0 +1,128 @@
+//! Why a roster node has no ready pod, in words, using the engine's eligibility
+//! oracle for "the DaemonSet does not want this node".
+//!
+//! Owns the explanation text only; decides no issue list and does no I/O.
+
+use super::owned::{OwnedPod, is_owned_by};
+use super::report::{Explanation, MissingCause};
+use crate::engine::eligibility::node_should_run_daemon_pod;
+use crate::engine::selector::label_selector_matches;
+use crate::model::{DaemonSet, Node, Pod};
+
+/// Explains one `missing_ready` node. `node` is `None` when no node of that name
+/// exists; `owned` are the DaemonSet's pods on it; `lookalikes` are other pods
+/// on it that match the DaemonSet's selector without being owned by it.
+pub fn explain_missing(
+    node: Option<&Node>,
+    ds: &DaemonSet,
+    owned: &[&OwnedPod],
+    lookalikes: &[&Pod],
+) -> Explanation {
+    let Some(node) = node else {
+        return Explanation {
+            cause: MissingCause::NodeAbsent,
+            message: "no node of this name in the cluster".to_owned(),
+            reasons: Vec::new(),
+        };
+    };
+    let verdict = node_should_run_daemon_pod(node, ds);
+    let not_eligible = (!verdict.should_run).then(|| {
+        let reasons: Vec<&str> = verdict.reasons.iter().map(|r| r.message.as_str()).collect();
+        if reasons.is_empty() {
+            "not eligible".to_owned()
+        } else {
+            format!("not eligible because {}", reasons.join("; "))
+        }
+    });
+    if !owned.is_empty() {
+        let mut message = owned
+            .iter()
+            .map(|p| {
+                let why = p.not_ready_reason.as_deref().unwrap_or("not ready");
+                format!("pod {} not ready because {why}", p.name)
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        if let Some(note) = &not_eligible {
+            message.push_str(&format!(" (and the node is {note})"));
+        }
+        return Explanation {
+            cause: MissingCause::PodNotReady,
+            message,
+            reasons: verdict.reasons,
+        };
+    }
+    if let Some(message) = not_eligible {
+        return Explanation {
+            cause: MissingCause::NotEligible,
+            message,
+            reasons: verdict.reasons,
+        };
+    }
+    Explanation {
+        cause: MissingCause::NoPod,
+        message: no_pod_message(ds, lookalikes),
+        reasons: Vec::new(),
+    }
+}
+
+/// Pods in the DaemonSet's namespace on `node` whose labels match its selector
+/// but that it does not own: the usual sign of an orphaned or foreign pod
+/// standing where the daemon pod should be.
+pub fn lookalike_pods<'a>(ds: &DaemonSet, pods: &'a [Pod], node: &str) -> Vec<&'a Pod> {
+    let Some(selector) = ds.spec.as_ref().map(|s| &s.selector) else {
+        return Vec::new();
+    };
+    let selects_something = selector.match_labels.as_ref().is_some_and(|m| !m.is_empty())
+        || selector
+            .match_expressions
+            .as_ref()
+            .is_some_and(|e| !e.is_empty());
+    if !selects_something {
+        // An empty selector matches every pod: naming them all would be noise.
+        return Vec::new();
+    }
+    pods.iter()
+        .filter(|p| p.node_name() == Some(node))
+        .filter(|p| p.metadata.namespace == ds.metadata.namespace)
+        .filter(|p| !is_owned_by(p, ds))
+        .filter(|p| label_selector_matches(selector, p.metadata.labels.as_ref()))
+        .collect()
+}
+
+fn no_pod_message(ds: &DaemonSet, lookalikes: &[&Pod]) -> String {
+    let base = "no pod although the node is eligible";
+    if lookalikes.is_empty() {
+        return format!(
+            "{base}: the DaemonSet controller has not created one (look for FailedCreate events on the DaemonSet)"
+        );
+    }
+    let described: Vec<String> = lookalikes
+        .iter()
+        .map(|p| format!("{} {}", p.name(), owner_words(p, ds)))
+        .collect();
+    format!(
+        "{base}: pod {} matches the DaemonSet's selector but is not owned by it",
+        described.join(", ")
+    )
+}
+
+/// Who controls a pod that is not ours, in words.
+fn owner_words(pod: &Pod, ds: &DaemonSet) -> String {
+    let controller = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true));
+    match controller {
+        None => "(no controller)".to_owned(),
+        Some(r) if r.kind == "DaemonSet" && Some(&r.name) == ds.metadata.name.as_ref() => {
+            format!(
+                "(controlled by DaemonSet {} with UID {}, not this one's; left by an earlier DaemonSet of the same name?)",
+                r.name, r.uid
+            )
+        }
+        Some(r) => format!("(controlled by {} {})", r.kind, r.name),
+    }
+}
