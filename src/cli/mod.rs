@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod cluster_args;
+pub mod explain;
 
 use clap::{Parser, Subcommand};
 
@@ -20,6 +21,8 @@ pub enum Command {
     /// Audit a DaemonSet's coverage against an independently kept roster of nodes
     /// (exit 0 all clear, 1 problems found, 2 error).
     Audit(audit::AuditArgs),
+    /// Explain, node by node, whether each DaemonSet of a snapshot should run there and why not.
+    Explain(explain::ExplainArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -30,6 +33,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> std::process::ExitCode {
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
         Command::Audit(args) => audit::run(&args),
+        Command::Explain(args) => explain::run(&args),
     };
     match result {
         Ok(code) => code,
