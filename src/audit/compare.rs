@@ -7,10 +7,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use super::Roster;
 use super::explain::{explain_missing, lookalike_pods};
 use super::owned::{OwnedPod, is_owned_by};
 use super::report::{AuditReport, DaemonSetRef, Details, IdentityMismatch, Issues};
-use super::Roster;
 use crate::model::{DaemonSet, Node, Pod};
 
 /// Input the audit refuses to compare.
@@ -190,14 +190,13 @@ fn ready_condition_words(node: &Node) -> String {
     let Some(c) = node.condition("Ready") else {
         return "no Ready condition reported".to_owned();
     };
-    let mut words = format!("Ready={}", c.status);
-    match (c.reason.as_deref(), c.message.as_deref()) {
-        (Some(r), Some(m)) => words.push_str(&format!(" ({r}: {m})")),
-        (Some(r), None) => words.push_str(&format!(" ({r})")),
-        (None, Some(m)) => words.push_str(&format!(" ({m})")),
-        (None, None) => {}
-    }
-    words
+    let detail = match (c.reason.as_deref(), c.message.as_deref()) {
+        (Some(r), Some(m)) => format!(" ({r}: {m})"),
+        (Some(r), None) => format!(" ({r})"),
+        (None, Some(m)) => format!(" ({m})"),
+        (None, None) => String::new(),
+    };
+    format!("Ready={}{detail}", c.status)
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ pub fn explain_missing(
         }
     });
     if !owned.is_empty() {
-        let mut message = owned
+        let pods = owned
             .iter()
             .map(|p| {
                 let why = p.not_ready_reason.as_deref().unwrap_or("not ready");
@@ -43,9 +43,10 @@ pub fn explain_missing(
             })
             .collect::<Vec<_>>()
             .join("; ");
-        if let Some(note) = &not_eligible {
-            message.push_str(&format!(" (and the node is {note})"));
-        }
+        let message = match &not_eligible {
+            Some(excluded) => format!("{pods} (and the node is {excluded})"),
+            None => pods,
+        };
         return Explanation {
             cause: MissingCause::PodNotReady,
             message,
@@ -73,7 +74,10 @@ pub fn lookalike_pods<'a>(ds: &DaemonSet, pods: &'a [Pod], node: &str) -> Vec<&'
     let Some(selector) = ds.spec.as_ref().map(|s| &s.selector) else {
         return Vec::new();
     };
-    let selects_something = selector.match_labels.as_ref().is_some_and(|m| !m.is_empty())
+    let selects_something = selector
+        .match_labels
+        .as_ref()
+        .is_some_and(|m| !m.is_empty())
         || selector
             .match_expressions
             .as_ref()

@@ -91,7 +91,10 @@ pub async fn read_consistent(
                 attempts: attempt,
             });
         }
-        tracing::info!(attempt, "daemonset {namespace}/{name} changed during the read; reading again");
+        tracing::info!(
+            attempt,
+            "daemonset {namespace}/{name} changed during the read; reading again"
+        );
     }
     Err(LiveError::Unstable {
         namespace: namespace.to_owned(),

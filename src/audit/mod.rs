@@ -10,9 +10,11 @@
 
 pub mod compare;
 pub mod explain;
+pub mod live;
 pub mod owned;
 pub mod report;
 pub mod roster;
+pub mod table;
 
 pub use compare::{InputError, compare};
 pub use owned::{OwnedPod, is_owned_by};

@@ -22,17 +22,13 @@ pub fn is_owned_by(pod: &Pod, ds: &DaemonSet) -> bool {
     if ds_uid.is_empty() || pod.metadata.namespace != ds.metadata.namespace {
         return false;
     }
-    pod.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|r| {
-            r.controller == Some(true)
-                && r.kind == "DaemonSet"
-                && r.api_version == "apps/v1"
-                && r.name == ds_name
-                && r.uid == ds_uid
-        })
+    pod.metadata.owner_references.iter().flatten().any(|r| {
+        r.controller == Some(true)
+            && r.kind == "DaemonSet"
+            && r.api_version == "apps/v1"
+            && r.name == ds_name
+            && r.uid == ds_uid
+    })
 }
 
 /// One owned pod as the audit reports it.
@@ -169,7 +165,10 @@ pub(crate) mod fixtures {
         pod.metadata.uid = Some(uid.into());
         pod.metadata.labels = Some(BTreeMap::from([
             ("app".to_owned(), "agent".to_owned()),
-            ("controller-revision-hash".to_owned(), "5d4f6b7c8".to_owned()),
+            (
+                "controller-revision-hash".to_owned(),
+                "5d4f6b7c8".to_owned(),
+            ),
         ]));
         pod.metadata.owner_references = Some(vec![owner("DaemonSet", "agent", DS_UID)]);
         pod.spec.node_name = node.map(str::to_owned);
@@ -247,10 +246,26 @@ mod tests {
             p
         };
         let cases: Vec<(&str, Pod, bool)> = vec![
-            ("controller ref to this DaemonSet", pod("p", "u", Some("n")), true),
-            ("right name, wrong UID (recreated DaemonSet)", with_owner(owner("DaemonSet", "agent", "old-uid")), false),
-            ("right UID, wrong name", with_owner(owner("DaemonSet", "other", DS_UID)), false),
-            ("kind ReplicaSet", with_owner(owner("ReplicaSet", "agent", DS_UID)), false),
+            (
+                "controller ref to this DaemonSet",
+                pod("p", "u", Some("n")),
+                true,
+            ),
+            (
+                "right name, wrong UID (recreated DaemonSet)",
+                with_owner(owner("DaemonSet", "agent", "old-uid")),
+                false,
+            ),
+            (
+                "right UID, wrong name",
+                with_owner(owner("DaemonSet", "other", DS_UID)),
+                false,
+            ),
+            (
+                "kind ReplicaSet",
+                with_owner(owner("ReplicaSet", "agent", DS_UID)),
+                false,
+            ),
             ("not the controller ref", with_owner(not_controller), false),
             ("wrong apiVersion", with_owner(wrong_api), false),
             ("labels match but no ownerRef", no_refs, false),
@@ -283,7 +298,11 @@ mod tests {
             ("Ready False", ready_false, false),
             ("no Ready condition", no_condition, false),
             ("phase Succeeded with stale Ready", succeeded, false),
-            ("pending image pull", waiting(pod("p", "u", Some("n")), "ImagePullBackOff"), false),
+            (
+                "pending image pull",
+                waiting(pod("p", "u", Some("n")), "ImagePullBackOff"),
+                false,
+            ),
         ];
         for (name, pod, expected) in cases {
             let owned = OwnedPod::from_pod(&pod);

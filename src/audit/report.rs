@@ -103,6 +103,10 @@ pub struct AuditReport {
 }
 
 /// Roster problems of one node, for marking a grid row.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent flags a grid cell shows side by side, not a state machine"
+)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NodeAuditStatus {
     /// The node is on the roster.
@@ -191,7 +195,9 @@ impl AuditReport {
 
     /// Owned pods bound to `node`.
     pub fn pods_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a OwnedPod> + 'a {
-        self.pods.iter().filter(move |p| p.node.as_deref() == Some(node))
+        self.pods
+            .iter()
+            .filter(move |p| p.node.as_deref() == Some(node))
     }
 
     /// The owned pod with this UID.
@@ -218,5 +224,6 @@ impl AuditReport {
 }
 
 fn contains_sorted(list: &[String], item: &str) -> bool {
-    list.binary_search_by(|probe| probe.as_str().cmp(item)).is_ok()
+    list.binary_search_by(|probe| probe.as_str().cmp(item))
+        .is_ok()
 }

@@ -111,7 +111,10 @@ impl Roster {
     /// DaemonSet's own selector: the roster must be independent of it).
     pub fn from_matching_nodes(nodes: &[Node], selector: &Selector) -> Result<Self, RosterProblem> {
         let mut pairs = Vec::new();
-        for node in nodes.iter().filter(|n| selector.matches(n.metadata.labels.as_ref())) {
+        for node in nodes
+            .iter()
+            .filter(|n| selector.matches(n.metadata.labels.as_ref()))
+        {
             if node.uid().is_empty() {
                 return Err(RosterProblem::NodeWithoutUid(node.name().to_owned()));
             }
@@ -294,11 +297,19 @@ mod tests {
             ("null", "null", "found null"),
             ("empty object", "{}", "is empty"),
             ("empty key", r#"{"":"u"}"#, "node name is the empty string"),
-            ("number value", r#"{"a":1}"#, r#"node "a": the UID must be a non-empty string, found a number"#),
+            (
+                "number value",
+                r#"{"a":1}"#,
+                r#"node "a": the UID must be a non-empty string, found a number"#,
+            ),
             ("empty value", r#"{"a":""}"#, "found an empty string"),
             ("null value", r#"{"a":null}"#, "found null"),
             ("object value", r#"{"a":{"uid":"x"}}"#, "found an object"),
-            ("duplicate", r#"{"a":"u1","b":"u2","a":"u3"}"#, r#"node "a" is listed more than once"#),
+            (
+                "duplicate",
+                r#"{"a":"u1","b":"u2","a":"u3"}"#,
+                r#"node "a" is listed more than once"#,
+            ),
             ("not json", "{a: b}", "not valid JSON"),
             ("trailing garbage", r#"{"a":"u"} x"#, "not valid JSON"),
         ];

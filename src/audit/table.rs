@@ -50,10 +50,22 @@ pub fn render_table(report: &AuditReport, color: bool) -> String {
         if lines.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "\n{}", paint(BOLD, &format!("{heading} ({}):", lines.len())));
-        let width = lines.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "\n{}",
+            paint(BOLD, &format!("{heading} ({}):", lines.len()))
+        );
+        let width = lines
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
         for (key, text) in lines {
-            let _ = writeln!(out, "  {}  {text}", paint(YELLOW, &format!("{key:<width$}")));
+            let _ = writeln!(
+                out,
+                "  {}  {text}",
+                paint(YELLOW, &format!("{key:<width$}"))
+            );
         }
     }
     out
@@ -66,18 +78,29 @@ fn sections(report: &AuditReport) -> [Section; 7] {
     [
         (
             "Roster nodes missing from the cluster or replaced",
-            lines(&issues.node_identity_mismatch, |n| identity_words(report, n)),
+            lines(&issues.node_identity_mismatch, |n| {
+                identity_words(report, n)
+            }),
         ),
         (
             "Roster nodes that are not Ready",
             lines(&issues.node_not_ready, |n| {
-                report.details.node_not_ready.get(n).cloned().unwrap_or_default()
+                report
+                    .details
+                    .node_not_ready
+                    .get(n)
+                    .cloned()
+                    .unwrap_or_default()
             }),
         ),
         (
             "Roster nodes without a ready pod",
             lines(&issues.missing_ready, |n| {
-                report.explanations.get(n).map(|e| e.message.clone()).unwrap_or_default()
+                report
+                    .explanations
+                    .get(n)
+                    .map(|e| e.message.clone())
+                    .unwrap_or_default()
             }),
         ),
         (
@@ -100,7 +123,9 @@ fn sections(report: &AuditReport) -> [Section; 7] {
 }
 
 fn lines(keys: &[String], describe: impl Fn(&str) -> String) -> Vec<(String, String)> {
-    keys.iter().map(|k| (clean(k), clean(&describe(k)))).collect()
+    keys.iter()
+        .map(|k| (clean(k), clean(&describe(k))))
+        .collect()
 }
 
 fn identity_words(report: &AuditReport, node: &str) -> String {

@@ -6,7 +6,7 @@
 //! nothing itself. Exit codes: 0 all clear, 1 problems found, 2 error.
 
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -129,7 +129,9 @@ fn print_report(report: &AuditReport, format: AuditFormat) -> anyhow::Result<()>
         }
         AuditFormat::Table => render_table(report, wants_color(std::io::stdout().is_terminal())),
     };
-    stdout.write_all(text.as_bytes()).context("cannot write the report")?;
+    stdout
+        .write_all(text.as_bytes())
+        .context("cannot write the report")?;
     Ok(())
 }
 
@@ -138,7 +140,7 @@ fn wants_color(is_terminal: bool) -> bool {
     is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-fn write_roster(args: &AuditArgs, path: &PathBuf, selector_text: &str) -> anyhow::Result<ExitCode> {
+fn write_roster(args: &AuditArgs, path: &Path, selector_text: &str) -> anyhow::Result<ExitCode> {
     let selector = Selector::parse(selector_text)
         .with_context(|| format!("invalid --nodes-selector {selector_text:?}"))?;
     let nodes = if args.files.is_empty() {
@@ -174,7 +176,10 @@ fn read_live(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<(DaemonSet, Vec<N
     })
 }
 
-fn read_snapshot(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<(DaemonSet, Vec<Node>, Vec<Pod>)> {
+fn read_snapshot(
+    args: &AuditArgs,
+    ds_arg: &str,
+) -> anyhow::Result<(DaemonSet, Vec<Node>, Vec<Pod>)> {
     let snapshot = load_snapshot(&args.files)?;
     let ds = find_daemonset(&snapshot, ds_arg, args.cluster.namespace.as_deref())?.clone();
     Ok((ds, snapshot.nodes, snapshot.pods))
@@ -268,7 +273,10 @@ mod tests {
     #[test]
     fn daemonset_argument_forms() {
         let ok = |t: &str, ns: Option<&str>| split_daemonset(t, ns).unwrap();
-        assert_eq!(ok("kube-system/agent", None), ("kube-system".into(), "agent".into()));
+        assert_eq!(
+            ok("kube-system/agent", None),
+            ("kube-system".into(), "agent".into())
+        );
         assert_eq!(ok("agent", Some("ops")), ("ops".into(), "agent".into()));
         for bad in ["", "/agent", "ns/", "a/b/c"] {
             assert!(split_daemonset(bad, Some("x")).is_err(), "{bad}");
