@@ -32,18 +32,18 @@ pub fn render_table(report: &AuditReport, color: bool) -> String {
     if problems == 0 {
         let _ = writeln!(
             out,
-            "{} {target} has a ready pod on every roster node ({} nodes) and none outside it",
+            "{} {target} has a ready pod on every roster node ({}) and none outside it",
             paint(GREEN, "OK:"),
-            report.roster.len()
+            count_nodes(report.roster.len())
         );
         return out;
     }
     let noun = if problems == 1 { "problem" } else { "problems" };
     let _ = writeln!(
         out,
-        "{} for {target} (roster: {} nodes, owned pods: {})",
+        "{} for {target} (roster: {}, owned pods: {})",
         paint(RED, &format!("{problems} {noun}")),
-        report.roster.len(),
+        count_nodes(report.roster.len()),
         report.pods.len()
     );
     for (heading, lines) in sections(report) {
@@ -165,10 +165,18 @@ fn pod_words(report: &AuditReport, uid: &str) -> String {
     let place = pod
         .node
         .as_deref()
-        .map_or_else(|| "no node".to_owned(), |n| format!("on {n}"));
+        .map_or_else(|| "(no node)".to_owned(), |n| format!("on {n}"));
     match &pod.not_ready_reason {
         Some(why) => format!("pod {} {place}: {why}", pod.name),
         None => format!("pod {} {place}", pod.name),
+    }
+}
+
+fn count_nodes(n: usize) -> String {
+    if n == 1 {
+        "1 node".to_owned()
+    } else {
+        format!("{n} nodes")
     }
 }
 
@@ -242,7 +250,7 @@ Pods not ready (1):
         let text = render_table(&report, false);
         assert_eq!(
             text,
-            "OK: kube-system/agent has a ready pod on every roster node (1 nodes) and none outside it\n"
+            "OK: kube-system/agent has a ready pod on every roster node (1 node) and none outside it\n"
         );
         assert_eq!(text.lines().count(), 1);
     }

@@ -127,7 +127,13 @@ fn print_report(report: &AuditReport, format: AuditFormat) -> anyhow::Result<()>
             text.push('\n');
             text
         }
-        AuditFormat::Table => render_table(report, wants_color(std::io::stdout().is_terminal())),
+        AuditFormat::Table => {
+            let color = wants_color(
+                std::io::stdout().is_terminal(),
+                std::env::var_os("NO_COLOR").as_deref(),
+            );
+            render_table(report, color)
+        }
     };
     stdout
         .write_all(text.as_bytes())
@@ -135,9 +141,9 @@ fn print_report(report: &AuditReport, format: AuditFormat) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Color only on a terminal, and never when `NO_COLOR` is set (no-color.org).
-fn wants_color(is_terminal: bool) -> bool {
-    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+/// Color only on a terminal, and never when `NO_COLOR` is set to anything non-empty (no-color.org).
+fn wants_color(is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    is_terminal && no_color.is_none_or(std::ffi::OsStr::is_empty)
 }
 
 fn write_roster(args: &AuditArgs, path: &Path, selector_text: &str) -> anyhow::Result<ExitCode> {
@@ -188,9 +194,22 @@ fn read_snapshot(
 fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<Snapshot> {
     let loaded = load_paths(files).context("cannot load the snapshot")?;
     for warning in &loaded.warnings {
+        // The loader keeps the last of two same-named objects; for the audit two
+        // versions of a node or pod mean two states were mixed, so that is an error.
+        if is_duplicate_warning(&warning.message) {
+            bail!("{warning} (the audit refuses input that mixes two states)");
+        }
         eprintln!("warning: {warning}");
     }
     Ok(loaded.snapshot)
+}
+
+/// The snapshot loader's "X appears more than once" warning for a kind the audit compares.
+fn is_duplicate_warning(message: &str) -> bool {
+    message.contains("appears more than once")
+        && ["Node ", "Pod ", "DaemonSet "]
+            .iter()
+            .any(|kind| message.starts_with(kind))
 }
 
 /// Finds `NS/NAME`, or a bare `NAME` in `namespace` (or, without one, unique by name).
@@ -285,7 +304,28 @@ mod tests {
     }
 
     #[test]
-    fn color_needs_a_terminal() {
-        assert!(!wants_color(false));
+    fn color_needs_a_terminal_and_no_no_color() {
+        let set = Some(std::ffi::OsStr::new("1"));
+        let empty = Some(std::ffi::OsStr::new(""));
+        assert!(wants_color(true, None));
+        assert!(wants_color(true, empty));
+        assert!(!wants_color(true, set));
+        assert!(!wants_color(false, None));
+    }
+
+    #[test]
+    fn duplicate_warnings_of_compared_kinds_are_recognised() {
+        assert!(is_duplicate_warning(
+            "Node n1 appears more than once; the last one wins"
+        ));
+        assert!(is_duplicate_warning(
+            "Pod kube-system/p appears more than once; the last one wins"
+        ));
+        assert!(!is_duplicate_warning(
+            "Event kube-system/e appears more than once; the last one wins"
+        ));
+        assert!(!is_duplicate_warning(
+            "skipped Service default/x: rollcall reads only ..."
+        ));
     }
 }
