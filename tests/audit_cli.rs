@@ -36,11 +36,11 @@ fn audit_incident(extra: &[&str]) -> Output {
         "--daemonset",
         DS,
         "--roster",
-        roster.to_str().unwrap(),
+        roster.to_str().expect("utf-8 path"),
         "-f",
-        nodes.to_str().unwrap(),
+        nodes.to_str().expect("utf-8 path"),
         "-f",
-        pods.to_str().unwrap(),
+        pods.to_str().expect("utf-8 path"),
     ];
     args.extend_from_slice(extra);
     rollcall(&args)
