@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::Roster;
-use super::explain::{explain_missing, lookalike_pods};
+use super::explain::{explain_missing, lookalike_pods_by_node};
 use super::owned::{OwnedPod, is_owned_by};
 use super::report::{AuditReport, DaemonSetRef, Details, IdentityMismatch, Issues};
 use crate::model::{DaemonSet, Node, Pod};
@@ -61,12 +61,17 @@ pub fn compare(
     check_pods(roster, &owned, &mut issues);
 
     let by_node = pods_by_node(&owned);
+    let lookalikes = if issues.missing_ready.is_empty() {
+        HashMap::new()
+    } else {
+        lookalike_pods_by_node(ds, pods)
+    };
     let mut explanations = BTreeMap::new();
     for name in &issues.missing_ready {
         let node = nodes_by_name.get(name.as_str()).copied();
         let on_node = by_node.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-        let lookalikes = lookalike_pods(ds, pods, name);
-        let explanation = explain_missing(node, ds, on_node, &lookalikes);
+        let here = lookalikes.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+        let explanation = explain_missing(node, ds, on_node, here);
         explanations.insert(name.clone(), explanation);
     }
     Ok(AuditReport {

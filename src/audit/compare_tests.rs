@@ -263,7 +263,9 @@ fn node_status_accessors() {
     let x = report.node_status("x");
     assert!(x.unexpected && x.multiple && !x.on_roster && !x.missing);
     assert!(report.is_missing("n2") && report.is_mismatched("n2") && report.is_unexpected("x"));
-    assert_eq!(report.pods_on("x").count(), 2);
+    assert_eq!(report.pods_on("x").len(), 2);
+    assert_eq!(report.pods_on("n1").len(), 1);
+    assert!(report.pods_on("n2").is_empty() && report.pods_on("a").is_empty());
     assert_eq!(report.pod("p1").map(|p| p.name.as_str()), Some("a"));
 }
 
@@ -300,4 +302,40 @@ fn json_shape() {
         }
     });
     assert_eq!(json, expected);
+}
+
+/// A fleet of `n` ready nodes with one pod each, except: every 100th node has
+/// no pod, and every 250th has its pod not ready.
+fn fleet(n: usize) -> (Roster, Vec<Node>, Vec<Pod>) {
+    let names: Vec<String> = (0..n).map(|i| format!("node-{i:05}")).collect();
+    let r = Roster::from_entries(names.iter().map(|nm| (nm.clone(), format!("uid-{nm}")))).unwrap();
+    let nodes = names
+        .iter()
+        .map(|nm| node(nm, &format!("uid-{nm}"), "True"))
+        .collect();
+    let mut pods = Vec::new();
+    for (i, nm) in names.iter().enumerate() {
+        if i % 100 == 0 {
+            continue;
+        }
+        let p = pod(&format!("agent-{i}"), &format!("pod-{i:05}"), Some(nm));
+        pods.push(if i % 250 == 0 {
+            waiting(p, "CrashLoopBackOff")
+        } else {
+            p
+        });
+    }
+    (r, nodes, pods)
+}
+
+#[test]
+fn everyday_fleet_of_5000_nodes() {
+    let (r, nodes, pods) = fleet(5000);
+    let report = compare(&r, &daemonset(), &nodes, &pods).unwrap();
+    // 50 without a pod + 10 (every 250th not on a 100th) with an unready pod.
+    assert_eq!(report.issues.missing_ready.len(), 60);
+    assert_eq!(report.issues.unready_pods.len(), 10);
+    assert_eq!(report.explanations.len(), 60);
+    assert_eq!(report.problem_count(), 70);
+    assert_eq!(report.pods.len(), 4950);
 }

@@ -3,6 +3,8 @@
 //!
 //! Owns the explanation text only; decides no issue list and does no I/O.
 
+use std::collections::HashMap;
+
 use super::owned::{OwnedPod, is_owned_by};
 use super::report::{Explanation, MissingCause};
 use crate::engine::eligibility::node_should_run_daemon_pod;
@@ -67,12 +69,16 @@ pub fn explain_missing(
     }
 }
 
-/// Pods in the DaemonSet's namespace on `node` whose labels match its selector
-/// but that it does not own: the usual sign of an orphaned or foreign pod
-/// standing where the daemon pod should be.
-pub fn lookalike_pods<'a>(ds: &DaemonSet, pods: &'a [Pod], node: &str) -> Vec<&'a Pod> {
+/// Pods in the DaemonSet's namespace whose labels match its selector but that
+/// it does not own, by node: the usual sign of an orphaned or foreign pod
+/// standing where the daemon pod should be. One pass over the pods.
+pub fn lookalike_pods_by_node<'a>(
+    ds: &DaemonSet,
+    pods: &'a [Pod],
+) -> HashMap<&'a str, Vec<&'a Pod>> {
+    let mut by_node: HashMap<&str, Vec<&Pod>> = HashMap::new();
     let Some(selector) = ds.spec.as_ref().map(|s| &s.selector) else {
-        return Vec::new();
+        return by_node;
     };
     let selects_something = selector
         .match_labels
@@ -84,14 +90,19 @@ pub fn lookalike_pods<'a>(ds: &DaemonSet, pods: &'a [Pod], node: &str) -> Vec<&'
             .is_some_and(|e| !e.is_empty());
     if !selects_something {
         // An empty selector matches every pod: naming them all would be noise.
-        return Vec::new();
+        return by_node;
     }
-    pods.iter()
-        .filter(|p| p.node_name() == Some(node))
+    let candidates = pods
+        .iter()
         .filter(|p| p.metadata.namespace == ds.metadata.namespace)
         .filter(|p| !is_owned_by(p, ds))
-        .filter(|p| label_selector_matches(selector, p.metadata.labels.as_ref()))
-        .collect()
+        .filter(|p| label_selector_matches(selector, p.metadata.labels.as_ref()));
+    for pod in candidates {
+        if let Some(node) = pod.node_name() {
+            by_node.entry(node).or_default().push(pod);
+        }
+    }
+    by_node
 }
 
 fn no_pod_message(ds: &DaemonSet, lookalikes: &[&Pod]) -> String {

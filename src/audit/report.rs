@@ -193,14 +193,18 @@ impl AuditReport {
         }
     }
 
-    /// Owned pods bound to `node`.
-    pub fn pods_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a OwnedPod> + 'a {
-        self.pods
-            .iter()
-            .filter(move |p| p.node.as_deref() == Some(node))
+    /// Owned pods bound to `node` (a binary search: `pods` is sorted by node,
+    /// unassigned first).
+    pub fn pods_on(&self, node: &str) -> &[OwnedPod] {
+        let start = self
+            .pods
+            .partition_point(|p| p.node.as_deref().is_none_or(|n| n < node));
+        let len = self.pods[start..].partition_point(|p| p.node.as_deref() == Some(node));
+        &self.pods[start..start + len]
     }
 
-    /// The owned pod with this UID.
+    /// The owned pod with this UID (a linear scan; index [`Self::pods`] by UID
+    /// when looking up many).
     pub fn pod(&self, uid: &str) -> Option<&OwnedPod> {
         self.pods.iter().find(|p| p.uid == uid)
     }

@@ -6,8 +6,10 @@
 //! whether the terminal wants color (TTY, `NO_COLOR`) is the caller's job. Text
 //! from the API is stripped of control characters before it is printed.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use super::OwnedPod;
 use super::report::AuditReport;
 
 const RESET: &str = "\x1b[0m";
@@ -75,6 +77,8 @@ type Section = (&'static str, Vec<(String, String)>);
 
 fn sections(report: &AuditReport) -> [Section; 7] {
     let issues = &report.issues;
+    let by_uid: HashMap<&str, &OwnedPod> =
+        report.pods.iter().map(|p| (p.uid.as_str(), p)).collect();
     [
         (
             "Roster nodes missing from the cluster or replaced",
@@ -113,11 +117,15 @@ fn sections(report: &AuditReport) -> [Section; 7] {
         ),
         (
             "Pods not bound to any node",
-            lines(&issues.unassigned, |uid| pod_words(report, uid)),
+            lines(&issues.unassigned, |uid| {
+                pod_words(by_uid.get(uid).copied())
+            }),
         ),
         (
             "Pods not ready",
-            lines(&issues.unready_pods, |uid| pod_words(report, uid)),
+            lines(&issues.unready_pods, |uid| {
+                pod_words(by_uid.get(uid).copied())
+            }),
         ),
     ]
 }
@@ -144,6 +152,7 @@ fn identity_words(report: &AuditReport, node: &str) -> String {
 fn pods_on_words(report: &AuditReport, node: &str) -> String {
     let pods: Vec<String> = report
         .pods_on(node)
+        .iter()
         .map(|p| {
             let state = if p.terminating {
                 "terminating"
@@ -158,8 +167,8 @@ fn pods_on_words(report: &AuditReport, node: &str) -> String {
     format!("pods {}", pods.join(", "))
 }
 
-fn pod_words(report: &AuditReport, uid: &str) -> String {
-    let Some(pod) = report.pod(uid) else {
+fn pod_words(pod: Option<&OwnedPod>) -> String {
+    let Some(pod) = pod else {
         return String::new();
     };
     let place = pod
