@@ -172,18 +172,55 @@ async fn missing_daemonset_is_not_found() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn binary_audits_a_live_cluster_through_a_kubeconfig() {
-    let url = serve(script(vec![4])).await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("config");
+fn write_kubeconfig(dir: &Path, url: &str) -> std::path::PathBuf {
+    let kubeconfig = dir.join("config");
     std::fs::write(
         &kubeconfig,
         format!(
             "apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n- name: fake\n  cluster:\n    server: {url}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n    namespace: kube-system\nusers:\n- name: fake\n  user:\n    token: t\n"
         ),
     )
+    .expect("write kubeconfig");
+    kubeconfig
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_writes_a_roster_from_live_nodes() {
+    let url = serve(script(vec![4])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = write_kubeconfig(dir.path(), &url);
+    let out = dir.path().join("roster.json");
+    let out_arg = out.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(common::rollcall_bin())
+            .args([
+                "audit",
+                "--nodes-selector",
+                "pool=general",
+                "--write-roster",
+            ])
+            .arg(&out_arg)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .output()
+            .unwrap()
+    })
+    .await
     .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let expected = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/audit/healthy-roster.json"),
+    )
+    .unwrap();
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(written, serde_json::from_str::<Value>(&expected).unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_audits_a_live_cluster_through_a_kubeconfig() {
+    let url = serve(script(vec![4])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = write_kubeconfig(dir.path(), &url);
     let roster =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/audit/healthy-roster.json");
     let output = tokio::task::spawn_blocking(move || {

@@ -294,7 +294,7 @@ fn json_shape() {
             "unready_pods": []
         },
         "explanations": {
-            "n2": {"cause": "node_absent", "message": "no node of this name in the cluster"}
+            "n2": {"cause": "node_absent", "message": "no pod because no node of this name is in the cluster"}
         },
         "details": {
             "node_identity_mismatch": {"n2": {"roster_uid": "u2", "cluster_uid": null}},

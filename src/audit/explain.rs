@@ -23,7 +23,7 @@ pub fn explain_missing(
     let Some(node) = node else {
         return Explanation {
             cause: MissingCause::NodeAbsent,
-            message: "no node of this name in the cluster".to_owned(),
+            message: "no pod because no node of this name is in the cluster".to_owned(),
             reasons: Vec::new(),
         };
     };
@@ -106,18 +106,15 @@ pub fn lookalike_pods_by_node<'a>(
 }
 
 fn no_pod_message(ds: &DaemonSet, lookalikes: &[&Pod]) -> String {
-    let base = "no pod although the node is eligible";
     if lookalikes.is_empty() {
-        return format!(
-            "{base}: the DaemonSet controller has not created one (look for FailedCreate events on the DaemonSet)"
-        );
+        return "no pod because the DaemonSet controller has not created one although the node is eligible (look for FailedCreate events on the DaemonSet)".to_owned();
     }
     let described: Vec<String> = lookalikes
         .iter()
         .map(|p| format!("{} {}", p.name(), owner_words(p, ds)))
         .collect();
     format!(
-        "{base}: pod {} matches the DaemonSet's selector but is not owned by it",
+        "no pod because the pod here, {}, matches the DaemonSet's selector but is not owned by it",
         described.join(", ")
     )
 }

@@ -234,7 +234,7 @@ Roster nodes that are not Ready (1):
   n3  Ready=False
 
 Roster nodes without a ready pod (2):
-  n2  no pod although the node is eligible: the DaemonSet controller has not created one (look for FailedCreate events on the DaemonSet)
+  n2  no pod because the DaemonSet controller has not created one although the node is eligible (look for FailedCreate events on the DaemonSet)
   n3  pod agent-3 not ready because phase Pending, container agent waiting: ImagePullBackOff, Ready condition False
 
 Nodes outside the roster that run this DaemonSet's pods (1):
