@@ -396,3 +396,32 @@ fn write_roster_rejects_a_selector_matching_nothing_or_invalid() {
         assert!(!out.exists(), "{selector}: nothing written");
     }
 }
+
+#[test]
+fn events_in_the_snapshot_add_the_latest_warning() {
+    let events = fixture("incident-events.json");
+    let with_events = stdout_json(&audit_incident(&[
+        "-f",
+        events.to_str().expect("utf-8 path"),
+        "-o",
+        "json",
+    ]));
+    let pull = &with_events["explanations"]["ip-10-0-1-12"];
+    let event = pull["event"].as_str().unwrap();
+    assert!(event.starts_with("Failed: Failed to pull image"), "{event}");
+    assert!(event.ends_with("(x14)"), "{event}");
+    assert!(
+        pull["message"]
+            .as_str()
+            .unwrap()
+            .contains("; last event: Failed:")
+    );
+    // Events explain; they never change the lists.
+    let without = stdout_json(&audit_incident(&["-o", "json"]));
+    assert_eq!(with_events["issues"], without["issues"]);
+    assert!(
+        without["explanations"]["ip-10-0-1-12"]
+            .get("event")
+            .is_none()
+    );
+}

@@ -25,6 +25,7 @@ pub fn explain_missing(
             cause: MissingCause::NodeAbsent,
             message: "no pod because no node of this name is in the cluster".to_owned(),
             reasons: Vec::new(),
+            event: None,
         };
     };
     let verdict = node_should_run_daemon_pod(node, ds);
@@ -53,6 +54,7 @@ pub fn explain_missing(
             cause: MissingCause::PodNotReady,
             message,
             reasons: verdict.reasons,
+            event: None,
         };
     }
     if let Some(message) = not_eligible {
@@ -60,12 +62,14 @@ pub fn explain_missing(
             cause: MissingCause::NotEligible,
             message,
             reasons: verdict.reasons,
+            event: None,
         };
     }
     Explanation {
         cause: MissingCause::NoPod,
         message: no_pod_message(ds, lookalikes),
         reasons: Vec::new(),
+        event: None,
     }
 }
 

@@ -12,7 +12,7 @@ use kube::Api;
 use kube::api::ListParams;
 use serde::de::DeserializeOwned;
 
-use crate::model::{DaemonSet, Node, Pod, slim_metadata};
+use crate::model::{DaemonSet, Event, Node, Pod, slim_metadata};
 
 /// How many times the read is attempted before giving up on a moving DaemonSet.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -29,6 +29,9 @@ pub struct LiveRead {
     pub nodes: Vec<Node>,
     /// Every pod of the DaemonSet's namespace (ownership is decided later).
     pub pods: Vec<Pod>,
+    /// Events of the namespace, to say more about why (empty when they could
+    /// not be listed: they are optional to the audit).
+    pub events: Vec<Event>,
     /// How many attempts it took (1 when nothing moved).
     pub attempts: u32,
 }
@@ -78,16 +81,19 @@ pub async fn read_consistent(
     let daemonsets: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let nodes_api: Api<Node> = Api::all(client.clone());
+    let events_api: Api<Event> = Api::namespaced(client.clone(), namespace);
     for attempt in 1..=max_attempts.max(1) {
         let before = get_daemonset(&daemonsets, namespace, name).await?;
         let nodes = list_all(&nodes_api, "list nodes").await?;
         let pods = list_all(&pods_api, &format!("list pods in namespace {namespace}")).await?;
+        let events = list_events(&events_api, namespace).await;
         let after = get_daemonset(&daemonsets, namespace, name).await?;
         if same_state(&before, &after) {
             return Ok(LiveRead {
                 daemonset: after,
                 nodes,
                 pods,
+                events,
                 attempts: attempt,
             });
         }
@@ -106,6 +112,18 @@ pub async fn read_consistent(
 /// Every node of the cluster (for `--write-roster`).
 pub async fn list_nodes(client: &kube::Client) -> Result<Vec<Node>, LiveError> {
     list_all(&Api::<Node>::all(client.clone()), "list nodes").await
+}
+
+/// Events of the namespace; a failure (often RBAC) only loses detail, so it is
+/// logged and the audit goes on without them.
+async fn list_events(api: &Api<Event>, namespace: &str) -> Vec<Event> {
+    match list_all(api, &format!("list events in namespace {namespace}")).await {
+        Ok(events) => events,
+        Err(err) => {
+            tracing::warn!(error = %err, "audit continues without events");
+            Vec::new()
+        }
+    }
 }
 
 /// Whether two reads of a DaemonSet describe the same object at the same spec.
@@ -163,6 +181,13 @@ trait Slim {
 }
 
 impl Slim for Node {
+    fn slimmed(mut self) -> Self {
+        slim_metadata(&mut self.metadata);
+        self
+    }
+}
+
+impl Slim for Event {
     fn slimmed(mut self) -> Self {
         slim_metadata(&mut self.metadata);
         self

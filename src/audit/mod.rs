@@ -9,6 +9,7 @@
 //! Must not decide eligibility itself: that is the engine's.
 
 pub mod compare;
+pub mod events;
 pub mod explain;
 pub mod live;
 pub mod owned;
@@ -17,6 +18,7 @@ pub mod roster;
 pub mod table;
 
 pub use compare::{InputError, compare};
+pub use events::annotate_with_events;
 pub use owned::{OwnedPod, is_owned_by};
 pub use report::{AuditReport, Explanation, Issues, MissingCause, NodeAuditStatus};
 pub use roster::{Roster, RosterError, RosterProblem};

@@ -65,6 +65,10 @@ pub struct Explanation {
     /// The engine's reasons when the node is not eligible (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<Reason>,
+    /// The newest Warning event about the cause (the DaemonSet's for `no_pod`,
+    /// the pod's for `pod_not_ready`), when events were available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
 }
 
 /// What is wrong with a roster node's identity.

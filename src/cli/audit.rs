@@ -14,11 +14,11 @@ use anyhow::{Context, bail};
 use super::cluster_args::ClusterArgs;
 use crate::audit::live::{self, MAX_ATTEMPTS};
 use crate::audit::table::render_table;
-use crate::audit::{AuditReport, Roster, compare};
+use crate::audit::{AuditReport, Roster, annotate_with_events, compare};
 use crate::cluster::connect::{Connection, connect};
 use crate::engine::selector::Selector;
 use crate::model::snapshot::{Snapshot, load_paths};
-use crate::model::{DaemonSet, Node, Pod};
+use crate::model::{DaemonSet, Event, Node, Pod};
 
 const AFTER_HELP: &str = "\
 Roster file: a JSON object mapping node name to node UID, e.g.
@@ -45,10 +45,12 @@ terminating.
     multiple_pods            nodes with more than one owned pod
     unassigned               UIDs of owned pods bound to no node
     unready_pods             UIDs of owned pods that are not ready
-  explanations           {node: {cause, message, reasons?}} for each
-                         missing_ready node; cause is node_absent,
+  explanations           {node: {cause, message, reasons?, event?}} for
+                         each missing_ready node; cause is node_absent,
                          not_eligible (reasons: the engine's
-                         [{code, message, ...}]), no_pod or pod_not_ready
+                         [{code, message, ...}]), no_pod or pod_not_ready;
+                         event: the newest Warning event of the DaemonSet
+                         (no_pod) or of the pod (pod_not_ready)
   details                {node_identity_mismatch: {node: {roster_uid,
                          cluster_uid}}, node_not_ready: {node: words}}
 
@@ -108,13 +110,14 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     };
     // The roster first: a bad roster is the user's to fix before any cluster call.
     let roster = Roster::load(roster_path)?;
-    let (ds, nodes, pods) = if args.files.is_empty() {
+    let input = if args.files.is_empty() {
         read_live(args, ds_arg)?
     } else {
         read_snapshot(args, ds_arg)?
     };
-    let report = compare(&roster, &ds, &nodes, &pods)
+    let mut report = compare(&roster, &input.daemonset, &input.nodes, &input.pods)
         .with_context(|| format!("cannot audit daemonset {ds_arg}"))?;
+    annotate_with_events(&mut report, &input.events);
     print_report(&report, args.output)?;
     Ok(ExitCode::from(report.exit_code()))
 }
@@ -171,24 +174,39 @@ fn write_roster(args: &AuditArgs, path: &Path, selector_text: &str) -> anyhow::R
     Ok(ExitCode::SUCCESS)
 }
 
-fn read_live(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<(DaemonSet, Vec<Node>, Vec<Pod>)> {
+/// What the audit compares, from either source.
+struct AuditInput {
+    daemonset: DaemonSet,
+    nodes: Vec<Node>,
+    pods: Vec<Pod>,
+    events: Vec<Event>,
+}
+
+fn read_live(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<AuditInput> {
     runtime()?.block_on(async {
         let connection = connect_cluster(&args.cluster).await?;
         let (namespace, name) = split_daemonset(ds_arg, Some(&connection.namespace))?;
         let read = live::read_consistent(&connection.client, &namespace, &name, MAX_ATTEMPTS)
             .await
             .with_context(|| format!("cluster {}", connection.server))?;
-        Ok((read.daemonset, read.nodes, read.pods))
+        Ok(AuditInput {
+            daemonset: read.daemonset,
+            nodes: read.nodes,
+            pods: read.pods,
+            events: read.events,
+        })
     })
 }
 
-fn read_snapshot(
-    args: &AuditArgs,
-    ds_arg: &str,
-) -> anyhow::Result<(DaemonSet, Vec<Node>, Vec<Pod>)> {
+fn read_snapshot(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<AuditInput> {
     let snapshot = load_snapshot(&args.files)?;
-    let ds = find_daemonset(&snapshot, ds_arg, args.cluster.namespace.as_deref())?.clone();
-    Ok((ds, snapshot.nodes, snapshot.pods))
+    let daemonset = find_daemonset(&snapshot, ds_arg, args.cluster.namespace.as_deref())?.clone();
+    Ok(AuditInput {
+        daemonset,
+        nodes: snapshot.nodes,
+        pods: snapshot.pods,
+        events: snapshot.events,
+    })
 }
 
 fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<Snapshot> {
