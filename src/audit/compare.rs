@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use super::Roster;
 use super::explain::{explain_missing, lookalike_pods_by_node};
 use super::owned::{OwnedPod, is_owned_by};
-use super::report::{AuditReport, DaemonSetRef, Details, IdentityMismatch, Issues};
+use super::report::{AuditReport, DaemonSetRef, Details, Explanation, IdentityMismatch, Issues};
 use crate::model::{DaemonSet, Node, Pod};
 
 /// Input the audit refuses to compare.
@@ -60,20 +60,7 @@ pub fn compare(
     check_nodes(roster, &nodes_by_name, &mut issues, &mut details);
     check_pods(roster, &owned, &mut issues);
 
-    let by_node = pods_by_node(&owned);
-    let lookalikes = if issues.missing_ready.is_empty() {
-        HashMap::new()
-    } else {
-        lookalike_pods_by_node(ds, pods)
-    };
-    let mut explanations = BTreeMap::new();
-    for name in &issues.missing_ready {
-        let node = nodes_by_name.get(name.as_str()).copied();
-        let on_node = by_node.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-        let here = lookalikes.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-        let explanation = explain_missing(node, ds, on_node, here);
-        explanations.insert(name.clone(), explanation);
-    }
+    let explanations = explain_all(&issues.missing_ready, ds, &nodes_by_name, &owned, pods);
     Ok(AuditReport {
         daemonset,
         roster: roster.clone(),
@@ -82,6 +69,30 @@ pub fn compare(
         explanations,
         details,
     })
+}
+
+/// One explanation per `missing_ready` node.
+fn explain_all(
+    missing: &[String],
+    ds: &DaemonSet,
+    nodes: &HashMap<&str, &Node>,
+    owned: &[OwnedPod],
+    pods: &[Pod],
+) -> BTreeMap<String, Explanation> {
+    if missing.is_empty() {
+        return BTreeMap::new();
+    }
+    let by_node = pods_by_node(owned);
+    let lookalikes = lookalike_pods_by_node(ds, pods);
+    missing
+        .iter()
+        .map(|name| {
+            let node = nodes.get(name.as_str()).copied();
+            let on_node = by_node.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+            let here = lookalikes.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+            (name.clone(), explain_missing(node, ds, on_node, here))
+        })
+        .collect()
 }
 
 fn daemonset_ref(ds: &DaemonSet) -> Result<DaemonSetRef, InputError> {
