@@ -213,22 +213,32 @@ impl AuditReport {
         self.pods.iter().find(|p| p.uid == uid)
     }
 
-    /// The report as `-o json` prints it: the report plus `ok` and `problems`.
-    pub fn to_json(&self) -> serde_json::Value {
-        #[derive(Serialize)]
-        struct JsonReport<'a> {
-            ok: bool,
-            problems: usize,
-            #[serde(flatten)]
-            report: &'a AuditReport,
-        }
-        serde_json::to_value(JsonReport {
+    /// The report as `-o json` prints it: `ok` and `problems` first, then the
+    /// report's fields in declaration order.
+    pub fn json(&self) -> JsonReport<'_> {
+        JsonReport {
             ok: self.is_ok(),
             problems: self.problem_count(),
             report: self,
-        })
-        .unwrap_or(serde_json::Value::Null)
+        }
     }
+
+    /// [`Self::json`] as a `serde_json::Value` (keys sorted), for tests and embedding.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.json()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The `-o json` document: [`AuditReport`] with `ok` and `problems` in front.
+#[derive(Debug, Serialize)]
+pub struct JsonReport<'a> {
+    /// Every issue list is empty.
+    pub ok: bool,
+    /// Total entries over all issue lists.
+    pub problems: usize,
+    /// The report itself, flattened.
+    #[serde(flatten)]
+    pub report: &'a AuditReport,
 }
 
 fn contains_sorted(list: &[String], item: &str) -> bool {

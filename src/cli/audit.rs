@@ -126,7 +126,7 @@ fn print_report(report: &AuditReport, format: AuditFormat) -> anyhow::Result<()>
     let mut stdout = std::io::stdout().lock();
     let text = match format {
         AuditFormat::Json => {
-            let mut text = serde_json::to_string_pretty(&report.to_json())?;
+            let mut text = serde_json::to_string_pretty(&report.json())?;
             text.push('\n');
             text
         }
@@ -138,10 +138,11 @@ fn print_report(report: &AuditReport, format: AuditFormat) -> anyhow::Result<()>
             render_table(report, color)
         }
     };
-    stdout
-        .write_all(text.as_bytes())
-        .context("cannot write the report")?;
-    Ok(())
+    match stdout.write_all(text.as_bytes()) {
+        // A reader that stopped early (`| head`) is not an audit error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write the report"),
+    }
 }
 
 /// Color only on a terminal, and never when `NO_COLOR` is set to anything non-empty (no-color.org).
