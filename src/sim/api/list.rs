@@ -79,31 +79,9 @@ pub fn list(
 ) -> Result<Response<Body>, ApiError> {
     let kind = path.kind;
     let filter = Filter::from_request(info, kind)?;
-    let requested_rv = info.query.non_empty("resourceVersion");
-    // Upstream serves resourceVersion=0 from its cache and ignores limit.
-    let limit = match info.query.non_empty("limit").map(str::parse::<usize>) {
-        Some(Err(_)) => {
-            return Err(ApiError::bad_request(
-                "limit must be a non-negative integer",
-            ));
-        }
-        _ if requested_rv == Some("0") => usize::MAX,
-        Some(Ok(0)) | None => usize::MAX,
-        Some(Ok(n)) => n,
-    };
-    let token = info
-        .query
-        .non_empty("continue")
-        .map(decode_token)
-        .transpose()?;
-    if let Some(token) = &token
-        && token.rv < state.store.oldest_replayable()
-    {
-        return Err(ApiError::expired(
-            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-        ));
-    }
-    check_exact(state, info, requested_rv)?;
+    let limit = page_limit(info)?;
+    let token = continue_token(state, info)?;
+    check_exact(state, info, info.query.non_empty("resourceVersion"))?;
     let after = token.as_ref().map(|t| ObjectKey::new(&t.ns, &t.name));
     let page = state.store.list_page(
         kind,
@@ -115,11 +93,12 @@ pub fn list(
     let rv = token.as_ref().map_or(page.resource_version, |t| t.rv);
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if let Some(next) = &page.next {
-        metadata["continue"] = json!(encode_token(&ContinueToken {
+        let next = ContinueToken {
             rv,
             ns: next.namespace.clone(),
-            name: next.name.clone()
-        }));
+            name: next.name.clone(),
+        };
+        metadata["continue"] = json!(encode_token(&next));
         metadata["remainingItemCount"] = json!(page.remaining);
     }
     if info.wants_table() {
@@ -135,11 +114,117 @@ pub fn list(
             &table::table(kind, rows, true, metadata),
         ));
     }
-    Ok(bytes_response(
-        StatusCode::OK,
-        "application/json",
-        splice_list(kind, &metadata, &page.items),
-    ))
+    Ok(list_response(kind, &metadata, page.items))
+}
+
+/// `limit`, or unlimited (absent, 0, or resourceVersion=0, which upstream
+/// serves from its cache ignoring the limit).
+fn page_limit(info: &RequestInfo) -> Result<usize, ApiError> {
+    match info.query.non_empty("limit").map(str::parse::<usize>) {
+        Some(Err(_)) => Err(ApiError::bad_request(
+            "limit must be a non-negative integer",
+        )),
+        _ if info.query.non_empty("resourceVersion") == Some("0") => Ok(usize::MAX),
+        Some(Ok(0)) | None => Ok(usize::MAX),
+        Some(Ok(n)) => Ok(n),
+    }
+}
+
+/// The decoded `continue` token, if any; 410 when the history window no
+/// longer reaches back to the list's resourceVersion.
+fn continue_token(state: &ApiState, info: &RequestInfo) -> Result<Option<ContinueToken>, ApiError> {
+    let token = info
+        .query
+        .non_empty("continue")
+        .map(decode_token)
+        .transpose()?;
+    if let Some(token) = &token
+        && token.rv < state.store.oldest_replayable()
+    {
+        return Err(ApiError::expired(
+            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+        ));
+    }
+    Ok(token)
+}
+
+/// A plain list: built whole when short, streamed in chunks when long.
+fn list_response(
+    kind: ResourceKind,
+    metadata: &Value,
+    items: Vec<Arc<StoredObject>>,
+) -> Response<Body> {
+    if items.len() <= STREAM_ABOVE_ITEMS {
+        return bytes_response(
+            StatusCode::OK,
+            "application/json",
+            splice_list(kind, metadata, &items),
+        );
+    }
+    let chunks = ListChunks {
+        head: Some(list_head(kind, metadata)),
+        items: items.into_iter(),
+        written: 0,
+        done: false,
+    };
+    let stream = futures::stream::iter(chunks.map(Ok::<_, std::io::Error>));
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Lists longer than this are streamed in chunks rather than built whole,
+/// so a 65,000-node list never holds its full body in memory at once.
+const STREAM_ABOVE_ITEMS: usize = 256;
+
+/// Target size of one streamed chunk.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// Yields the list body in chunks of about [`CHUNK_BYTES`].
+struct ListChunks {
+    head: Option<String>,
+    items: std::vec::IntoIter<Arc<StoredObject>>,
+    written: usize,
+    done: bool,
+}
+
+impl Iterator for ListChunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if self.done {
+            return None;
+        }
+        let mut chunk = BytesMut::with_capacity(CHUNK_BYTES + 16 * 1024);
+        if let Some(head) = self.head.take() {
+            chunk.put_slice(head.as_bytes());
+        }
+        while chunk.len() < CHUNK_BYTES {
+            let Some(item) = self.items.next() else {
+                chunk.put_slice(b"]}");
+                self.done = true;
+                break;
+            };
+            if self.written > 0 {
+                chunk.put_u8(b',');
+            }
+            self.written += 1;
+            chunk.put_slice(&item.json);
+        }
+        Some(chunk.freeze())
+    }
+}
+
+fn list_head(kind: ResourceKind, metadata: &Value) -> String {
+    format!(
+        "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{},\"items\":[",
+        kind.list_kind(),
+        kind.api_version(),
+        metadata
+    )
 }
 
 /// `resourceVersionMatch=Exact` can only be served for the current version.
@@ -165,12 +250,7 @@ fn check_exact(
 
 /// `{"kind":"…List","apiVersion":…,"metadata":…,"items":[<stored bytes>,…]}`.
 fn splice_list(kind: ResourceKind, metadata: &Value, items: &[Arc<StoredObject>]) -> Bytes {
-    let head = format!(
-        "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{},\"items\":[",
-        kind.list_kind(),
-        kind.api_version(),
-        metadata
-    );
+    let head = list_head(kind, metadata);
     let size = head.len() + items.iter().map(|o| o.json.len() + 1).sum::<usize>() + 2;
     let mut body = BytesMut::with_capacity(size);
     body.put_slice(head.as_bytes());
@@ -204,6 +284,26 @@ mod tests {
             decode_token("e30").unwrap_err().code,
             StatusCode::BAD_REQUEST
         );
+    }
+
+    #[test]
+    fn streamed_list_is_valid_json_whatever_the_chunking() {
+        let node = json!({"metadata":{"name":"a","resourceVersion":"3","pad":"x".repeat(CHUNK_BYTES / 4)}});
+        let stored = Arc::new(StoredObject::from_value(ResourceKind::Node, &node).unwrap());
+        for count in [0, 1, 4, 9] {
+            let chunks = ListChunks {
+                head: Some(list_head(
+                    ResourceKind::Node,
+                    &json!({"resourceVersion":"9"}),
+                )),
+                items: vec![stored.clone(); count].into_iter(),
+                written: 0,
+                done: false,
+            };
+            let body: Vec<u8> = chunks.flat_map(|c| c.to_vec()).collect();
+            let parsed: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(parsed["items"].as_array().unwrap().len(), count);
+        }
     }
 
     #[test]
