@@ -1,2 +1,14 @@
 //! Rollout operations (advance, auto-advance, pause, resume, rollback) shared by
 //! the console's keys and the headless commands.
+//!
+//! Decisions are pure functions over a [`snapshot`] of the cluster and the
+//! durable [`state`] on the DaemonSet; they return [`write::Write`] values that
+//! the one [`write::Executor`] runs (single flight, preconditions, no retries,
+//! journaled). Planning and health gates come from `engine::rollout`; this module
+//! never re-implements them.
+
+pub mod error;
+pub mod journal;
+pub mod rbac;
+pub mod state;
+pub mod write;
