@@ -33,15 +33,17 @@ pub enum Write {
         /// The UID that must still match.
         uid: String,
     },
-    /// Merge-patch the `rollcall.dev/...` annotations, optionally only if the
-    /// DaemonSet still has `resource_version`.
+    /// Merge-patch the `rollcall.dev/...` annotations that differ between
+    /// `before` and `after`, optionally only if the DaemonSet still has `resource_version`.
     PatchState {
         /// Namespace.
         namespace: String,
         /// DaemonSet name.
         name: String,
-        /// The full state to store.
-        state: RolloutState,
+        /// The state as read.
+        before: RolloutState,
+        /// The state to store.
+        after: RolloutState,
         /// The resourceVersion the state was computed from.
         resource_version: Option<String>,
     },
@@ -54,8 +56,10 @@ pub enum Write {
         name: String,
         /// The complete new `spec.updateStrategy`.
         strategy: Value,
+        /// The state as read.
+        before: RolloutState,
         /// The state to store with it.
-        state: RolloutState,
+        after: RolloutState,
         /// The resourceVersion the decision was made from.
         resource_version: String,
     },
@@ -103,17 +107,19 @@ impl Write {
         match self {
             Self::DeletePod { uid, .. } => json!({ "preconditions": { "uid": uid } }),
             Self::PatchState {
-                state,
+                before,
+                after,
                 resource_version,
                 ..
-            } => state_patch(state, resource_version.as_deref()),
+            } => state_patch(before, after, resource_version.as_deref()),
             Self::PatchStrategy {
                 strategy,
-                state,
+                before,
+                after,
                 resource_version,
                 ..
             } => {
-                let mut patch = state_patch(state, Some(resource_version));
+                let mut patch = state_patch(before, after, Some(resource_version));
                 patch["spec"] = json!({ "updateStrategy": strategy });
                 patch
             }
@@ -137,6 +143,8 @@ pub struct Record {
     pub revision_from: Option<i64>,
     /// Revision after.
     pub revision_to: Option<i64>,
+    /// A note for the journal line (e.g. the auto-pause reason).
+    pub note: Option<String>,
 }
 
 /// A write plus what to journal about it.
@@ -254,7 +262,10 @@ impl Executor {
             revision_from: request.record.revision_from,
             revision_to: request.record.revision_to,
             result: if result.is_ok() { "ok" } else { "error" }.to_owned(),
-            message: result.as_ref().err().map(ToString::to_string),
+            message: match result {
+                Ok(_) => request.record.note.clone(),
+                Err(err) => Some(err.to_string()),
+            },
         }
     }
 }
@@ -363,7 +374,11 @@ mod tests {
             namespace: "ns".into(),
             name: "agent".into(),
             strategy: json!({"type":"OnDelete","rollingUpdate":null}),
-            state: RolloutState::default(),
+            before: RolloutState::default(),
+            after: RolloutState {
+                mode: crate::ops::state::Mode::Auto,
+                ..RolloutState::default()
+            },
             resource_version: "7".into(),
         };
         let body = write.body();

@@ -132,14 +132,21 @@ impl RolloutState {
     }
 }
 
-/// The JSON merge patch that stores `state`: only `metadata.annotations` (keys
-/// the state lacks are set to `null`, which removes them), plus
-/// `metadata.resourceVersion` when given, so the server rejects the write with
-/// 409 if the DaemonSet changed since it was read.
-pub fn state_patch(state: &RolloutState, resource_version: Option<&str>) -> Value {
-    let annotations: Map<String, Value> = state
+/// The JSON merge patch that moves the stored state from `before` to `after`:
+/// only `metadata.annotations`, and only the keys that differ (`null` removes a
+/// key), so a concurrent writer's other keys (say, another console's pause) are
+/// never overwritten with stale values. With `resource_version`, the server
+/// rejects the patch with 409 if the DaemonSet changed since it was read.
+pub fn state_patch(
+    before: &RolloutState,
+    after: &RolloutState,
+    resource_version: Option<&str>,
+) -> Value {
+    let old = before.to_annotations();
+    let annotations: Map<String, Value> = after
         .to_annotations()
         .into_iter()
+        .filter(|(key, value)| old.get(key) != Some(value))
         .map(|(key, value)| (key.to_owned(), value.map_or(Value::Null, Value::String)))
         .collect();
     let mut metadata = json!({ "annotations": annotations });
@@ -150,7 +157,10 @@ pub fn state_patch(state: &RolloutState, resource_version: Option<&str>) -> Valu
 }
 
 /// Serializes an optional duration as humantime text (`30s`, `5m`).
-#[allow(clippy::ref_option, reason = "serde's serialize_with passes &Option<T>")]
+#[allow(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes &Option<T>"
+)]
 pub(super) fn serialize_duration<S: serde::Serializer>(
     value: &Option<Duration>,
     serializer: S,
@@ -239,9 +249,9 @@ mod tests {
     }
 
     #[test]
-    fn default_state_writes_no_keys_and_clears_all() {
+    fn clearing_a_full_state_nulls_every_key() {
         assert!(as_stored(&RolloutState::default()).is_empty());
-        let patch = state_patch(&RolloutState::default(), None);
+        let patch = state_patch(&full_state(), &RolloutState::default(), None);
         let annotations = patch["metadata"]["annotations"].as_object().unwrap();
         assert_eq!(annotations.len(), ALL_KEYS.len());
         assert!(annotations.values().all(Value::is_null));
@@ -249,8 +259,22 @@ mod tests {
     }
 
     #[test]
+    fn patch_carries_only_changed_keys() {
+        let before = full_state();
+        let after = RolloutState {
+            batch_nodes: vec!["node-9".into()],
+            ..full_state()
+        };
+        let patch = state_patch(&before, &after, None);
+        assert_eq!(
+            patch["metadata"]["annotations"],
+            json!({ BATCH_NODES: "node-9" })
+        );
+    }
+
+    #[test]
     fn patch_touches_metadata_only_with_precondition() {
-        let patch = state_patch(&full_state(), Some("42"));
+        let patch = state_patch(&RolloutState::default(), &full_state(), Some("42"));
         assert_eq!(
             patch.as_object().unwrap().keys().collect::<Vec<_>>(),
             ["metadata"]
