@@ -5,10 +5,19 @@
 //! durable [`state`] on the DaemonSet; they return [`write::Write`] values that
 //! the one [`write::Executor`] runs (single flight, preconditions, no retries,
 //! journaled). Planning and health gates come from `engine::rollout`; this module
-//! never re-implements them.
+//! never re-implements them. [`drive`] holds the async flows of the headless
+//! commands; [`follow`] watches a DaemonSet through the cluster layer.
 
+pub mod advance;
+pub mod auto;
+pub mod drive;
 pub mod error;
+pub mod follow;
 pub mod journal;
+pub mod pause;
 pub mod rbac;
+pub mod rollback;
+pub mod snapshot;
 pub mod state;
+pub mod status;
 pub mod write;

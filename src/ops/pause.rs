@@ -1,0 +1,140 @@
+//! Pause and resume as writes. Pausing always records who, when and why on
+//! the DaemonSet; on a RollingUpdate DaemonSet it also freezes the controller's
+//! own rollout by switching `spec.updateStrategy` to OnDelete (with
+//! `rollingUpdate: null`), saving the exact previous strategy in an annotation
+//! that resume writes back. The template is never touched, so no revision is
+//! created. Both strategy writes carry the resourceVersion they were decided on.
+//!
+//! Pure: builds [`Write`] values from a snapshot; never sends them.
+
+use serde_json::{Value, json};
+
+use crate::ops::error::OpsError;
+use crate::ops::snapshot::Snapshot;
+use crate::ops::state::{Mode, Pause, RolloutState};
+use crate::ops::write::{Record, Write, WriteRequest};
+
+/// Who paused and why (an automatic pause names the failing node).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PauseRequest {
+    /// `user@host`, or `rollcall auto (user@host)`.
+    pub by: String,
+    /// For an automatic pause: `node X: reason`.
+    pub reason: Option<String>,
+    /// The node that failed, for the journal.
+    pub node: Option<String>,
+}
+
+/// The write that pauses the rollout.
+pub fn pause(snapshot: &Snapshot, request: &PauseRequest, now: jiff::Timestamp) -> Result<WriteRequest, OpsError> {
+    let before = snapshot.state()?;
+    if let Some(pause) = &before.pause {
+        return Err(OpsError::Invalid(format!("already paused by {}{}", pause.by, since(pause.at))));
+    }
+    let mut after = RolloutState {
+        pause: Some(Pause { by: request.by.clone(), at: Some(now), reason: request.reason.clone() }),
+        ..before.clone()
+    }
+    .touched(&request.by, now);
+    let target = snapshot.target();
+    let write = if snapshot.strategy_type() == "RollingUpdate" {
+        after.saved_strategy = Some(current_strategy(snapshot));
+        Write::PatchStrategy {
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            strategy: json!({ "type": "OnDelete", "rollingUpdate": null }),
+            before,
+            after,
+            resource_version: resource_version(snapshot)?,
+        }
+    } else {
+        Write::PatchState {
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            before,
+            after,
+            resource_version: None,
+        }
+    };
+    let action = if request.reason.is_some() { "auto-pause" } else { "pause" };
+    Ok(WriteRequest { write, record: record(snapshot, action, request.node.clone(), request.reason.clone()) })
+}
+
+/// The write that resumes: clears the pause and, if pause switched a
+/// RollingUpdate DaemonSet to OnDelete, restores the saved strategy exactly.
+/// If someone changed the strategy meanwhile (it is no longer OnDelete), their
+/// choice stands and only the pause is cleared.
+pub fn resume(snapshot: &Snapshot, by: &str, now: jiff::Timestamp) -> Result<WriteRequest, OpsError> {
+    let before = snapshot.state()?;
+    if before.pause.is_none() {
+        return Err(OpsError::Invalid("not paused".to_owned()));
+    }
+    let after = RolloutState {
+        pause: None,
+        saved_strategy: None,
+        mode: if before.mode == Mode::Auto { Mode::Idle } else { before.mode },
+        ..before.clone()
+    }
+    .touched(by, now);
+    let target = snapshot.target();
+    let restore = before.saved_strategy.clone().filter(|_| snapshot.strategy_type() == "OnDelete");
+    let write = match restore {
+        Some(strategy) => Write::PatchStrategy {
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            strategy: restorable(strategy),
+            before,
+            after,
+            resource_version: resource_version(snapshot)?,
+        },
+        None => Write::PatchState {
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            before,
+            after,
+            resource_version: None,
+        },
+    };
+    Ok(WriteRequest { write, record: record(snapshot, "resume", None, None) })
+}
+
+/// The DaemonSet's `spec.updateStrategy` as JSON, exactly as stored.
+fn current_strategy(snapshot: &Snapshot) -> Value {
+    snapshot
+        .ds
+        .spec
+        .as_ref()
+        .and_then(|s| s.update_strategy.as_ref())
+        .and_then(|u| serde_json::to_value(u).ok())
+        .unwrap_or_else(|| json!({ "type": "RollingUpdate" }))
+}
+
+/// A merge patch replaces maps key by key: a saved strategy without a
+/// `rollingUpdate` key must say `null` explicitly to match exactly.
+fn restorable(mut strategy: Value) -> Value {
+    if let Value::Object(map) = &mut strategy {
+        map.entry("rollingUpdate").or_insert(Value::Null);
+    }
+    strategy
+}
+
+fn resource_version(snapshot: &Snapshot) -> Result<String, OpsError> {
+    snapshot
+        .resource_version()
+        .map(str::to_owned)
+        .ok_or_else(|| OpsError::Invalid("the DaemonSet has no resourceVersion; cannot write safely".to_owned()))
+}
+
+fn record(snapshot: &Snapshot, action: &str, node: Option<String>, note: Option<String>) -> Record {
+    Record {
+        action: action.to_owned(),
+        daemonset: snapshot.target().key(),
+        node,
+        note,
+        ..Record::default()
+    }
+}
+
+fn since(at: Option<jiff::Timestamp>) -> String {
+    at.map(|t| format!(" at {t}")).unwrap_or_default()
+}
