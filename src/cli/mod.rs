@@ -1,7 +1,14 @@
 //! Command-line interface: argument parsing and the headless commands.
 
+pub mod act_args;
+pub mod advance;
+pub mod auto;
 pub mod cluster_args;
 pub mod explain;
+pub mod history;
+pub mod pause;
+pub mod rollback;
+pub mod status;
 
 use clap::{Parser, Subcommand};
 
@@ -19,6 +26,20 @@ pub struct Cli {
 pub enum Command {
     /// Explain, node by node, whether each DaemonSet of a snapshot should run there and why not.
     Explain(explain::ExplainArgs),
+    /// Show a DaemonSet's rollout: state, nodes (revision, readiness, eligibility) and the plan.
+    Status(status::StatusArgs),
+    /// List a DaemonSet's revisions (images, node counts) or show one with its diff.
+    History(history::HistoryArgs),
+    /// Move nodes to the current revision by deleting their old pod (UID precondition).
+    Advance(advance::AdvanceArgs),
+    /// Auto-advance in gated batches until done or a failure pauses the rollout.
+    Auto(auto::AutoArgs),
+    /// Pause the rollout for every console (freezes a RollingUpdate DaemonSet).
+    Pause(pause::PauseArgs),
+    /// Resume a paused rollout (restores the exact previous update strategy).
+    Resume(pause::PauseArgs),
+    /// Roll the template back to the previous or a chosen revision.
+    Rollback(rollback::RollbackArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -29,6 +50,13 @@ pub enum Command {
 pub fn run(cli: Cli) -> std::process::ExitCode {
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
         Command::Explain(args) => explain::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::History(args) => history::run(&args),
+        Command::Advance(args) => advance::run(&args),
+        Command::Auto(args) => auto::run(&args),
+        Command::Pause(args) => pause::run(&args, false),
+        Command::Resume(args) => pause::run(&args, true),
+        Command::Rollback(args) => rollback::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -40,7 +40,11 @@ pub struct Victim {
 /// Chooses the pods to delete. Named nodes must be steps of the plan (else the
 /// skip reason is the error); `Next(k)` takes the plan's next batch (canaries on
 /// their own first), leaving out `exclude` (nodes in flight).
-pub fn choose(plan: &RolloutPlan, target: &AdvanceTarget, exclude: &BTreeSet<String>) -> Result<Vec<Victim>, OpsError> {
+pub fn choose(
+    plan: &RolloutPlan,
+    target: &AdvanceTarget,
+    exclude: &BTreeSet<String>,
+) -> Result<Vec<Victim>, OpsError> {
     let victims: Vec<Victim> = match target {
         AdvanceTarget::Nodes(names) => {
             let mut seen = BTreeSet::new();
@@ -50,8 +54,13 @@ pub fn choose(plan: &RolloutPlan, target: &AdvanceTarget, exclude: &BTreeSet<Str
                 .map(|name| named(plan, name))
                 .collect::<Result<_, _>>()?
         }
-        AdvanceTarget::Next(0) => return Err(OpsError::Invalid("--next must be at least 1".to_owned())),
-        AdvanceTarget::Next(k) => next_batch(plan, *k, exclude).into_iter().filter_map(victim).collect(),
+        AdvanceTarget::Next(0) => {
+            return Err(OpsError::Invalid("--next must be at least 1".to_owned()));
+        }
+        AdvanceTarget::Next(k) => next_batch(plan, *k, exclude)
+            .into_iter()
+            .filter_map(victim)
+            .collect(),
     };
     if victims.is_empty() {
         return Err(OpsError::Invalid(nothing_left(plan)));
@@ -61,11 +70,17 @@ pub fn choose(plan: &RolloutPlan, target: &AdvanceTarget, exclude: &BTreeSet<Str
 
 fn named(plan: &RolloutPlan, name: &str) -> Result<Victim, OpsError> {
     if let Some(step) = plan.steps.iter().find(|s| s.node == name) {
-        return victim(step).ok_or_else(|| OpsError::Invalid(format!("node {name}: no old pod to delete")));
+        return victim(step)
+            .ok_or_else(|| OpsError::Invalid(format!("node {name}: no old pod to delete")));
     }
     match plan.skipped.iter().find(|s| s.node == name) {
-        Some(skipped) => Err(OpsError::Invalid(format!("node {name} is skipped: {}", skip_text(&skipped.reason)))),
-        None => Err(OpsError::Invalid(format!("node {name} is not in the cluster"))),
+        Some(skipped) => Err(OpsError::Invalid(format!(
+            "node {name} is skipped: {}",
+            skip_text(&skipped.reason)
+        ))),
+        None => Err(OpsError::Invalid(format!(
+            "node {name} is not in the cluster"
+        ))),
     }
 }
 
@@ -113,19 +128,34 @@ pub fn failure_text(failure: &GateFailure) -> String {
             format!("replacement pod not Ready after {waited_seconds}s")
         }
         GateFailure::CrashLoopBackOff => "replacement pod in CrashLoopBackOff".to_owned(),
-        GateFailure::ImagePullBackOff { reason } => format!("replacement pod cannot pull its image ({reason})"),
-        GateFailure::Restarted { restarts } => format!("replacement pod restarted ({restarts} restarts)"),
+        GateFailure::ImagePullBackOff { reason } => {
+            format!("replacement pod cannot pull its image ({reason})")
+        }
+        GateFailure::Restarted { restarts } => {
+            format!("replacement pod restarted ({restarts} restarts)")
+        }
         GateFailure::PodFailed => "replacement pod failed".to_owned(),
-        GateFailure::PodGone { uid } => format!("replacement pod {uid} was deleted by someone else"),
+        GateFailure::PodGone { uid } => {
+            format!("replacement pod {uid} was deleted by someone else")
+        }
         GateFailure::ReplacedByOther { pod, revision } => match revision {
-            Some(r) => format!("node runs pod {pod} of revision {r} instead (replaced by someone else)"),
-            None => format!("node runs pod {pod} of another revision instead (replaced by someone else)"),
+            Some(r) => {
+                format!("node runs pod {pod} of revision {r} instead (replaced by someone else)")
+            }
+            None => format!(
+                "node runs pod {pod} of another revision instead (replaced by someone else)"
+            ),
         },
     }
 }
 
 /// The delete requests for `victims`, journaled as `action`.
-pub fn delete_requests(target: &Target, victims: &[Victim], revision_to: Option<i64>, action: &str) -> Vec<WriteRequest> {
+pub fn delete_requests(
+    target: &Target,
+    victims: &[Victim],
+    revision_to: Option<i64>,
+    action: &str,
+) -> Vec<WriteRequest> {
     victims
         .iter()
         .map(|v| WriteRequest {
@@ -166,7 +196,11 @@ impl InFlight {
             return;
         }
         self.new_pod_uid = row
-            .and_then(|r| r.pods.iter().find(|p| p.updated && !p.terminating && p.uid != self.victim.uid))
+            .and_then(|r| {
+                r.pods
+                    .iter()
+                    .find(|p| p.updated && !p.terminating && p.uid != self.victim.uid)
+            })
             .map(|p| p.uid.clone());
     }
 

@@ -71,7 +71,10 @@ impl AutoRun {
     /// A run over the plan's order.
     pub fn new(policy: AutoPolicy) -> Self {
         Self {
-            policy: AutoPolicy { batch: policy.batch.max(1), ..policy },
+            policy: AutoPolicy {
+                batch: policy.batch.max(1),
+                ..policy
+            },
             priority: None,
             awaiting_delete: BTreeMap::new(),
             in_flight: Vec::new(),
@@ -102,18 +105,31 @@ impl AutoRun {
     }
 
     /// Decides the next move from the current plan and coverage rows.
-    pub fn step(&mut self, plan: &RolloutPlan, rows: &[NodeCoverage], min_ready_seconds: i32, now: jiff::Timestamp) -> Step {
+    pub fn step(
+        &mut self,
+        plan: &RolloutPlan,
+        rows: &[NodeCoverage],
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) -> Step {
         if let Some((node, reason)) = &self.failed {
-            return Step::Pause { node: node.clone(), reason: reason.clone() };
+            return Step::Pause {
+                node: node.clone(),
+                reason: reason.clone(),
+            };
         }
         if !self.awaiting_delete.is_empty() {
-            return Step::Wait { wake_at: None, waiting: Vec::new() };
+            return Step::Wait {
+                wake_at: None,
+                waiting: Vec::new(),
+            };
         }
         if !self.in_flight.is_empty() {
             match self.judge(rows, min_ready_seconds, now) {
                 Some(step) => return step,
                 None => {
-                    self.done.extend(self.in_flight.drain(..).map(|f| f.victim.node));
+                    self.done
+                        .extend(self.in_flight.drain(..).map(|f| f.victim.node));
                 }
             }
         }
@@ -124,7 +140,9 @@ impl AutoRun {
                 }
                 Step::Delete(victims)
             }
-            None => Step::Completed { advanced: self.done.len() },
+            None => Step::Completed {
+                advanced: self.done.len(),
+            },
         }
     }
 
@@ -132,9 +150,15 @@ impl AutoRun {
     /// was replaced; 404: it is gone; 403; unreachable) is never retried: the
     /// run pauses with the reason.
     pub fn deleted(&mut self, node: &str, result: Result<(), &OpsError>, now: jiff::Timestamp) {
-        let Some(victim) = self.awaiting_delete.remove(node) else { return };
+        let Some(victim) = self.awaiting_delete.remove(node) else {
+            return;
+        };
         match result {
-            Ok(()) => self.in_flight.push(InFlight { victim, started: now, new_pod_uid: None }),
+            Ok(()) => self.in_flight.push(InFlight {
+                victim,
+                started: now,
+                new_pod_uid: None,
+            }),
             Err(err) => {
                 if self.failed.is_none() {
                     let reason = format!("delete of pod {} refused: {err}", victim.pod);
@@ -151,20 +175,35 @@ impl AutoRun {
 
     /// Judges only the batch in flight, starting nothing new: `None` when it
     /// passed, else a [`Step::Wait`] or [`Step::Pause`].
-    pub fn judge_only(&mut self, rows: &[NodeCoverage], min_ready_seconds: i32, now: jiff::Timestamp) -> Option<Step> {
+    pub fn judge_only(
+        &mut self,
+        rows: &[NodeCoverage],
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) -> Option<Step> {
         if let Some((node, reason)) = &self.failed {
-            return Some(Step::Pause { node: node.clone(), reason: reason.clone() });
+            return Some(Step::Pause {
+                node: node.clone(),
+                reason: reason.clone(),
+            });
         }
         let verdict = self.judge(rows, min_ready_seconds, now);
         if verdict.is_none() {
-            self.done.extend(self.in_flight.drain(..).map(|f| f.victim.node));
+            self.done
+                .extend(self.in_flight.drain(..).map(|f| f.victim.node));
         }
         verdict
     }
 
     /// Gate verdict for the batch in flight; `None` when it passed.
-    fn judge(&mut self, rows: &[NodeCoverage], min_ready_seconds: i32, now: jiff::Timestamp) -> Option<Step> {
-        let by_node: BTreeMap<&str, &NodeCoverage> = rows.iter().map(|r| (r.node.as_str(), r)).collect();
+    fn judge(
+        &mut self,
+        rows: &[NodeCoverage],
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) -> Option<Step> {
+        let by_node: BTreeMap<&str, &NodeCoverage> =
+            rows.iter().map(|r| (r.node.as_str(), r)).collect();
         for flight in &mut self.in_flight {
             flight.observe(by_node.get(flight.victim.node.as_str()).copied());
         }
@@ -193,7 +232,8 @@ impl AutoRun {
     }
 
     fn wake_at(&self, waiting: &[(String, WaitingFor)]) -> Option<jiff::Timestamp> {
-        let timeout = jiff::SignedDuration::try_from(self.policy.timeout).unwrap_or(jiff::SignedDuration::MAX);
+        let timeout = jiff::SignedDuration::try_from(self.policy.timeout)
+            .unwrap_or(jiff::SignedDuration::MAX);
         waiting
             .iter()
             .filter_map(|(node, what)| match what {
@@ -222,11 +262,18 @@ impl AutoRun {
 /// The plan with the steps named in `order` first, in that order; canary
 /// flags are dropped so the priority order is not overridden by the canary stage.
 fn prioritized(plan: &RolloutPlan, order: &[String]) -> RolloutPlan {
-    let rank: BTreeMap<&str, usize> = order.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let rank: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
     let mut steps = plan.steps.clone();
     steps.sort_by_key(|s| rank.get(s.node.as_str()).copied().unwrap_or(usize::MAX));
     for step in &mut steps {
         step.canary = false;
     }
-    RolloutPlan { steps, skipped: plan.skipped.clone() }
+    RolloutPlan {
+        steps,
+        skipped: plan.skipped.clone(),
+    }
 }

@@ -43,7 +43,10 @@ pub enum AutoEnd {
 /// not caught up with (acting then could delete pods that are already current).
 pub fn ensure_actionable(snapshot: &Snapshot, state: &RolloutState) -> Result<(), OpsError> {
     if let Some(pause) = &state.pause {
-        return Err(OpsError::Invalid(format!("the rollout is paused by {}; resume it first", pause.by)));
+        return Err(OpsError::Invalid(format!(
+            "the rollout is paused by {}; resume it first",
+            pause.by
+        )));
     }
     if !snapshot.index().current_matches_template() {
         return Err(OpsError::Invalid(
@@ -63,9 +66,18 @@ pub async fn delete_victims(
 ) -> Result<Vec<InFlight>, OpsError> {
     let revision_to = snapshot.index().current().map(|c| c.number);
     let mut flights = Vec::new();
-    for (victim, request) in victims.iter().zip(delete_requests(&snapshot.target(), victims, revision_to, action)) {
+    for (victim, request) in victims.iter().zip(delete_requests(
+        &snapshot.target(),
+        victims,
+        revision_to,
+        action,
+    )) {
         executor.run(&request).await?;
-        flights.push(InFlight { victim: victim.clone(), started: jiff::Timestamp::now(), new_pod_uid: None });
+        flights.push(InFlight {
+            victim: victim.clone(),
+            started: jiff::Timestamp::now(),
+            new_pod_uid: None,
+        });
     }
     Ok(flights)
 }
@@ -92,7 +104,11 @@ pub async fn follow_flights(
     flights: Vec<InFlight>,
     timeout: Duration,
 ) -> Result<Result<(), (String, String)>, OpsError> {
-    let mut run = AutoRun::new(AutoPolicy { batch: 1, soak: Duration::ZERO, timeout });
+    let mut run = AutoRun::new(AutoPolicy {
+        batch: 1,
+        soak: Duration::ZERO,
+        timeout,
+    });
     run.adopt(flights);
     loop {
         let snapshot = follower.snapshot().await?;
@@ -121,11 +137,18 @@ pub struct AutoSettings {
 }
 
 /// Runs auto-advance until completion, an automatic pause, or a pause by someone else.
-pub async fn auto(executor: &Executor, follower: &Follower, settings: &AutoSettings) -> Result<AutoEnd, OpsError> {
+pub async fn auto(
+    executor: &Executor,
+    follower: &Follower,
+    settings: &AutoSettings,
+) -> Result<AutoEnd, OpsError> {
     let snapshot = follower.snapshot().await?;
     let state = snapshot.state()?;
     if let Some(pause) = &state.pause {
-        return Err(OpsError::Invalid(format!("the rollout is paused by {}; resume it first", pause.by)));
+        return Err(OpsError::Invalid(format!(
+            "the rollout is paused by {}; resume it first",
+            pause.by
+        )));
     }
     let started = start_state(&state, settings, executor.actor());
     write_state(executor, &snapshot, &state, &started, "auto-start", None).await?;
@@ -141,23 +164,42 @@ pub async fn auto(executor: &Executor, follower: &Follower, settings: &AutoSetti
 fn start_state(state: &RolloutState, settings: &AutoSettings, actor: &str) -> RolloutState {
     let policy = settings.policy;
     RolloutState {
-        mode: if settings.rollback.is_some() { Mode::RollingBack } else { Mode::Auto },
+        mode: if settings.rollback.is_some() {
+            Mode::RollingBack
+        } else {
+            Mode::Auto
+        },
         batch: Some(u32::try_from(policy.batch).unwrap_or(u32::MAX)),
         soak: Some(policy.soak),
         timeout: Some(policy.timeout),
-        canary_selector: settings.canary_selector.clone().or_else(|| state.canary_selector.clone()),
+        canary_selector: settings
+            .canary_selector
+            .clone()
+            .or_else(|| state.canary_selector.clone()),
         rollback_to: settings.rollback.as_ref().map(|(_, to)| *to),
+        // A rollback supersedes a pause of the rollout it undoes.
+        pause: if settings.rollback.is_some() {
+            None
+        } else {
+            state.pause.clone()
+        },
         ..state.clone()
     }
     .touched(actor, jiff::Timestamp::now())
 }
 
-async fn auto_loop(executor: &Executor, follower: &Follower, run: &mut AutoRun) -> Result<AutoEnd, OpsError> {
+async fn auto_loop(
+    executor: &Executor,
+    follower: &Follower,
+    run: &mut AutoRun,
+) -> Result<AutoEnd, OpsError> {
     loop {
         let snapshot = follower.snapshot().await?;
         let state = snapshot.state()?;
         if let Some(pause) = &state.pause {
-            return Ok(AutoEnd::Stopped { by: pause.by.clone() });
+            return Ok(AutoEnd::Stopped {
+                by: pause.by.clone(),
+            });
         }
         let index = snapshot.index();
         if !index.current_matches_template() {
@@ -171,12 +213,24 @@ async fn auto_loop(executor: &Executor, follower: &Follower, run: &mut AutoRun) 
         let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
         match run.step(&plan, &rows, min_ready, now) {
             Step::Delete(victims) => {
-                let batch = RolloutState { batch_nodes: victims.iter().map(|v| v.node.clone()).collect(), ..state.clone() };
+                let batch = RolloutState {
+                    batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
+                    ..state.clone()
+                };
                 write_state(executor, &snapshot, &state, &batch, "batch", None).await?;
                 let revision_to = index.current().map(|c| c.number);
-                for (victim, request) in victims.iter().zip(delete_requests(&snapshot.target(), &victims, revision_to, "auto-advance")) {
+                for (victim, request) in victims.iter().zip(delete_requests(
+                    &snapshot.target(),
+                    &victims,
+                    revision_to,
+                    "auto-advance",
+                )) {
                     let result = executor.run(&request).await;
-                    run.deleted(&victim.node, result.as_ref().map(|_| ()), jiff::Timestamp::now());
+                    run.deleted(
+                        &victim.node,
+                        result.as_ref().map(|_| ()),
+                        jiff::Timestamp::now(),
+                    );
                     if result.is_err() {
                         break;
                     }
@@ -200,15 +254,28 @@ async fn finish(executor: &Executor, follower: &Follower, end: &AutoEnd) -> Resu
                 reason: Some(format!("node {node}: {reason}")),
                 node: Some(node.clone()),
             };
-            retry_on_conflict(follower, |snap| pause(snap, &request, jiff::Timestamp::now()), executor).await
+            retry_on_conflict(
+                follower,
+                |snap| pause(snap, &request, jiff::Timestamp::now()),
+                executor,
+            )
+            .await
         }
         AutoEnd::Completed { .. } => {
-            let idle = RolloutState { mode: Mode::Idle, batch_nodes: Vec::new(), rollback_to: None, ..state.clone() }
-                .touched(executor.actor(), jiff::Timestamp::now());
+            let idle = RolloutState {
+                mode: Mode::Idle,
+                batch_nodes: Vec::new(),
+                rollback_to: None,
+                ..state.clone()
+            }
+            .touched(executor.actor(), jiff::Timestamp::now());
             write_state(executor, &snapshot, &state, &idle, "auto-done", None).await
         }
         AutoEnd::Stopped { .. } => {
-            let stopped = RolloutState { batch_nodes: Vec::new(), ..state.clone() };
+            let stopped = RolloutState {
+                batch_nodes: Vec::new(),
+                ..state.clone()
+            };
             write_state(executor, &snapshot, &state, &stopped, "auto-stopped", None).await
         }
     }
@@ -236,14 +303,23 @@ pub async fn write_state(
             after: after.clone(),
             resource_version: None,
         },
-        record: Record { action: action.to_owned(), daemonset: target.key(), note, ..Record::default() },
+        record: Record {
+            action: action.to_owned(),
+            daemonset: target.key(),
+            note,
+            ..Record::default()
+        },
     };
     executor.run(&request).await.map(|_| ())
 }
 
 /// Runs a write decided from a snapshot; on 409 (the DaemonSet changed since it
 /// was read) re-reads and decides again, up to three times.
-pub async fn retry_on_conflict<F>(follower: &Follower, decide: F, executor: &Executor) -> Result<(), OpsError>
+pub async fn retry_on_conflict<F>(
+    follower: &Follower,
+    decide: F,
+    executor: &Executor,
+) -> Result<(), OpsError>
 where
     F: Fn(&Snapshot) -> Result<WriteRequest, OpsError>,
 {
@@ -255,7 +331,11 @@ where
             Ok(_) => return Ok(()),
             Err(err @ OpsError::Conflict { .. }) => {
                 last = Some(err);
-                follower.changed_or(Some(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1))).await;
+                follower
+                    .changed_or(Some(
+                        jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1),
+                    ))
+                    .await;
             }
             Err(err) => return Err(err),
         }
@@ -267,7 +347,9 @@ where
 /// most recently updated first.
 pub fn rollback_nodes(snapshot: &Snapshot) -> Vec<String> {
     let index = snapshot.index();
-    let Some(current) = index.current() else { return Vec::new() };
+    let Some(current) = index.current() else {
+        return Vec::new();
+    };
     let rows = snapshot.rows(&index, jiff::Timestamp::now());
     rollback_order(&rows, &current.hash)
 }

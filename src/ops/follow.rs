@@ -4,7 +4,7 @@
 //! [`Snapshot`]s once the streams have listed, and to wait for the next
 //! change or a deadline. Never polls the API.
 
-use crate::cluster::status::StreamKind;
+use crate::cluster::status::{StreamKind, StreamStatus};
 use crate::cluster::watch::{self, WatchHandle};
 use crate::ops::error::OpsError;
 use crate::ops::snapshot::{Snapshot, Target};
@@ -17,7 +17,12 @@ pub struct Follower {
 }
 
 /// The streams that must have listed before a snapshot is complete.
-const NEEDED: [StreamKind; 4] = [StreamKind::Nodes, StreamKind::DaemonSets, StreamKind::Pods, StreamKind::Revisions];
+const NEEDED: [StreamKind; 4] = [
+    StreamKind::Nodes,
+    StreamKind::DaemonSets,
+    StreamKind::Pods,
+    StreamKind::Revisions,
+];
 
 impl Follower {
     /// Starts watching `target` (its namespace's DaemonSets, all nodes, its pods and revisions).
@@ -27,23 +32,26 @@ impl Follower {
             name: target.name.clone(),
         };
         let handle = watch::spawn(client, Some(target.namespace.clone()), Some(watch_target));
-        Self { handle, target: target.clone() }
+        Self {
+            handle,
+            target: target.clone(),
+        }
     }
 
     /// The current snapshot, or `None` while the streams are still listing.
     /// A DaemonSet that is gone after its stream listed is an error.
     pub fn try_snapshot(&self) -> Result<Option<Snapshot>, OpsError> {
         let cache = self.handle.shared.lock();
-        let synced = |kind: StreamKind| cache.streams().get(&kind).is_some_and(|s| s.synced());
+        let synced =
+            |kind: StreamKind| cache.streams().get(&kind).is_some_and(StreamStatus::synced);
         let ds_listed = synced(StreamKind::DaemonSets);
         match Snapshot::from_cache(&cache, &self.target) {
             Some(snapshot) if NEEDED.iter().all(|k| synced(*k)) => Ok(Some(snapshot)),
-            Some(_) => Ok(None),
             None if ds_listed => Err(OpsError::NotFound {
                 what: format!("daemonset {}", self.target.key()),
                 message: "it was deleted or never existed".to_owned(),
             }),
-            None => Ok(None),
+            Some(_) | None => Ok(None),
         }
     }
 
@@ -62,7 +70,8 @@ impl Follower {
         let sleep = wake_at.map_or(std::time::Duration::from_secs(3600), |at| {
             let wait = at.duration_since(jiff::Timestamp::now());
             // Wake a little after the deadline so the gate sees it as passed.
-            std::time::Duration::try_from(wait).unwrap_or_default() + std::time::Duration::from_millis(50)
+            std::time::Duration::try_from(wait).unwrap_or_default()
+                + std::time::Duration::from_millis(50)
         });
         tokio::select! {
             () = self.handle.shared.changed() => {}

@@ -26,13 +26,25 @@ pub struct PauseRequest {
 }
 
 /// The write that pauses the rollout.
-pub fn pause(snapshot: &Snapshot, request: &PauseRequest, now: jiff::Timestamp) -> Result<WriteRequest, OpsError> {
+pub fn pause(
+    snapshot: &Snapshot,
+    request: &PauseRequest,
+    now: jiff::Timestamp,
+) -> Result<WriteRequest, OpsError> {
     let before = snapshot.state()?;
     if let Some(pause) = &before.pause {
-        return Err(OpsError::Invalid(format!("already paused by {}{}", pause.by, since(pause.at))));
+        return Err(OpsError::Invalid(format!(
+            "already paused by {}{}",
+            pause.by,
+            since(pause.at)
+        )));
     }
     let mut after = RolloutState {
-        pause: Some(Pause { by: request.by.clone(), at: Some(now), reason: request.reason.clone() }),
+        pause: Some(Pause {
+            by: request.by.clone(),
+            at: Some(now),
+            reason: request.reason.clone(),
+        }),
         ..before.clone()
     }
     .touched(&request.by, now);
@@ -56,15 +68,31 @@ pub fn pause(snapshot: &Snapshot, request: &PauseRequest, now: jiff::Timestamp) 
             resource_version: None,
         }
     };
-    let action = if request.reason.is_some() { "auto-pause" } else { "pause" };
-    Ok(WriteRequest { write, record: record(snapshot, action, request.node.clone(), request.reason.clone()) })
+    let action = if request.reason.is_some() {
+        "auto-pause"
+    } else {
+        "pause"
+    };
+    Ok(WriteRequest {
+        write,
+        record: record(
+            snapshot,
+            action,
+            request.node.clone(),
+            request.reason.clone(),
+        ),
+    })
 }
 
 /// The write that resumes: clears the pause and, if pause switched a
 /// RollingUpdate DaemonSet to OnDelete, restores the saved strategy exactly.
 /// If someone changed the strategy meanwhile (it is no longer OnDelete), their
 /// choice stands and only the pause is cleared.
-pub fn resume(snapshot: &Snapshot, by: &str, now: jiff::Timestamp) -> Result<WriteRequest, OpsError> {
+pub fn resume(
+    snapshot: &Snapshot,
+    by: &str,
+    now: jiff::Timestamp,
+) -> Result<WriteRequest, OpsError> {
     let before = snapshot.state()?;
     if before.pause.is_none() {
         return Err(OpsError::Invalid("not paused".to_owned()));
@@ -72,12 +100,19 @@ pub fn resume(snapshot: &Snapshot, by: &str, now: jiff::Timestamp) -> Result<Wri
     let after = RolloutState {
         pause: None,
         saved_strategy: None,
-        mode: if before.mode == Mode::Auto { Mode::Idle } else { before.mode },
+        mode: if before.mode == Mode::Auto {
+            Mode::Idle
+        } else {
+            before.mode
+        },
         ..before.clone()
     }
     .touched(by, now);
     let target = snapshot.target();
-    let restore = before.saved_strategy.clone().filter(|_| snapshot.strategy_type() == "OnDelete");
+    let restore = before
+        .saved_strategy
+        .clone()
+        .filter(|_| snapshot.strategy_type() == "OnDelete");
     let write = match restore {
         Some(strategy) => Write::PatchStrategy {
             namespace: target.namespace.clone(),
@@ -95,7 +130,10 @@ pub fn resume(snapshot: &Snapshot, by: &str, now: jiff::Timestamp) -> Result<Wri
             resource_version: None,
         },
     };
-    Ok(WriteRequest { write, record: record(snapshot, "resume", None, None) })
+    Ok(WriteRequest {
+        write,
+        record: record(snapshot, "resume", None, None),
+    })
 }
 
 /// The DaemonSet's `spec.updateStrategy` as JSON, exactly as stored.
@@ -122,15 +160,24 @@ fn resource_version(snapshot: &Snapshot) -> Result<String, OpsError> {
     snapshot
         .resource_version()
         .map(str::to_owned)
-        .ok_or_else(|| OpsError::Invalid("the DaemonSet has no resourceVersion; cannot write safely".to_owned()))
+        .ok_or_else(|| {
+            OpsError::Invalid(
+                "the DaemonSet has no resourceVersion; cannot write safely".to_owned(),
+            )
+        })
 }
 
-fn record(snapshot: &Snapshot, action: &str, node: Option<String>, note: Option<String>) -> Record {
+fn record(
+    snapshot: &Snapshot,
+    action: &str,
+    node: Option<String>,
+    journal_note: Option<String>,
+) -> Record {
     Record {
         action: action.to_owned(),
         daemonset: snapshot.target().key(),
         node,
-        note,
+        note: journal_note,
         ..Record::default()
     }
 }

@@ -17,10 +17,11 @@ use crate::ops::write::{Record, Write, WriteRequest};
 /// (kubectl's default). Errors use kubectl's words.
 pub fn choose_revision(index: &RevisionIndex, to: Option<i64>) -> Result<RevisionInfo, OpsError> {
     match to {
-        Some(number) => index
-            .by_number(number)
-            .cloned()
-            .ok_or_else(|| OpsError::Invalid(format!("unable to find specified revision {number} in history"))),
+        Some(number) => index.by_number(number).cloned().ok_or_else(|| {
+            OpsError::Invalid(format!(
+                "unable to find specified revision {number} in history"
+            ))
+        }),
         None => index
             .previous()
             .cloned()
@@ -88,12 +89,14 @@ pub fn plan(snapshot: &Snapshot, to: Option<i64>) -> Result<RollbackPlan, OpsErr
         .iter()
         .find(|r| r.metadata.name.as_deref() == Some(target_rev.name.as_str()))
         .ok_or_else(|| OpsError::Invalid(format!("revision {} disappeared", target_rev.number)))?;
-    let data = revision
-        .data
-        .as_ref()
-        .map(|d| d.0.clone())
-        .ok_or_else(|| OpsError::Invalid(format!("revision {} has no data", target_rev.number)))?;
-    let diff = template_diff(&live_template(snapshot), &normalized_template(&target_rev.template));
+    let data =
+        revision.data.as_ref().map(|d| d.0.clone()).ok_or_else(|| {
+            OpsError::Invalid(format!("revision {} has no data", target_rev.number))
+        })?;
+    let diff = template_diff(
+        &live_template(snapshot),
+        &normalized_template(&target_rev.template),
+    );
     let already = index.current_matches_template() && from == Some(target_rev.number);
     let target = snapshot.target();
     let request = (!already).then(|| WriteRequest {
@@ -110,5 +113,10 @@ pub fn plan(snapshot: &Snapshot, to: Option<i64>) -> Result<RollbackPlan, OpsErr
             ..Record::default()
         },
     });
-    Ok(RollbackPlan { from, to: target_rev, diff, request })
+    Ok(RollbackPlan {
+        from,
+        to: target_rev,
+        diff,
+        request,
+    })
 }

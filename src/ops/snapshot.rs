@@ -40,7 +40,10 @@ impl Target {
                 "bad DaemonSet reference {text:?}: expected NAMESPACE/NAME or NAME"
             )));
         }
-        Ok(Self { namespace: namespace.to_owned(), name: name.to_owned() })
+        Ok(Self {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        })
     }
 
     /// `namespace/name`.
@@ -109,9 +112,22 @@ impl Snapshot {
     }
 
     /// Builds a snapshot, keeping only the pods the DaemonSet controls.
-    pub fn new(ds: DaemonSet, nodes: Vec<Node>, pods: Vec<Pod>, revisions: Vec<ControllerRevision>) -> Self {
-        let pods = pods.into_iter().filter(|p| is_controlled_by(p, &ds)).collect();
-        Self { ds, nodes, pods, revisions }
+    pub fn new(
+        ds: DaemonSet,
+        nodes: Vec<Node>,
+        pods: Vec<Pod>,
+        revisions: Vec<ControllerRevision>,
+    ) -> Self {
+        let pods = pods
+            .into_iter()
+            .filter(|p| is_controlled_by(p, &ds))
+            .collect();
+        Self {
+            ds,
+            nodes,
+            pods,
+            revisions,
+        }
     }
 
     /// The target this snapshot is about.
@@ -160,7 +176,10 @@ impl Snapshot {
         nodes
             .into_iter()
             .map(|node| {
-                let pods = by_node.get(node.name()).map(Vec::as_slice).unwrap_or_default();
+                let pods = by_node
+                    .get(node.name())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
                 node_coverage(node, &self.ds, pods, index, now)
             })
             .collect()
@@ -172,7 +191,11 @@ impl Snapshot {
     }
 
     /// The rollout plan with the canaries stored in `state`.
-    pub fn plan(&self, rows: &[NodeCoverage], state: &RolloutState) -> Result<RolloutPlan, OpsError> {
+    pub fn plan(
+        &self,
+        rows: &[NodeCoverage],
+        state: &RolloutState,
+    ) -> Result<RolloutPlan, OpsError> {
         Ok(plan_rollout(rows, &self.nodes, &plan_options(state)?))
     }
 }
@@ -197,14 +220,22 @@ pub fn plan_options(state: &RolloutState) -> Result<PlanOptions, OpsError> {
 
 /// The DaemonSet's selector as a label-selector query string.
 pub fn selector_labels(ds: &DaemonSet) -> Result<String, OpsError> {
-    let selector = ds.spec.as_ref().map(|s| s.selector.clone()).unwrap_or_default();
+    let selector = ds
+        .spec
+        .as_ref()
+        .map(|s| s.selector.clone())
+        .unwrap_or_default();
     kube::core::Selector::try_from(selector)
         .map(|s| s.to_string())
         .map_err(|e| OpsError::Invalid(format!("the DaemonSet's selector cannot be used: {e}")))
 }
 
 fn attempt(verb: &'static str, resource: &'static str, name: &str) -> Attempt {
-    Attempt { verb, resource, name: name.to_owned() }
+    Attempt {
+        verb,
+        resource,
+        name: name.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -223,7 +254,10 @@ mod tests {
         ];
         for (text, want) in cases {
             let got = Target::parse(text, "default").ok();
-            let want = want.map(|(ns, name)| Target { namespace: ns.into(), name: name.into() });
+            let want = want.map(|(ns, name)| Target {
+                namespace: ns.into(),
+                name: name.into(),
+            });
             assert_eq!(got, want, "{text}");
         }
     }

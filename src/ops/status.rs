@@ -42,6 +42,10 @@ pub struct StatusReport {
 }
 
 /// One node.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "a flat JSON record of independent yes/no facts"
+)]
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
@@ -101,8 +105,12 @@ impl StatusReport {
         let index = snapshot.index();
         let rows = snapshot.rows(&index, now);
         let plan = snapshot.plan(&rows, &state)?;
-        let canaries: std::collections::BTreeSet<&str> =
-            plan.steps.iter().filter(|s| s.canary).map(|s| s.node.as_str()).collect();
+        let canaries: std::collections::BTreeSet<&str> = plan
+            .steps
+            .iter()
+            .filter(|s| s.canary)
+            .map(|s| s.node.as_str())
+            .collect();
         let nodes = rows
             .iter()
             .map(|row| {
@@ -112,7 +120,12 @@ impl StatusReport {
                     name: row.node.clone(),
                     eligible: row.verdict.should_run,
                     should_continue_running: row.verdict.should_continue_running,
-                    reasons: row.verdict.reasons.iter().map(|r| r.message.clone()).collect(),
+                    reasons: row
+                        .verdict
+                        .reasons
+                        .iter()
+                        .map(|r| r.message.clone())
+                        .collect(),
                     pod: pod.map(|p| p.name.clone()),
                     revision: pod.and_then(|p| p.revision),
                     updated: pod.is_some_and(|p| p.updated),
@@ -120,7 +133,8 @@ impl StatusReport {
                     available: pod.is_some_and(|p| p.available),
                     problem: pod.and_then(|p| p.problem.clone()),
                     pod_count: live.len(),
-                    canary: canaries.contains(row.node.as_str()) || state.canaries.contains(&row.node),
+                    canary: canaries.contains(row.node.as_str())
+                        || state.canaries.contains(&row.node),
                 }
             })
             .collect();
@@ -146,7 +160,10 @@ impl StatusReport {
             skipped: plan
                 .skipped
                 .iter()
-                .map(|s| SkippedEntry { node: s.node.clone(), reason: skip_text(&s.reason) })
+                .map(|s| SkippedEntry {
+                    node: s.node.clone(),
+                    reason: skip_text(&s.reason),
+                })
                 .collect(),
             rollout: state,
         })
@@ -156,8 +173,14 @@ impl StatusReport {
     pub fn render_table(&self) -> String {
         let mut out = String::new();
         let t = &self.totals;
-        let revision = self.current_revision.map_or_else(|| "-".to_owned(), |r| r.to_string());
-        let _ = writeln!(out, "daemonset {}/{}  strategy {}  revision {revision}", self.namespace, self.name, self.strategy);
+        let revision = self
+            .current_revision
+            .map_or_else(|| "-".to_owned(), |r| r.to_string());
+        let _ = writeln!(
+            out,
+            "daemonset {}/{}  strategy {}  revision {revision}",
+            self.namespace, self.name, self.strategy
+        );
         let _ = writeln!(
             out,
             "desired {}  current {}  updated {}  ready {}  available {}",
@@ -165,11 +188,24 @@ impl StatusReport {
         );
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
         let _ = writeln!(out);
-        let _ = writeln!(out, "{:<28} {:<9} {:<8} {:<6} {:<8} {}", "NODE", "ELIGIBLE", "REVISION", "READY", "CANARY", "POD / REASON");
+        let _ = writeln!(
+            out,
+            "{:<28} {:<9} {:<8} {:<6} {:<8} POD / REASON",
+            "NODE", "ELIGIBLE", "REVISION", "READY", "CANARY"
+        );
         for n in &self.nodes {
-            let revision = n.revision.map_or_else(|| "-".to_owned(), |r| format!("{r}{}", if n.updated { "" } else { " (old)" }));
+            let revision = n.revision.map_or_else(
+                || "-".to_owned(),
+                |r| format!("{r}{}", if n.updated { "" } else { " (old)" }),
+            );
             let detail = match (&n.pod, n.reasons.first()) {
-                (Some(pod), _) => format!("{pod}{}", n.problem.as_ref().map(|p| format!(" {p}")).unwrap_or_default()),
+                (Some(pod), _) => format!(
+                    "{pod}{}",
+                    n.problem
+                        .as_ref()
+                        .map(|p| format!(" {p}"))
+                        .unwrap_or_default()
+                ),
                 (None, Some(reason)) => reason.clone(),
                 (None, None) => "no pod".to_owned(),
             };
@@ -209,7 +245,11 @@ impl StatusReport {
         if !self.rollout.batch_nodes.is_empty() {
             parts.push(format!("batch: {}", self.rollout.batch_nodes.join(",")));
         }
-        if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
     }
 }
 
