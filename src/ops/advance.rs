@@ -225,3 +225,105 @@ impl InFlight {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::state::RolloutState;
+    use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
+
+    const NODES: [&str; 3] = ["n1", "n2", "n3"];
+
+    fn plan_for(pods: Vec<crate::model::Pod>) -> RolloutPlan {
+        let snap = snapshot(ds(false, &[]), &NODES, pods);
+        let rows = snap.rows(&snap.index(), t(0));
+        snap.plan(&rows, &RolloutState::default()).unwrap()
+    }
+
+    #[test]
+    fn named_and_next_targets() {
+        type Case = (
+            &'static str,
+            AdvanceTarget,
+            Result<Vec<&'static str>, &'static str>,
+        );
+        let plan = plan_for(replace(all_old(&NODES), vec![ready_pod("n1", NEW, 5)]));
+        let none = BTreeSet::new();
+        let cases: Vec<Case> = vec![
+            (
+                "named old node",
+                AdvanceTarget::Nodes(vec!["n2".into()]),
+                Ok(vec!["n2"]),
+            ),
+            (
+                "duplicates once",
+                AdvanceTarget::Nodes(vec!["n3".into(), "n3".into()]),
+                Ok(vec!["n3"]),
+            ),
+            ("next two", AdvanceTarget::Next(2), Ok(vec!["n2", "n3"])),
+            (
+                "updated node",
+                AdvanceTarget::Nodes(vec!["n1".into()]),
+                Err("node n1 is skipped: already runs the current revision"),
+            ),
+            (
+                "unknown node",
+                AdvanceTarget::Nodes(vec!["zz".into()]),
+                Err("node zz is not in the cluster"),
+            ),
+            (
+                "next zero",
+                AdvanceTarget::Next(0),
+                Err("--next must be at least 1"),
+            ),
+        ];
+        for (name, target, want) in cases {
+            let got = choose(&plan, &target, &none)
+                .map(|v| v.into_iter().map(|v| v.node).collect::<Vec<_>>())
+                .map_err(|e| e.to_string());
+            let want = want
+                .map(|v| v.into_iter().map(str::to_owned).collect::<Vec<_>>())
+                .map_err(str::to_owned);
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn nothing_left_says_so() {
+        let plan = plan_for(NODES.iter().map(|n| ready_pod(n, NEW, 0)).collect());
+        let err = choose(&plan, &AdvanceTarget::Next(1), &BTreeSet::new()).unwrap_err();
+        assert!(err.to_string().starts_with("nothing to advance"), "{err}");
+    }
+
+    #[test]
+    fn deletes_carry_the_old_pod_uid() {
+        let plan = plan_for(all_old(&NODES));
+        let victims = choose(
+            &plan,
+            &AdvanceTarget::Nodes(vec!["n2".into()]),
+            &BTreeSet::new(),
+        )
+        .unwrap();
+        let target = Target {
+            namespace: "kube-system".into(),
+            name: "agent".into(),
+        };
+        let requests = delete_requests(&target, &victims, Some(2), "advance");
+        assert_eq!(requests.len(), 1);
+        assert_eq!(
+            requests[0].write,
+            Write::DeletePod {
+                namespace: "kube-system".into(),
+                name: "agent-n2-h1".into(),
+                uid: "uid-agent-n2-h1".into()
+            }
+        );
+        assert_eq!(
+            (
+                requests[0].record.revision_from,
+                requests[0].record.revision_to
+            ),
+            (Some(1), Some(2))
+        );
+    }
+}

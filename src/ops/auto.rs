@@ -277,3 +277,175 @@ fn prioritized(plan: &RolloutPlan, order: &[String]) -> RolloutPlan {
         skipped: plan.skipped.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::fixtures::pod;
+    use crate::ops::error::OpsError;
+    use crate::ops::snapshot::Snapshot;
+    use crate::ops::state::RolloutState;
+    use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
+
+    const NODES: [&str; 4] = ["n1", "n2", "n3", "n4"];
+
+    fn policy(batch: usize) -> AutoPolicy {
+        AutoPolicy {
+            batch,
+            soak: Duration::from_secs(30),
+            timeout: Duration::from_secs(300),
+        }
+    }
+
+    fn step(
+        run: &mut AutoRun,
+        snap: &Snapshot,
+        state: &RolloutState,
+        now: jiff::Timestamp,
+    ) -> Step {
+        let rows = snap.rows(&snap.index(), now);
+        let plan = snap.plan(&rows, state).unwrap();
+        run.step(&plan, &rows, 0, now)
+    }
+
+    fn nodes_of(step: &Step) -> Vec<String> {
+        match step {
+            Step::Delete(victims) => victims.iter().map(|v| v.node.clone()).collect(),
+            other => panic!("expected deletes, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn next_batch_waits_for_soak_then_starts() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(2));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let first = step(&mut run, &start, &state, t(0));
+        assert_eq!(nodes_of(&first), ["n1", "n2"]);
+        assert!(
+            matches!(step(&mut run, &start, &state, t(1)), Step::Wait { .. }),
+            "no new deletes while answers are pending"
+        );
+        run.deleted("n1", Ok(()), t(1));
+        run.deleted("n2", Ok(()), t(1));
+        let pods = replace(
+            all_old(&NODES),
+            vec![ready_pod("n1", NEW, 100), ready_pod("n2", NEW, 100)],
+        );
+        let mid = snapshot(ds(false, &[]), &NODES, pods.clone());
+        match step(&mut run, &mid, &state, t(110)) {
+            Step::Wait { wake_at, .. } => assert_eq!(wake_at, Some(t(130))),
+            other => panic!("expected soak wait, got {other:?}"),
+        }
+        assert_eq!(
+            nodes_of(&step(&mut run, &mid, &state, t(131))),
+            ["n3", "n4"]
+        );
+        assert_eq!(run.done().len(), 2);
+    }
+
+    #[test]
+    fn crash_looping_replacement_pauses_naming_the_node() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(1));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))), ["n1"]);
+        run.deleted("n1", Ok(()), t(1));
+        let crashing = pod("agent-n1-new", "n1", NEW)
+            .running_not_ready(50)
+            .waiting("CrashLoopBackOff", 3)
+            .build();
+        let snap = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(all_old(&NODES), vec![crashing]),
+        );
+        match step(&mut run, &snap, &state, t(60)) {
+            Step::Pause { node, reason } => {
+                assert_eq!(node, "n1");
+                assert!(reason.contains("CrashLoopBackOff"), "{reason}");
+            }
+            other => panic!("expected pause, got {other:?}"),
+        }
+        assert!(
+            matches!(step(&mut run, &start, &state, t(61)), Step::Pause { .. }),
+            "a failed run never deletes again"
+        );
+    }
+
+    #[test]
+    fn refused_delete_pauses_without_retry() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(2));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))).len(), 2);
+        let conflict = OpsError::Conflict {
+            what: "pod kube-system/agent-n1-h1".into(),
+            message: "uid".into(),
+        };
+        run.deleted("n1", Err(&conflict), t(1));
+        match step(&mut run, &start, &state, t(2)) {
+            Step::Pause { node, reason } => {
+                assert_eq!(node, "n1");
+                assert!(reason.contains("refused"), "{reason}");
+            }
+            other => panic!("expected pause, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn canaries_go_first_on_their_own() {
+        let state = RolloutState {
+            canaries: ["n3".to_owned()].into(),
+            ..RolloutState::default()
+        };
+        let mut run = AutoRun::new(policy(2));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))), ["n3"]);
+    }
+
+    #[test]
+    fn rollback_priority_order_wins() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(1)).with_priority(vec!["n4".into(), "n2".into()]);
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))), ["n4"]);
+    }
+
+    #[test]
+    fn completes_when_nothing_is_old() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(3));
+        let pods = NODES.iter().map(|n| ready_pod(n, NEW, 0)).collect();
+        let done = snapshot(ds(false, &[]), &NODES, pods);
+        assert_eq!(
+            step(&mut run, &done, &state, t(0)),
+            Step::Completed { advanced: 0 }
+        );
+    }
+
+    #[test]
+    fn replacement_not_ready_in_time_pauses() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(1));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        step(&mut run, &start, &state, t(0));
+        run.deleted("n1", Ok(()), t(0));
+        let pending = pod("agent-n1-new", "n1", NEW).build();
+        let snap = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(all_old(&NODES), vec![pending]),
+        );
+        assert!(matches!(
+            step(&mut run, &snap, &state, t(100)),
+            Step::Wait { .. }
+        ));
+        match step(&mut run, &snap, &state, t(301)) {
+            Step::Pause { node, reason } => {
+                assert_eq!((node.as_str(), reason.contains("not Ready")), ("n1", true));
+            }
+            other => panic!("expected timeout pause, got {other:?}"),
+        }
+    }
+}

@@ -21,3 +21,6 @@ pub mod snapshot;
 pub mod state;
 pub mod status;
 pub mod write;
+
+#[cfg(test)]
+mod testing;

@@ -185,3 +185,144 @@ fn record(
 fn since(at: Option<jiff::Timestamp>) -> String {
     at.map(|t| format!(" at {t}")).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testing::{all_old, ds, snapshot, t};
+
+    const NODES: [&str; 2] = ["n1", "n2"];
+
+    fn by(who: &str) -> PauseRequest {
+        PauseRequest {
+            by: who.into(),
+            reason: None,
+            node: None,
+        }
+    }
+
+    /// Applies a write's merge patch to the DaemonSet, as the API server would.
+    fn applied(ds: &crate::model::DaemonSet, write: &Write) -> crate::model::DaemonSet {
+        let mut doc = serde_json::to_value(ds).unwrap();
+        json_patch::merge(&mut doc, &write.body());
+        serde_json::from_value(doc).unwrap()
+    }
+
+    #[test]
+    fn pause_then_resume_restores_the_exact_rolling_strategy() {
+        let original = ds(true, &[]);
+        let paused_write = pause(
+            &snapshot(original.clone(), &NODES, all_old(&NODES)),
+            &by("ana@box"),
+            t(5),
+        )
+        .unwrap();
+        let Write::PatchStrategy {
+            strategy,
+            resource_version,
+            ..
+        } = &paused_write.write
+        else {
+            panic!("expected a strategy patch, got {paused_write:?}");
+        };
+        assert_eq!(strategy, &json!({"type":"OnDelete","rollingUpdate":null}));
+        assert_eq!(resource_version, "100");
+        assert!(paused_write.write.body()["spec"].get("template").is_none());
+        let paused = applied(&original, &paused_write.write);
+        let frozen = paused
+            .spec
+            .as_ref()
+            .unwrap()
+            .update_strategy
+            .clone()
+            .unwrap();
+        assert_eq!(frozen.type_.as_deref(), Some("OnDelete"));
+        assert!(frozen.rolling_update.is_none());
+        let paused_snap = snapshot(paused.clone(), &NODES, all_old(&NODES));
+        assert_eq!(paused_snap.state().unwrap().pause.unwrap().by, "ana@box");
+
+        let resumed_write = resume(&paused_snap, "bo@box", t(9)).unwrap();
+        let resumed = applied(&paused, &resumed_write.write);
+        assert_eq!(
+            resumed.spec.as_ref().unwrap().update_strategy,
+            original.spec.as_ref().unwrap().update_strategy
+        );
+        assert_eq!(
+            resumed.spec.as_ref().unwrap().template,
+            original.spec.as_ref().unwrap().template
+        );
+        let state = RolloutState::from_annotations(resumed.metadata.annotations.as_ref()).unwrap();
+        assert!(
+            state.pause.is_none() && state.saved_strategy.is_none(),
+            "{state:?}"
+        );
+    }
+
+    #[test]
+    fn pause_on_delete_only_records_state() {
+        let request = pause(
+            &snapshot(ds(false, &[]), &NODES, all_old(&NODES)),
+            &by("ana"),
+            t(1),
+        )
+        .unwrap();
+        assert!(
+            matches!(request.write, Write::PatchState { .. }),
+            "{request:?}"
+        );
+        assert!(request.write.body().get("spec").is_none());
+        assert_eq!(request.record.action, "pause");
+    }
+
+    #[test]
+    fn auto_pause_records_reason_and_node() {
+        let request = PauseRequest {
+            by: "rollcall auto".into(),
+            reason: Some("node n2: CrashLoopBackOff".into()),
+            node: Some("n2".into()),
+        };
+        let write = pause(
+            &snapshot(ds(false, &[]), &NODES, all_old(&NODES)),
+            &request,
+            t(1),
+        )
+        .unwrap();
+        assert_eq!(write.record.action, "auto-pause");
+        assert_eq!(write.record.node.as_deref(), Some("n2"));
+        assert_eq!(
+            write.write.body()["metadata"]["annotations"]["rollcall.dev/pause-reason"],
+            "node n2: CrashLoopBackOff"
+        );
+    }
+
+    #[test]
+    fn double_pause_and_resume_without_pause_are_refused() {
+        let paused = ds(false, &[("rollcall.dev/paused-by", "ana")]);
+        let err = pause(&snapshot(paused, &NODES, all_old(&NODES)), &by("bo"), t(1)).unwrap_err();
+        assert_eq!(err.to_string(), "already paused by ana");
+        let err = resume(
+            &snapshot(ds(false, &[]), &NODES, all_old(&NODES)),
+            "bo",
+            t(1),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "not paused");
+    }
+
+    #[test]
+    fn resume_keeps_a_strategy_someone_else_changed() {
+        let saved = r#"{"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":3}}"#;
+        let changed = ds(
+            true,
+            &[
+                ("rollcall.dev/paused-by", "ana"),
+                ("rollcall.dev/saved-update-strategy", saved),
+            ],
+        );
+        let request = resume(&snapshot(changed, &NODES, all_old(&NODES)), "bo", t(1)).unwrap();
+        assert!(
+            matches!(request.write, Write::PatchState { .. }),
+            "{request:?}"
+        );
+    }
+}

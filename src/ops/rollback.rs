@@ -120,3 +120,44 @@ pub fn plan(snapshot: &Snapshot, to: Option<i64>) -> Result<RollbackPlan, OpsErr
         request,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testing::{all_old, ds, snapshot};
+
+    const NODES: [&str; 2] = ["n1", "n2"];
+
+    #[test]
+    fn previous_revision_patch_is_the_revision_data_verbatim() {
+        let snap = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let plan = plan(&snap, None).unwrap();
+        assert_eq!((plan.from, plan.to.number), (Some(2), 1));
+        let request = plan.request.unwrap();
+        let Write::PatchTemplate { data, .. } = &request.write else {
+            panic!("{request:?}")
+        };
+        let stored = snap.revisions.iter().find(|r| r.revision == 1).unwrap();
+        assert_eq!(Some(data), stored.data.as_ref().map(|d| &d.0));
+        assert_eq!(data["spec"]["template"]["$patch"], "replace");
+        assert!(plan.diff.contains("-  - image: v2"), "{}", plan.diff);
+        assert!(plan.diff.contains("+  - image: v1"), "{}", plan.diff);
+        assert_eq!(
+            (request.record.revision_from, request.record.revision_to),
+            (Some(2), Some(1))
+        );
+    }
+
+    #[test]
+    fn kubectl_words_for_bad_revisions_and_skip_when_current() {
+        let snap = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let err = plan(&snap, Some(9)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unable to find specified revision 9 in history"
+        );
+        let same = plan(&snap, Some(2)).unwrap();
+        assert!(same.request.is_none());
+        assert!(same.diff.is_empty(), "{}", same.diff);
+    }
+}

@@ -394,3 +394,64 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod executor_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn read_only_refuses_before_any_request_and_journals_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("j.jsonl"));
+        // Port 9 (discard) on loopback: if a request were sent it would fail as unreachable.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let executor = Executor::new(client, journal.clone(), true, "ctx".into(), "ana".into());
+        let request = WriteRequest {
+            write: Write::DeletePod {
+                namespace: "ns".into(),
+                name: "p".into(),
+                uid: "u".into(),
+            },
+            record: Record {
+                action: "advance".into(),
+                ..Record::default()
+            },
+        };
+        let err = executor.run(&request).await.unwrap_err();
+        assert!(matches!(err, OpsError::ReadOnly { .. }), "{err:?}");
+        assert!(!journal.path().exists());
+    }
+
+    #[tokio::test]
+    async fn unreachable_server_is_reported_and_journaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("j.jsonl"));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let executor = Executor::new(client, journal.clone(), false, "ctx".into(), "ana".into());
+        let request = WriteRequest {
+            write: Write::DeletePod {
+                namespace: "ns".into(),
+                name: "p".into(),
+                uid: "u".into(),
+            },
+            record: Record {
+                action: "advance".into(),
+                node: Some("n1".into()),
+                ..Record::default()
+            },
+        };
+        let err = executor.run(&request).await.unwrap_err();
+        assert!(matches!(err, OpsError::Unreachable { .. }), "{err:?}");
+        let lines = journal.read_all().unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            (lines[0].result.as_str(), lines[0].pod_uid.as_deref()),
+            ("error", Some("u"))
+        );
+    }
+}
