@@ -4,6 +4,7 @@ pub mod act_args;
 pub mod advance;
 pub mod auto;
 pub mod cluster_args;
+pub mod console;
 pub mod explain;
 pub mod history;
 pub mod pause;
@@ -15,10 +16,14 @@ use clap::{Parser, Subcommand};
 /// rollcall — a terminal rollout console for Kubernetes DaemonSets.
 #[derive(Debug, Parser)]
 #[command(name = "rollcall", version, about, long_about = None)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// What to do.
+    /// What to do; without a subcommand, the console opens.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// The console's arguments (used when no subcommand is given).
+    #[command(flatten)]
+    pub console: console::ConsoleArgs,
 }
 
 /// The subcommands.
@@ -49,14 +54,15 @@ pub enum Command {
 /// stderr and exits 2.
 pub fn run(cli: Cli) -> std::process::ExitCode {
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
-        Command::Explain(args) => explain::run(&args),
-        Command::Status(args) => status::run(&args),
-        Command::History(args) => history::run(&args),
-        Command::Advance(args) => advance::run(&args),
-        Command::Auto(args) => auto::run(&args),
-        Command::Pause(args) => pause::run(&args, false),
-        Command::Resume(args) => pause::run(&args, true),
-        Command::Rollback(args) => rollback::run(&args),
+        None => console::run_console(&cli.console),
+        Some(Command::Explain(args)) => explain::run(&args),
+        Some(Command::Status(args)) => status::run(&args),
+        Some(Command::History(args)) => history::run(&args),
+        Some(Command::Advance(args)) => advance::run(&args),
+        Some(Command::Auto(args)) => auto::run(&args),
+        Some(Command::Pause(args)) => pause::run(&args, false),
+        Some(Command::Resume(args)) => pause::run(&args, true),
+        Some(Command::Rollback(args)) => rollback::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -18,6 +18,10 @@ use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadat
 
 /// One watcher event of any of the watched kinds (the merged stream's item).
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "each item is moved once from the stream into the cache; boxing would allocate per node and pod event"
+)]
 pub enum WatchUpdate {
     /// A node event.
     Node(watcher::Event<Node>),
@@ -37,6 +41,10 @@ pub enum WatchUpdate {
 
 /// What changed since the reader last took the change set.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent change markers, each read on its own"
+)]
 pub struct Changes {
     /// Every node row must be recomputed (a relist, the DaemonSet or its revisions changed).
     pub all_nodes: bool,

@@ -93,6 +93,11 @@ where
         self.buffer.is_some()
     }
 
+    /// Whether no object is held or being listed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Objects held, or being listed when that is more (progress of the first list).
     pub fn len(&self) -> usize {
         self.buffer
@@ -112,7 +117,7 @@ pub fn map_event<K>(event: watcher::Event<K>, f: impl FnOnce(K) -> K) -> watcher
 }
 
 /// Builds `index value -> keys` over a store.
-pub fn index_by<K>(
+pub(super) fn index_by<K>(
     objects: &HashMap<ObjectKey, K>,
     index_of: impl Fn(&K) -> Option<String>,
 ) -> HashMap<String, BTreeSet<ObjectKey>> {
@@ -126,7 +131,11 @@ pub fn index_by<K>(
 }
 
 /// Removes `key` from the set at `at`, dropping empty sets.
-pub fn remove_from_index(index: &mut HashMap<String, BTreeSet<ObjectKey>>, at: &str, key: &str) {
+pub(super) fn remove_from_index(
+    index: &mut HashMap<String, BTreeSet<ObjectKey>>,
+    at: &str,
+    key: &str,
+) {
     if let Some(keys) = index.get_mut(at) {
         keys.remove(key);
         if keys.is_empty() {

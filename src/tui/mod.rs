@@ -1,2 +1,20 @@
 //! The terminal console: app state, key handling, view model and widgets.
-//! Never imports `sim`; never blocks on I/O.
+//! Never imports `sim`; never blocks on I/O: it reads the cluster cache and
+//! turns keys into actions; the event loop runs the effects.
+
+pub mod app;
+pub mod columns;
+pub mod index;
+pub mod keymap;
+pub mod rows;
+pub mod run;
+pub mod sanitize;
+pub mod state;
+pub mod terminal;
+pub mod view_model;
+pub mod widgets;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;
