@@ -21,7 +21,7 @@ use crate::ops::state::{RolloutState, state_patch};
 pub const FIELD_MANAGER: &str = "rollcall";
 
 /// One change to the cluster.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Write {
     /// Delete the daemon pod with exactly this UID (a UID precondition: if the
     /// pod was replaced meanwhile, the server answers 409 and nothing is deleted).
@@ -148,7 +148,7 @@ pub struct Record {
 }
 
 /// A write plus what to journal about it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteRequest {
     /// The change.
     pub write: Write,

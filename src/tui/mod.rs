@@ -4,8 +4,11 @@
 
 pub mod app;
 pub mod columns;
+pub mod confirm;
 pub mod index;
 pub mod keymap;
+pub mod ops_keys;
+pub mod ops_link;
 pub mod rows;
 pub mod run;
 pub mod sanitize;
@@ -16,5 +19,7 @@ pub mod widgets;
 
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod ops_tests;
 #[cfg(test)]
 mod tests;

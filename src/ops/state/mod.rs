@@ -61,7 +61,7 @@ pub struct Pause {
 }
 
 /// The rollout state stored on the DaemonSet.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RolloutState {
     /// What is in progress.
     pub mode: Mode,
@@ -90,6 +90,37 @@ pub struct RolloutState {
     pub updated_by: Option<String>,
     /// When the state last changed.
     pub updated_at: Option<jiff::Timestamp>,
+}
+
+/// The header's words for the stored state (`paused by ana@box: node n2: ...`,
+/// `auto`, `rolling-back to 3`), or `None` when idle and not paused (the
+/// console then derives the state from the counts). Unreadable annotations say so.
+pub fn headline(
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+) -> Option<String> {
+    let state = match RolloutState::from_annotations(annotations) {
+        Ok(state) => state,
+        Err(err) => return Some(format!("unknown rollout state ({err})")),
+    };
+    if let Some(pause) = &state.pause {
+        let mut text = format!("paused by {}", pause.by);
+        if let Some(reason) = &pause.reason {
+            text.push_str(": ");
+            text.push_str(reason);
+        }
+        return Some(text);
+    }
+    match state.mode {
+        Mode::Idle => None,
+        Mode::RollingBack => Some(match state.rollback_to {
+            Some(to) => format!("rolling back to revision {to}"),
+            None => "rolling back".to_owned(),
+        }),
+        Mode::Auto if !state.batch_nodes.is_empty() => {
+            Some(format!("auto · batch {}", state.batch_nodes.join(",")))
+        }
+        mode => Some(mode.as_str().to_owned()),
+    }
 }
 
 impl RolloutState {

@@ -7,9 +7,6 @@ use super::{Cell, Tone};
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
-/// Annotation where rollout operations record their state (`advancing`, `paused`, ...).
-pub const STATE_ANNOTATION: &str = "rollcall.dev/state";
-
 /// The header's content.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeaderVm {
@@ -118,13 +115,13 @@ fn strategy(ds: &DaemonSet) -> String {
 }
 
 fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
-    if let Some(state) = ds
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(STATE_ANNOTATION))
-    {
-        return Cell::new(state, Tone::Accent);
+    if let Some(headline) = crate::ops::state::headline(ds.metadata.annotations.as_ref()) {
+        let tone = if headline.starts_with("paused") {
+            Tone::Warn
+        } else {
+            Tone::Accent
+        };
+        return Cell::new(&headline, tone);
     }
     let on_delete = ds
         .spec

@@ -127,6 +127,8 @@ pub struct ViewModel {
     pub status: StatusVm,
     /// Footer key hints.
     pub hints: Vec<(String, &'static str)>,
+    /// A rollout dialog (confirmation or rollback picker), drawn over the body.
+    pub dialog: Option<crate::tui::confirm::DialogVm>,
 }
 
 /// What [`build`] reads.
@@ -160,6 +162,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         help: ui.help.then(keymap::help_sections),
         status: status(input),
         hints: keymap::hints(ui.context()),
+        dialog: None,
     }
 }
 
