@@ -132,3 +132,42 @@ fn images(template: &serde_json::Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot};
+
+    #[test]
+    fn list_counts_nodes_per_revision_and_marks_current() {
+        let nodes = ["n1", "n2", "n3"];
+        let pods = replace(all_old(&nodes), vec![ready_pod("n1", NEW, 10)]);
+        let text = list(&snapshot(ds(false, &[]), &nodes, pods));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "daemonset kube-system/agent");
+        assert!(
+            lines[2].starts_with("1 ") && lines[2].contains(" 2 ") && lines[2].ends_with("v1"),
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with("2 ") && lines[3].contains('*') && lines[3].ends_with("v2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn detail_shows_template_and_diff_or_unknown_revision() {
+        let nodes = ["n1"];
+        let snap = snapshot(ds(false, &[]), &nodes, all_old(&nodes));
+        let text = detail(&snap, 1).unwrap();
+        assert!(
+            text.starts_with("daemonset kube-system/agent with revision #1"),
+            "{text}"
+        );
+        assert!(text.contains("+  - image: v1"), "{text}");
+        assert_eq!(
+            detail(&snap, 7).unwrap_err().to_string(),
+            "unable to find the specified revision 7"
+        );
+    }
+}

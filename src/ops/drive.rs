@@ -248,6 +248,8 @@ async fn finish(executor: &Executor, follower: &Follower, end: &AutoEnd) -> Resu
     let snapshot = follower.snapshot().await?;
     let state = snapshot.state()?;
     match end {
+        // Someone else paused meanwhile: their pause (and its reason) stands.
+        AutoEnd::Paused { .. } if state.is_paused() => Ok(()),
         AutoEnd::Paused { node, reason } => {
             let request = PauseRequest {
                 by: format!("rollcall auto ({})", executor.actor()),

@@ -23,4 +23,4 @@ pub mod status;
 pub mod write;
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;

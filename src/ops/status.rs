@@ -256,3 +256,57 @@ impl StatusReport {
 fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
+
+    const NODES: [&str; 3] = ["n1", "n2", "n3"];
+
+    #[test]
+    fn json_reports_nodes_state_and_plan() {
+        let paused = ds(
+            false,
+            &[
+                ("rollcall.dev/paused-by", "rollcall auto"),
+                ("rollcall.dev/pause-reason", "node n2: CrashLoopBackOff"),
+                ("rollcall.dev/canaries", "n3"),
+            ],
+        );
+        let pods = replace(all_old(&NODES), vec![ready_pod("n1", NEW, 10)]);
+        let report = StatusReport::build(&snapshot(paused, &NODES, pods), t(100)).unwrap();
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["state"], "paused");
+        assert_eq!(
+            json["rollout"]["pause"]["reason"],
+            "node n2: CrashLoopBackOff"
+        );
+        assert_eq!(json["currentRevision"], 2);
+        assert_eq!(json["strategy"], "OnDelete");
+        let n1 = &json["nodes"][0];
+        assert_eq!(
+            (
+                n1["name"].as_str(),
+                n1["revision"].as_i64(),
+                n1["updated"].as_bool(),
+                n1["ready"].as_bool(),
+                n1["eligible"].as_bool()
+            ),
+            (Some("n1"), Some(2), Some(true), Some(true), Some(true))
+        );
+        assert_eq!(json["nodes"][1]["revision"], 1);
+        let plan: Vec<&str> = report.plan.iter().map(|p| p.node.as_str()).collect();
+        assert_eq!(plan, ["n3", "n2"], "the canary goes first");
+        assert_eq!(
+            report.skipped[0].reason,
+            "already runs the current revision"
+        );
+        assert_eq!(json["totals"]["updated"], 1);
+        let table = report.render_table();
+        assert!(
+            table.contains("state paused (by rollcall auto, reason: node n2: CrashLoopBackOff)"),
+            "{table}"
+        );
+    }
+}
