@@ -90,7 +90,7 @@ pub fn report(end: &AutoEnd) -> ExitCode {
             ExitCode::from(1)
         }
         AutoEnd::Stopped { by } => {
-            eprintln!("stopped: the rollout was paused by {by}");
+            eprintln!("stopped by {by}");
             ExitCode::from(1)
         }
     }

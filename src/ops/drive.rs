@@ -32,9 +32,9 @@ pub enum AutoEnd {
         /// Why.
         reason: String,
     },
-    /// Someone else paused the rollout while it ran.
+    /// Someone else paused the rollout, or the run was interrupted.
     Stopped {
-        /// Who paused it.
+        /// Who paused it (or what interrupted it).
         by: String,
     },
 }
@@ -198,7 +198,7 @@ async fn auto_loop(
         let state = snapshot.state()?;
         if let Some(pause) = &state.pause {
             return Ok(AutoEnd::Stopped {
-                by: pause.by.clone(),
+                by: format!("a pause by {}", pause.by),
             });
         }
         let index = snapshot.index();
@@ -236,7 +236,11 @@ async fn auto_loop(
                     }
                 }
             }
-            Step::Wait { wake_at, .. } => follower.changed_or(wake_at).await,
+            // Ctrl-C is honoured only while waiting, never between a delete and its journal line.
+            Step::Wait { wake_at, .. } => tokio::select! {
+                () = follower.changed_or(wake_at) => {}
+                _ = tokio::signal::ctrl_c() => return Ok(AutoEnd::Stopped { by: "an interrupt (Ctrl-C)".to_owned() }),
+            },
             Step::Pause { node, reason } => return Ok(AutoEnd::Paused { node, reason }),
             Step::Completed { advanced } => return Ok(AutoEnd::Completed { advanced }),
         }
@@ -275,6 +279,7 @@ async fn finish(executor: &Executor, follower: &Follower, end: &AutoEnd) -> Resu
         }
         AutoEnd::Stopped { .. } => {
             let stopped = RolloutState {
+                mode: Mode::Idle,
                 batch_nodes: Vec::new(),
                 ..state.clone()
             };
