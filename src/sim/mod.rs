@@ -1,2 +1,10 @@
 //! The embedded cluster: a Kubernetes API over HTTPS on loopback, a DaemonSet
 //! controller driven by the engine, and simulated kubelets.
+
+pub mod api;
+pub mod auth;
+pub mod kubeconfig;
+pub mod resources;
+pub mod server;
+pub mod store;
+pub mod tls;
