@@ -1,2 +1,3 @@
 //! The embedded cluster: a Kubernetes API over HTTPS on loopback, a DaemonSet
 //! controller driven by the engine, and simulated kubelets.
+pub mod scenario;
