@@ -1,3 +1,5 @@
 //! The embedded cluster: a Kubernetes API over HTTPS on loopback, a DaemonSet
 //! controller driven by the engine, and simulated kubelets.
 pub mod scenario;
+pub mod generate;
+pub mod kubelet;
