@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and the headless commands.
 
 pub mod cluster_args;
+pub mod explain;
 
 use clap::{Parser, Subcommand};
 
@@ -15,7 +16,10 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Explain, node by node, whether each DaemonSet of a snapshot should run there and why not.
+    Explain(explain::ExplainArgs),
+}
 
 /// Runs the parsed command line and returns the process exit code.
 ///
@@ -23,7 +27,9 @@ pub enum Command {}
 /// as documented per command); an error prints `error: ...` with its causes on
 /// stderr and exits 2.
 pub fn run(cli: Cli) -> std::process::ExitCode {
-    let result: anyhow::Result<std::process::ExitCode> = match cli.command {};
+    let result: anyhow::Result<std::process::ExitCode> = match cli.command {
+        Command::Explain(args) => explain::run(&args),
+    };
     match result {
         Ok(code) => code,
         Err(err) => {

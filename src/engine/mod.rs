@@ -3,3 +3,10 @@
 //!
 //! Pure: plain data in, plain data out. No I/O, no async, no clock (time is an
 //! argument), no tokio, kube or ratatui.
+
+// Eligibility (engine helper): selectors, taints, affinity, the per-node verdict.
+pub mod affinity;
+pub mod eligibility;
+pub mod requirement;
+pub mod selector;
+pub mod taints;

@@ -10,6 +10,7 @@ mod event;
 mod node;
 mod pod;
 mod resource;
+pub mod snapshot;
 
 pub use event::{Event, InvolvedObject};
 pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
@@ -17,6 +18,8 @@ pub use pod::{
     ContainerState, ContainerStatus, Pod, PodCondition, PodContainer, PodSpec, PodStatus,
     StateDetail,
 };
+
+pub use snapshot::{LoadedSnapshot, Snapshot, SnapshotError, SnapshotWarning};
 
 pub use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 pub use k8s_openapi::api::core::v1::{Taint, Toleration};

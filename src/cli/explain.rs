@@ -1,0 +1,273 @@
+//! `rollcall explain`: for every DaemonSet of a snapshot (or one), whether each
+//! node should run its pod and why not, as a table for people or JSON for scripts.
+//!
+//! Builds a plain report from the engine's verdicts ([`explain`]), then renders
+//! it; reads files only through the snapshot loader and writes only to
+//! stdout/stderr.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use crate::model::snapshot::load_paths;
+use crate::model::{DaemonSet, Snapshot};
+
+/// Arguments of `rollcall explain`.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them; repeatable; `-` reads stdin.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Only this DaemonSet (`NAMESPACE/NAME`, or `NAME` when unique).
+    #[arg(long, value_name = "NS/NAME")]
+    pub daemonset: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ExplainFormat::Table)]
+    pub output: ExplainFormat,
+}
+
+/// How `explain` prints its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExplainFormat {
+    /// Aligned columns for people.
+    Table,
+    /// `{"daemonsets":[...]}` for scripts.
+    Json,
+}
+
+/// The whole answer: one entry per DaemonSet.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExplainReport {
+    /// DaemonSets sorted by namespace and name.
+    pub daemonsets: Vec<DaemonSetExplanation>,
+}
+
+/// One DaemonSet and every node of the snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DaemonSetExplanation {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// Every node, sorted by name.
+    pub nodes: Vec<NodeExplanation>,
+}
+
+/// One node's verdict.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeExplanation {
+    /// Node name.
+    pub name: String,
+    /// `shouldRun`, `shouldContinueRunning` and `reasons`.
+    #[serde(flatten)]
+    pub verdict: NodeVerdict,
+}
+
+/// Why `explain` cannot answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    /// `--daemonset` names no DaemonSet of the snapshot.
+    #[error("daemonset {wanted} is not in the snapshot; {}", present_list(.present))]
+    UnknownDaemonSet {
+        /// What was asked for.
+        wanted: String,
+        /// `namespace/name` of every DaemonSet present.
+        present: Vec<String>,
+    },
+    /// A bare `--daemonset NAME` exists in several namespaces.
+    #[error("daemonset name {wanted} is ambiguous; use NAMESPACE/NAME: {}", .matches.join(", "))]
+    Ambiguous {
+        /// What was asked for.
+        wanted: String,
+        /// The candidates.
+        matches: Vec<String>,
+    },
+}
+
+fn present_list(present: &[String]) -> String {
+    if present.is_empty() {
+        "the snapshot has no DaemonSets".to_owned()
+    } else {
+        format!("DaemonSets present: {}", present.join(", "))
+    }
+}
+
+/// Runs `rollcall explain`: loads the snapshot, prints warnings on stderr and
+/// the report on stdout. Exit 0 on success; errors go to `cli::run` (exit 2).
+pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load_paths(&args.files).context("cannot load the snapshot")?;
+    for warning in &loaded.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let report = explain(&loaded.snapshot, args.daemonset.as_deref())?;
+    let text = match args.output {
+        ExplainFormat::Json => {
+            let mut json = serde_json::to_string_pretty(&report)?;
+            json.push('\n');
+            json
+        }
+        ExplainFormat::Table => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            render_table(&report, color)
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .context("cannot write to stdout")?;
+    stdout.flush().context("cannot write to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The verdict of every node of `snapshot` under every DaemonSet, or only
+/// under `only` (`NAMESPACE/NAME`, or a `NAME` unique across namespaces).
+pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport, ExplainError> {
+    let mut daemonsets: BTreeMap<(String, String), &DaemonSet> = BTreeMap::new();
+    for ds in &snapshot.daemonsets {
+        let namespace = ds.metadata.namespace.clone().unwrap_or_default();
+        let name = ds.metadata.name.clone().unwrap_or_default();
+        daemonsets.insert((namespace, name), ds);
+    }
+    if let Some(wanted) = only {
+        let key = select(&daemonsets, wanted)?;
+        daemonsets.retain(|k, _| *k == key);
+    }
+    let mut nodes: Vec<_> = snapshot.nodes.iter().collect();
+    nodes.sort_by(|a, b| a.name().cmp(b.name()));
+    let daemonsets = daemonsets
+        .into_iter()
+        .map(|((namespace, name), ds)| DaemonSetExplanation {
+            namespace,
+            name,
+            nodes: nodes
+                .iter()
+                .map(|node| NodeExplanation {
+                    name: node.name().to_owned(),
+                    verdict: node_should_run_daemon_pod(node, ds),
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(ExplainReport { daemonsets })
+}
+
+fn select(
+    daemonsets: &BTreeMap<(String, String), &DaemonSet>,
+    wanted: &str,
+) -> Result<(String, String), ExplainError> {
+    let shown = |(namespace, name): &(String, String)| format!("{namespace}/{name}");
+    let matches: Vec<&(String, String)> = match wanted.split_once('/') {
+        Some((namespace, name)) => daemonsets
+            .keys()
+            .filter(|(ns, n)| ns == namespace && n == name)
+            .collect(),
+        None => daemonsets.keys().filter(|(_, n)| n == wanted).collect(),
+    };
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(ExplainError::UnknownDaemonSet {
+            wanted: wanted.to_owned(),
+            present: daemonsets.keys().map(shown).collect(),
+        }),
+        many => Err(ExplainError::Ambiguous {
+            wanted: wanted.to_owned(),
+            matches: many.iter().map(|k| shown(k)).collect(),
+        }),
+    }
+}
+
+const BOLD: &str = "\x1b[1m";
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const RESET: &str = "\x1b[0m";
+
+/// The report as aligned text: per DaemonSet a heading, NODE / RUN / KEEP /
+/// REASON rows and a count line. `color` adds ANSI colors.
+pub fn render_table(report: &ExplainReport, color: bool) -> String {
+    let mut out = String::new();
+    if report.daemonsets.is_empty() {
+        out.push_str("no DaemonSets in the snapshot\n");
+    }
+    for (index, ds) in report.daemonsets.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        let heading = format!("DaemonSet {}/{}", clean(&ds.namespace), clean(&ds.name));
+        let _ = writeln!(out, "{}", paint(&heading, BOLD, color));
+        render_rows(&mut out, &ds.nodes, color);
+        let _ = writeln!(out, "{}", count_line(&ds.nodes));
+    }
+    out
+}
+
+fn render_rows(out: &mut String, nodes: &[NodeExplanation], color: bool) {
+    let names: Vec<String> = nodes.iter().map(|n| clean(&n.name)).collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    let _ = writeln!(out, "{:<width$}  RUN  KEEP  REASON", "NODE");
+    for (node, name) in nodes.iter().zip(&names) {
+        let run = yes_no(node.verdict.should_run, color, 3);
+        let keep = yes_no(node.verdict.should_continue_running, color, 4);
+        let reason = node
+            .verdict
+            .reasons
+            .iter()
+            .map(|r| clean(&r.message))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let padding = width - name.chars().count();
+        let line = format!("{name}{:padding$}  {run}  {keep}  {reason}", "");
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// `yes`/`no` padded to `width` outside the colour codes, so columns stay aligned.
+fn yes_no(value: bool, color: bool, width: usize) -> String {
+    let (word, style) = if value { ("yes", GREEN) } else { ("no", RED) };
+    let padding = width.saturating_sub(word.len());
+    format!("{}{:padding$}", paint(word, style, color), "")
+}
+
+fn paint(text: &str, style: &str, color: bool) -> String {
+    if color {
+        format!("{style}{text}{RESET}")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn count_line(nodes: &[NodeExplanation]) -> String {
+    let run = nodes.iter().filter(|n| n.verdict.should_run).count();
+    let keep_only = nodes
+        .iter()
+        .filter(|n| !n.verdict.should_run && n.verdict.should_continue_running)
+        .count();
+    let excluded = nodes.len() - run;
+    let mut line = format!(
+        "{} node{}: {run} should run, {excluded} excluded",
+        nodes.len(),
+        if nodes.len() == 1 { "" } else { "s" }
+    );
+    if keep_only > 0 {
+        let _ = write!(line, " ({keep_only} may keep a running pod)");
+    }
+    line
+}
+
+/// API text without control characters or escape sequences, so a hostile
+/// name or message cannot drive the terminal.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
