@@ -10,3 +10,13 @@ pub mod eligibility;
 pub mod requirement;
 pub mod selector;
 pub mod taints;
+
+// Revisions, coverage and planning ("plan" helper).
+pub mod coverage;
+#[cfg(test)]
+pub mod fixtures;
+pub mod ownership;
+pub mod reconcile;
+pub mod revision;
+pub mod rolling;
+pub mod rollout;

@@ -1,0 +1,286 @@
+//! Per-node coverage of a DaemonSet and the totals in `DaemonSetStatus` terms.
+//!
+//! One row per node: the eligibility verdict and the daemon pods on it, each with
+//! revision, readiness, availability and the problem kubectl would show. The
+//! totals count exactly as upstream `updateDaemonSetStatus` does. Pure: `now` is
+//! an argument; this module never plans actions (see `reconcile`, `rollout`).
+
+use serde::Serialize;
+
+use super::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use super::revision::RevisionIndex;
+use crate::model::{DaemonSet, Node, Pod};
+
+/// One daemon pod as the grid shows it.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent facts of one pod, named as the contract and the grid use them"
+)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodCoverage {
+    /// Pod name.
+    pub name: String,
+    /// Pod UID (the precondition of a delete).
+    pub uid: String,
+    /// The `controller-revision-hash` label.
+    pub hash: Option<String>,
+    /// The revision number behind `hash`, if that revision still exists.
+    pub revision: Option<i64>,
+    /// Runs the current template (upstream `IsPodUpdated`).
+    pub updated: bool,
+    /// `status.phase`.
+    pub phase: Option<String>,
+    /// The Ready condition is True (upstream `IsPodReady`).
+    pub ready: bool,
+    /// Ready for at least `minReadySeconds` (upstream `IsPodAvailable`).
+    pub available: bool,
+    /// Has a deletion timestamp.
+    pub terminating: bool,
+    /// Container restarts so far.
+    pub restarts: i32,
+    /// The waiting/terminated reason kubectl shows (`CrashLoopBackOff`,
+    /// `ImagePullBackOff`, `Evicted`, ...), if any.
+    pub problem: Option<String>,
+    /// Creation time.
+    pub created: Option<jiff::Timestamp>,
+    /// Since when the Ready condition has had its current status.
+    pub ready_since: Option<jiff::Timestamp>,
+}
+
+/// One node's coverage: the verdict and its daemon pods, oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeCoverage {
+    /// Node name.
+    pub node: String,
+    /// Should a daemon pod run here, may an existing one stay, and why not.
+    pub verdict: NodeVerdict,
+    /// Daemon pods bound to the node, ordered as upstream
+    /// `podByCreationTimestampAndPhase` (oldest first, then by name). Pods that are
+    /// both terminal and deleted are left out, as the controller ignores them.
+    pub pods: Vec<PodCoverage>,
+}
+
+impl NodeCoverage {
+    /// The pod the DaemonSet status counts for this node: the oldest.
+    pub fn primary(&self) -> Option<&PodCoverage> {
+        self.pods.first()
+    }
+
+    /// More than one daemon pod is bound here (surge, or a stuck terminating pod).
+    pub fn has_multiple_pods(&self) -> bool {
+        self.pods.len() > 1
+    }
+}
+
+/// DaemonSet status counts, with `DaemonSetStatus` meanings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    /// `desiredNumberScheduled`: nodes that should run the daemon pod.
+    pub desired: i32,
+    /// `currentNumberScheduled`: of those, nodes with at least one daemon pod.
+    pub current: i32,
+    /// `updatedNumberScheduled`: of those, nodes whose oldest pod is updated.
+    pub updated: i32,
+    /// `numberReady`: of those, nodes whose oldest pod is Ready.
+    pub ready: i32,
+    /// `numberAvailable`: of those, nodes whose oldest pod is available.
+    pub available: i32,
+    /// `numberUnavailable`: `desired - available`.
+    pub unavailable: i32,
+    /// `numberMisscheduled`: nodes that should not run a daemon pod but have one.
+    pub misscheduled: i32,
+}
+
+impl Totals {
+    /// Counts one node as upstream `updateDaemonSetStatus` does: only the oldest
+    /// pod of a should-run node counts towards ready/available/updated.
+    pub fn add(&mut self, row: &NodeCoverage) {
+        let scheduled = row.primary();
+        if row.verdict.should_run {
+            self.desired += 1;
+            if let Some(pod) = scheduled {
+                self.current += 1;
+                if pod.ready {
+                    self.ready += 1;
+                    if pod.available {
+                        self.available += 1;
+                    }
+                }
+                if pod.updated {
+                    self.updated += 1;
+                }
+            }
+        } else if scheduled.is_some() {
+            self.misscheduled += 1;
+        }
+        self.unavailable = self.desired - self.available;
+    }
+
+    /// The totals over all rows.
+    pub fn from_rows<'a>(rows: impl IntoIterator<Item = &'a NodeCoverage>) -> Self {
+        let mut totals = Self::default();
+        for row in rows {
+            totals.add(row);
+        }
+        totals
+    }
+}
+
+/// Coverage of one node: computes the verdict and describes `pods_on_node` (the
+/// DaemonSet's pods bound to this node).
+pub fn node_coverage(
+    node: &Node,
+    ds: &DaemonSet,
+    pods_on_node: &[&Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+) -> NodeCoverage {
+    coverage_with_verdict(
+        node,
+        node_should_run_daemon_pod(node, ds),
+        ds,
+        pods_on_node,
+        revisions,
+        now,
+    )
+}
+
+/// As [`node_coverage`], with a verdict already computed.
+pub fn coverage_with_verdict(
+    node: &Node,
+    verdict: NodeVerdict,
+    ds: &DaemonSet,
+    pods_on_node: &[&Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+) -> NodeCoverage {
+    let min_ready_seconds = min_ready_seconds(ds);
+    let mut pods: Vec<&Pod> = pods_on_node
+        .iter()
+        .copied()
+        .filter(|p| !is_deleted_terminal(p))
+        .collect();
+    sort_oldest_first(&mut pods);
+    NodeCoverage {
+        node: node.name().to_owned(),
+        verdict,
+        pods: pods
+            .into_iter()
+            .map(|p| pod_coverage(p, revisions, min_ready_seconds, now))
+            .collect(),
+    }
+}
+
+/// Describes one pod.
+pub fn pod_coverage(
+    pod: &Pod,
+    revisions: &RevisionIndex,
+    min_ready_seconds: i32,
+    now: jiff::Timestamp,
+) -> PodCoverage {
+    let hash = pod.revision_hash().map(str::to_owned);
+    PodCoverage {
+        name: pod.name().to_owned(),
+        uid: pod.uid().to_owned(),
+        revision: hash.as_deref().and_then(|h| revisions.number_for_hash(h)),
+        hash,
+        updated: revisions.is_pod_updated(pod),
+        phase: pod.status.phase.clone(),
+        ready: is_pod_ready(pod),
+        available: is_pod_available(pod, min_ready_seconds, now),
+        terminating: pod.is_terminating(),
+        restarts: pod.restarts(),
+        problem: pod_problem(pod),
+        created: created(pod),
+        ready_since: pod
+            .ready_condition()
+            .and_then(|c| c.last_transition_time.as_ref())
+            .map(|t| t.0),
+    }
+}
+
+/// `spec.minReadySeconds` (0 when unset or negative).
+pub fn min_ready_seconds(ds: &DaemonSet) -> i32 {
+    ds.spec
+        .as_ref()
+        .and_then(|s| s.min_ready_seconds)
+        .unwrap_or(0)
+        .max(0)
+}
+
+/// Upstream `podutil.IsPodReady`: the Ready condition is True (phase and deletion
+/// are not consulted).
+pub fn is_pod_ready(pod: &Pod) -> bool {
+    pod.ready_condition().is_some_and(|c| c.status == "True")
+}
+
+/// Upstream `podutil.IsPodAvailable`: Ready, and either `minReadySeconds` is 0 or
+/// the Ready condition turned True strictly more than `minReadySeconds` before `now`.
+pub fn is_pod_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+    if !is_pod_ready(pod) {
+        return false;
+    }
+    if min_ready_seconds <= 0 {
+        return true;
+    }
+    pod.ready_condition()
+        .and_then(|c| c.last_transition_time.as_ref())
+        .and_then(|t| {
+            t.0.checked_add(jiff::SignedDuration::from_secs(i64::from(
+                min_ready_seconds,
+            )))
+            .ok()
+        })
+        .is_some_and(|available_at| available_at < now)
+}
+
+/// Phase `Succeeded` or `Failed` (upstream `podutil.IsPodTerminal`).
+pub fn is_terminal(pod: &Pod) -> bool {
+    matches!(pod.status.phase.as_deref(), Some("Succeeded" | "Failed"))
+}
+
+/// Terminal and already being deleted: upstream `getNodesToDaemonPods(…, false)`
+/// drops these, the controller has nothing left to do with them.
+pub fn is_deleted_terminal(pod: &Pod) -> bool {
+    is_terminal(pod) && pod.is_terminating()
+}
+
+/// The pod's creation time.
+pub fn created(pod: &Pod) -> Option<jiff::Timestamp> {
+    pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
+}
+
+/// Sorts as upstream `podByCreationTimestampAndPhase`: pods bound to a node first,
+/// then by creation time (missing sorts first, as Go's zero time), then by name.
+pub fn sort_oldest_first(pods: &mut [&Pod]) {
+    pods.sort_by(|a, b| {
+        b.node_name()
+            .is_some()
+            .cmp(&a.node_name().is_some())
+            .then_with(|| created(a).cmp(&created(b)))
+            .then_with(|| a.name().cmp(b.name()))
+    });
+}
+
+/// The reason a human should look at this pod, kubectl-style: a container's
+/// waiting/terminated reason, else the pod-level reason (`Evicted`), else a
+/// failed phase.
+fn pod_problem(pod: &Pod) -> Option<String> {
+    let running_ok = |reason: &str| {
+        matches!(
+            reason,
+            "ContainerCreating" | "PodInitializing" | "Completed"
+        )
+    };
+    pod.container_problem()
+        .filter(|r| !running_ok(r))
+        .or(pod.status.reason.as_deref())
+        .or_else(|| (pod.status.phase.as_deref() == Some("Failed")).then_some("Failed"))
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests;
