@@ -3,3 +3,4 @@
 pub mod scenario;
 pub mod generate;
 pub mod kubelet;
+pub mod controller;

@@ -10,3 +10,5 @@
 
 pub mod clock;
 pub mod node_status;
+pub mod pod_status;
+pub mod rules;

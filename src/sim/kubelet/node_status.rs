@@ -99,7 +99,11 @@ fn add_taint(node: &mut Value, key: &str, effect: &str, now: &str) -> bool {
 }
 
 fn remove_taints(node: &mut Value, key: &str) -> bool {
-    let Some(taints) = node["spec"]["taints"].as_array_mut() else {
+    let Some(taints) = node
+        .get_mut("spec")
+        .and_then(|spec| spec.get_mut("taints"))
+        .and_then(Value::as_array_mut)
+    else {
         return false;
     };
     let before = taints.len();
