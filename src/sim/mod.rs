@@ -4,3 +4,4 @@ pub mod scenario;
 pub mod generate;
 pub mod kubelet;
 pub mod controller;
+pub mod embedded;
