@@ -28,7 +28,10 @@ pub struct DsKey {
 impl DsKey {
     /// A key.
     pub fn new(namespace: &str, name: &str) -> DsKey {
-        DsKey { namespace: namespace.to_owned(), name: name.to_owned() }
+        DsKey {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
     }
 }
 
@@ -78,7 +81,12 @@ fn text<'a>(value: &'a Value, field: &str) -> &'a str {
 fn owning_daemon_set(value: &Value) -> Option<DsKey> {
     let owners = value["metadata"]["ownerReferences"].as_array()?;
     let owner = owners.iter().find(|o| o["controller"] == true)?;
-    (owner["kind"] == "DaemonSet").then(|| DsKey::new(text(value, "namespace"), owner["name"].as_str().unwrap_or_default()))
+    (owner["kind"] == "DaemonSet").then(|| {
+        DsKey::new(
+            text(value, "namespace"),
+            owner["name"].as_str().unwrap_or_default(),
+        )
+    })
 }
 
 impl Cache {
@@ -97,7 +105,10 @@ impl Cache {
     /// Removes one object; returns the DaemonSets to sync.
     pub fn remove(&mut self, kind: ResourceKind, value: &Value) -> Vec<DsKey> {
         let rv = resource_version(value);
-        let (namespace, name) = (text(value, "namespace").to_owned(), text(value, "name").to_owned());
+        let (namespace, name) = (
+            text(value, "namespace").to_owned(),
+            text(value, "name").to_owned(),
+        );
         match kind {
             ResourceKind::Node => {
                 if self.nodes.get(&name).is_some_and(|n| n.rv <= rv) {
@@ -113,7 +124,10 @@ impl Cache {
                 }
                 vec![key]
             }
-            ResourceKind::Pod => self.remove_pod(&(namespace, name), rv).into_iter().collect(),
+            ResourceKind::Pod => self
+                .remove_pod(&(namespace, name), rv)
+                .into_iter()
+                .collect(),
             ResourceKind::ControllerRevision => {
                 let key = (namespace, name);
                 if self.revisions.get(&key).is_some_and(|r| r.rv <= rv) {
@@ -144,13 +158,17 @@ impl Cache {
             return Vec::new();
         }
         if let Ok(ds) = serde_json::from_value::<DaemonSet>(value.clone()) {
-            self.daemon_sets.insert(key.clone(), Versioned { rv, object: ds });
+            self.daemon_sets
+                .insert(key.clone(), Versioned { rv, object: ds });
         }
         vec![key]
     }
 
     fn upsert_pod(&mut self, rv: u64, value: &Value) -> Vec<DsKey> {
-        let pod_key = (text(value, "namespace").to_owned(), text(value, "name").to_owned());
+        let pod_key = (
+            text(value, "namespace").to_owned(),
+            text(value, "name").to_owned(),
+        );
         let Some(owner) = owning_daemon_set(value) else {
             return self.remove_pod(&pod_key, rv).into_iter().collect();
         };
@@ -167,11 +185,19 @@ impl Cache {
             pod.spec.node_name = pinned_node(value).map(str::to_owned);
         }
         let mut keys = Vec::new();
-        if let Some(previous) = self.pod_owner.get(&pod_key).filter(|o| **o != owner).cloned() {
+        if let Some(previous) = self
+            .pod_owner
+            .get(&pod_key)
+            .filter(|o| **o != owner)
+            .cloned()
+        {
             keys.extend(self.remove_pod(&pod_key, rv));
             keys.push(previous);
         }
-        self.pods.entry(owner.clone()).or_default().insert(pod_key.clone(), Versioned { rv, object: pod });
+        self.pods
+            .entry(owner.clone())
+            .or_default()
+            .insert(pod_key.clone(), Versioned { rv, object: pod });
         self.pod_owner.insert(pod_key, owner.clone());
         keys.push(owner);
         keys
@@ -188,12 +214,21 @@ impl Cache {
     }
 
     fn upsert_revision(&mut self, rv: u64, value: &Value) -> Vec<DsKey> {
-        let key = (text(value, "namespace").to_owned(), text(value, "name").to_owned());
+        let key = (
+            text(value, "namespace").to_owned(),
+            text(value, "name").to_owned(),
+        );
         if self.revisions.get(&key).is_some_and(|r| r.rv >= rv) {
             return Vec::new();
         }
         if let Ok(revision) = serde_json::from_value::<ControllerRevision>(value.clone()) {
-            self.revisions.insert(key, Versioned { rv, object: revision });
+            self.revisions.insert(
+                key,
+                Versioned {
+                    rv,
+                    object: revision,
+                },
+            );
         }
         owning_daemon_set(value).into_iter().collect()
     }
@@ -240,7 +275,12 @@ impl Cache {
 
     /// Counts for logs and tests: (nodes, DaemonSets, pods, revisions).
     pub fn sizes(&self) -> (usize, usize, usize, usize) {
-        (self.nodes.len(), self.daemon_sets.len(), self.pod_owner.len(), self.revisions.len())
+        (
+            self.nodes.len(),
+            self.daemon_sets.len(),
+            self.pod_owner.len(),
+            self.revisions.len(),
+        )
     }
 }
 
@@ -267,11 +307,22 @@ mod tests {
     fn older_versions_never_overwrite_newer_ones() {
         let mut cache = Cache::default();
         let key = DsKey::new("ns", "ds");
-        assert_eq!(cache.upsert(ResourceKind::Pod, &pod("p", 5, Some("n1"))), vec![key.clone()]);
-        assert!(cache.upsert(ResourceKind::Pod, &pod("p", 4, Some("n2"))).is_empty());
+        assert_eq!(
+            cache.upsert(ResourceKind::Pod, &pod("p", 5, Some("n1"))),
+            vec![key.clone()]
+        );
+        assert!(
+            cache
+                .upsert(ResourceKind::Pod, &pod("p", 4, Some("n2")))
+                .is_empty()
+        );
         assert_eq!(cache.pods_of(&key)[0].node_name(), Some("n1"));
         cache.remove(ResourceKind::Pod, &pod("p", 3, None));
-        assert_eq!(cache.pods_of(&key).len(), 1, "a stale delete keeps the newer pod");
+        assert_eq!(
+            cache.pods_of(&key).len(),
+            1,
+            "a stale delete keeps the newer pod"
+        );
         cache.remove(ResourceKind::Pod, &pod("p", 6, None));
         assert!(cache.pods_of(&key).is_empty());
     }
@@ -280,17 +331,29 @@ mod tests {
     fn unbound_pods_count_on_their_pinned_node() {
         let mut cache = Cache::default();
         cache.upsert(ResourceKind::Pod, &pod("p", 1, None));
-        assert_eq!(cache.pods_of(&DsKey::new("ns", "ds"))[0].node_name(), Some("pinned"));
+        assert_eq!(
+            cache.pods_of(&DsKey::new("ns", "ds"))[0].node_name(),
+            Some("pinned")
+        );
     }
 
     #[test]
     fn node_changes_concern_every_daemon_set_and_refresh_the_list() {
         let mut cache = Cache::default();
-        cache.upsert(ResourceKind::DaemonSet, &json!({"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}}));
-        let keys = cache.upsert(ResourceKind::Node, &json!({"metadata": {"name": "n1", "resourceVersion": "2"}}));
+        cache.upsert(
+            ResourceKind::DaemonSet,
+            &json!({"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}}),
+        );
+        let keys = cache.upsert(
+            ResourceKind::Node,
+            &json!({"metadata": {"name": "n1", "resourceVersion": "2"}}),
+        );
         assert_eq!(keys, vec![DsKey::new("ns", "a")]);
         assert_eq!(cache.nodes().len(), 1);
-        cache.upsert(ResourceKind::Node, &json!({"metadata": {"name": "n2", "resourceVersion": "3"}}));
+        cache.upsert(
+            ResourceKind::Node,
+            &json!({"metadata": {"name": "n2", "resourceVersion": "3"}}),
+        );
         assert_eq!(cache.nodes().len(), 2);
     }
 }

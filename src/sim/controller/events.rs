@@ -91,7 +91,12 @@ pub struct EventRecorder {
 impl EventRecorder {
     /// A recorder writing to `store`, stamping times from `clock`.
     pub fn new(store: Store, clock: SimClock) -> EventRecorder {
-        EventRecorder { store, clock, seen: HashMap::new(), counter: 0 }
+        EventRecorder {
+            store,
+            clock,
+            seen: HashMap::new(),
+            counter: 0,
+        }
     }
 
     /// Records one occurrence. Failures are logged, never returned: an event
@@ -105,20 +110,31 @@ impl EventRecorder {
         source: &Source,
     ) {
         let now = rfc3339(self.clock.now());
-        let key = (object.uid.clone(), object.field_path.clone(), reason, message.to_owned());
+        let key = (
+            object.uid.clone(),
+            object.field_path.clone(),
+            reason,
+            message.to_owned(),
+        );
         if let Some((namespace, name)) = self.seen.get(&key)
             && self.bump(namespace, name, &now)
         {
             return;
         }
-        let namespace = if object.namespace.is_empty() { "default".to_owned() } else { object.namespace.clone() };
+        let namespace = if object.namespace.is_empty() {
+            "default".to_owned()
+        } else {
+            object.namespace.clone()
+        };
         self.counter += 1;
         let name = format!(
             "{}.{:x}",
             object.name,
             self.clock.now().as_nanosecond().unsigned_abs() + u128::from(self.counter)
         );
-        let event = event_object(object, type_, reason, message, source, &namespace, &name, &now);
+        let event = event_object(
+            object, type_, reason, message, source, &namespace, &name, &now,
+        );
         match self.store.create(ResourceKind::Event, event) {
             Ok(_) => {
                 self.seen.insert(key, (namespace, name));
@@ -140,7 +156,10 @@ impl EventRecorder {
     }
 }
 
-#[allow(clippy::too_many_arguments, reason = "the fields of one Event, each distinct")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the fields of one Event, each distinct"
+)]
 fn event_object(
     object: &ObjectRef,
     type_: EventType,

@@ -76,18 +76,33 @@ pub fn plan_history(
         }
         None => {
             let collision_count = ds.status.as_ref().and_then(|s| s.collision_count);
-            let template = ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+            let template = ds
+                .spec
+                .as_ref()
+                .map(|s| s.template.clone())
+                .unwrap_or_default();
             let hash = template_hash(&template, collision_count);
             let name = format!("{}-{hash}", ds.metadata.name.as_deref().unwrap_or_default());
-            if revisions.iter().any(|r| r.metadata.name.as_deref() == Some(&name)) {
+            if revisions
+                .iter()
+                .any(|r| r.metadata.name.as_deref() == Some(&name))
+            {
                 return HistoryPlan::Collision;
             }
-            actions.push(HistoryAction::Create(revision_object(ds, &name, &hash, max + 1)));
+            actions.push(HistoryAction::Create(revision_object(
+                ds,
+                &name,
+                &hash,
+                max + 1,
+            )));
             hash
         }
     };
     actions.extend(trim(ds, &index, revisions, &current_hash, live_hashes));
-    HistoryPlan::Apply { current_hash, actions }
+    HistoryPlan::Apply {
+        current_hash,
+        actions,
+    }
 }
 
 /// Deletes for revisions beyond the history limit that neither are current
@@ -109,7 +124,9 @@ fn trim(
         .iter()
         .filter(|r| r.hash != current_hash && !live_hashes.contains(&r.hash))
         .collect();
-    let excess = old.len().saturating_sub(usize::try_from(limit.max(0)).unwrap_or(0));
+    let excess = old
+        .len()
+        .saturating_sub(usize::try_from(limit.max(0)).unwrap_or(0));
     old.iter()
         .take(excess)
         .map(|r| HistoryAction::Delete {
@@ -125,7 +142,11 @@ fn trim(
 
 /// The ControllerRevision object for the DaemonSet's current template.
 pub fn revision_object(ds: &DaemonSet, name: &str, hash: &str, number: i64) -> Value {
-    let template = ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+    let template = ds
+        .spec
+        .as_ref()
+        .map(|s| s.template.clone())
+        .unwrap_or_default();
     let mut labels = template
         .metadata
         .as_ref()

@@ -108,7 +108,9 @@ fn apply(
                 let value = event.object.value();
                 let keys = match event.event_type {
                     EventType::Deleted => controller.cache.remove(event.kind, &value),
-                    EventType::Added | EventType::Modified => controller.cache.upsert(event.kind, &value),
+                    EventType::Added | EventType::Modified => {
+                        controller.cache.upsert(event.kind, &value)
+                    }
                 };
                 queue.add_all(keys);
             }

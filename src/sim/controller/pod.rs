@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod,
-    PodSpec,
+    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSpec,
 };
 use serde_json::Value;
 
@@ -92,7 +91,9 @@ fn pin_to_node(spec: &mut PodSpec, node: &str) {
         }]),
     };
     let affinity = spec.affinity.get_or_insert_with(Affinity::default);
-    let node_affinity = affinity.node_affinity.get_or_insert_with(NodeAffinity::default);
+    let node_affinity = affinity
+        .node_affinity
+        .get_or_insert_with(NodeAffinity::default);
     node_affinity.required_during_scheduling_ignored_during_execution = Some(NodeSelector {
         node_selector_terms: vec![term],
     });
@@ -110,7 +111,11 @@ pub fn pinned_node(pod: &Value) -> Option<&str> {
     let fields = term["matchFields"].as_array()?;
     fields.iter().find_map(|requirement| {
         let values = requirement["values"].as_array()?;
-        match (requirement["key"].as_str(), requirement["operator"].as_str(), values.as_slice()) {
+        match (
+            requirement["key"].as_str(),
+            requirement["operator"].as_str(),
+            values.as_slice(),
+        ) {
             (Some("metadata.name"), Some("In"), [only]) => only.as_str(),
             _ => None,
         }
@@ -141,10 +146,21 @@ mod tests {
             },
             spec: Some(DaemonSetSpec {
                 template: PodTemplateSpec {
-                    metadata: Some(ObjectMeta { labels: Some(template_labels), ..ObjectMeta::default() }),
+                    metadata: Some(ObjectMeta {
+                        labels: Some(template_labels),
+                        ..ObjectMeta::default()
+                    }),
                     spec: Some(PodSpec {
-                        containers: vec![Container { name: "agent".into(), image: Some("agent:1".into()), ..Container::default() }],
-                        tolerations: Some(vec![Toleration { key: Some("dedicated".into()), operator: Some("Exists".into()), ..Toleration::default() }]),
+                        containers: vec![Container {
+                            name: "agent".into(),
+                            image: Some("agent:1".into()),
+                            ..Container::default()
+                        }],
+                        tolerations: Some(vec![Toleration {
+                            key: Some("dedicated".into()),
+                            operator: Some("Exists".into()),
+                            ..Toleration::default()
+                        }]),
                         ..PodSpec::default()
                     }),
                 },
@@ -159,21 +175,34 @@ mod tests {
         let pod = daemon_pod(&ds(), "abc123", "node-7");
         assert_eq!(pod["metadata"]["generateName"], "agent-");
         assert_eq!(pod["metadata"]["labels"]["app"], "agent");
-        assert_eq!(pod["metadata"]["labels"]["controller-revision-hash"], "abc123");
+        assert_eq!(
+            pod["metadata"]["labels"]["controller-revision-hash"],
+            "abc123"
+        );
         assert_eq!(pod["metadata"]["labels"]["pod-template-generation"], "2");
         assert_eq!(pod["metadata"]["ownerReferences"][0]["uid"], "ds-uid");
         assert_eq!(pod["metadata"]["ownerReferences"][0]["controller"], true);
         let tolerations = pod["spec"]["tolerations"].as_array().expect("tolerations");
-        assert_eq!(tolerations[0]["key"], "dedicated", "template tolerations come first");
+        assert_eq!(
+            tolerations[0]["key"], "dedicated",
+            "template tolerations come first"
+        );
         assert!(tolerations.iter().any(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoExecute"));
         assert_eq!(pinned_node(&pod), Some("node-7"));
-        assert!(pod["spec"].get("nodeName").is_none(), "binding is the scheduler's job");
+        assert!(
+            pod["spec"].get("nodeName").is_none(),
+            "binding is the scheduler's job"
+        );
     }
 
     #[test]
     fn pin_replaces_required_terms() {
         let mut ds = ds();
-        let spec = ds.spec.as_mut().and_then(|s| s.template.spec.as_mut()).expect("spec");
+        let spec = ds
+            .spec
+            .as_mut()
+            .and_then(|s| s.template.spec.as_mut())
+            .expect("spec");
         pin_to_node(spec, "old");
         let pod = daemon_pod(&ds, "h", "new");
         let terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]

@@ -36,7 +36,10 @@ impl WorkQueue {
         if after.is_zero() {
             self.add(key);
         } else {
-            self.later.entry(Instant::now() + after).or_default().push(key);
+            self.later
+                .entry(Instant::now() + after)
+                .or_default()
+                .push(key);
         }
     }
 

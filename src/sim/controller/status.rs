@@ -30,7 +30,10 @@ pub fn compute_status(
     let mut totals = Totals::default();
     let mut waiting_for_availability = false;
     for (node, verdict) in verdicts {
-        let on_node = by_node.get(node.name()).map(Vec::as_slice).unwrap_or_default();
+        let on_node = by_node
+            .get(node.name())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let row = coverage_with_verdict(node, verdict.clone(), ds, on_node, revisions, now);
         if let Some(pod) = row.primary() {
             waiting_for_availability |= row.verdict.should_run && pod.ready && !pod.available;

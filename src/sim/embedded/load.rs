@@ -32,23 +32,37 @@ pub struct LoadStats {
 }
 
 fn restore(store: &Store, kind: ResourceKind, object: Value) -> Result<(), SimError> {
-    let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     store
         .restore(kind, object)
         .map(drop)
-        .map_err(|source| SimError::Load { what: format!("{} {name}", kind.kind()), source })
+        .map_err(|source| SimError::Load {
+            what: format!("{} {name}", kind.kind()),
+            source,
+        })
 }
 
 /// Loads `scenario` as of `now`, with `seed` deciding every random choice.
-pub fn load_scenario(store: &Store, scenario: &Scenario, now: Timestamp, seed: u64) -> Result<LoadStats, SimError> {
+pub fn load_scenario(
+    store: &Store,
+    scenario: &Scenario,
+    now: Timestamp,
+    seed: u64,
+) -> Result<LoadStats, SimError> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut stats = LoadStats::default();
     let mut typed_nodes: Vec<(Node, String)> = Vec::new();
     for pool in &scenario.pools {
-        let age = pool.age.unwrap_or(std::time::Duration::from_secs(30 * 86_400));
+        let age = pool
+            .age
+            .unwrap_or(std::time::Duration::from_secs(30 * 86_400));
         for index in 1..=pool.count {
             let name = pool.node_name(index);
-            let offset = SignedDuration::try_from(age).unwrap_or(SignedDuration::ZERO) - SignedDuration::from_mins(i64::try_from(index).unwrap_or(0));
+            let offset = SignedDuration::try_from(age).unwrap_or(SignedDuration::ZERO)
+                - SignedDuration::from_mins(i64::try_from(index).unwrap_or(0));
             let shape = NodeShape {
                 pool,
                 index,
@@ -58,7 +72,10 @@ pub fn load_scenario(store: &Store, scenario: &Scenario, now: Timestamp, seed: u
             };
             let mut node = node_object(&shape, &mut rng);
             node["metadata"]["uid"] = json!(uuid(&mut rng));
-            let ip = node["status"]["addresses"][0]["address"].as_str().unwrap_or_default().to_owned();
+            let ip = node["status"]["addresses"][0]["address"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             if let Ok(typed) = serde_json::from_value::<Node>(node.clone()) {
                 typed_nodes.push((typed, ip));
             }
@@ -99,11 +116,19 @@ pub fn load_snapshot(store: &Store, snapshot: &Snapshot) -> Result<LoadStats, Si
         stats.nodes += 1;
     }
     for ds in &snapshot.daemonsets {
-        restore(store, ResourceKind::DaemonSet, with_kind(ds, "apps/v1", "DaemonSet"))?;
+        restore(
+            store,
+            ResourceKind::DaemonSet,
+            with_kind(ds, "apps/v1", "DaemonSet"),
+        )?;
         stats.daemon_sets += 1;
     }
     for revision in &snapshot.revisions {
-        restore(store, ResourceKind::ControllerRevision, with_kind(revision, "apps/v1", "ControllerRevision"))?;
+        restore(
+            store,
+            ResourceKind::ControllerRevision,
+            with_kind(revision, "apps/v1", "ControllerRevision"),
+        )?;
         stats.revisions += 1;
     }
     for pod in &snapshot.pods {
@@ -126,16 +151,33 @@ mod tests {
         let stats = load_scenario(&store, &scenario, Timestamp::now(), 7).expect("loads");
         assert_eq!(stats.nodes, 14);
         assert_eq!(stats.daemon_sets, 3);
-        let agent: DaemonSet = store.get_as(ResourceKind::DaemonSet, "kube-system", "node-agent").expect("ds");
-        let (revisions, _) = store.list_as::<ControllerRevision>(ResourceKind::ControllerRevision, Some("kube-system")).expect("crs");
+        let agent: DaemonSet = store
+            .get_as(ResourceKind::DaemonSet, "kube-system", "node-agent")
+            .expect("decodes")
+            .expect("exists");
+        let (revisions, _) = store
+            .list_as::<ControllerRevision>(ResourceKind::ControllerRevision, Some("kube-system"))
+            .expect("crs");
         let index = RevisionIndex::new(&agent, &revisions);
         assert_eq!(index.current().map(|r| r.number), Some(2));
         assert!(index.current_matches_template());
-        let (pods, _) = store.list_as::<Pod>(ResourceKind::Pod, Some("kube-system")).expect("pods");
-        let agent_pods: Vec<&Pod> = pods.iter().filter(|p| p.name().starts_with("node-agent-")).collect();
+        let (pods, _) = store
+            .list_as::<Pod>(ResourceKind::Pod, Some("kube-system"))
+            .expect("pods");
+        let agent_pods: Vec<&Pod> = pods
+            .iter()
+            .filter(|p| p.name().starts_with("node-agent-"))
+            .collect();
         // 14 nodes minus the 2 GPU nodes whose taint the agent does not tolerate.
         assert_eq!(agent_pods.len(), 12);
-        assert!(agent_pods.iter().all(|p| index.number_for_hash(p.revision_hash().unwrap_or_default()) == Some(1)));
-        assert!(agent_pods.iter().filter(|p| p.is_ready()).count() >= 11, "all but the NotReady node's pod are Ready");
+        assert!(
+            agent_pods
+                .iter()
+                .all(|p| index.number_for_hash(p.revision_hash().unwrap_or_default()) == Some(1))
+        );
+        assert!(
+            agent_pods.iter().filter(|p| p.is_ready()).count() >= 11,
+            "all but the NotReady node's pod are Ready"
+        );
     }
 }

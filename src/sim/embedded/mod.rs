@@ -65,7 +65,14 @@ pub struct EmbeddedOptions {
 
 impl Default for EmbeddedOptions {
     fn default() -> EmbeddedOptions {
-        EmbeddedOptions { scenario: None, nodes: None, snapshot: Vec::new(), listen: None, seed: None, speed: 1.0 }
+        EmbeddedOptions {
+            scenario: None,
+            nodes: None,
+            snapshot: Vec::new(),
+            listen: None,
+            seed: None,
+            speed: 1.0,
+        }
     }
 }
 
@@ -103,7 +110,11 @@ impl Simulation {
             for warning in &loaded.warnings {
                 tracing::warn!(%warning, "snapshot");
             }
-            let mut scenario = if options.scenario.is_some() { base } else { Scenario::empty() };
+            let mut scenario = if options.scenario.is_some() {
+                base
+            } else {
+                Scenario::empty()
+            };
             scenario.pools.clear();
             scenario.daemon_sets.clear();
             let stats = load::load_snapshot(&store, &loaded.snapshot)?;
@@ -127,9 +138,19 @@ impl Simulation {
         let kubelets = kubelet::spawn(
             store.clone(),
             clock,
-            KubeletOptions { scenario: scenario.clone(), speed: options.speed, seed },
+            KubeletOptions {
+                scenario: scenario.clone(),
+                speed: options.speed,
+                seed,
+            },
         );
-        Ok(Simulation { store, scenario, loaded, controller, kubelets })
+        Ok(Simulation {
+            store,
+            scenario,
+            loaded,
+            controller,
+            kubelets,
+        })
     }
 
     /// Stops the controller and kubelets.
@@ -165,10 +186,18 @@ impl EmbeddedCluster {
 /// API server on `options.listen` (default `127.0.0.1:0`).
 pub async fn start(options: EmbeddedOptions) -> Result<EmbeddedCluster, SimError> {
     let simulation = Simulation::start(&options)?;
-    let listen = options.listen.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
-    let serve_options = ServeOptions { listen, ..ServeOptions::default() };
+    let listen = options
+        .listen
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+    let serve_options = ServeOptions {
+        listen,
+        ..ServeOptions::default()
+    };
     let server = server::serve(simulation.store.clone(), serve_options)
         .await
         .map_err(|err| SimError::Serve(Box::new(err)))?;
     Ok(EmbeddedCluster { server, simulation })
 }
+
+#[cfg(test)]
+mod tests;

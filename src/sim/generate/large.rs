@@ -9,9 +9,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::sim::scenario::{
-    DaemonSetSpec, Pool, RevisionSpec, Scenario, StrategyKind, Timing,
-};
+use crate::sim::scenario::{DaemonSetSpec, Pool, RevisionSpec, Scenario, StrategyKind, Timing};
 
 /// Pool shares in per-mille: (name, share, instance type, arch, cpu, memory GiB).
 const POOLS: &[(&str, usize, &str, &str, u32, u32)] = &[
@@ -23,7 +21,12 @@ const POOLS: &[(&str, usize, &str, &str, u32, u32)] = &[
 ];
 
 const ZONES: &[&str] = &[
-    "us-east-1a", "us-east-1b", "us-east-1c", "us-west-2a", "us-west-2b", "us-west-2c",
+    "us-east-1a",
+    "us-east-1b",
+    "us-east-1c",
+    "us-west-2a",
+    "us-west-2b",
+    "us-west-2c",
 ];
 
 /// A scenario with `nodes` nodes in five pools.
@@ -33,7 +36,8 @@ pub fn large_scenario(nodes: usize) -> Scenario {
     scenario.description = format!("{nodes} generated nodes for scale work");
     scenario.timing = Timing::default();
     let mut remaining = nodes;
-    for (position, (name, share, instance_type, arch, cpu, memory_gib)) in POOLS.iter().enumerate() {
+    for (position, (name, share, instance_type, arch, cpu, memory_gib)) in POOLS.iter().enumerate()
+    {
         let count = if position + 1 == POOLS.len() {
             remaining
         } else {
@@ -54,7 +58,8 @@ pub fn large_scenario(nodes: usize) -> Scenario {
             age: Some(Duration::from_secs(86_400 * 30)),
         };
         if *name == "gpu" {
-            pool.labels.insert("nvidia.com/gpu.present".to_owned(), "true".to_owned());
+            pool.labels
+                .insert("nvidia.com/gpu.present".to_owned(), "true".to_owned());
             pool.taints.push(Taint {
                 key: "dedicated".to_owned(),
                 value: Some("gpu".to_owned()),
@@ -69,7 +74,11 @@ pub fn large_scenario(nodes: usize) -> Scenario {
 }
 
 fn revision(image: &str) -> RevisionSpec {
-    RevisionSpec { image: image.to_owned(), change_cause: None, env: BTreeMap::new() }
+    RevisionSpec {
+        image: image.to_owned(),
+        change_cause: None,
+        env: BTreeMap::new(),
+    }
 }
 
 fn base(name: &str, namespace: &str, strategy: StrategyKind) -> DaemonSetSpec {
@@ -93,7 +102,10 @@ fn log_shipper() -> DaemonSetSpec {
     let mut ds = base("log-shipper", "kube-system", StrategyKind::RollingUpdate);
     ds.max_unavailable = Some(IntOrString::String("10%".to_owned()));
     ds.container = Some("fluent-bit".to_owned());
-    ds.tolerations = vec![Toleration { operator: Some("Exists".to_owned()), ..Toleration::default() }];
+    ds.tolerations = vec![Toleration {
+        operator: Some("Exists".to_owned()),
+        ..Toleration::default()
+    }];
     ds.revisions = vec![revision("cr.fluentbit.io/fluent/fluent-bit:3.2.2")];
     ds
 }
@@ -110,7 +122,8 @@ fn node_agent() -> DaemonSetSpec {
 
 fn gpu_exporter() -> DaemonSetSpec {
     let mut ds = base("gpu-exporter", "monitoring", StrategyKind::RollingUpdate);
-    ds.node_selector.insert("nvidia.com/gpu.present".to_owned(), "true".to_owned());
+    ds.node_selector
+        .insert("nvidia.com/gpu.present".to_owned(), "true".to_owned());
     ds.tolerations = vec![Toleration {
         key: Some("dedicated".to_owned()),
         operator: Some("Equal".to_owned()),
@@ -119,7 +132,9 @@ fn gpu_exporter() -> DaemonSetSpec {
         toleration_seconds: None,
     }];
     ds.container = Some("dcgm-exporter".to_owned());
-    ds.revisions = vec![revision("nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04")];
+    ds.revisions = vec![revision(
+        "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04",
+    )];
     ds
 }
 

@@ -66,14 +66,20 @@ fn labels(shape: &NodeShape<'_>, name: &str, zone: &str) -> BTreeMap<String, Str
     let pool = shape.pool;
     let mut labels: BTreeMap<String, String> = [
         ("beta.kubernetes.io/arch", pool.arch.as_str()),
-        ("beta.kubernetes.io/instance-type", pool.instance_type.as_str()),
+        (
+            "beta.kubernetes.io/instance-type",
+            pool.instance_type.as_str(),
+        ),
         ("beta.kubernetes.io/os", "linux"),
         ("failure-domain.beta.kubernetes.io/region", region_of(zone)),
         ("failure-domain.beta.kubernetes.io/zone", zone),
         ("kubernetes.io/arch", pool.arch.as_str()),
         ("kubernetes.io/hostname", name),
         ("kubernetes.io/os", "linux"),
-        ("node.kubernetes.io/instance-type", pool.instance_type.as_str()),
+        (
+            "node.kubernetes.io/instance-type",
+            pool.instance_type.as_str(),
+        ),
         ("topology.kubernetes.io/region", region_of(zone)),
         ("topology.kubernetes.io/zone", zone),
         (shape.pool_label, pool.name.as_str()),
@@ -112,11 +118,18 @@ fn apply_taints_and_flags(node: &mut Value, shape: &NodeShape<'_>, created: &str
 fn status(shape: &NodeShape<'_>, name: &str, internal_ip: &str, rng: &mut StdRng) -> Value {
     let pool = shape.pool;
     let memory_ki = u64::from(pool.memory_gib) * 1024 * 1024 - 420_000;
-    let allocatable_memory_ki = memory_ki.saturating_sub(u64::from(pool.memory_gib) * 60_000 + 300_000);
+    let allocatable_memory_ki =
+        memory_ki.saturating_sub(u64::from(pool.memory_gib) * 60_000 + 300_000);
     let created = shape.created.to_string();
     let (kernel, os_image) = match pool.arch.as_str() {
-        "arm64" => ("6.1.112-124.190.amzn2023.aarch64", "Amazon Linux 2023.6.20241111"),
-        _ => ("6.1.112-124.190.amzn2023.x86_64", "Amazon Linux 2023.6.20241111"),
+        "arm64" => (
+            "6.1.112-124.190.amzn2023.aarch64",
+            "Amazon Linux 2023.6.20241111",
+        ),
+        _ => (
+            "6.1.112-124.190.amzn2023.x86_64",
+            "Amazon Linux 2023.6.20241111",
+        ),
     };
     json!({
         "capacity": {
@@ -162,7 +175,14 @@ fn status(shape: &NodeShape<'_>, name: &str, internal_ip: &str, rng: &mut StdRng
 pub fn uuid(rng: &mut StdRng) -> String {
     let a: u128 = rng.random();
     let hex = format!("{a:032x}");
-    format!("{}-{}-4{}-a{}-{}", &hex[0..8], &hex[8..12], &hex[13..16], &hex[17..20], &hex[20..32])
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
 }
 
 /// The zone of the `index`th node: pools spread round-robin over their zones.
@@ -193,7 +213,11 @@ fn internal_ip(pool: &Pool, index: usize) -> String {
 }
 
 fn pod_cidr(pool: &Pool, index: usize) -> String {
-    format!("100.{}.{}.0/24", 64 + usize::from(pool_octet(pool)) % 64, index % 256)
+    format!(
+        "100.{}.{}.0/24",
+        64 + usize::from(pool_octet(pool)) % 64,
+        index % 256
+    )
 }
 
 #[cfg(test)]
@@ -219,9 +243,15 @@ mod tests {
         assert_eq!(a, b);
         let size = serde_json::to_vec(&a).expect("json").len();
         assert!((5_000..=10_000).contains(&size), "node is {size} bytes");
-        assert_eq!(a["metadata"]["labels"]["topology.kubernetes.io/region"], "eu-west-1");
+        assert_eq!(
+            a["metadata"]["labels"]["topology.kubernetes.io/region"],
+            "eu-west-1"
+        );
         assert_eq!(a["metadata"]["labels"]["kubernetes.io/hostname"], "cp-02");
-        assert_eq!(a["spec"]["taints"][0]["key"], "node-role.kubernetes.io/control-plane");
+        assert_eq!(
+            a["spec"]["taints"][0]["key"],
+            "node-role.kubernetes.io/control-plane"
+        );
         let node: crate::model::Node = serde_json::from_value(a).expect("decodes");
         assert!(node.is_ready());
     }
@@ -230,10 +260,22 @@ mod tests {
     fn overrides_cordon_and_break_nodes() {
         let scenario = Scenario::load("default").expect("default");
         let pool = &scenario.pools[1];
-        let override_ = NodeOverride { name: pool.node_name(1), cordoned: true, not_ready: true, ..NodeOverride::default() };
-        let shape = NodeShape { pool, index: 1, pool_label: "node-pool", created: Timestamp::UNIX_EPOCH, override_: Some(&override_) };
+        let override_ = NodeOverride {
+            name: pool.node_name(1),
+            cordoned: true,
+            not_ready: true,
+            ..NodeOverride::default()
+        };
+        let shape = NodeShape {
+            pool,
+            index: 1,
+            pool_label: "node-pool",
+            created: Timestamp::UNIX_EPOCH,
+            override_: Some(&override_),
+        };
         let node: crate::model::Node =
-            serde_json::from_value(node_object(&shape, &mut StdRng::seed_from_u64(1))).expect("decodes");
+            serde_json::from_value(node_object(&shape, &mut StdRng::seed_from_u64(1)))
+                .expect("decodes");
         assert!(node.spec.unschedulable);
         assert!(!node.is_ready());
         let keys: Vec<_> = node.spec.taints.iter().map(|t| t.key.as_str()).collect();

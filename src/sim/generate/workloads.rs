@@ -49,7 +49,11 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
     let env: Vec<EnvVar> = revision
         .env
         .iter()
-        .map(|(name, value)| EnvVar { name: name.clone(), value: Some(value.clone()), value_from: None })
+        .map(|(name, value)| EnvVar {
+            name: name.clone(),
+            value: Some(value.clone()),
+            value_from: None,
+        })
         .collect();
     let container = Container {
         name: container_name,
@@ -61,11 +65,19 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
                 ("cpu".to_owned(), Quantity("50m".to_owned())),
                 ("memory".to_owned(), Quantity("64Mi".to_owned())),
             ])),
-            limits: Some(BTreeMap::from([("memory".to_owned(), Quantity("256Mi".to_owned()))])),
+            limits: Some(BTreeMap::from([(
+                "memory".to_owned(),
+                Quantity("256Mi".to_owned()),
+            )])),
             ..ResourceRequirements::default()
         }),
         readiness_probe: Some(Probe {
-            http_get: Some(HTTPGetAction { path: Some("/healthz".to_owned()), port: IntOrString::Int(8080), scheme: Some("HTTP".to_owned()), ..HTTPGetAction::default() }),
+            http_get: Some(HTTPGetAction {
+                path: Some("/healthz".to_owned()),
+                port: IntOrString::Int(8080),
+                scheme: Some("HTTP".to_owned()),
+                ..HTTPGetAction::default()
+            }),
             period_seconds: Some(10),
             success_threshold: Some(1),
             failure_threshold: Some(3),
@@ -77,9 +89,14 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
         ..Container::default()
     };
     let mut node_selector = spec.node_selector.clone();
-    node_selector.entry("kubernetes.io/os".to_owned()).or_insert_with(|| "linux".to_owned());
+    node_selector
+        .entry("kubernetes.io/os".to_owned())
+        .or_insert_with(|| "linux".to_owned());
     PodTemplateSpec {
-        metadata: Some(ObjectMeta { labels: Some(selector_labels(spec)), ..ObjectMeta::default() }),
+        metadata: Some(ObjectMeta {
+            labels: Some(selector_labels(spec)),
+            ..ObjectMeta::default()
+        }),
         spec: Some(PodSpec {
             containers: vec![container],
             dns_policy: Some("ClusterFirst".to_owned()),
@@ -102,14 +119,25 @@ fn selector_labels(spec: &DaemonSetSpec) -> BTreeMap<String, String> {
 }
 
 /// The typed DaemonSet at revision `number` (1-based) of its history.
-pub fn daemon_set_at(spec: &DaemonSetSpec, number: usize, uid: &str, created: Timestamp) -> DaemonSet {
+pub fn daemon_set_at(
+    spec: &DaemonSetSpec,
+    number: usize,
+    uid: &str,
+    created: Timestamp,
+) -> DaemonSet {
     let revision = &spec.revisions[number - 1];
-    let mut annotations = BTreeMap::from([(TEMPLATE_GENERATION_ANNOTATION.to_owned(), number.to_string())]);
+    let mut annotations = BTreeMap::from([(
+        TEMPLATE_GENERATION_ANNOTATION.to_owned(),
+        number.to_string(),
+    )]);
     if let Some(cause) = &revision.change_cause {
         annotations.insert(CHANGE_CAUSE_ANNOTATION.to_owned(), cause.clone());
     }
     let strategy = match spec.update_strategy {
-        StrategyKind::OnDelete => DaemonSetUpdateStrategy { type_: Some("OnDelete".to_owned()), rolling_update: None },
+        StrategyKind::OnDelete => DaemonSetUpdateStrategy {
+            type_: Some("OnDelete".to_owned()),
+            rolling_update: None,
+        },
         StrategyKind::RollingUpdate => DaemonSetUpdateStrategy {
             type_: Some("RollingUpdate".to_owned()),
             rolling_update: Some(RollingUpdateDaemonSet {
@@ -124,7 +152,9 @@ pub fn daemon_set_at(spec: &DaemonSetSpec, number: usize, uid: &str, created: Ti
             namespace: Some(spec.namespace.clone()),
             uid: Some(uid.to_owned()),
             generation: Some(i64::try_from(number).unwrap_or(1)),
-            creation_timestamp: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(created)),
+            creation_timestamp: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                created,
+            )),
             labels: Some(selector_labels(spec)),
             annotations: Some(annotations),
             ..ObjectMeta::default()
@@ -132,7 +162,10 @@ pub fn daemon_set_at(spec: &DaemonSetSpec, number: usize, uid: &str, created: Ti
         spec: Some(K8sDaemonSetSpec {
             min_ready_seconds: (spec.min_ready_seconds > 0).then_some(spec.min_ready_seconds),
             revision_history_limit: Some(10),
-            selector: LabelSelector { match_labels: Some(selector_labels(spec)), match_expressions: None },
+            selector: LabelSelector {
+                match_labels: Some(selector_labels(spec)),
+                match_expressions: None,
+            },
             template: template(spec, revision),
             update_strategy: Some(strategy),
         }),
@@ -142,7 +175,12 @@ pub fn daemon_set_at(spec: &DaemonSetSpec, number: usize, uid: &str, created: Ti
 
 /// Builds every DaemonSet of `scenario` with its history and pods over
 /// `nodes` (each with its InternalIP).
-pub fn workloads(scenario: &Scenario, nodes: &[(Node, String)], now: Timestamp, rng: &mut StdRng) -> Vec<Workload> {
+pub fn workloads(
+    scenario: &Scenario,
+    nodes: &[(Node, String)],
+    now: Timestamp,
+    rng: &mut StdRng,
+) -> Vec<Workload> {
     scenario
         .daemon_sets
         .iter()
@@ -150,18 +188,35 @@ pub fn workloads(scenario: &Scenario, nodes: &[(Node, String)], now: Timestamp, 
         .collect()
 }
 
-fn workload(scenario: &Scenario, spec: &DaemonSetSpec, nodes: &[(Node, String)], now: Timestamp, rng: &mut StdRng) -> Workload {
+fn workload(
+    scenario: &Scenario,
+    spec: &DaemonSetSpec,
+    nodes: &[(Node, String)],
+    now: Timestamp,
+    rng: &mut StdRng,
+) -> Workload {
     let uid = uuid(rng);
     let count = spec.revisions.len();
     // Revision i was made (count - i + 1) days ago; the DaemonSet with the first.
-    let made = |number: usize| now - SignedDuration::from_hours(24 * i64::try_from(count - number + 1).unwrap_or(1));
+    let made = |number: usize| {
+        now - SignedDuration::from_hours(24 * i64::try_from(count - number + 1).unwrap_or(1))
+    };
     let at = |number: usize| daemon_set_at(spec, number, &uid, made(1));
     let mut revisions = Vec::new();
     for number in 1..=count {
         let ds = at(number);
-        let template = ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+        let template = ds
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
         let hash = template_hash(&template, None);
-        let mut cr = revision_object(&ds, &format!("{}-{hash}", spec.name), &hash, i64::try_from(number).unwrap_or(1));
+        let mut cr = revision_object(
+            &ds,
+            &format!("{}-{hash}", spec.name),
+            &hash,
+            i64::try_from(number).unwrap_or(1),
+        );
         cr["metadata"]["uid"] = json!(uuid(rng));
         cr["metadata"]["creationTimestamp"] = json!(rfc3339(made(number)));
         revisions.push(cr);
@@ -169,12 +224,16 @@ fn workload(scenario: &Scenario, spec: &DaemonSetSpec, nodes: &[(Node, String)],
     let current = at(count);
     let pods_at = spec.pods_at.unwrap_or(count);
     let pod_ds = at(pods_at);
-    let pod_template = pod_ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+    let pod_template = pod_ds
+        .spec
+        .as_ref()
+        .map(|s| s.template.clone())
+        .unwrap_or_default();
     let pod_hash = template_hash(&pod_template, None);
     let image = &spec.revisions[pods_at - 1].image;
     let pods = nodes
         .iter()
-        .filter(|(node, _)| node_should_run_daemon_pod(node, &current).should_run)
+        .filter(|(node, _)| node_should_run_daemon_pod(&before_outage(node), &current).should_run)
         .map(|(node, ip)| {
             let fails = scenario_image_fails(scenario, image, node);
             settled_pod(&pod_ds, &pod_hash, (node, ip), made(pods_at), !fails, rng)
@@ -183,42 +242,116 @@ fn workload(scenario: &Scenario, spec: &DaemonSetSpec, nodes: &[(Node, String)],
     let mut daemon_set = serde_json::to_value(&current).unwrap_or(Value::Null);
     daemon_set["apiVersion"] = json!("apps/v1");
     daemon_set["kind"] = json!("DaemonSet");
-    Workload { daemon_set, revisions, pods }
+    Workload {
+        daemon_set,
+        revisions,
+        pods,
+    }
+}
+
+/// The node as it was before it became unreachable: a pod placed then is
+/// still there (the lifecycle taints stop new pods, not running ones).
+fn before_outage(node: &Node) -> Node {
+    let mut healthy = node.clone();
+    healthy.spec.taints.retain(|t| {
+        !matches!(
+            t.key.as_str(),
+            "node.kubernetes.io/unreachable" | "node.kubernetes.io/not-ready"
+        )
+    });
+    healthy
 }
 
 fn scenario_image_fails(scenario: &Scenario, image: &str, node: &Node) -> bool {
-    crate::sim::kubelet::rules::rule_for(scenario, image, node.name(), node.label(&scenario.pool_label)).is_some()
+    crate::sim::kubelet::rules::rule_for(
+        scenario,
+        image,
+        node.name(),
+        node.label(&scenario.pool_label),
+    )
+    .is_some()
 }
 
 /// A daemon pod bound to `node`: Running and Ready since shortly after
 /// `since` when `settled`, else freshly created (the kubelet takes over).
-fn settled_pod(ds: &DaemonSet, hash: &str, (node, host_ip): (&Node, &str), since: Timestamp, settled: bool, rng: &mut StdRng) -> Value {
+fn settled_pod(
+    ds: &DaemonSet,
+    hash: &str,
+    (node, host_ip): (&Node, &str),
+    since: Timestamp,
+    settled: bool,
+    rng: &mut StdRng,
+) -> Value {
     let mut pod = daemon_pod(ds, hash, node.name());
-    let suffix: String = (0..5).map(|_| char::from(b"bcdfghjklmnpqrstvwxz2456789"[rng.random_range(0..27)])).collect();
-    let name = format!("{}-{suffix}", ds.metadata.name.as_deref().unwrap_or_default());
+    let suffix: String = (0..5)
+        .map(|_| char::from(b"bcdfghjklmnpqrstvwxz2456789"[rng.random_range(0..27)]))
+        .collect();
+    let name = format!(
+        "{}-{suffix}",
+        ds.metadata.name.as_deref().unwrap_or_default()
+    );
     pod["metadata"]["name"] = json!(name);
     pod["metadata"]["uid"] = json!(uuid(rng));
     pod["spec"]["nodeName"] = json!(node.name());
     if !settled {
         return pod;
     }
-    let node_created = node.metadata.creation_timestamp.as_ref().map_or(since, |t| t.0);
+    let node_created = node
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map_or(since, |t| t.0);
     let created = since.max(node_created) + SignedDuration::from_secs(rng.random_range(5..600));
     let at = |seconds: i64| rfc3339(created + SignedDuration::from_secs(seconds));
     pod["metadata"]["creationTimestamp"] = json!(at(0));
     pod_status::scheduled(&mut pod, node.name(), &at(0));
     pod_status::accepted(&mut pod, host_ip, &at(1));
-    pod_status::pulled(&mut pod, &format!("sha256:{:016x}{:016x}{:016x}{:016x}", rng.random::<u64>(), rng.random::<u64>(), rng.random::<u64>(), rng.random::<u64>()));
-    let pod_ip = format!("100.{}.{}.{}", rng.random_range(64..128), rng.random_range(0..=255), rng.random_range(2..=254));
-    pod_status::running(&mut pod, &pod_ip, &format!("{:016x}{:016x}{:016x}{:016x}", rng.random::<u64>(), rng.random::<u64>(), rng.random::<u64>(), rng.random::<u64>()), &at(4));
+    pod_status::pulled(
+        &mut pod,
+        &format!(
+            "sha256:{:016x}{:016x}{:016x}{:016x}",
+            rng.random::<u64>(),
+            rng.random::<u64>(),
+            rng.random::<u64>(),
+            rng.random::<u64>()
+        ),
+    );
+    let pod_ip = format!(
+        "100.{}.{}.{}",
+        rng.random_range(64..128),
+        rng.random_range(0..=255),
+        rng.random_range(2..=254)
+    );
+    pod_status::running(
+        &mut pod,
+        &pod_ip,
+        &format!(
+            "{:016x}{:016x}{:016x}{:016x}",
+            rng.random::<u64>(),
+            rng.random::<u64>(),
+            rng.random::<u64>(),
+            rng.random::<u64>()
+        ),
+        &at(4),
+    );
     pod_status::ready(&mut pod, &at(9));
     if !node.is_ready() {
         // The node lifecycle controller marks pods on an unreachable node not ready.
-        pod_status::set_condition(&mut pod, "Ready", "False", None, None, &rfc3339(node_unready_since(node).unwrap_or(created)));
+        pod_status::set_condition(
+            &mut pod,
+            "Ready",
+            "False",
+            None,
+            None,
+            &rfc3339(node_unready_since(node).unwrap_or(created)),
+        );
     }
     pod
 }
 
 fn node_unready_since(node: &Node) -> Option<Timestamp> {
-    node.condition("Ready")?.last_transition_time.as_ref().map(|t| t.0)
+    node.condition("Ready")?
+        .last_transition_time
+        .as_ref()
+        .map(|t| t.0)
 }

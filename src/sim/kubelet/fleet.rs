@@ -136,7 +136,11 @@ impl Fleet {
     /// A scenario delay with jitter, scaled by speed.
     pub fn delay(&mut self, base: Duration) -> Duration {
         let jitter = self.options.scenario.timing.jitter;
-        let factor = if jitter > 0.0 { 1.0 + self.rng.random_range(-jitter..=jitter) } else { 1.0 };
+        let factor = if jitter > 0.0 {
+            1.0 + self.rng.random_range(-jitter..=jitter)
+        } else {
+            1.0
+        };
         base.mul_f64(factor.max(0.0) / self.options.speed.max(0.001))
     }
 
@@ -146,7 +150,8 @@ impl Fleet {
         let token = self.next_token;
         if let Some(life) = self.pods.get_mut(key) {
             life.token = token;
-            self.timers.push(Reverse((Instant::now() + after, token, key.clone())));
+            self.timers
+                .push(Reverse((Instant::now() + after, token, key.clone())));
         }
     }
 
@@ -183,7 +188,10 @@ impl Fleet {
     /// Files a pod under its node.
     pub fn index(&mut self, key: &PodKey, node: Option<&str>) {
         if let Some(node) = node {
-            self.pods_by_node.entry(node.to_owned()).or_default().insert(key.clone());
+            self.pods_by_node
+                .entry(node.to_owned())
+                .or_default()
+                .insert(key.clone());
         }
     }
 
@@ -202,7 +210,10 @@ impl Fleet {
 
     /// The pods on a node.
     pub fn pods_on(&self, node: &str) -> Vec<PodKey> {
-        self.pods_by_node.get(node).map(|set| set.iter().cloned().collect()).unwrap_or_default()
+        self.pods_by_node
+            .get(node)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Node facts from a node object.
@@ -218,14 +229,23 @@ impl Fleet {
         NodeInfo {
             ready: super::node_status::is_ready(node),
             ip,
-            pool: node["metadata"]["labels"][self.options.scenario.pool_label.as_str()].as_str().map(str::to_owned),
-            uid: node["metadata"]["uid"].as_str().unwrap_or_default().to_owned(),
+            pool: node["metadata"]["labels"][self.options.scenario.pool_label.as_str()]
+                .as_str()
+                .map(str::to_owned),
+            uid: node["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
         }
     }
 
     /// A random pod IP from the cluster's pod range.
     pub fn pod_ip(&mut self) -> String {
-        let (a, b, c) = (self.rng.random_range(64..128), self.rng.random_range(0..=255), self.rng.random_range(2..=254));
+        let (a, b, c) = (
+            self.rng.random_range(64..128),
+            self.rng.random_range(0..=255),
+            self.rng.random_range(2..=254),
+        );
         format!("100.{a}.{b}.{c}")
     }
 

@@ -19,7 +19,10 @@ const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
 fn pod_key(pod: &Value) -> PodKey {
     let meta = &pod["metadata"];
-    (meta["namespace"].as_str().unwrap_or_default().to_owned(), meta["name"].as_str().unwrap_or_default().to_owned())
+    (
+        meta["namespace"].as_str().unwrap_or_default().to_owned(),
+        meta["name"].as_str().unwrap_or_default().to_owned(),
+    )
 }
 
 /// The stage a pod first seen in this state is at.
@@ -70,7 +73,9 @@ impl Fleet {
             .map(str::to_owned);
         let container = &pod["spec"]["containers"][0];
         let stage = initial_stage(pod);
-        let restarts = pod["status"]["containerStatuses"][0]["restartCount"].as_u64().unwrap_or(0);
+        let restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+            .as_u64()
+            .unwrap_or(0);
         let life = PodLife {
             uid: uid.to_owned(),
             node: node.clone(),
@@ -87,7 +92,12 @@ impl Fleet {
         self.index(&key, node.as_deref());
         if terminating {
             self.begin_termination(&key, grace(pod));
-        } else if stage == Stage::Unscheduled || node.as_ref().and_then(|n| self.nodes.get(n)).is_some_and(|n| n.ready) {
+        } else if stage == Stage::Unscheduled
+            || node
+                .as_ref()
+                .and_then(|n| self.nodes.get(n))
+                .is_some_and(|n| n.ready)
+        {
             if stage != Stage::Ready {
                 self.resume(&key);
             }
@@ -97,14 +107,21 @@ impl Fleet {
     /// A pod was removed.
     pub fn on_pod_deleted(&mut self, pod: &Value) {
         let key = pod_key(pod);
-        if self.pods.get(&key).is_some_and(|life| Some(life.uid.as_str()) == pod["metadata"]["uid"].as_str()) {
+        if self
+            .pods
+            .get(&key)
+            .is_some_and(|life| Some(life.uid.as_str()) == pod["metadata"]["uid"].as_str())
+        {
             self.forget(&key);
         }
     }
 
     /// A node was created or changed.
     pub fn on_node(&mut self, node: &Value) {
-        let name = node["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let info = self.node_info(node);
         let was_ready = self.nodes.get(&name).map(|n| n.ready);
         let ready = info.ready;
@@ -138,11 +155,19 @@ impl Fleet {
     /// A node was deleted: its pods are garbage-collected (upstream podgc
     /// force-deletes pods bound to nodes that no longer exist).
     pub fn on_node_deleted(&mut self, node: &Value) {
-        let name = node["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         self.nodes.remove(&name);
         for key in self.pods_on(&name) {
-            let options = DeleteOptions { grace_period_seconds: Some(0), ..DeleteOptions::default() };
-            let _ = self.store.delete_with(ResourceKind::Pod, &key.0, &key.1, &options);
+            let options = DeleteOptions {
+                grace_period_seconds: Some(0),
+                ..DeleteOptions::default()
+            };
+            let _ = self
+                .store
+                .delete_with(ResourceKind::Pod, &key.0, &key.1, &options);
             self.forget(&key);
         }
     }
@@ -157,22 +182,32 @@ impl Fleet {
         if cordoned == tainted {
             return;
         }
-        let result = self.store.modify_with(ResourceKind::Node, "", name, Subresource::Main, WriteOptions::default(), |current| {
-            let mut next = current.clone();
-            let mut taints: Vec<Value> = next["spec"]["taints"].as_array().cloned().unwrap_or_default();
-            taints.retain(|t| t["key"] != UNSCHEDULABLE_TAINT);
-            if next["spec"]["unschedulable"] == true {
-                taints.push(json!({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}));
-            }
-            if taints.is_empty() {
-                if let Some(spec) = next["spec"].as_object_mut() {
-                    spec.remove("taints");
+        let result = self.store.modify_with(
+            ResourceKind::Node,
+            "",
+            name,
+            Subresource::Main,
+            WriteOptions::default(),
+            |current| {
+                let mut next = current.clone();
+                let mut taints: Vec<Value> = next["spec"]["taints"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                taints.retain(|t| t["key"] != UNSCHEDULABLE_TAINT);
+                if next["spec"]["unschedulable"] == true {
+                    taints.push(json!({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}));
                 }
-            } else {
-                next["spec"]["taints"] = Value::Array(taints);
-            }
-            Ok(next)
-        });
+                if taints.is_empty() {
+                    if let Some(spec) = next["spec"].as_object_mut() {
+                        spec.remove("taints");
+                    }
+                } else {
+                    next["spec"]["taints"] = Value::Array(taints);
+                }
+                Ok(next)
+            },
+        );
         if let Err(err) = result {
             tracing::debug!(node = name, %err, "cannot sync the unschedulable taint");
         }

@@ -27,7 +27,11 @@ impl Fleet {
         let Some(life) = self.pods.get(key) else {
             return;
         };
-        let node_ready = life.node.as_ref().and_then(|n| self.nodes.get(n)).is_some_and(|n| n.ready);
+        let node_ready = life
+            .node
+            .as_ref()
+            .and_then(|n| self.nodes.get(n))
+            .is_some_and(|n| n.ready);
         if !node_ready && !matches!(life.stage, Stage::Unscheduled | Stage::Terminating) {
             return;
         }
@@ -91,18 +95,32 @@ impl Fleet {
             return;
         }
         let uid = self.uid(key);
-        let written = self.store.modify_with(ResourceKind::Pod, &key.0, &key.1, Subresource::Main, WriteOptions::default(), |pod| {
-            same_pod(pod, &uid)?;
-            let mut next = pod.clone();
-            next["spec"]["nodeName"] = json!(node);
-            Ok(next)
-        });
+        let written = self.store.modify_with(
+            ResourceKind::Pod,
+            &key.0,
+            &key.1,
+            Subresource::Main,
+            WriteOptions::default(),
+            |pod| {
+                same_pod(pod, &uid)?;
+                let mut next = pod.clone();
+                next["spec"]["nodeName"] = json!(node);
+                Ok(next)
+            },
+        );
         if written.is_err() {
             return;
         }
         self.write_status(key, |pod, now| pod_status::scheduled(pod, &node, now));
         let message = format!("Successfully assigned {}/{} to {node}", key.0, key.1);
-        self.event(key, None, EventType::Normal, "Scheduled", &message, "default-scheduler");
+        self.event(
+            key,
+            None,
+            EventType::Normal,
+            "Scheduled",
+            &message,
+            "default-scheduler",
+        );
         self.index(key, Some(&node));
         let timing = self.options.scenario.timing.pull_start;
         self.next(key, Stage::Bound, timing);
@@ -115,23 +133,43 @@ impl Fleet {
     }
 
     fn start_pull(&mut self, key: &PodKey) {
-        let image = self.pods.get(key).map(|l| l.image.clone()).unwrap_or_default();
+        let image = self
+            .pods
+            .get(key)
+            .map(|l| l.image.clone())
+            .unwrap_or_default();
         if let Some(life) = self.pods.get_mut(key) {
             life.pull_started = Some(tokio::time::Instant::now());
         }
-        self.container_event(key, EventType::Normal, "Pulling", &format!("Pulling image \"{image}\""));
+        self.container_event(
+            key,
+            EventType::Normal,
+            "Pulling",
+            &format!("Pulling image \"{image}\""),
+        );
         let pull = self.options.scenario.timing.pull;
         self.next(key, Stage::Pulling, pull);
     }
 
     fn finish_pull(&mut self, key: &PodKey) {
-        let image = self.pods.get(key).map(|l| l.image.clone()).unwrap_or_default();
+        let image = self
+            .pods
+            .get(key)
+            .map(|l| l.image.clone())
+            .unwrap_or_default();
         if self.failure(key) == Some(Failure::ImagePullBackOff) {
             let detail = self.failure_message(key).unwrap_or_else(|| format!(
                 "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
             ));
-            self.write_status(key, |pod, _| pod_status::waiting(pod, "ErrImagePull", &detail));
-            self.container_event(key, EventType::Warning, "Failed", &format!("Failed to pull image \"{image}\": {detail}"));
+            self.write_status(key, |pod, _| {
+                pod_status::waiting(pod, "ErrImagePull", &detail)
+            });
+            self.container_event(
+                key,
+                EventType::Warning,
+                "Failed",
+                &format!("Failed to pull image \"{image}\": {detail}"),
+            );
             self.container_event(key, EventType::Warning, "Failed", "Error: ErrImagePull");
             if let Some(life) = self.pods.get_mut(key) {
                 life.pull_failures += 1;
@@ -148,16 +186,24 @@ impl Fleet {
             .map(|t| t.elapsed().as_secs_f64() * self.options.speed)
             .unwrap_or_default();
         self.write_status(key, |pod, _| pod_status::pulled(pod, &digest));
-        let message = format!("Successfully pulled image \"{image}\" in {took:.3}s ({took:.3}s including waiting)");
+        let message = format!(
+            "Successfully pulled image \"{image}\" in {took:.3}s ({took:.3}s including waiting)"
+        );
         self.container_event(key, EventType::Normal, "Pulled", &message);
         let create = self.options.scenario.timing.create;
         self.next(key, Stage::Creating, create);
     }
 
     fn pull_back_off(&mut self, key: &PodKey) {
-        let image = self.pods.get(key).map(|l| l.image.clone()).unwrap_or_default();
+        let image = self
+            .pods
+            .get(key)
+            .map(|l| l.image.clone())
+            .unwrap_or_default();
         let message = format!("Back-off pulling image \"{image}\"");
-        self.write_status(key, |pod, _| pod_status::waiting(pod, "ImagePullBackOff", &message));
+        self.write_status(key, |pod, _| {
+            pod_status::waiting(pod, "ImagePullBackOff", &message)
+        });
         self.container_event(key, EventType::Normal, "BackOff", &message);
         self.container_event(key, EventType::Warning, "Failed", "Error: ImagePullBackOff");
         let failures = self.pods.get(key).map_or(1, |l| l.pull_failures);
@@ -168,23 +214,47 @@ impl Fleet {
     }
 
     fn create_container(&mut self, key: &PodKey) {
-        let container = self.pods.get(key).map(|l| l.container.clone()).unwrap_or_default();
-        self.container_event(key, EventType::Normal, "Created", &format!("Created container: {container}"));
+        let container = self
+            .pods
+            .get(key)
+            .map(|l| l.container.clone())
+            .unwrap_or_default();
+        self.container_event(
+            key,
+            EventType::Normal,
+            "Created",
+            &format!("Created container: {container}"),
+        );
         let start = self.options.scenario.timing.start;
         self.next(key, Stage::Starting, start);
     }
 
     fn start_container(&mut self, key: &PodKey) {
-        let container = self.pods.get(key).map(|l| l.container.clone()).unwrap_or_default();
+        let container = self
+            .pods
+            .get(key)
+            .map(|l| l.container.clone())
+            .unwrap_or_default();
         let pod_ip = self.pod_ip();
         let container_id = self.hex(64);
         self.write_status(key, |pod, now| {
-            let ip = pod["status"]["podIP"].as_str().map_or_else(|| pod_ip.clone(), str::to_owned);
+            let ip = pod["status"]["podIP"]
+                .as_str()
+                .map_or_else(|| pod_ip.clone(), str::to_owned);
             pod_status::running(pod, &ip, &container_id, now);
         });
-        self.container_event(key, EventType::Normal, "Started", &format!("Started container {container}"));
+        self.container_event(
+            key,
+            EventType::Normal,
+            "Started",
+            &format!("Started container {container}"),
+        );
         let timing = self.options.scenario.timing.clone();
-        let base = if self.failure(key) == Some(Failure::CrashLoopBackOff) { timing.crash_after } else { timing.ready };
+        let base = if self.failure(key) == Some(Failure::CrashLoopBackOff) {
+            timing.crash_after
+        } else {
+            timing.ready
+        };
         self.next(key, Stage::Started, base);
     }
 
@@ -211,10 +281,21 @@ impl Fleet {
         });
         let backoff = self.backoff(restarts);
         let exit_code = self.failure_rule_exit_code(key);
-        let message = self.failure_message(key).unwrap_or_else(|| "container exited".to_owned());
-        self.write_status(key, |pod, now| pod_status::crashed(pod, exit_code, &message, backoff.as_secs(), now));
-        let (container, uid) = self.pods.get(key).map(|l| (l.container.clone(), l.uid.clone())).unwrap_or_default();
-        let text = format!("Back-off restarting failed container {container} in pod {}_{}({uid})", key.1, key.0);
+        let message = self
+            .failure_message(key)
+            .unwrap_or_else(|| "container exited".to_owned());
+        self.write_status(key, |pod, now| {
+            pod_status::crashed(pod, exit_code, &message, backoff.as_secs(), now)
+        });
+        let (container, uid) = self
+            .pods
+            .get(key)
+            .map(|l| (l.container.clone(), l.uid.clone()))
+            .unwrap_or_default();
+        let text = format!(
+            "Back-off restarting failed container {container} in pod {}_{}({uid})",
+            key.1, key.0
+        );
         self.container_event(key, EventType::Warning, "BackOff", &text);
         self.set_stage(key, Stage::CrashBackOff);
         let after = backoff.div_f64(self.options.speed.max(0.001));
@@ -222,8 +303,17 @@ impl Fleet {
     }
 
     fn restart(&mut self, key: &PodKey) {
-        let image = self.pods.get(key).map(|l| l.image.clone()).unwrap_or_default();
-        self.container_event(key, EventType::Normal, "Pulled", &format!("Container image \"{image}\" already present on machine"));
+        let image = self
+            .pods
+            .get(key)
+            .map(|l| l.image.clone())
+            .unwrap_or_default();
+        self.container_event(
+            key,
+            EventType::Normal,
+            "Pulled",
+            &format!("Container image \"{image}\" already present on machine"),
+        );
         self.create_container(key);
     }
 
@@ -236,13 +326,25 @@ impl Fleet {
         let started = !matches!(life.stage, Stage::Unscheduled | Stage::Bound | Stage::Done);
         life.stage = Stage::Terminating;
         life.grace = grace;
-        let node_known = life.node.as_ref().is_some_and(|n| self.nodes.contains_key(n));
+        let node_known = life
+            .node
+            .as_ref()
+            .is_some_and(|n| self.nodes.contains_key(n));
         if !started || !node_known {
             self.finish_termination(key);
             return;
         }
-        let container = self.pods.get(key).map(|l| l.container.clone()).unwrap_or_default();
-        self.container_event(key, EventType::Normal, "Killing", &format!("Stopping container {container}"));
+        let container = self
+            .pods
+            .get(key)
+            .map(|l| l.container.clone())
+            .unwrap_or_default();
+        self.container_event(
+            key,
+            EventType::Normal,
+            "Killing",
+            &format!("Stopping container {container}"),
+        );
         if self.node_of(key).is_some_and(|n| n.ready) {
             let terminate = self.options.scenario.timing.terminate.min(grace);
             let after = self.delay(terminate);
@@ -252,7 +354,9 @@ impl Fleet {
 
     fn finish_termination(&mut self, key: &PodKey) {
         let uid = self.uid(key);
-        let _ = self.store.finish_termination(ResourceKind::Pod, &key.0, &key.1, Some(&uid));
+        let _ = self
+            .store
+            .finish_termination(ResourceKind::Pod, &key.0, &key.1, Some(&uid));
         self.forget(key);
     }
 
@@ -260,7 +364,10 @@ impl Fleet {
     fn backoff(&self, attempt: u32) -> Duration {
         let timing = &self.options.scenario.timing;
         let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
-        timing.backoff.saturating_mul(factor).min(timing.backoff_max)
+        timing
+            .backoff
+            .saturating_mul(factor)
+            .min(timing.backoff_max)
     }
 
     fn failure(&self, key: &PodKey) -> Option<Failure> {
@@ -283,11 +390,18 @@ impl Fleet {
     }
 
     fn node_of(&self, key: &PodKey) -> Option<&super::fleet::NodeInfo> {
-        self.pods.get(key)?.node.as_ref().and_then(|n| self.nodes.get(n))
+        self.pods
+            .get(key)?
+            .node
+            .as_ref()
+            .and_then(|n| self.nodes.get(n))
     }
 
     fn uid(&self, key: &PodKey) -> String {
-        self.pods.get(key).map(|l| l.uid.clone()).unwrap_or_default()
+        self.pods
+            .get(key)
+            .map(|l| l.uid.clone())
+            .unwrap_or_default()
     }
 
     /// Edits the pod's status under the store lock (skipped if the pod is
@@ -295,23 +409,48 @@ impl Fleet {
     pub fn write_status(&mut self, key: &PodKey, edit: impl FnOnce(&mut Value, &str)) {
         let uid = self.uid(key);
         let now = rfc3339(self.clock.now());
-        let result = self.store.modify_with(ResourceKind::Pod, &key.0, &key.1, Subresource::Status, WriteOptions::default(), |pod| {
-            same_pod(pod, &uid)?;
-            let mut next = pod.clone();
-            edit(&mut next, &now);
-            Ok(next)
-        });
+        let result = self.store.modify_with(
+            ResourceKind::Pod,
+            &key.0,
+            &key.1,
+            Subresource::Status,
+            WriteOptions::default(),
+            |pod| {
+                same_pod(pod, &uid)?;
+                let mut next = pod.clone();
+                edit(&mut next, &now);
+                Ok(next)
+            },
+        );
         if let Err(err) = result {
             tracing::debug!(pod = %key.1, %err, "kubelet status write skipped");
         }
     }
 
-    fn container_event(&mut self, key: &PodKey, type_: EventType, reason: &'static str, message: &str) {
-        let container = self.pods.get(key).map(|l| l.container.clone()).unwrap_or_default();
+    fn container_event(
+        &mut self,
+        key: &PodKey,
+        type_: EventType,
+        reason: &'static str,
+        message: &str,
+    ) {
+        let container = self
+            .pods
+            .get(key)
+            .map(|l| l.container.clone())
+            .unwrap_or_default();
         self.event(key, Some(&container), type_, reason, message, "kubelet");
     }
 
-    fn event(&mut self, key: &PodKey, container: Option<&str>, type_: EventType, reason: &'static str, message: &str, component: &'static str) {
+    fn event(
+        &mut self,
+        key: &PodKey,
+        container: Option<&str>,
+        type_: EventType,
+        reason: &'static str,
+        message: &str,
+        component: &'static str,
+    ) {
         let Some(life) = self.pods.get(key) else {
             return;
         };
@@ -326,8 +465,11 @@ impl Fleet {
         if let Some(container) = container {
             object = object.container(container);
         }
-        let host = (component == "kubelet").then(|| life.node.clone()).flatten();
-        self.recorder.record(&object, type_, reason, message, &Source { component, host });
+        let host = (component == "kubelet")
+            .then(|| life.node.clone())
+            .flatten();
+        self.recorder
+            .record(&object, type_, reason, message, &Source { component, host });
     }
 }
 

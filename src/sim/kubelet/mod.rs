@@ -116,4 +116,3 @@ fn apply(fleet: &mut Fleet, event: &Arc<StoreEvent>) {
         _ => {}
     }
 }
-

@@ -15,18 +15,49 @@ pub const TAINT_NOT_READY: &str = "node.kubernetes.io/not-ready";
 /// The four conditions of a healthy node, all changed at `since`.
 pub fn healthy_conditions(since: &str, heartbeat: &str) -> Value {
     json!([
-        condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
-            "kubelet has sufficient memory available", since, heartbeat),
-        condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
-            "kubelet has no disk pressure", since, heartbeat),
-        condition("PIDPressure", "False", "KubeletHasSufficientPID",
-            "kubelet has sufficient PID available", since, heartbeat),
-        condition("Ready", "True", "KubeletReady",
-            "kubelet is posting ready status", since, heartbeat),
+        condition(
+            "MemoryPressure",
+            "False",
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+            since,
+            heartbeat
+        ),
+        condition(
+            "DiskPressure",
+            "False",
+            "KubeletHasNoDiskPressure",
+            "kubelet has no disk pressure",
+            since,
+            heartbeat
+        ),
+        condition(
+            "PIDPressure",
+            "False",
+            "KubeletHasSufficientPID",
+            "kubelet has sufficient PID available",
+            since,
+            heartbeat
+        ),
+        condition(
+            "Ready",
+            "True",
+            "KubeletReady",
+            "kubelet is posting ready status",
+            since,
+            heartbeat
+        ),
     ])
 }
 
-fn condition(type_: &str, status: &str, reason: &str, message: &str, since: &str, heartbeat: &str) -> Value {
+fn condition(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    since: &str,
+    heartbeat: &str,
+) -> Value {
     json!({
         "type": type_, "status": status, "reason": reason, "message": message,
         "lastHeartbeatTime": heartbeat, "lastTransitionTime": since,
@@ -87,7 +118,10 @@ fn add_taint(node: &mut Value, key: &str, effect: &str, now: &str) -> bool {
     let Some(taints) = spec["taints"].as_array_mut() else {
         return false;
     };
-    if taints.iter().any(|t| t["key"] == key && t["effect"] == effect) {
+    if taints
+        .iter()
+        .any(|t| t["key"] == key && t["effect"] == effect)
+    {
         return false;
     }
     let mut taint = json!({"key": key, "effect": effect});
@@ -134,7 +168,10 @@ mod tests {
         let taints = n["spec"]["taints"].as_array().expect("taints");
         assert_eq!(taints.len(), 2);
         assert_eq!(taints[1]["timeAdded"], "t1");
-        assert!(!mark_unreachable(&mut n, "t2"), "second mark changes nothing");
+        assert!(
+            !mark_unreachable(&mut n, "t2"),
+            "second mark changes nothing"
+        );
         assert!(mark_ready(&mut n, "t3"));
         assert!(is_ready(&n));
         assert!(n["spec"].get("taints").is_none());
@@ -147,6 +184,9 @@ mod tests {
         n["spec"]["taints"] = json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]);
         mark_unreachable(&mut n, "t1");
         mark_ready(&mut n, "t2");
-        assert_eq!(n["spec"]["taints"], json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]));
+        assert_eq!(
+            n["spec"]["taints"],
+            json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+        );
     }
 }

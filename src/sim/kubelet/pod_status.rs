@@ -27,14 +27,22 @@ fn container_image<'a>(pod: &'a Value, name: &str) -> &'a str {
 }
 
 /// Sets a pod condition, changing lastTransitionTime only when the status changes.
-pub fn set_condition(pod: &mut Value, type_: &str, status: &str, reason: Option<&str>, message: Option<&str>, now: &str) {
+pub fn set_condition(
+    pod: &mut Value,
+    type_: &str,
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+    now: &str,
+) {
     if !pod["status"]["conditions"].is_array() {
         pod["status"]["conditions"] = json!([]);
     }
     let Some(conditions) = pod["status"]["conditions"].as_array_mut() else {
         return;
     };
-    let mut condition = json!({"type": type_, "status": status, "lastProbeTime": null, "lastTransitionTime": now});
+    let mut condition =
+        json!({"type": type_, "status": status, "lastProbeTime": null, "lastTransitionTime": now});
     if let Some(reason) = reason {
         condition["reason"] = json!(reason);
     }
@@ -88,8 +96,22 @@ pub fn accepted(pod: &mut Value, host_ip: &str, now: &str) {
 pub fn not_ready(pod: &mut Value, now: &str) {
     let names = container_names(pod).join(" ");
     let message = format!("containers with unready status: [{names}]");
-    set_condition(pod, "Ready", "False", Some("ContainersNotReady"), Some(&message), now);
-    set_condition(pod, "ContainersReady", "False", Some("ContainersNotReady"), Some(&message), now);
+    set_condition(
+        pod,
+        "Ready",
+        "False",
+        Some("ContainersNotReady"),
+        Some(&message),
+        now,
+    );
+    set_condition(
+        pod,
+        "ContainersReady",
+        "False",
+        Some("ContainersNotReady"),
+        Some(&message),
+        now,
+    );
 }
 
 fn each_container(pod: &mut Value, mut edit: impl FnMut(&mut Value)) {
@@ -140,8 +162,14 @@ pub fn ready(pod: &mut Value, now: &str) {
 /// Containers exited with `exit_code`: lastState terminated, restartCount + 1,
 /// waiting in CrashLoopBackOff for `backoff_seconds`.
 pub fn crashed(pod: &mut Value, exit_code: i32, message: &str, backoff_seconds: u64, now: &str) {
-    let pod_name = pod["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-    let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+    let pod_name = pod["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let namespace = pod["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     not_ready(pod, now);
     each_container(pod, |c| {
         let started = c["state"]["running"]["startedAt"].clone();
@@ -186,17 +214,28 @@ mod tests {
         let mut p = pod();
         scheduled(&mut p, "n1", "2026-01-01T00:00:00Z");
         accepted(&mut p, "10.0.0.1", "2026-01-01T00:00:01Z");
-        assert_eq!(p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "ContainerCreating");
+        assert_eq!(
+            p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+            "ContainerCreating"
+        );
         pulled(&mut p, "sha256:ab");
-        assert_eq!(p["status"]["containerStatuses"][0]["imageID"], "reg/agent@sha256:ab");
+        assert_eq!(
+            p["status"]["containerStatuses"][0]["imageID"],
+            "reg/agent@sha256:ab"
+        );
         running(&mut p, "100.64.0.5", "c0ffee", "2026-01-01T00:00:02Z");
         assert!(!is_ready(&p));
         ready(&mut p, "2026-01-01T00:00:03Z");
         assert!(is_ready(&p));
         let typed: crate::model::Pod = serde_json::from_value(p.clone()).expect("decodes");
         assert!(typed.is_ready());
-        let ready_since = typed.ready_condition().and_then(|c| c.last_transition_time.clone());
-        assert_eq!(ready_since.map(|t| t.0.to_string()).as_deref(), Some("2026-01-01T00:00:03Z"));
+        let ready_since = typed
+            .ready_condition()
+            .and_then(|c| c.last_transition_time.clone());
+        assert_eq!(
+            ready_since.map(|t| t.0.to_string()).as_deref(),
+            Some("2026-01-01T00:00:03Z")
+        );
     }
 
     #[test]
@@ -210,7 +249,14 @@ mod tests {
         assert_eq!(c["restartCount"], 2);
         assert_eq!(c["state"]["waiting"]["reason"], "CrashLoopBackOff");
         assert_eq!(c["lastState"]["terminated"]["exitCode"], 1);
-        let ready = p["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == "Ready")).cloned();
-        assert_eq!(ready.map(|r| r["lastTransitionTime"].clone()), Some(json!("2026-01-01T00:00:01Z")), "still False since t1");
+        let ready = p["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+            .cloned();
+        assert_eq!(
+            ready.map(|r| r["lastTransitionTime"].clone()),
+            Some(json!("2026-01-01T00:00:01Z")),
+            "still False since t1"
+        );
     }
 }

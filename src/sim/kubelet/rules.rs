@@ -4,7 +4,12 @@ use crate::sim::scenario::{ImageRule, Scenario};
 
 /// The first rule for `image` whose pools and nodes include this node
 /// (empty lists include every pool / node).
-pub fn rule_for<'a>(scenario: &'a Scenario, image: &str, node: &str, pool: Option<&str>) -> Option<&'a ImageRule> {
+pub fn rule_for<'a>(
+    scenario: &'a Scenario,
+    image: &str,
+    node: &str,
+    pool: Option<&str>,
+) -> Option<&'a ImageRule> {
     scenario.images.iter().find(|rule| {
         rule.image == image
             && (rule.pools.is_empty() || pool.is_some_and(|p| rule.pools.iter().any(|r| r == p)))

@@ -23,12 +23,22 @@ impl Fleet {
         match entry.action {
             TimelineAction::NotReady => {
                 if self.edit_node(&node, |n| node_status::mark_unreachable(n, &now)) {
-                    self.node_event(&node, "NodeNotReady", &format!("Node {node} status is now: NodeNotReady"), "node-controller");
+                    self.node_event(
+                        &node,
+                        "NodeNotReady",
+                        &format!("Node {node} status is now: NodeNotReady"),
+                        "node-controller",
+                    );
                 }
             }
             TimelineAction::Ready => {
                 if self.edit_node(&node, |n| node_status::mark_ready(n, &now)) {
-                    self.node_event(&node, "NodeReady", &format!("Node {node} status is now: NodeReady"), "kubelet");
+                    self.node_event(
+                        &node,
+                        "NodeReady",
+                        &format!("Node {node} status is now: NodeReady"),
+                        "kubelet",
+                    );
                 }
             }
             TimelineAction::Cordon | TimelineAction::Uncordon => {
@@ -38,19 +48,46 @@ impl Fleet {
                     n["spec"]["unschedulable"] = json!(cordon);
                     changed
                 }) {
-                    let (reason, state) = if cordon { ("NodeNotSchedulable", "NodeNotSchedulable") } else { ("NodeSchedulable", "NodeSchedulable") };
-                    self.node_event(&node, reason, &format!("Node {node} status is now: {state}"), "kubelet");
+                    let (reason, state) = if cordon {
+                        ("NodeNotSchedulable", "NodeNotSchedulable")
+                    } else {
+                        ("NodeSchedulable", "NodeSchedulable")
+                    };
+                    self.node_event(
+                        &node,
+                        reason,
+                        &format!("Node {node} status is now: {state}"),
+                        "kubelet",
+                    );
                 }
             }
             TimelineAction::Leave => {
-                let uid = self.nodes.get(&node).map(|n| n.uid.clone()).unwrap_or_default();
-                self.node_event(&node, "RemovingNode", &format!("Node {node} event: Removing Node {node} from Controller"), "node-controller");
-                let preconditions = Preconditions { uid: Some(uid), resource_version: None };
-                if let Err(err) = self.store.delete(ResourceKind::Node, "", &node, &preconditions) {
+                let uid = self
+                    .nodes
+                    .get(&node)
+                    .map(|n| n.uid.clone())
+                    .unwrap_or_default();
+                self.node_event(
+                    &node,
+                    "RemovingNode",
+                    &format!("Node {node} event: Removing Node {node} from Controller"),
+                    "node-controller",
+                );
+                let preconditions = Preconditions {
+                    uid: Some(uid),
+                    resource_version: None,
+                };
+                if let Err(err) = self
+                    .store
+                    .delete(ResourceKind::Node, "", &node, &preconditions)
+                {
                     tracing::debug!(node, %err, "timeline leave failed");
                 }
             }
-            TimelineAction::Join => self.join(entry.pool.as_deref().unwrap_or_default(), entry.count.unwrap_or(1)),
+            TimelineAction::Join => self.join(
+                entry.pool.as_deref().unwrap_or_default(),
+                entry.count.unwrap_or(1),
+            ),
         }
     }
 
@@ -67,8 +104,18 @@ impl Fleet {
         if let Some(meta) = next["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
-        let spec = self.store.update_with(ResourceKind::Node, next.clone(), Subresource::Main, WriteOptions::default());
-        let status = self.store.update_with(ResourceKind::Node, next, Subresource::Status, WriteOptions::default());
+        let spec = self.store.update_with(
+            ResourceKind::Node,
+            next.clone(),
+            Subresource::Main,
+            WriteOptions::default(),
+        );
+        let status = self.store.update_with(
+            ResourceKind::Node,
+            next,
+            Subresource::Status,
+            WriteOptions::default(),
+        );
         spec.is_ok() && status.is_ok()
     }
 
@@ -81,34 +128,90 @@ impl Fleet {
         let mut index = self
             .nodes
             .keys()
-            .filter_map(|n| n.strip_prefix(&prefix).and_then(|rest| rest.parse::<usize>().ok()))
+            .filter_map(|n| {
+                n.strip_prefix(&prefix)
+                    .and_then(|rest| rest.parse::<usize>().ok())
+            })
             .max()
             .unwrap_or(pool.count);
         for _ in 0..count {
             index += 1;
             let mut rng = StdRng::seed_from_u64(self.options.seed ^ (index as u64) << 20);
             let created: Timestamp = self.clock.now();
-            let shape = NodeShape { pool, index, pool_label: &scenario.pool_label, created, override_: None };
+            let shape = NodeShape {
+                pool,
+                index,
+                pool_label: &scenario.pool_label,
+                created,
+                override_: None,
+            };
             let node = node_object(&shape, &mut rng);
             let name = pool.node_name(index);
             match self.store.create(ResourceKind::Node, node) {
                 Ok(created) => {
                     let object = ObjectRef::of(ResourceKind::Node, &created);
-                    let source = Source { component: "kubelet", host: Some(name.clone()) };
-                    self.recorder.record(&object, EventType::Normal, "Starting", "Starting kubelet.", &source);
-                    self.recorder.record(&object, EventType::Normal, "NodeReady", &format!("Node {name} status is now: NodeReady"), &source);
-                    let controller = Source { component: "node-controller", host: None };
-                    self.recorder.record(&object, EventType::Normal, "RegisteredNode", &format!("Node {name} event: Registered Node {name} in Controller"), &controller);
+                    let source = Source {
+                        component: "kubelet",
+                        host: Some(name.clone()),
+                    };
+                    self.recorder.record(
+                        &object,
+                        EventType::Normal,
+                        "Starting",
+                        "Starting kubelet.",
+                        &source,
+                    );
+                    self.recorder.record(
+                        &object,
+                        EventType::Normal,
+                        "NodeReady",
+                        &format!("Node {name} status is now: NodeReady"),
+                        &source,
+                    );
+                    let controller = Source {
+                        component: "node-controller",
+                        host: None,
+                    };
+                    self.recorder.record(
+                        &object,
+                        EventType::Normal,
+                        "RegisteredNode",
+                        &format!("Node {name} event: Registered Node {name} in Controller"),
+                        &controller,
+                    );
                 }
                 Err(err) => tracing::debug!(node = name, %err, "timeline join failed"),
             }
         }
     }
 
-    fn node_event(&mut self, node: &str, reason: &'static str, message: &str, component: &'static str) {
-        let uid = self.nodes.get(node).map(|n| n.uid.clone()).unwrap_or_default();
-        let object = ObjectRef { kind: "Node", api_version: "v1", namespace: String::new(), name: node.to_owned(), uid, field_path: None };
+    fn node_event(
+        &mut self,
+        node: &str,
+        reason: &'static str,
+        message: &str,
+        component: &'static str,
+    ) {
+        let uid = self
+            .nodes
+            .get(node)
+            .map(|n| n.uid.clone())
+            .unwrap_or_default();
+        let object = ObjectRef {
+            kind: "Node",
+            api_version: "v1",
+            namespace: String::new(),
+            name: node.to_owned(),
+            uid,
+            field_path: None,
+        };
         let host = (component == "kubelet").then(|| node.to_owned());
-        self.recorder.record(&object, EventType::Normal, reason, message, &Source { component, host });
+        self.recorder.record(
+            &object,
+            EventType::Normal,
+            reason,
+            message,
+            &Source { component, host },
+        );
     }
 }
