@@ -63,6 +63,7 @@ impl ObjectRef {
     }
 
     /// The same reference narrowed to one container.
+    #[must_use]
     pub fn container(mut self, name: &str) -> ObjectRef {
         self.field_path = Some(format!("spec.containers{{{name}}}"));
         self
@@ -78,13 +79,16 @@ pub struct Source {
     pub host: Option<String>,
 }
 
+/// What makes two events the same for aggregation: uid, field path, reason, message.
+type EventKey = (String, Option<String>, &'static str, String);
+
 /// Records Events into the store, aggregating repeats.
 #[derive(Debug)]
 pub struct EventRecorder {
     store: Store,
     clock: SimClock,
     /// (uid, field path, reason, message) → (namespace, event name).
-    seen: HashMap<(String, Option<String>, &'static str, String), (String, String)>,
+    seen: HashMap<EventKey, (String, String)>,
     counter: u64,
 }
 

@@ -64,39 +64,37 @@ pub fn plan_history(
     let index = RevisionIndex::new(ds, revisions);
     let max = index.list().iter().map(|r| r.number).max().unwrap_or(0);
     let mut actions = Vec::new();
-    let current_hash = match index.current().filter(|_| index.current_matches_template()) {
-        Some(current) => {
-            if current.number < max {
-                actions.push(HistoryAction::Renumber {
-                    name: current.name.clone(),
-                    revision: max + 1,
-                });
-            }
-            current.hash.clone()
+    let current = index.current().filter(|_| index.current_matches_template());
+    let current_hash = if let Some(current) = current {
+        if current.number < max {
+            actions.push(HistoryAction::Renumber {
+                name: current.name.clone(),
+                revision: max + 1,
+            });
         }
-        None => {
-            let collision_count = ds.status.as_ref().and_then(|s| s.collision_count);
-            let template = ds
-                .spec
-                .as_ref()
-                .map(|s| s.template.clone())
-                .unwrap_or_default();
-            let hash = template_hash(&template, collision_count);
-            let name = format!("{}-{hash}", ds.metadata.name.as_deref().unwrap_or_default());
-            if revisions
-                .iter()
-                .any(|r| r.metadata.name.as_deref() == Some(&name))
-            {
-                return HistoryPlan::Collision;
-            }
-            actions.push(HistoryAction::Create(revision_object(
-                ds,
-                &name,
-                &hash,
-                max + 1,
-            )));
-            hash
+        current.hash.clone()
+    } else {
+        let collision_count = ds.status.as_ref().and_then(|s| s.collision_count);
+        let template = ds
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
+        let hash = template_hash(&template, collision_count);
+        let name = format!("{}-{hash}", ds.metadata.name.as_deref().unwrap_or_default());
+        if revisions
+            .iter()
+            .any(|r| r.metadata.name.as_deref() == Some(&name))
+        {
+            return HistoryPlan::Collision;
         }
+        actions.push(HistoryAction::Create(revision_object(
+            ds,
+            &name,
+            &hash,
+            max + 1,
+        )));
+        hash
     };
     actions.extend(trim(ds, &index, revisions, &current_hash, live_hashes));
     HistoryPlan::Apply {

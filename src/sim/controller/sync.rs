@@ -134,7 +134,7 @@ impl Controller {
             .filter(|p| is_controlled_by(p, &ds))
             .collect();
         let (status, waiting) = compute_status(&ds, &verdicts, &pods, &index, now);
-        self.store_status(&ds, status)?;
+        self.store_status(&ds, &status)?;
         Ok(SyncOutcome {
             requeue_after: waiting.then_some(Duration::from_secs(1)),
         })
@@ -257,13 +257,13 @@ impl Controller {
     fn store_status(
         &mut self,
         ds: &DaemonSet,
-        status: k8s_openapi::api::apps::v1::DaemonSetStatus,
+        status: &k8s_openapi::api::apps::v1::DaemonSetStatus,
     ) -> Result<(), ControllerError> {
-        if ds.status.as_ref() == Some(&status) {
+        if ds.status.as_ref() == Some(status) {
             return Ok(());
         }
         let mut value = ds_json(ds);
-        value["status"] = serde_json::to_value(&status).unwrap_or(Value::Null);
+        value["status"] = serde_json::to_value(status).unwrap_or(Value::Null);
         // Like upstream storeDaemonSetStatus, a stale read conflicts; the
         // store event that made it stale requeues this DaemonSet anyway.
         match self.store.update_status(ResourceKind::DaemonSet, value) {

@@ -105,7 +105,20 @@ impl Simulation {
             ..StoreOptions::default()
         });
         let clock = SimClock::start();
-        let (scenario, loaded) = if !options.snapshot.is_empty() {
+        let (scenario, loaded) = if options.snapshot.is_empty() {
+            let scenario = match options.nodes {
+                Some(nodes) => {
+                    let mut generated = large_scenario(nodes);
+                    if options.scenario.is_some() {
+                        generated.timing = base.timing.clone();
+                    }
+                    generated
+                }
+                None => base,
+            };
+            let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
+            (scenario, stats)
+        } else {
             let loaded = load_paths(&options.snapshot)?;
             for warning in &loaded.warnings {
                 tracing::warn!(%warning, "snapshot");
@@ -118,19 +131,6 @@ impl Simulation {
             scenario.pools.clear();
             scenario.daemon_sets.clear();
             let stats = load::load_snapshot(&store, &loaded.snapshot)?;
-            (scenario, stats)
-        } else {
-            let scenario = match options.nodes {
-                Some(nodes) => {
-                    let mut generated = large_scenario(nodes);
-                    if options.scenario.is_some() {
-                        generated.timing = base.timing.clone();
-                    }
-                    generated
-                }
-                None => base,
-            };
-            let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
             (scenario, stats)
         };
         let scenario = Arc::new(scenario);

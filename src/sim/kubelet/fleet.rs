@@ -6,6 +6,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -253,7 +254,7 @@ impl Fleet {
     pub fn hex(&mut self, len: usize) -> String {
         let mut out = String::with_capacity(len);
         while out.len() < len {
-            out.push_str(&format!("{:016x}", self.rng.random::<u64>()));
+            let _ = write!(out, "{:016x}", self.rng.random::<u64>());
         }
         out.truncate(len);
         out

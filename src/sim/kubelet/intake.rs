@@ -62,10 +62,10 @@ impl Fleet {
             }
             return;
         }
-        self.adopt(key, uid, pod, terminating);
+        self.adopt(&key, uid, pod, terminating);
     }
 
-    fn adopt(&mut self, key: PodKey, uid: &str, pod: &Value, terminating: bool) {
+    fn adopt(&mut self, key: &PodKey, uid: &str, pod: &Value, terminating: bool) {
         let node = pod["spec"]["nodeName"]
             .as_str()
             .filter(|n| !n.is_empty())
@@ -89,18 +89,17 @@ impl Fleet {
             grace: grace(pod),
         };
         self.pods.insert(key.clone(), life);
-        self.index(&key, node.as_deref());
+        self.index(key, node.as_deref());
         if terminating {
-            self.begin_termination(&key, grace(pod));
-        } else if stage == Stage::Unscheduled
-            || node
-                .as_ref()
-                .and_then(|n| self.nodes.get(n))
-                .is_some_and(|n| n.ready)
+            self.begin_termination(key, grace(pod));
+        } else if stage != Stage::Ready
+            && (stage == Stage::Unscheduled
+                || node
+                    .as_ref()
+                    .and_then(|n| self.nodes.get(n))
+                    .is_some_and(|n| n.ready))
         {
-            if stage != Stage::Ready {
-                self.resume(&key);
-            }
+            self.resume(key);
         }
     }
 

@@ -66,7 +66,7 @@ impl Fleet {
             Stage::Started => timing.ready,
             Stage::Terminating => timing.terminate,
             Stage::Ready => {
-                self.write_status(key, |pod, now| pod_status::ready(pod, now));
+                self.write_status(key, pod_status::ready);
                 return;
             }
             Stage::Done => return,
@@ -162,7 +162,7 @@ impl Fleet {
                 "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
             ));
             self.write_status(key, |pod, _| {
-                pod_status::waiting(pod, "ErrImagePull", &detail)
+                pod_status::waiting(pod, "ErrImagePull", &detail);
             });
             self.container_event(
                 key,
@@ -202,7 +202,7 @@ impl Fleet {
             .unwrap_or_default();
         let message = format!("Back-off pulling image \"{image}\"");
         self.write_status(key, |pod, _| {
-            pod_status::waiting(pod, "ImagePullBackOff", &message)
+            pod_status::waiting(pod, "ImagePullBackOff", &message);
         });
         self.container_event(key, EventType::Normal, "BackOff", &message);
         self.container_event(key, EventType::Warning, "Failed", "Error: ImagePullBackOff");
@@ -268,7 +268,7 @@ impl Fleet {
                 self.schedule(key, after);
             }
             _ => {
-                self.write_status(key, |pod, now| pod_status::ready(pod, now));
+                self.write_status(key, pod_status::ready);
                 self.set_stage(key, Stage::Ready);
             }
         }
@@ -285,7 +285,7 @@ impl Fleet {
             .failure_message(key)
             .unwrap_or_else(|| "container exited".to_owned());
         self.write_status(key, |pod, now| {
-            pod_status::crashed(pod, exit_code, &message, backoff.as_secs(), now)
+            pod_status::crashed(pod, exit_code, &message, backoff.as_secs(), now);
         });
         let (container, uid) = self
             .pods

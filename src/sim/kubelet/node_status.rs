@@ -143,10 +143,10 @@ fn remove_taints(node: &mut Value, key: &str) -> bool {
     let before = taints.len();
     taints.retain(|t| t["key"] != key);
     let changed = taints.len() != before;
-    if taints.is_empty() {
-        if let Some(spec) = node["spec"].as_object_mut() {
-            spec.remove("taints");
-        }
+    if taints.is_empty()
+        && let Some(spec) = node["spec"].as_object_mut()
+    {
+        spec.remove("taints");
     }
     changed
 }
