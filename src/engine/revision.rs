@@ -5,7 +5,7 @@
 //! = the revision whose data equals the template patch) and `util.IsPodUpdated`.
 //! Reads only; never creates, relabels or deduplicates revisions (upstream does).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
@@ -73,7 +73,7 @@ impl RevisionIndex {
             .iter()
             .filter(|r| revision_controlled_by(r, ds))
             .filter(|r| {
-                let data = r.data.as_ref().map(|d| normalized(d.0.clone()));
+                let data = r.data.as_ref().map(|d| comparable(d.0.clone()));
                 wanted.is_some() && data == wanted
             })
             .filter_map(|r| r.metadata.name.clone())
@@ -133,14 +133,48 @@ impl RevisionIndex {
         &self.revisions
     }
 
-    /// The revision just before the current one (what `kubectl rollout undo`
-    /// without `--to-revision` goes back to).
-    pub fn previous(&self) -> Option<&RevisionInfo> {
-        let current = self.current()?;
-        self.revisions
+    /// The number a new current revision gets: one more than the highest number
+    /// among the non-current revisions (upstream `constructHistory`), and never
+    /// below the current one's.
+    pub fn next_number(&self) -> i64 {
+        let highest_old = self
+            .revisions
             .iter()
-            .filter(|r| r.number < current.number)
-            .max_by_key(|r| r.number)
+            .enumerate()
+            .filter(|(i, _)| !self.current_matches_template || Some(*i) != self.current)
+            .map(|(_, r)| r.number)
+            .max()
+            .unwrap_or(0);
+        highest_old + 1
+    }
+
+    /// Old revisions to delete to keep `limit` of them (upstream `cleanupHistory`):
+    /// oldest first, never the current one, never one whose hash a live pod
+    /// carries.
+    pub fn to_prune(&self, limit: i32, live_hashes: &BTreeSet<String>) -> Vec<&RevisionInfo> {
+        let old: Vec<&RevisionInfo> = self
+            .revisions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.current_matches_template || Some(*i) != self.current)
+            .map(|(_, r)| r)
+            .collect();
+        let keep = usize::try_from(limit.max(0)).unwrap_or(0);
+        let excess = old.len().saturating_sub(keep);
+        old.into_iter()
+            .filter(|r| !live_hashes.contains(&r.hash))
+            .take(excess)
+            .collect()
+    }
+
+    /// The revision `kubectl rollout undo` without `--to-revision` goes back to:
+    /// the second-highest number (kubectl's `findHistory`), which is the one before
+    /// the current once the controller has numbered the current revision highest.
+    pub fn previous(&self) -> Option<&RevisionInfo> {
+        self.revisions
+            .len()
+            .checked_sub(2)
+            .and_then(|i| self.revisions.get(i))
     }
 
     /// Whether `pod` runs the current template, as upstream `util.IsPodUpdated`:
@@ -231,6 +265,32 @@ fn normalized(value: Value) -> Value {
     }
 }
 
+/// The form two templates are compared in for `Match`: nulls, empty objects and
+/// empty arrays dropped recursively, since Go and the Rust types disagree on
+/// writing `{}`/`[]` for empty structs and lists (`resources: {}`) while both
+/// mean "unset" to the API server.
+fn comparable(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, comparable(v)))
+                .filter(|(_, v)| !is_empty_value(v))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(comparable).collect()),
+        other => other,
+    }
+}
+
+fn is_empty_value(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
 /// A stable short hash of a template: FNV-1a 32 over its canonical JSON (object
 /// keys sorted, nulls dropped), then the collision count as 4 little-endian bytes
 /// when present, printed in decimal and mapped digit by digit onto the upstream
@@ -294,122 +354,4 @@ fn write_canonical(value: &Value, out: &mut String) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::fixtures::{daemonset, pod, revision_of};
-
-    #[test]
-    fn current_is_the_revision_matching_the_template() {
-        let old = daemonset("agent:1").build();
-        let new = daemonset("agent:2").build();
-        let revisions = vec![revision_of(&new, "hnew", 2), revision_of(&old, "hold", 1)];
-        let index = RevisionIndex::new(&new, &revisions);
-        let current = index.current().expect("current");
-        assert_eq!((current.hash.as_str(), current.number), ("hnew", 2));
-        assert!(index.current_matches_template());
-        assert_eq!(index.number_for_hash("hold"), Some(1));
-        assert_eq!(index.previous().map(|r| r.number), Some(1));
-        let numbers: Vec<i64> = index.list().iter().map(|r| r.number).collect();
-        assert_eq!(numbers, vec![1, 2]);
-    }
-
-    #[test]
-    fn rolled_back_template_makes_the_older_revision_current() {
-        // Upstream constructHistory would renumber the matching revision to
-        // max+1; until it does, Match alone decides which one is current.
-        let old = daemonset("agent:1").build();
-        let new = daemonset("agent:2").build();
-        let revisions = vec![revision_of(&old, "hold", 1), revision_of(&new, "hnew", 2)];
-        let index = RevisionIndex::new(&old, &revisions);
-        assert_eq!(index.current().map(|r| r.hash.as_str()), Some("hold"));
-    }
-
-    #[test]
-    fn unmatched_template_falls_back_to_highest_revision() {
-        let v1 = daemonset("agent:1").build();
-        let v2 = daemonset("agent:2").build();
-        let v3 = daemonset("agent:3").build();
-        let revisions = vec![revision_of(&v1, "h1", 1), revision_of(&v2, "h2", 2)];
-        let index = RevisionIndex::new(&v3, &revisions);
-        assert_eq!(index.current().map(|r| r.number), Some(2));
-        assert!(!index.current_matches_template());
-    }
-
-    #[test]
-    fn go_nulls_in_stored_data_still_match() {
-        let ds = daemonset("agent:1").build();
-        let mut rev = revision_of(&ds, "h1", 1);
-        if let Some(data) = rev.data.as_mut() {
-            data.0["spec"]["template"]["metadata"]["creationTimestamp"] = Value::Null;
-        }
-        let index = RevisionIndex::new(&ds, &[rev]);
-        assert!(index.current_matches_template());
-    }
-
-    #[test]
-    fn revisions_of_other_owners_are_ignored() {
-        let ds = daemonset("agent:1").build();
-        let mut foreign = revision_of(&ds, "h1", 1);
-        foreign.metadata.owner_references = None;
-        let index = RevisionIndex::new(&ds, &[foreign]);
-        assert!(index.current().is_none());
-        assert!(!index.is_current_hash("h1"));
-    }
-
-    #[test]
-    fn pod_updated_follows_is_pod_updated() {
-        let ds = daemonset("agent:2")
-            .annotation(TEMPLATE_GENERATION_ANNOTATION, "7")
-            .build();
-        let index = RevisionIndex::new(&ds, &[revision_of(&ds, "hnew", 2)]);
-        let cases = vec![
-            ("hash matches", pod("p", "n", "hnew").build(), true),
-            ("old hash", pod("p", "n", "hold").build(), false),
-            (
-                "no hash label",
-                pod("p", "n", "x").without_hash().build(),
-                false,
-            ),
-            (
-                "legacy generation label matches",
-                pod("p", "n", "hold")
-                    .label(TEMPLATE_GENERATION_LABEL, "7")
-                    .build(),
-                true,
-            ),
-            (
-                "legacy generation label differs",
-                pod("p", "n", "hold")
-                    .label(TEMPLATE_GENERATION_LABEL, "6")
-                    .build(),
-                false,
-            ),
-        ];
-        for (name, p, expected) in cases {
-            assert_eq!(index.is_pod_updated(&p), expected, "{name}");
-        }
-    }
-
-    #[test]
-    fn template_hash_is_stable_safe_and_sensitive() {
-        let t1 = daemonset("agent:1").build().spec.expect("spec").template;
-        let t2 = daemonset("agent:2").build().spec.expect("spec").template;
-        let h1 = template_hash(&t1, None);
-        assert_eq!(h1, template_hash(&t1.clone(), None));
-        assert_ne!(h1, template_hash(&t2, None));
-        assert_ne!(h1, template_hash(&t1, Some(1)));
-        assert!(!h1.is_empty());
-        assert!(h1.bytes().all(|b| SAFE_ALPHABET.contains(&b)), "{h1}");
-    }
-
-    #[test]
-    fn revision_data_wraps_template_with_replace_directive() {
-        let t = daemonset("agent:1").build().spec.expect("spec").template;
-        let data = revision_data(&t);
-        assert_eq!(data["spec"]["template"]["$patch"], "replace");
-        assert_eq!(
-            data["spec"]["template"]["spec"]["containers"][0]["image"],
-            "agent:1"
-        );
-    }
-}
+mod tests;

@@ -265,3 +265,6 @@ fn pod_failure(pod: &PodCoverage, restarts_at_start: i32) -> Option<GateFailure>
         restarts: pod.restarts,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,191 @@
+use super::*;
+use crate::engine::coverage::node_coverage;
+use crate::engine::fixtures::{at, daemonset, node, pod, revision_of};
+use crate::engine::revision::RevisionIndex;
+use crate::model::{DaemonSet, Pod};
+
+struct Fleet {
+    nodes: Vec<Node>,
+    rows: Vec<NodeCoverage>,
+}
+
+fn fleet(ds: &DaemonSet, nodes: Vec<Node>, pods: &[Pod]) -> Fleet {
+    let old = daemonset("agent:1").build();
+    let revisions = RevisionIndex::new(
+        ds,
+        &[revision_of(&old, "old", 1), revision_of(ds, "new", 2)],
+    );
+    let rows = nodes
+        .iter()
+        .map(|n| {
+            let on_node: Vec<&Pod> = pods
+                .iter()
+                .filter(|p| p.node_name() == Some(n.name()))
+                .collect();
+            node_coverage(n, ds, &on_node, &revisions, at(100))
+        })
+        .collect();
+    Fleet { nodes, rows }
+}
+
+fn old_pod(n: &str) -> Pod {
+    pod(&format!("{n}-old"), n, "old").ready_since(0).build()
+}
+
+#[test]
+fn skipped_nodes_carry_their_reason() {
+    let ds = daemonset("agent:2")
+        .on_delete()
+        .node_selector("agent", "yes")
+        .build();
+    let eligible = |name: &str| node(name).label("agent", "yes");
+    let nodes = vec![
+        node("a-excluded").build(),
+        eligible("b-cordoned").cordoned().build(),
+        eligible("c-not-ready").not_ready().build(),
+        eligible("d-updated").build(),
+        eligible("e-no-pod").build(),
+        eligible("f-ok").build(),
+        eligible("g-terminating-only").build(),
+    ];
+    let pods = vec![
+        old_pod("a-excluded"),
+        old_pod("b-cordoned"),
+        old_pod("c-not-ready"),
+        pod("d-new", "d-updated", "new").ready_since(0).build(),
+        old_pod("f-ok"),
+        pod("g-old", "g-terminating-only", "old")
+            .ready_since(0)
+            .terminating()
+            .build(),
+    ];
+    let f = fleet(&ds, nodes, &pods);
+    let plan = plan_rollout(&f.rows, &f.nodes, &PlanOptions::default());
+    let skipped: Vec<(&str, &SkipReason)> = plan
+        .skipped
+        .iter()
+        .map(|s| (s.node.as_str(), &s.reason))
+        .collect();
+    assert!(
+        matches!(skipped[0], ("a-excluded", SkipReason::NotEligible { message }) if message.contains("agent")),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        skipped[1..],
+        [
+            ("b-cordoned", &SkipReason::Cordoned),
+            ("c-not-ready", &SkipReason::NotReady),
+            ("d-updated", &SkipReason::AlreadyUpdated),
+            ("e-no-pod", &SkipReason::NoDaemonPod),
+            ("g-terminating-only", &SkipReason::NoDaemonPod),
+        ]
+    );
+    let steps: Vec<&str> = plan.steps.iter().map(|s| s.node.as_str()).collect();
+    assert_eq!(steps, vec!["f-ok"]);
+    assert_eq!(
+        plan.steps[0].pod.as_ref().map(|p| p.name.as_str()),
+        Some("f-ok-old")
+    );
+}
+
+#[test]
+fn order_is_canaries_then_group_then_name() {
+    let ds = daemonset("agent:2").on_delete().build();
+    let nodes = vec![
+        node("n1").label("topology.kubernetes.io/zone", "b").build(),
+        node("n2")
+            .label("cloud.google.com/gke-nodepool", "gpu")
+            .label("topology.kubernetes.io/zone", "a")
+            .build(),
+        node("n3").label("topology.kubernetes.io/zone", "a").build(),
+        node("n4").build(),
+        node("n5")
+            .label("topology.kubernetes.io/zone", "b")
+            .label("canary", "true")
+            .build(),
+        node("n6").label("topology.kubernetes.io/zone", "a").build(),
+    ];
+    let pods: Vec<Pod> = nodes.iter().map(|n| old_pod(n.name())).collect();
+    let f = fleet(&ds, nodes, &pods);
+    let options = PlanOptions {
+        canaries: ["n6".to_owned()].into_iter().collect(),
+        canary_selector: Some(Selector::parse("canary=true").expect("selector")),
+        ..PlanOptions::default()
+    };
+    let plan = plan_rollout(&f.rows, &f.nodes, &options);
+    let order: Vec<(&str, bool, &str)> = plan
+        .steps
+        .iter()
+        .map(|s| (s.node.as_str(), s.canary, s.group.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            ("n6", true, "topology.kubernetes.io/zone=a"),
+            ("n5", true, "topology.kubernetes.io/zone=b"),
+            ("n2", false, "cloud.google.com/gke-nodepool=gpu"),
+            ("n3", false, "topology.kubernetes.io/zone=a"),
+            ("n1", false, "topology.kubernetes.io/zone=b"),
+            ("n4", false, ""),
+        ]
+    );
+}
+
+#[test]
+fn next_batch_keeps_canaries_apart_and_skips_excluded() {
+    let step = |node: &str, canary: bool| PlanStep {
+        node: node.into(),
+        canary,
+        group: String::new(),
+        pod: None,
+    };
+    let plan = RolloutPlan {
+        steps: vec![
+            step("c1", true),
+            step("c2", true),
+            step("n1", false),
+            step("n2", false),
+            step("n3", false),
+        ],
+        skipped: vec![],
+    };
+    let names = |batch: Vec<&PlanStep>| batch.iter().map(|s| s.node.clone()).collect::<Vec<_>>();
+    let none = BTreeSet::new();
+    assert_eq!(
+        names(next_batch(&plan, 3, &none)),
+        vec!["c1", "c2"],
+        "a canary batch holds only canaries"
+    );
+    let done: BTreeSet<String> = ["c1", "c2", "n1"].iter().map(|s| (*s).to_owned()).collect();
+    assert_eq!(names(next_batch(&plan, 3, &done)), vec!["n2", "n3"]);
+    assert_eq!(
+        names(next_batch(
+            &plan,
+            1,
+            &["c1".to_owned()].into_iter().collect()
+        )),
+        vec!["c2"]
+    );
+    assert!(next_batch(&plan, 0, &none).is_empty());
+}
+
+#[test]
+fn rollback_walks_most_recently_updated_first() {
+    let ds = daemonset("agent:2").on_delete().build();
+    let nodes = vec![
+        node("n1").build(),
+        node("n2").build(),
+        node("n3").build(),
+        node("n4").build(),
+    ];
+    let pods = vec![
+        pod("p1", "n1", "new").created(30).build(),
+        pod("p2", "n2", "new").created(50).build(),
+        pod("p3", "n3", "old").created(60).build(),
+        pod("p4", "n4", "new").created(30).build(),
+    ];
+    let f = fleet(&ds, nodes, &pods);
+    assert_eq!(rollback_order(&f.rows, "new"), vec!["n2", "n1", "n4"]);
+    assert_eq!(rollback_order(&f.rows, "old"), vec!["n3"]);
+    assert!(rollback_order(&f.rows, "none").is_empty());
+}
