@@ -184,3 +184,6 @@ fn describe(expression: &NodeSelectorRequirement) -> String {
 fn invalid(expression: &NodeSelectorRequirement, why: &str) -> String {
     format!("{} is invalid ({why})", describe(expression))
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,9 +5,12 @@
 //! totals count exactly as upstream `updateDaemonSetStatus` does. Pure: `now` is
 //! an argument; this module never plans actions (see `reconcile`, `rollout`).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use super::ownership::is_controlled_by;
 use super::revision::RevisionIndex;
 use crate::model::{DaemonSet, Node, Pod};
 
@@ -146,6 +149,31 @@ pub fn node_coverage(
         revisions,
         now,
     )
+}
+
+/// Coverage rows for every node of `nodes`, in the given order: `pods` may be
+/// any pods; only those controlled by `ds` are placed, by `spec.nodeName`. Pods on
+/// nodes missing from `nodes` appear in no row, as in upstream status counting.
+pub fn fleet_coverage(
+    ds: &DaemonSet,
+    nodes: &[Node],
+    pods: &[Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+) -> Vec<NodeCoverage> {
+    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
+        if let Some(node) = pod.node_name() {
+            by_node.entry(node).or_default().push(pod);
+        }
+    }
+    nodes
+        .iter()
+        .map(|node| {
+            let on_node = by_node.get(node.name()).map_or(&[][..], Vec::as_slice);
+            node_coverage(node, ds, on_node, revisions, now)
+        })
+        .collect()
 }
 
 /// As [`node_coverage`], with a verdict already computed.

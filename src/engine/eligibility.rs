@@ -13,6 +13,11 @@ use super::affinity::{node_selector_reasons, required_affinity_reasons};
 use super::taints::{NO_EXECUTE, daemon_pod_tolerations, format_taint, untolerated_taints};
 use crate::model::Node;
 
+#[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
+mod tests;
+
 /// What the DaemonSet controller would decide for one node.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

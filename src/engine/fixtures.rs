@@ -141,6 +141,12 @@ pub fn controller_ref(uid: &str) -> OwnerReference {
     }
 }
 
+impl From<Pod> for PodBuilder {
+    fn from(pod: Pod) -> Self {
+        Self(pod)
+    }
+}
+
 impl PodBuilder {
     /// Sets the creation time to `T0 + seconds`.
     pub fn created(mut self, seconds: i64) -> Self {

@@ -261,18 +261,7 @@ fn pods_should_be_on_node(
         }
         return;
     }
-    let mut live = Vec::new();
-    for pod in pods.iter().copied().filter(|p| !p.is_terminating()) {
-        let reason = match pod.status.phase.as_deref() {
-            Some("Failed") => DeleteReason::Failed,
-            Some("Succeeded") => DeleteReason::Succeeded,
-            _ => {
-                live.push(pod);
-                continue;
-            }
-        };
-        plan.delete.push(delete_action(pod, node, reason));
-    }
+    let live = live_pods_deleting_finished(node, pods, plan);
     if !surge {
         for pod in live.iter().skip(1) {
             plan.delete
@@ -286,6 +275,28 @@ fn pods_should_be_on_node(
     } else if live.len() > 1 {
         prune_surged_node(node, &live, judge, plan);
     }
+}
+
+/// Plans deletion of the node's failed and succeeded pods and returns the other
+/// non-terminating ones, oldest first.
+fn live_pods_deleting_finished<'a>(
+    node: &str,
+    pods: &[&'a Pod],
+    plan: &mut ReconcilePlan,
+) -> Vec<&'a Pod> {
+    let mut live = Vec::new();
+    for pod in pods.iter().copied().filter(|p| !p.is_terminating()) {
+        let reason = match pod.status.phase.as_deref() {
+            Some("Failed") => DeleteReason::Failed,
+            Some("Succeeded") => DeleteReason::Succeeded,
+            _ => {
+                live.push(pod);
+                continue;
+            }
+        };
+        plan.delete.push(delete_action(pod, node, reason));
+    }
+    live
 }
 
 /// With surge, two live pods may share a node only while the oldest new one is

@@ -262,3 +262,6 @@ fn is_dns1123_subdomain(text: &str) -> bool {
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         })
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@
 //! = the revision whose data equals the template patch) and `util.IsPodUpdated`.
 //! Reads only; never creates, relabels or deduplicates revisions (upstream does).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
@@ -73,7 +73,7 @@ impl RevisionIndex {
             .iter()
             .filter(|r| revision_controlled_by(r, ds))
             .filter(|r| {
-                let data = r.data.as_ref().map(|d| normalized(d.0.clone()));
+                let data = r.data.as_ref().map(|d| comparable(d.0.clone()));
                 wanted.is_some() && data == wanted
             })
             .filter_map(|r| r.metadata.name.clone())
@@ -133,14 +133,48 @@ impl RevisionIndex {
         &self.revisions
     }
 
-    /// The revision just before the current one (what `kubectl rollout undo`
-    /// without `--to-revision` goes back to).
-    pub fn previous(&self) -> Option<&RevisionInfo> {
-        let current = self.current()?;
-        self.revisions
+    /// The number a new current revision gets: one more than the highest number
+    /// among the non-current revisions (upstream `constructHistory`), and never
+    /// below the current one's.
+    pub fn next_number(&self) -> i64 {
+        let highest_old = self
+            .revisions
             .iter()
-            .filter(|r| r.number < current.number)
-            .max_by_key(|r| r.number)
+            .enumerate()
+            .filter(|(i, _)| !self.current_matches_template || Some(*i) != self.current)
+            .map(|(_, r)| r.number)
+            .max()
+            .unwrap_or(0);
+        highest_old + 1
+    }
+
+    /// Old revisions to delete to keep `limit` of them (upstream `cleanupHistory`):
+    /// oldest first, never the current one, never one whose hash a live pod
+    /// carries.
+    pub fn to_prune(&self, limit: i32, live_hashes: &BTreeSet<String>) -> Vec<&RevisionInfo> {
+        let old: Vec<&RevisionInfo> = self
+            .revisions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.current_matches_template || Some(*i) != self.current)
+            .map(|(_, r)| r)
+            .collect();
+        let keep = usize::try_from(limit.max(0)).unwrap_or(0);
+        let excess = old.len().saturating_sub(keep);
+        old.into_iter()
+            .filter(|r| !live_hashes.contains(&r.hash))
+            .take(excess)
+            .collect()
+    }
+
+    /// The revision `kubectl rollout undo` without `--to-revision` goes back to:
+    /// the second-highest number (kubectl's `findHistory`), which is the one before
+    /// the current once the controller has numbered the current revision highest.
+    pub fn previous(&self) -> Option<&RevisionInfo> {
+        self.revisions
+            .len()
+            .checked_sub(2)
+            .and_then(|i| self.revisions.get(i))
     }
 
     /// Whether `pod` runs the current template, as upstream `util.IsPodUpdated`:
@@ -228,6 +262,32 @@ fn normalized(value: Value) -> Value {
         ),
         Value::Array(items) => Value::Array(items.into_iter().map(normalized).collect()),
         other => other,
+    }
+}
+
+/// The form two templates are compared in for `Match`: nulls, empty objects and
+/// empty arrays dropped recursively, since Go and the Rust types disagree on
+/// writing `{}`/`[]` for empty structs and lists (`resources: {}`) while both
+/// mean "unset" to the API server.
+fn comparable(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, comparable(v)))
+                .filter(|(_, v)| !is_empty_value(v))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(comparable).collect()),
+        other => other,
+    }
+}
+
+fn is_empty_value(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
     }
 }
 

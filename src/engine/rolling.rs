@@ -78,9 +78,10 @@ pub fn scaled_value(
                 .ok_or_else(invalid)?
                 .parse()
                 .map_err(|_| invalid())?;
-            let product = percent * i64::from(total);
+            // Checked: a hostile "99999999999999999%" must not overflow.
+            let product = percent.checked_mul(i64::from(total)).ok_or_else(invalid)?;
             let scaled = if round_up {
-                (product + 99).div_euclid(100)
+                product.checked_add(99).ok_or_else(invalid)?.div_euclid(100)
             } else {
                 product.div_euclid(100)
             };
@@ -303,54 +304,83 @@ fn step_with_surge<'a>(
     mut budget: RollingBudget,
     judge: Judge<'_>,
 ) -> RollingStep<'a> {
-    let mut step = RollingStep::default();
-    let mut sunset = Vec::new();
-    let mut candidates = Vec::new();
-    let (mut surge, mut available) = (0, 0);
+    let mut work = SurgeWork::default();
     for slot in slots {
-        let Some((new, old)) = find_updated_pods_on_node(&slot.pods, judge.revisions) else {
-            surge += 1;
-            continue;
-        };
-        if old.or(new).is_some_and(|p| judge.available(p)) {
-            available += 1;
-        }
-        match (new, old) {
-            (_, None) => {}
-            (None, Some(old)) if !judge.available(old) => {
-                if slot.should_run {
-                    step.create_on
-                        .push((slot.node.clone(), RollingReason::SurgeForUnavailableOld));
-                } else {
-                    step.delete
-                        .push((old, slot.node.clone(), RollingReason::NodeNoLongerEligible));
-                }
-            }
-            (None, Some(old)) => {
-                if !slot.should_run {
-                    sunset.push((old, slot.node.clone(), RollingReason::NodeNoLongerEligible));
-                } else if surge < budget.max_surge {
-                    candidates.push((slot.node.clone(), RollingReason::Surge));
-                }
-            }
-            (Some(new), Some(old)) => {
-                if judge.available(new) {
-                    step.delete
-                        .push((old, slot.node.clone(), RollingReason::NewPodAvailable));
-                } else {
-                    surge += 1;
-                }
-            }
-        }
+        work.visit(slot, judge, budget.max_surge);
     }
-    let deletable = usize::try_from(available - budget.desired).unwrap_or(0);
-    sunset.truncate(deletable);
+    let SurgeWork {
+        mut step,
+        mut sunset,
+        mut candidates,
+        surge,
+        available,
+    } = work;
+    sunset.truncate(usize::try_from(available - budget.desired).unwrap_or(0));
     step.delete.extend(sunset);
     candidates.truncate(usize::try_from(budget.max_surge - surge).unwrap_or(0));
     step.create_on.extend(candidates);
     budget.surge_now = surge;
     step.budget = budget;
     step
+}
+
+/// What the surge step has collected so far.
+#[derive(Default)]
+struct SurgeWork<'a> {
+    /// Decided deletions and creations.
+    step: RollingStep<'a>,
+    /// Available old pods on nodes that should no longer run them.
+    sunset: Vec<(&'a Pod, String, RollingReason)>,
+    /// Nodes that may get a surge pod if budget remains.
+    candidates: Vec<(String, RollingReason)>,
+    /// Surge pods in flight (new pods not yet available, nodes with excess pods).
+    surge: i32,
+    /// Nodes whose old pod (or, lacking one, new pod) is available.
+    available: i32,
+}
+
+impl<'a> SurgeWork<'a> {
+    fn visit(&mut self, slot: &NodeSlot<'a>, judge: Judge<'_>, max_surge: i32) {
+        let Some((new, old)) = find_updated_pods_on_node(&slot.pods, judge.revisions) else {
+            self.surge += 1;
+            return;
+        };
+        if old.or(new).is_some_and(|p| judge.available(p)) {
+            self.available += 1;
+        }
+        let node = slot.node.clone();
+        match (new, old) {
+            (_, None) => {}
+            (None, Some(old)) if !judge.available(old) => {
+                if slot.should_run {
+                    self.step
+                        .create_on
+                        .push((node, RollingReason::SurgeForUnavailableOld));
+                } else {
+                    self.step
+                        .delete
+                        .push((old, node, RollingReason::NodeNoLongerEligible));
+                }
+            }
+            (None, Some(old)) => {
+                if !slot.should_run {
+                    self.sunset
+                        .push((old, node, RollingReason::NodeNoLongerEligible));
+                } else if self.surge < max_surge {
+                    self.candidates.push((node, RollingReason::Surge));
+                }
+            }
+            (Some(new), Some(old)) => {
+                if judge.available(new) {
+                    self.step
+                        .delete
+                        .push((old, node, RollingReason::NewPodAvailable));
+                } else {
+                    self.surge += 1;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -145,10 +145,17 @@ pub fn plan_rollout(rows: &[NodeCoverage], nodes: &[Node], options: &PlanOptions
 
 fn skip_reason(row: &NodeCoverage, node: Option<&Node>) -> Option<SkipReason> {
     if !row.verdict.should_run {
-        let message = row.verdict.reasons.first().map_or_else(
-            || "the DaemonSet should not run here".to_owned(),
-            |r| r.message.clone(),
-        );
+        let reasons: Vec<&str> = row
+            .verdict
+            .reasons
+            .iter()
+            .map(|r| r.message.as_str())
+            .collect();
+        let message = if reasons.is_empty() {
+            "the DaemonSet should not run here".to_owned()
+        } else {
+            reasons.join("; ")
+        };
         return Some(SkipReason::NotEligible { message });
     }
     let mut live = row.pods.iter().filter(|p| !p.terminating).peekable();

@@ -330,3 +330,6 @@ impl Parser<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

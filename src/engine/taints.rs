@@ -168,3 +168,6 @@ pub fn format_toleration(toleration: &Toleration) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

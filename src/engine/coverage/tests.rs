@@ -157,6 +157,28 @@ fn several_pods_on_a_node_are_listed_oldest_first() {
     assert_eq!(row.primary().map(|p| p.updated), Some(false));
 }
 
+#[test]
+fn fleet_coverage_places_only_controlled_pods() {
+    let ds = daemonset("agent:2").build();
+    let nodes = vec![node("n1").build(), node("n2").build()];
+    let pods = vec![
+        pod("mine", "n1", "new").build(),
+        pod("foreign", "n2", "new").owners(vec![]).build(),
+        pod("elsewhere", "gone-node", "new").build(),
+    ];
+    let rows = fleet_coverage(&ds, &nodes, &pods, &index(&ds), at(0));
+    let placed: Vec<(&str, Vec<&str>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.node.as_str(),
+                r.pods.iter().map(|p| p.name.as_str()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(placed, vec![("n1", vec!["mine"]), ("n2", vec![])]);
+}
+
 /// One case of the status totals: nodes with their pods, and the expected counts.
 struct TotalsCase {
     name: &'static str,

@@ -294,3 +294,102 @@ fn unassigned_pods_are_listed() {
     assert_eq!(plan.unassigned, vec!["floating".to_owned()]);
     assert!(plan.is_empty());
 }
+
+/// A tiny controller-plus-kubelet loop: each round the kubelet makes every
+/// running pod Ready, then one sync's plan is applied at once.
+struct Sim {
+    ds: DaemonSet,
+    nodes: Vec<Node>,
+    pods: Vec<Pod>,
+    created: usize,
+}
+
+impl Sim {
+    fn new(ds: DaemonSet, node_count: usize) -> Self {
+        let nodes: Vec<Node> = (0..node_count)
+            .map(|i| node(&format!("n{i:02}")).build())
+            .collect();
+        let pods = nodes
+            .iter()
+            .map(|n| {
+                pod(&format!("{}-old", n.name()), n.name(), "old")
+                    .ready_since(0)
+                    .build()
+            })
+            .collect();
+        Self {
+            ds,
+            nodes,
+            pods,
+            created: 0,
+        }
+    }
+
+    fn kubelet(&mut self, now: i64) {
+        for p in &mut self.pods {
+            if p.ready_condition().is_none_or(|c| c.status != "True") {
+                *p = crate::engine::fixtures::PodBuilder::from(p.clone())
+                    .ready_since(now)
+                    .build();
+            }
+        }
+    }
+
+    fn unavailable(&self, now: i64) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| {
+                !self
+                    .pods
+                    .iter()
+                    .any(|p| p.node_name() == Some(n.name()) && is_pod_available(p, 0, at(now)))
+            })
+            .count()
+    }
+
+    fn sync(&mut self, now: i64) -> bool {
+        let plan = plan_reconcile(&self.ds, &self.nodes, &self.pods, &index(&self.ds), at(now));
+        let gone: Vec<&str> = plan.delete.iter().map(|d| d.name.as_str()).collect();
+        self.pods.retain(|p| !gone.contains(&p.name()));
+        for action in &plan.create_on {
+            self.created += 1;
+            let name = format!("{}-new{}", action.node, self.created);
+            self.pods.push(
+                pod(&name, &action.node, "new")
+                    .created(now)
+                    .running_not_ready(now)
+                    .build(),
+            );
+        }
+        !plan.is_empty()
+    }
+
+    fn all_updated(&self) -> bool {
+        self.pods.len() == self.nodes.len()
+            && self.pods.iter().all(|p| p.revision_hash() == Some("new"))
+    }
+}
+
+proptest::proptest! {
+    /// Driving the plan to completion updates every node, and the number of
+    /// nodes without an available pod never exceeds maxUnavailable (none at all
+    /// with surge and maxUnavailable 0: surge keeps 100% availability).
+    #[test]
+    fn rolling_update_converges_within_budget(node_count in 1usize..15, max_unavailable in 0i32..4, max_surge in 0i32..3) {
+        let budget_unavailable = if max_unavailable == 0 && max_surge == 0 { 1 } else { max_unavailable };
+        let ds = daemonset("agent:2").rolling(IntOrString::Int(max_unavailable), IntOrString::Int(max_surge)).build();
+        let mut sim = Sim::new(ds, node_count);
+        let mut rounds = 0;
+        for round in 1..200 {
+            let now = round * 10;
+            sim.kubelet(now);
+            let unavailable = i32::try_from(sim.unavailable(now)).unwrap_or(i32::MAX);
+            proptest::prop_assert!(unavailable <= budget_unavailable, "round {round}: {unavailable} unavailable");
+            rounds = round;
+            if !sim.sync(now) && sim.all_updated() {
+                break;
+            }
+        }
+        proptest::prop_assert!(sim.all_updated(), "not converged after {rounds} rounds");
+    }
+}

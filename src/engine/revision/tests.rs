@@ -1,5 +1,6 @@
 use super::*;
 use crate::engine::fixtures::{daemonset, pod, revision_of};
+use std::collections::BTreeSet;
 
 #[test]
 fn current_is_the_revision_matching_the_template() {
@@ -114,4 +115,73 @@ fn revision_data_wraps_template_with_replace_directive() {
         data["spec"]["template"]["spec"]["containers"][0]["image"],
         "agent:1"
     );
+}
+
+#[test]
+fn next_number_and_pruning_follow_construct_and_cleanup_history() {
+    let v = |image: &str| daemonset(image).build();
+    let current = v("agent:4");
+    let revisions = vec![
+        revision_of(&v("agent:1"), "h1", 1),
+        revision_of(&v("agent:2"), "h2", 2),
+        revision_of(&v("agent:3"), "h3", 3),
+        revision_of(&current, "h4", 4),
+    ];
+    let index = RevisionIndex::new(&current, &revisions);
+    assert_eq!(
+        index.next_number(),
+        4,
+        "current already highest keeps its number"
+    );
+    let live: BTreeSet<String> = ["h1".to_owned()].into_iter().collect();
+    let prune = |limit| {
+        index
+            .to_prune(limit, &live)
+            .iter()
+            .map(|r| r.hash.clone())
+            .collect::<Vec<_>>()
+    };
+    // Three old revisions, keep one: two go, oldest first, but h1 is still in use.
+    assert_eq!(prune(1), vec!["h2", "h3"]);
+    assert_eq!(prune(2), vec!["h2"]);
+    assert!(prune(3).is_empty());
+    // A rollback to agent:2 makes revision 2 current; it is renumbered to 5.
+    let rolled_back = RevisionIndex::new(&v("agent:2"), &revisions);
+    assert_eq!(rolled_back.next_number(), 5);
+    // A template no revision holds yet: all are old.
+    assert_eq!(
+        RevisionIndex::new(&v("agent:9"), &revisions).next_number(),
+        5
+    );
+}
+
+#[test]
+fn previous_is_second_highest_as_kubectl_find_history() {
+    let v = |image: &str| daemonset(image).build();
+    let revisions = vec![
+        revision_of(&v("agent:1"), "h1", 1),
+        revision_of(&v("agent:2"), "h2", 2),
+    ];
+    assert_eq!(
+        RevisionIndex::new(&v("agent:2"), &revisions)
+            .previous()
+            .map(|r| r.number),
+        Some(1)
+    );
+    assert!(
+        RevisionIndex::new(&v("agent:2"), &revisions[1..])
+            .previous()
+            .is_none()
+    );
+}
+
+#[test]
+fn empty_objects_and_lists_do_not_break_match() {
+    let ds = daemonset("agent:1").build();
+    let mut rev = revision_of(&ds, "h1", 1);
+    if let Some(data) = rev.data.as_mut() {
+        data.0["spec"]["template"]["spec"]["containers"][0]["resources"] = serde_json::json!({});
+        data.0["spec"]["template"]["spec"]["containers"][0]["args"] = serde_json::json!([]);
+    }
+    assert!(RevisionIndex::new(&ds, &[rev]).current_matches_template());
 }

@@ -98,6 +98,13 @@ fn budget_errors_and_strategies() {
         !allows_surge(&bad_surge),
         "an invalid maxSurge allows no surge"
     );
+    let huge = daemonset("a")
+        .rolling(pct("9223372036854775807%"), int(0))
+        .build();
+    assert!(
+        rolling_budget(&huge, 3).is_err(),
+        "overflow is an invalid budget, not a panic"
+    );
     let on_delete = daemonset("a").on_delete().build();
     assert_eq!(rolling_budget(&on_delete, 3), Ok(None));
     assert!(!allows_surge(&on_delete));
