@@ -262,3 +262,23 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod match_tests {
+    use k8s_openapi::api::core::v1::PodSecurityContext;
+
+    use crate::ops::testing::{all_old, ds, snapshot};
+
+    /// Regression: a template with an empty struct (`securityContext: {}`, as the
+    /// API server defaults it) must still match its own ControllerRevision, or
+    /// every operation refuses to act ("controller has not yet recorded...").
+    #[test]
+    fn template_with_empty_security_context_matches_its_revision() {
+        let mut daemonset = ds(false, &[]);
+        if let Some(pod) = daemonset.spec.as_mut().and_then(|s| s.template.spec.as_mut()) {
+            pod.security_context = Some(PodSecurityContext::default());
+        }
+        let snap = snapshot(daemonset, &["n1"], all_old(&["n1"]));
+        assert!(snap.index().current_matches_template());
+    }
+}
