@@ -275,7 +275,11 @@ mod match_tests {
     #[test]
     fn template_with_empty_security_context_matches_its_revision() {
         let mut daemonset = ds(false, &[]);
-        if let Some(pod) = daemonset.spec.as_mut().and_then(|s| s.template.spec.as_mut()) {
+        if let Some(pod) = daemonset
+            .spec
+            .as_mut()
+            .and_then(|s| s.template.spec.as_mut())
+        {
             pod.security_context = Some(PodSecurityContext::default());
         }
         let snap = snapshot(daemonset, &["n1"], all_old(&["n1"]));
