@@ -271,3 +271,6 @@ fn clean(text: &str) -> String {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

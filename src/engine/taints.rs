@@ -74,7 +74,16 @@ fn same_entry(a: &Toleration, b: &Toleration) -> bool {
         && text(a.value.as_ref()) == text(b.value.as_ref())
 }
 
+/// Upstream `AddOrUpdateTolerationInPodSpec`: when an entry that is the same and
+/// also has the same tolerationSeconds exists, nothing changes; otherwise every
+/// same entry is replaced by `toleration`, or it is appended.
 fn add_or_update(tolerations: &mut Vec<Toleration>, toleration: Toleration) {
+    let identical = |t: &Toleration| {
+        same_entry(t, &toleration) && t.toleration_seconds == toleration.toleration_seconds
+    };
+    if tolerations.iter().any(identical) {
+        return;
+    }
     let mut replaced = false;
     for existing in tolerations.iter_mut() {
         if same_entry(existing, &toleration) {

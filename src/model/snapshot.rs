@@ -11,13 +11,18 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
+
+mod objects;
+mod stream;
+
+use objects::{Object, decode_object, object_name};
+use stream::Context;
 
 /// The source name used for `-f -`.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -35,6 +40,25 @@ pub struct Snapshot {
     pub revisions: Vec<ControllerRevision>,
     /// core/v1 Events (events.k8s.io/v1 events are converted).
     pub events: Vec<Event>,
+}
+
+impl Snapshot {
+    /// The DaemonSet `namespace/name`, if the snapshot has it.
+    pub fn daemonset(&self, namespace: &str, name: &str) -> Option<&DaemonSet> {
+        self.daemonsets.iter().find(|ds| {
+            ds.metadata.namespace.as_deref().unwrap_or_default() == namespace
+                && ds.metadata.name.as_deref() == Some(name)
+        })
+    }
+
+    /// Whether the snapshot holds no objects at all.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+            && self.pods.is_empty()
+            && self.daemonsets.is_empty()
+            && self.revisions.is_empty()
+            && self.events.is_empty()
+    }
 }
 
 /// A snapshot together with what was skipped or replaced while loading it.
@@ -121,16 +145,6 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, Snapsho
 /// The identity that decides "same object": kind, namespace, name.
 type ObjectKey = (&'static str, String, String);
 
-/// One decoded object.
-#[derive(Clone, Debug)]
-enum Object {
-    Node(Node),
-    Pod(Pod),
-    DaemonSet(Box<DaemonSet>),
-    Revision(Box<ControllerRevision>),
-    Event(Event),
-}
-
 /// Accumulates objects from several sources; later duplicates win.
 #[derive(Debug, Default)]
 pub struct SnapshotLoader {
@@ -143,35 +157,57 @@ impl SnapshotLoader {
     /// Reads and adds a file; `-` reads stdin.
     pub fn add_path(&mut self, path: &Path) -> Result<(), SnapshotError> {
         if path.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|error| SnapshotError::Read {
-                    source_name: STDIN_NAME.to_owned(),
-                    error,
-                })?;
-            return self.add_text(STDIN_NAME, &text);
+            return self.add_reader(STDIN_NAME, std::io::stdin().lock());
         }
         let source_name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| SnapshotError::Read {
-            source_name: source_name.clone(),
-            error,
-        })?;
-        self.add_text(&source_name, &text)
+        let file = std::fs::File::open(path).map_err(|error| read_error(&source_name, error))?;
+        self.add_reader(&source_name, file)
+    }
+
+    /// Adds the documents read from `reader`. JSON is decoded as it streams in;
+    /// YAML is read whole first (the YAML parser needs the text).
+    pub fn add_reader(
+        &mut self,
+        source_name: &str,
+        reader: impl Read,
+    ) -> Result<(), SnapshotError> {
+        let mut reader = BufReader::with_capacity(64 * 1024, reader);
+        let first = first_significant_byte(&mut reader).map_err(|e| read_error(source_name, e))?;
+        if !matches!(first, Some(b'{' | b'[')) {
+            let mut text = String::new();
+            reader
+                .read_to_string(&mut text)
+                .map_err(|e| read_error(source_name, e))?;
+            return self.add_text(source_name, &text);
+        }
+        let mut context = Context {
+            loader: self,
+            source_name,
+            failure: None,
+        };
+        let mut deserializer = serde_json::Deserializer::from_reader(reader);
+        let syntax = stream::read_json(&mut context, &mut deserializer).err();
+        conclude(context.failure, syntax.map(|e| json_error(source_name, e)))
     }
 
     /// Adds the documents of one source's text (JSON when it starts with `{` or
-    /// `[`, YAML otherwise).
+    /// `[`, YAML otherwise; a leading byte-order mark is ignored).
     pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), SnapshotError> {
-        let documents = if text.trim_start().starts_with(['{', '[']) {
-            json_documents(source_name, text)?
-        } else {
-            yaml_documents(source_name, text)?
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut context = Context {
+            loader: self,
+            source_name,
+            failure: None,
         };
-        for document in documents {
-            self.add_document(source_name, document)?;
-        }
-        Ok(())
+        let syntax = if text.trim_start().starts_with(['{', '[']) {
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let error = stream::read_json(&mut context, &mut deserializer).err();
+            error.map(|e| json_error(source_name, e))
+        } else {
+            let error = stream::read_yaml(&mut context, text).err();
+            error.map(|e| yaml_error(source_name, &e))
+        };
+        conclude(context.failure, syntax)
     }
 
     /// The snapshot and the warnings gathered so far.
@@ -192,38 +228,15 @@ impl SnapshotLoader {
         }
     }
 
-    fn warn(&mut self, source_name: &str, message: String) {
+    pub(super) fn warn(&mut self, source_name: &str, message: String) {
         self.warnings.push(SnapshotWarning {
             source_name: source_name.to_owned(),
             message,
         });
     }
 
-    fn add_document(&mut self, source_name: &str, document: Value) -> Result<(), SnapshotError> {
-        match document {
-            Value::Null => Ok(()),
-            Value::Array(items) => {
-                for item in items {
-                    self.add_document(source_name, item)?;
-                }
-                Ok(())
-            }
-            Value::Object(map) => self.add_map(source_name, map, None),
-            other => {
-                self.warn(
-                    source_name,
-                    format!(
-                        "skipped a document that is not an object: {}",
-                        short(&other)
-                    ),
-                );
-                Ok(())
-            }
-        }
-    }
-
     /// One object or one List; `item_kind` is the kind implied by an enclosing typed List.
-    fn add_map(
+    pub(super) fn add_map(
         &mut self,
         source_name: &str,
         mut map: Map<String, Value>,
@@ -251,7 +264,7 @@ impl SnapshotLoader {
                         source_name,
                         format!(
                             "skipped a list item that is not an object: {}",
-                            short(&other)
+                            stream::short(&other.to_string())
                         ),
                     ),
                 }
@@ -273,60 +286,32 @@ impl SnapshotLoader {
         &mut self,
         source_name: &str,
         kind: &str,
-        mut map: Map<String, Value>,
+        map: Map<String, Value>,
     ) -> Result<(), SnapshotError> {
         let name = object_name(&map);
-        let api_version = map
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        // We dispatch on kind ourselves; k8s-openapi rejects a differing apiVersion.
-        map.remove("kind");
-        map.remove("apiVersion");
-        let object_error = |message: String| SnapshotError::Object {
-            source_name: source_name.to_owned(),
-            kind: kind.to_owned(),
-            name: name.clone(),
-            message,
-        };
-        let value = Value::Object(map);
-        let (key_kind, object) = match kind {
-            "Node" => ("Node", Object::Node(decode(value).map_err(object_error)?)),
-            "Pod" => ("Pod", Object::Pod(decode(value).map_err(object_error)?)),
-            "DaemonSet" => (
-                "DaemonSet",
-                Object::DaemonSet(Box::new(decode(value).map_err(object_error)?)),
+        match decode_object(kind, map) {
+            Ok(Some(object)) => self.insert(source_name, object),
+            Ok(None) => self.warn(
+                source_name,
+                format!(
+                    "skipped {kind} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"
+                ),
             ),
-            "ControllerRevision" => (
-                "ControllerRevision",
-                Object::Revision(Box::new(decode(value).map_err(object_error)?)),
-            ),
-            "Event" => {
-                let value = if api_version.starts_with("events.k8s.io/") {
-                    events_v1_to_core(value)
-                } else {
-                    value
-                };
-                ("Event", Object::Event(decode(value).map_err(object_error)?))
+            Err(message) => {
+                return Err(SnapshotError::Object {
+                    source_name: source_name.to_owned(),
+                    kind: kind.to_owned(),
+                    name,
+                    message,
+                });
             }
-            other => {
-                self.warn(source_name, format!("skipped {other} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"));
-                return Ok(());
-            }
-        };
-        self.insert(source_name, key_kind, object);
+        }
         Ok(())
     }
 
-    fn insert(&mut self, source_name: &str, kind: &'static str, mut object: Object) {
-        let metadata = match &mut object {
-            Object::Node(o) => &mut o.metadata,
-            Object::Pod(o) => &mut o.metadata,
-            Object::DaemonSet(o) => &mut o.metadata,
-            Object::Revision(o) => &mut o.metadata,
-            Object::Event(o) => &mut o.metadata,
-        };
+    fn insert(&mut self, source_name: &str, mut object: Object) {
+        let kind = object.kind();
+        let metadata = object.metadata_mut();
         slim_metadata(metadata);
         let key = (
             kind,
@@ -354,98 +339,67 @@ impl SnapshotLoader {
     }
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T, String> {
-    serde_json::from_value(value).map_err(|e| e.to_string())
-}
-
-/// `namespace/name`, `name` or `(unnamed)` for messages.
-fn object_name(map: &Map<String, Value>) -> String {
-    let metadata = map.get("metadata");
-    let field = |key| {
-        metadata
-            .and_then(|m| m.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    match (field("namespace"), field("name")) {
-        (_, "") => "(unnamed)".to_owned(),
-        ("", name) => name.to_owned(),
-        (namespace, name) => format!("{namespace}/{name}"),
+/// The loader's own error wins over the parser's (which then only echoes it).
+fn conclude(
+    failure: Option<SnapshotError>,
+    syntax: Option<SnapshotError>,
+) -> Result<(), SnapshotError> {
+    match (failure, syntax) {
+        (Some(error), _) | (None, Some(error)) => Err(error),
+        (None, None) => Ok(()),
     }
 }
 
-fn short(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text,
+fn read_error(source_name: &str, error: std::io::Error) -> SnapshotError {
+    SnapshotError::Read {
+        source_name: source_name.to_owned(),
+        error,
     }
 }
 
-/// An events.k8s.io/v1 Event in core/v1 field names (`regarding` is
-/// `involvedObject`, `note` is `message`, the deprecated fields are the old ones).
-fn events_v1_to_core(value: Value) -> Value {
-    let Value::Object(mut map) = value else {
-        return value;
-    };
-    for (from, to) in [
-        ("regarding", "involvedObject"),
-        ("note", "message"),
-        ("deprecatedCount", "count"),
-        ("deprecatedFirstTimestamp", "firstTimestamp"),
-        ("deprecatedLastTimestamp", "lastTimestamp"),
-    ] {
-        if let Some(field) = map.remove(from) {
-            map.entry(to).or_insert(field);
+/// Skips a UTF-8 byte-order mark and peeks at the first non-whitespace byte
+/// within the buffer, without consuming it (so line numbers stay right).
+fn first_significant_byte(reader: &mut impl BufRead) -> std::io::Result<Option<u8>> {
+    if reader.fill_buf()?.starts_with(b"\xef\xbb\xbf") {
+        reader.consume(3);
+    }
+    let buffer = reader.fill_buf()?;
+    Ok(buffer.iter().copied().find(|b| !b.is_ascii_whitespace()))
+}
+
+fn json_error(source_name: &str, error: serde_json::Error) -> SnapshotError {
+    if error.is_io() {
+        return read_error(source_name, error.into());
+    }
+    let (line, column) = (error.line(), error.column());
+    let message = error.to_string();
+    let suffix = format!(" at line {line} column {column}");
+    SnapshotError::Syntax {
+        source_name: source_name.to_owned(),
+        format: "JSON",
+        line: (line > 0).then_some(line),
+        column: (line > 0).then_some(column),
+        message: message.strip_suffix(&suffix).unwrap_or(&message).to_owned(),
+    }
+}
+
+fn yaml_error(source_name: &str, error: &serde_norway::Error) -> SnapshotError {
+    let location = error.location();
+    let message = error.to_string();
+    let message = match &location {
+        Some(at) => {
+            let suffix = format!(" at line {} column {}", at.line(), at.column());
+            message.strip_suffix(&suffix).unwrap_or(&message).to_owned()
         }
+        None => message,
+    };
+    SnapshotError::Syntax {
+        source_name: source_name.to_owned(),
+        format: "YAML",
+        line: location.as_ref().map(serde_norway::Location::line),
+        column: location.as_ref().map(serde_norway::Location::column),
+        message,
     }
-    Value::Object(map)
-}
-
-fn json_documents(source_name: &str, text: &str) -> Result<Vec<Value>, SnapshotError> {
-    serde_json::Deserializer::from_str(text)
-        .into_iter::<Value>()
-        .map(|document| {
-            document.map_err(|error| {
-                let (line, column) = (error.line(), error.column());
-                let message = error.to_string();
-                let suffix = format!(" at line {line} column {column}");
-                SnapshotError::Syntax {
-                    source_name: source_name.to_owned(),
-                    format: "JSON",
-                    line: (line > 0).then_some(line),
-                    column: (line > 0).then_some(column),
-                    message: message.strip_suffix(&suffix).unwrap_or(&message).to_owned(),
-                }
-            })
-        })
-        .collect()
-}
-
-fn yaml_documents(source_name: &str, text: &str) -> Result<Vec<Value>, SnapshotError> {
-    let mut documents = Vec::new();
-    for document in serde_norway::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|error| {
-            let location = error.location();
-            let message = error.to_string();
-            let message = match &location {
-                Some(at) => {
-                    let suffix = format!(" at line {} column {}", at.line(), at.column());
-                    message.strip_suffix(&suffix).unwrap_or(&message).to_owned()
-                }
-                None => message,
-            };
-            SnapshotError::Syntax {
-                source_name: source_name.to_owned(),
-                format: "YAML",
-                line: location.as_ref().map(serde_norway::Location::line),
-                column: location.as_ref().map(serde_norway::Location::column),
-                message,
-            }
-        })?;
-        documents.push(value);
-    }
-    Ok(documents)
 }
 
 #[cfg(test)]

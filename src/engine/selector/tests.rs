@@ -209,3 +209,14 @@ fn label_selector_table() {
     }
     assert!(label_selector_matches(&LabelSelector::default(), None));
 }
+
+proptest::proptest! {
+    #[test]
+    fn parsing_never_panics_and_display_round_trips(text in "[a-z0-9=!<>(), ./_-]{0,40}") {
+        if let Ok(selector) = Selector::parse(&text) {
+            let shown = selector.to_string();
+            let again = Selector::parse(&shown);
+            proptest::prop_assert_eq!(again.as_ref().ok(), Some(&selector), "{:?} -> {:?}", text, shown);
+        }
+    }
+}

@@ -251,3 +251,17 @@ fn formatting() {
     timed.toleration_seconds = Some(30);
     assert_eq!(format_toleration(&timed), "k:NoExecute for 30s");
 }
+
+#[test]
+fn an_identical_template_toleration_leaves_the_list_untouched() {
+    // Upstream returns early on a deep-equal entry, so a second, timed copy of the
+    // same toleration keeps its tolerationSeconds.
+    let plain = toleration("node.kubernetes.io/unreachable", "Exists", "", "NoExecute");
+    let mut timed = plain.clone();
+    timed.toleration_seconds = Some(60);
+    let spec = template().toleration(timed).toleration(plain).spec();
+    let all = daemon_pod_tolerations(&spec);
+    assert_eq!(all[0].toleration_seconds, Some(60));
+    assert_eq!(all[1].toleration_seconds, None);
+    assert_eq!(all.len(), 7);
+}

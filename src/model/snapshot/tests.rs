@@ -59,6 +59,9 @@ fn a_list_mixing_kinds_loads_known_kinds_and_warns_about_the_rest() {
     let loaded = load(&[("all.json", MIXED_LIST)]).unwrap();
     let snapshot = &loaded.snapshot;
     assert_eq!(snapshot.daemonsets.len(), 1);
+    assert!(snapshot.daemonset("kube-system", "agent").is_some());
+    assert!(snapshot.daemonset("default", "agent").is_none());
+    assert!(!snapshot.is_empty());
     assert_eq!(snapshot.pods[0].node_name(), Some("a"));
     assert_eq!(snapshot.revisions[0].revision, 2);
     assert_eq!(snapshot.events[0].reason.as_deref(), Some("BackOff"));
@@ -239,6 +242,7 @@ fn events_k8s_io_events_are_converted() {
 fn an_empty_source_is_an_empty_snapshot() {
     let loaded = load(&[("empty.yaml", ""), ("blank.json", "  \n")]).unwrap();
     assert_eq!(loaded.snapshot, super::Snapshot::default());
+    assert!(loaded.snapshot.is_empty());
 }
 
 #[test]
@@ -256,4 +260,48 @@ fn hostile_input_never_panics() {
     for input in inputs {
         let _ = load(&[("h", input)]);
     }
+}
+
+#[test]
+fn a_reader_streams_json_and_keeps_line_numbers_after_a_bom() {
+    let text = "\u{feff}\n\n{\"kind\": \"NodeList\", \"items\": [{\"metadata\": {\"name\": \"a\"}},\n {\"metadata\": ";
+    let mut loader = SnapshotLoader::default();
+    let err = loader.add_reader("piped", text.as_bytes()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("piped: line 4, column "),
+        "{err}"
+    );
+
+    let good =
+        "\u{feff}  {\"kind\": \"NodeList\", \"items\": [{\"metadata\": {\"name\": \"a\"}}]}\n";
+    let mut loader = SnapshotLoader::default();
+    loader.add_reader("piped", good.as_bytes()).unwrap();
+    assert_eq!(loader.finish().snapshot.nodes.len(), 1);
+}
+
+#[test]
+fn a_reader_reads_yaml_whole() {
+    let text = "\u{feff}# kubectl get node a -o yaml\nkind: Node\nmetadata:\n  name: a\n";
+    let mut loader = SnapshotLoader::default();
+    loader.add_reader("a.yaml", text.as_bytes()).unwrap();
+    assert_eq!(loader.finish().snapshot.nodes.len(), 1);
+}
+
+#[test]
+fn list_items_are_loaded_whatever_the_key_order() {
+    // kubectl prints keys alphabetically: items come before kind.
+    let late_kind = r#"{"apiVersion":"v1","items":[{"metadata":{"name":"a"}}],"kind":"NodeList"}"#;
+    let early_kind = r#"{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"d"}}]}"#;
+    let loaded = load(&[("late.json", late_kind), ("early.json", early_kind)]).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+    assert_eq!(loaded.snapshot.pods.len(), 1);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn nested_lists_are_flattened() {
+    let text =
+        r#"{"kind":"List","items":[{"kind":"NodeList","items":[{"metadata":{"name":"a"}}]}]}"#;
+    let loaded = load(&[("nested.json", text)]).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
 }
