@@ -222,10 +222,36 @@ impl Cache {
             slim_metadata(&mut ds.metadata);
             ds
         });
-        if self.daemonsets.apply(event) != Applied::Buffered {
-            self.changes.daemonsets = true;
-            // Eligibility depends on the DaemonSet's template: every row may change.
-            self.changes.all_nodes = true;
+        // Rows depend on the spec (template, selector, minReadySeconds) and the
+        // UID (ownership), not on the status the controller rewrites all the
+        // time during a rollout: only a spec change recomputes every row.
+        let before = match &event {
+            watcher::Event::Apply(ds) | watcher::Event::Delete(ds) => Some(
+                self.daemonsets
+                    .objects
+                    .get(&super::store::object_key(&ds.metadata))
+                    .map(|old| (old.spec.clone(), old.metadata.uid.clone())),
+            ),
+            _ => None,
+        };
+        let applied = self.daemonsets.apply(event);
+        match (&applied, before) {
+            (Applied::Buffered, _) => {}
+            (Applied::One(key), Some(before)) => {
+                self.changes.daemonsets = true;
+                let after = self
+                    .daemonsets
+                    .objects
+                    .get(key)
+                    .map(|ds| (ds.spec.clone(), ds.metadata.uid.clone()));
+                if before != after {
+                    self.changes.all_nodes = true;
+                }
+            }
+            _ => {
+                self.changes.daemonsets = true;
+                self.changes.all_nodes = true;
+            }
         }
         self.mark_received(StreamKind::DaemonSets, self.daemonsets.listing(), now);
     }

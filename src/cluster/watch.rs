@@ -38,6 +38,12 @@ impl Shared {
     pub fn notify(&self) {
         self.notify.notify_one();
     }
+
+    /// Applies one update seen at `now` and wakes the reader: the writer's step.
+    pub fn apply(&self, update: WatchUpdate, now: jiff::Timestamp) {
+        self.lock().apply(update, now);
+        self.notify();
+    }
 }
 
 /// The DaemonSet the console is focused on.
@@ -138,7 +144,7 @@ async fn run(
         if let WatchUpdate::Error(kind, message) = &update {
             tracing::warn!(stream = kind.label(), error = %message, "watch failed, retrying");
         }
-        shared.lock().apply(update, jiff::Timestamp::now());
+        shared.apply(update, jiff::Timestamp::now());
         if !target_started {
             start_targeted(
                 &client,

@@ -7,7 +7,7 @@
 use crossterm::event::{Event, MouseButton, MouseEventKind};
 
 use super::columns::{areas, list_height};
-use super::index::{Filter, GridIndex};
+use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
 use super::state::{Screen, UiState};
@@ -96,7 +96,9 @@ impl App {
             .refresh(cache, self.ui.target.as_deref(), &changes, now);
         let labels_matter =
             matches!(self.ui.filter, Filter::Labels(_)) && !changes.nodes.is_empty();
-        if rows.membership || rows.reorder || labels_matter {
+        // Name order without groups cannot change when a row's state does.
+        let order_matters = self.ui.sort != SortKey::Name || self.ui.group != GroupKey::None;
+        if rows.membership || (rows.reorder && order_matters) || labels_matter {
             self.rebuild_index(cache);
         }
         true
@@ -315,8 +317,8 @@ impl App {
                 }
                 _ => {
                     let len = self.rows.revisions().map_or(0, |r| r.list().len());
+                    // The marked diff base stays: select another revision to compare.
                     self.ui.history_selected = step(self.ui.history_selected, len, action, page);
-                    self.ui.diff_base = None;
                     self.ui.diff_scroll = 0;
                 }
             },

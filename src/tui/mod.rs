@@ -18,6 +18,10 @@ pub mod view_model;
 pub mod widgets;
 
 #[cfg(test)]
+mod app_tests;
+#[cfg(test)]
+mod bench;
+#[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod ops_tests;

@@ -7,6 +7,16 @@ use super::{Cell, Tone};
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
+/// Annotation where rollout operations record their mode (`advancing`, `auto`,
+/// `rolling-back`, ...); absent means idle.
+pub const MODE_ANNOTATION: &str = "rollcall.dev/mode";
+
+/// Annotation naming who paused the rollout; present means paused.
+pub const PAUSED_BY_ANNOTATION: &str = "rollcall.dev/paused-by";
+
+/// Annotation with why the rollout was paused.
+pub const PAUSE_REASON_ANNOTATION: &str = "rollcall.dev/pause-reason";
+
 /// The header's content.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeaderVm {
@@ -145,5 +155,58 @@ fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
         )
     } else {
         Cell::new("rolling", Tone::Warn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::fixtures::daemonset;
+
+    #[test]
+    fn rollout_state_in_words() {
+        let rolling = daemonset("a:v2").build();
+        let on_delete = daemonset("a:v2").on_delete().build();
+        let paused = daemonset("a:v2")
+            .on_delete()
+            .annotation(PAUSED_BY_ANNOTATION, "ana")
+            .annotation(PAUSE_REASON_ANNOTATION, "node-3 CrashLoopBackOff")
+            .annotation(MODE_ANNOTATION, "auto")
+            .build();
+        let auto = daemonset("a:v2")
+            .on_delete()
+            .annotation(MODE_ANNOTATION, "auto")
+            .build();
+        let cases = [
+            ("settled", &rolling, 5, 5, "idle"),
+            ("rolling update under way", &rolling, 2, 5, "rolling"),
+            (
+                "ondelete waits for deletes",
+                &on_delete,
+                2,
+                5,
+                "idle · 3 nodes on old revisions",
+            ),
+            (
+                "paused wins",
+                &paused,
+                2,
+                5,
+                "paused by ana: node-3 CrashLoopBackOff",
+            ),
+            ("ops mode", &auto, 2, 5, "auto"),
+        ];
+        for (name, ds, updated, desired, expected) in cases {
+            assert_eq!(rollout_state(ds, updated, desired).text, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn strategy_shows_budgets_with_api_defaults() {
+        assert_eq!(
+            strategy(&daemonset("a").build()),
+            "RollingUpdate maxUnavailable=1 maxSurge=0"
+        );
+        assert_eq!(strategy(&daemonset("a").on_delete().build()), "OnDelete");
     }
 }

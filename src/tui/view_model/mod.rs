@@ -197,10 +197,22 @@ fn required_streams(screen: Screen) -> &'static [StreamKind] {
 fn body(input: &Inputs<'_>) -> Body {
     let ui = input.ui;
     let streams = input.cache.streams();
+    let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
+    let missing_target = ui.target.as_deref().filter(|key| {
+        ui.screen != Screen::Picker
+            && synced(&StreamKind::DaemonSets)
+            && input.cache.daemonset(key).is_none()
+    });
+    if let Some(target) = missing_target {
+        return Body::Empty(Cell::new(
+            &format!("daemonset {target} not found (waiting for it to appear; D lists daemonsets)"),
+            Tone::Warn,
+        ));
+    }
     let loading: Vec<StreamKind> = required_streams(ui.screen)
         .iter()
         .copied()
-        .filter(|kind| !streams.get(kind).is_some_and(StreamStatus::synced))
+        .filter(|kind| !synced(kind))
         .collect();
     if !loading.is_empty() {
         return loading_body(input, &loading);
@@ -208,13 +220,14 @@ fn body(input: &Inputs<'_>) -> Body {
     if ui.screen == Screen::Picker {
         return Body::Picker(picker::build(input.cache, ui, input.now));
     }
-    let Some(target) = ui.target.as_deref() else {
-        return Body::Empty(Cell::new("no daemonset selected", Tone::Dim));
-    };
-    let Some(ds) = input.cache.daemonset(target) else {
+    let Some(ds) = ui
+        .target
+        .as_deref()
+        .and_then(|key| input.cache.daemonset(key))
+    else {
         return Body::Empty(Cell::new(
-            &format!("daemonset {target} not found (waiting for it to appear; D lists daemonsets)"),
-            Tone::Warn,
+            "no daemonset selected: D lists daemonsets",
+            Tone::Dim,
         ));
     };
     match ui.screen {
