@@ -393,3 +393,57 @@ proptest::proptest! {
         proptest::prop_assert!(sim.all_updated(), "not converged after {rounds} rounds");
     }
 }
+
+/// Measures the planning path at the largest cluster size in use; prints the
+/// timings, asserts only on results (timings never decide pass/fail).
+#[test]
+#[ignore = "timing at 65,000 nodes; run by hand with --ignored --nocapture"]
+fn plans_65k_nodes() {
+    use crate::engine::coverage::{Totals, fleet_coverage};
+    use crate::engine::rollout::{PlanOptions, plan_rollout};
+    let ds = daemonset("agent:2").build();
+    let revisions = index(&ds);
+    let nodes: Vec<Node> = (0..65_000)
+        .map(|i| {
+            node(&format!("node-{i:05}"))
+                .label("topology.kubernetes.io/zone", ["a", "b", "c"][i % 3])
+                .build()
+        })
+        .collect();
+    let pods: Vec<Pod> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            pod(
+                &format!("agent-{i:05}"),
+                n.name(),
+                if i % 2 == 0 { "new" } else { "old" },
+            )
+            .ready_since(0)
+            .build()
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let verdicts: Vec<_> = nodes
+        .iter()
+        .map(|n| node_should_run_daemon_pod(n, &ds))
+        .collect();
+    let eligibility_time = started.elapsed();
+    assert!(verdicts.iter().all(|v| v.should_run));
+    let started = std::time::Instant::now();
+    let rows = fleet_coverage(&ds, &nodes, &pods, &revisions, at(100));
+    let coverage_time = started.elapsed();
+    let totals = Totals::from_rows(&rows);
+    let started = std::time::Instant::now();
+    let plan = plan_reconcile(&ds, &nodes, &pods, &revisions, at(100));
+    let reconcile_time = started.elapsed();
+    let started = std::time::Instant::now();
+    let rollout = plan_rollout(&rows, &nodes, &PlanOptions::default());
+    let rollout_time = started.elapsed();
+    println!(
+        "65k nodes: eligibility alone {eligibility_time:?}, coverage {coverage_time:?}, reconcile {reconcile_time:?}, rollout plan {rollout_time:?}"
+    );
+    assert_eq!((totals.desired, totals.updated), (65_000, 32_500));
+    assert_eq!(plan.delete.len(), 1, "maxUnavailable 1");
+    assert_eq!(rollout.steps.len(), 32_500);
+}
