@@ -103,8 +103,8 @@ pub enum SnapshotError {
 
 fn position(line: Option<usize>, column: Option<usize>) -> String {
     match (line, column) {
-        (Some(line), Some(column)) => format!(":{line}:{column} (line {line}, column {column})"),
-        (Some(line), None) => format!(":{line} (line {line})"),
+        (Some(line), Some(column)) => format!(": line {line}, column {column}"),
+        (Some(line), None) => format!(": line {line}"),
         _ => String::new(),
     }
 }
@@ -447,3 +447,6 @@ fn yaml_documents(source_name: &str, text: &str) -> Result<Vec<Value>, SnapshotE
     }
     Ok(documents)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,259 @@
+//! Snapshot loading from kubectl-shaped JSON and YAML text.
+
+use super::{LoadedSnapshot, SnapshotError, SnapshotLoader};
+
+fn load(sources: &[(&str, &str)]) -> Result<LoadedSnapshot, SnapshotError> {
+    let mut loader = SnapshotLoader::default();
+    for (name, text) in sources {
+        loader.add_text(name, text)?;
+    }
+    Ok(loader.finish())
+}
+
+fn names<T>(items: &[T], name: impl Fn(&T) -> Option<&String>) -> Vec<String> {
+    items
+        .iter()
+        .map(|i| name(i).cloned().unwrap_or_default())
+        .collect()
+}
+
+const NODE_LIST_WITHOUT_ITEM_KINDS: &str = r#"{
+  "apiVersion": "v1",
+  "kind": "NodeList",
+  "items": [
+    {"metadata": {"name": "a", "managedFields": [{"manager": "kubelet"}]}, "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}},
+    {"metadata": {"name": "b"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+  ],
+  "metadata": {"resourceVersion": "12"}
+}"#;
+
+#[test]
+fn typed_list_items_without_kind_load() {
+    let loaded = load(&[("nodes.json", NODE_LIST_WITHOUT_ITEM_KINDS)]).unwrap();
+    let nodes = &loaded.snapshot.nodes;
+    assert_eq!(names(nodes, |n| n.metadata.name.as_ref()), ["a", "b"]);
+    assert_eq!(nodes[0].spec.taints[0].key, "k");
+    assert!(nodes[1].is_ready());
+    assert_eq!(
+        nodes[0].metadata.managed_fields, None,
+        "managedFields are dropped"
+    );
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+const MIXED_LIST: &str = r#"{
+  "apiVersion": "v1", "kind": "List",
+  "items": [
+    {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
+     "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "agent", "image": "agent:1"}]}}}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "kube-system"}, "data": {"a": "b"}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-x", "namespace": "kube-system"}, "spec": {"nodeName": "a", "containers": [{"name": "agent"}]}},
+    {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "agent-5d8f", "namespace": "kube-system"}, "revision": 2, "data": {}},
+    {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "kube-system"}, "involvedObject": {"kind": "Pod", "name": "agent-x"}, "reason": "BackOff"},
+    {"metadata": {"name": "no-kind"}}
+  ]
+}"#;
+
+#[test]
+fn a_list_mixing_kinds_loads_known_kinds_and_warns_about_the_rest() {
+    let loaded = load(&[("all.json", MIXED_LIST)]).unwrap();
+    let snapshot = &loaded.snapshot;
+    assert_eq!(snapshot.daemonsets.len(), 1);
+    assert_eq!(snapshot.pods[0].node_name(), Some("a"));
+    assert_eq!(snapshot.revisions[0].revision, 2);
+    assert_eq!(snapshot.events[0].reason.as_deref(), Some("BackOff"));
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("all.json: skipped ConfigMap kube-system/settings"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("without a kind (no-kind)"),
+        "{warnings:?}"
+    );
+}
+
+const MULTI_DOC_YAML: &str = "\
+apiVersion: v1
+kind: Node
+metadata:
+  name: yaml-a
+---
+# an empty document, as editors leave them
+---
+apiVersion: v1
+kind: PodList
+items:
+- metadata:
+    name: p1
+    namespace: default
+  spec:
+    nodeName: yaml-a
+...
+---
+apiVersion: extensions/v1beta1
+kind: DaemonSet
+metadata:
+  name: old-api
+  namespace: default
+spec:
+  selector: {}
+  template: {}
+";
+
+#[test]
+fn multi_document_yaml_loads_every_document() {
+    let loaded = load(&[("docs.yaml", MULTI_DOC_YAML)]).unwrap();
+    let snapshot = &loaded.snapshot;
+    assert_eq!(
+        names(&snapshot.nodes, |n| n.metadata.name.as_ref()),
+        ["yaml-a"]
+    );
+    assert_eq!(names(&snapshot.pods, |p| p.metadata.name.as_ref()), ["p1"]);
+    assert_eq!(
+        names(&snapshot.daemonsets, |d| d.metadata.name.as_ref()),
+        ["old-api"],
+        "the kind decides, not the apiVersion"
+    );
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn concatenated_json_documents_load() {
+    let text = r#"{"kind":"Node","metadata":{"name":"a"}} {"kind":"Node","metadata":{"name":"b"}}"#;
+    let loaded = load(&[("two.json", text)]).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 2);
+}
+
+#[test]
+fn duplicates_across_files_last_wins_with_a_warning() {
+    let first = r#"{"kind":"Node","metadata":{"name":"a","labels":{"v":"1"}}}"#;
+    let second = "kind: Node\nmetadata:\n  name: a\n  labels:\n    v: \"2\"\n";
+    let loaded = load(&[("one.json", first), ("two.yaml", second)]).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+    assert_eq!(loaded.snapshot.nodes[0].label("v"), Some("2"));
+    assert_eq!(loaded.warnings.len(), 1);
+    assert_eq!(
+        loaded.warnings[0].to_string(),
+        "two.yaml: Node a appears more than once; the last one wins"
+    );
+}
+
+#[test]
+fn same_name_in_other_namespaces_or_kinds_is_not_a_duplicate() {
+    let text = r#"{"kind":"List","items":[
+      {"kind":"Pod","metadata":{"name":"x","namespace":"a"}},
+      {"kind":"Pod","metadata":{"name":"x","namespace":"b"}},
+      {"kind":"Node","metadata":{"name":"x"}}]}"#;
+    let loaded = load(&[("l.json", text)]).unwrap();
+    assert_eq!(loaded.snapshot.pods.len(), 2);
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+    assert!(loaded.warnings.is_empty());
+}
+
+#[test]
+fn truncated_json_names_file_line_and_column() {
+    let text = "{\n  \"kind\": \"Node\",\n  \"metadata\": {\"name\": \"a\"";
+    let err = load(&[("cut.json", text)]).unwrap_err();
+    let SnapshotError::Syntax {
+        line,
+        column,
+        format,
+        ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert_eq!((*format, *line), ("JSON", Some(3)));
+    assert!(column.is_some());
+    let message = err.to_string();
+    assert!(
+        message.starts_with("cut.json: line 3, column "),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_yaml_indentation_names_file_and_line() {
+    let text = "kind: Node\nmetadata:\n  name: a\n labels:\n    x: y\n";
+    let err = load(&[("bad.yaml", text)]).unwrap_err();
+    let SnapshotError::Syntax { line, format, .. } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(*format, "YAML");
+    assert_eq!(*line, Some(4), "{err}");
+    assert!(
+        err.to_string().starts_with("bad.yaml: line 4, column "),
+        "{err}"
+    );
+}
+
+#[test]
+fn yaml_errors_in_a_later_document_count_lines_from_the_file_start() {
+    let text = "kind: Node\nmetadata:\n  name: a\n---\nkind: Node\nmetadata: [\n";
+    let err = load(&[("later.yaml", text)]).unwrap_err();
+    let SnapshotError::Syntax {
+        line: Some(line), ..
+    } = err
+    else {
+        panic!("{err}");
+    };
+    assert!(
+        line >= 6,
+        "line {line} should point into the second document"
+    );
+}
+
+#[test]
+fn an_object_of_the_wrong_shape_names_kind_and_object() {
+    let text = r#"{"kind":"Node","metadata":{"name":"a"},"spec":{"taints":"none"}}"#;
+    let err = load(&[("shape.json", text)]).unwrap_err();
+    assert!(matches!(err, SnapshotError::Object { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("shape.json: Node \"a\": invalid type"),
+        "{err}"
+    );
+}
+
+#[test]
+fn scalar_documents_are_skipped_with_a_warning() {
+    let loaded = load(&[("s.yaml", "just a string\n")]).unwrap();
+    assert_eq!(loaded.warnings.len(), 1);
+    assert!(loaded.snapshot.nodes.is_empty());
+}
+
+#[test]
+fn events_k8s_io_events_are_converted() {
+    let text = r#"{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e","namespace":"d"},
+      "regarding":{"kind":"Pod","name":"p"},"note":"Back-off restarting","reason":"BackOff","deprecatedCount":4}"#;
+    let loaded = load(&[("ev.json", text)]).unwrap();
+    let event = &loaded.snapshot.events[0];
+    assert_eq!(event.involved_object.name.as_deref(), Some("p"));
+    assert_eq!(event.message.as_deref(), Some("Back-off restarting"));
+    assert_eq!(event.count, Some(4));
+}
+
+#[test]
+fn an_empty_source_is_an_empty_snapshot() {
+    let loaded = load(&[("empty.yaml", ""), ("blank.json", "  \n")]).unwrap();
+    assert_eq!(loaded.snapshot, super::Snapshot::default());
+}
+
+#[test]
+fn hostile_input_never_panics() {
+    let inputs = [
+        "{\"kind\": 5}",
+        "[1, [2, [3]]]",
+        "{\"kind\":\"List\",\"items\":[null, 3, \"x\"]}",
+        "{\"kind\":\"NodeList\",\"items\":{}}",
+        "- - - -",
+        "kind: [unterminated",
+        "\u{0}\u{1}\u{2}",
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"\u{1b}[31mred\"}}",
+    ];
+    for input in inputs {
+        let _ = load(&[("h", input)]);
+    }
+}
