@@ -4,6 +4,11 @@
 //! expired resourceVersion as an in-stream 410), and garbage requests that
 //! must get a 4xx Status and leave the server serving.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration test helpers: a failure must fail the test"
+)]
+
 mod common;
 
 use std::path::PathBuf;
@@ -303,17 +308,21 @@ async fn watch_streams_timeouts_bookmarks_tables_and_in_stream_410() {
     fixture.server.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn garbage_requests_get_4xx_statuses() {
-    if !common::tool_available("curl") {
-        return;
-    }
-    let store = Store::new();
-    store.create(ResourceKind::Node, node("n1")).unwrap();
-    let fixture = Fixture::start(store, ServeOptions::default()).await;
+/// method, path, headers, body, expected code, expected reason.
+type Case = (
+    &'static str,
+    &'static str,
+    Vec<&'static str>,
+    Option<Vec<u8>>,
+    u16,
+    &'static str,
+);
+
+#[allow(clippy::too_many_lines, reason = "one row per hostile request")]
+fn garbage_cases() -> Vec<Case> {
     let json = "Content-Type: application/json";
     let huge = vec![b' '; 4 * 1024 * 1024];
-    let cases: Vec<(&str, &str, Vec<&str>, Option<Vec<u8>>, u16, &str)> = vec![
+    vec![
         (
             "POST",
             "/api/v1/nodes",
@@ -484,8 +493,18 @@ async fn garbage_requests_get_4xx_statuses() {
             405,
             "MethodNotAllowed",
         ),
-    ];
-    for (method, path, headers, body, code, reason) in cases {
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_requests_get_4xx_statuses() {
+    if !common::tool_available("curl") {
+        return;
+    }
+    let store = Store::new();
+    store.create(ResourceKind::Node, node("n1")).unwrap();
+    let fixture = Fixture::start(store, ServeOptions::default()).await;
+    for (method, path, headers, body, code, reason) in garbage_cases() {
         let reply = fixture.curl(method, path, &headers, body, true).await;
         assert_eq!(reply.code, code, "{method} {path}: {}", reply.body);
         assert_eq!(reply.json()["reason"], reason, "{method} {path}");
@@ -496,5 +515,34 @@ async fn garbage_requests_get_4xx_statuses() {
         200,
         "still serving"
     );
+    fixture.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_collection_removes_only_matching_objects() {
+    if !common::tool_available("curl") {
+        return;
+    }
+    let store = Store::new();
+    for (name, pool) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        let mut n = node(name);
+        n["metadata"]["labels"] = json!({"pool": pool});
+        store.create(ResourceKind::Node, n).unwrap();
+    }
+    let fixture = Fixture::start(store, ServeOptions::default()).await;
+    let reply = fixture
+        .curl(
+            "DELETE",
+            "/api/v1/nodes?labelSelector=pool%3Da",
+            &[],
+            None,
+            true,
+        )
+        .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(reply.json()["items"].as_array().unwrap().len(), 2);
+    let (left, _) = fixture.store.list(ResourceKind::Node, None);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["metadata"]["name"], "b1");
     fixture.server.shutdown().await;
 }

@@ -3,6 +3,11 @@
 //! kube-runtime watcher surviving server-side timeouts, dropped connections,
 //! a server restart on the same port, and a 410 that forces a re-list.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration test helpers: a failure must fail the test"
+)]
+
 use std::time::Duration;
 
 use futures::StreamExt;

@@ -4,6 +4,11 @@
 //! conflict), auth can-i allowed and denied, and get -w seeing a later
 //! change. Each kubectl run gets its own cache dir and the written kubeconfig.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration test helpers: a failure must fail the test"
+)]
+
 mod common;
 
 use std::io::{BufRead, BufReader};
@@ -48,7 +53,10 @@ impl Cluster {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let cache = tempfile::tempdir().unwrap().keep();
+        // A fresh discovery cache per run, removed with the cluster's temp dir.
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let cache = self.dir.path().join(format!("cache-{run}"));
         let mut command = Command::new("kubectl");
         command
             .arg(format!("--kubeconfig={}", self.kubeconfig().display()))
@@ -107,11 +115,16 @@ fn seed(store: &Store) {
                 "template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"agent","image":"agent:v1"}]}}}}))
         .unwrap();
     let owner = json!([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"agent","uid":ds["metadata"]["uid"],"controller":true,"blockOwnerDeletion":true}]);
-    store
-        .create(ResourceKind::ControllerRevision, json!({"metadata":{"name":"agent-abc","namespace":"default",
-            "labels":{"app":"agent","controller-revision-hash":"abc"},"ownerReferences":owner},
-            "data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"agent","image":"agent:v1"}]}}}},"revision":1}))
-        .unwrap();
+    for (name, revision, image) in [("agent-abc", 1, "agent:v0"), ("agent-def", 2, "agent:v1")] {
+        let template = json!({"$patch":"replace","metadata":{"labels":{"app":"agent"}},
+            "spec":{"containers":[{"name":"agent","image":image}]}});
+        let revision = json!({"metadata":{"name":name,"namespace":"default",
+            "labels":{"app":"agent","controller-revision-hash":name},"ownerReferences":owner},
+            "data":{"spec":{"template":template}},"revision":revision});
+        store
+            .create(ResourceKind::ControllerRevision, revision)
+            .unwrap();
+    }
     store
         .create(ResourceKind::Pod, json!({"metadata":{"name":"agent-x1","namespace":"default","labels":{"app":"agent"},"ownerReferences":owner},
             "spec":{"nodeName":"node-a","containers":[{"name":"agent","image":"agent:v1"}]}}))
@@ -395,5 +408,80 @@ async fn get_watch_sees_a_pod_created_later() {
     assert!(seen.contains("Pending"), "{seen}");
     let _ = child.kill();
     let _ = child.wait();
+    cluster.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_history_undo_set_image_chunks_and_get_all() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let cluster = Cluster::start(Authorizer::allow_all()).await;
+    let history = cluster.ok(&["rollout", "history", "ds/agent"]).await;
+    assert!(
+        history.contains("REVISION") && history.contains('1') && history.contains('2'),
+        "{history}"
+    );
+    let undone = cluster.ok(&["rollout", "undo", "ds/agent"]).await;
+    assert!(undone.contains("rolled back"), "{undone}");
+    let image = |c: &Cluster| {
+        let ds = c
+            .store
+            .get(ResourceKind::DaemonSet, "default", "agent")
+            .unwrap();
+        (
+            ds["spec"]["template"]["spec"]["containers"][0]["image"].clone(),
+            ds["metadata"]["generation"].clone(),
+        )
+    };
+    assert_eq!(image(&cluster), (json!("agent:v0"), json!(2)));
+    cluster
+        .ok(&["set", "image", "ds/agent", "agent=agent:v3"])
+        .await;
+    assert_eq!(image(&cluster), (json!("agent:v3"), json!(3)));
+
+    let second = json!({"metadata":{"name":"second","namespace":"default"},"spec":{"containers":[{"name":"c","image":"i"}]}});
+    cluster.store.create(ResourceKind::Pod, second).unwrap();
+    let chunked = cluster.ok(&["get", "pods", "--chunk-size=1"]).await;
+    assert!(
+        chunked.contains("agent-x1") && chunked.contains("second"),
+        "{chunked}"
+    );
+    let all = cluster.ok(&["get", "all"]).await;
+    assert!(
+        all.contains("pod/agent-x1") && all.contains("daemonset.apps/agent"),
+        "{all}"
+    );
+    cluster.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_and_newer_kubectl_negotiate_discovery() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let cluster = Cluster::start(Authorizer::allow_all()).await;
+    for version in ["1.28", "1.33"] {
+        let binary = PathBuf::from(format!("/usr/lib/google-cloud-sdk/bin/kubectl.{version}"));
+        if !binary.is_file() {
+            eprintln!("skipping kubectl {version}: {} not found", binary.display());
+            continue;
+        }
+        let template = cluster.command(&["get", "ds"]);
+        let mut command = Command::new(&binary);
+        command
+            .args(template.get_args())
+            .env("HOME", cluster.dir.path());
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "kubectl {version}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains("UP-TO-DATE"), "kubectl {version}: {stdout}");
+    }
     cluster.server.shutdown().await;
 }

@@ -23,215 +23,35 @@
 //! # Ok(()) }
 //! ```
 
+mod daemonset;
+mod delete;
 mod history;
 mod mutate;
 mod object;
 mod strategy;
+mod subscription;
 #[cfg(test)]
 mod tests;
+mod types;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use daemonset::TEMPLATE_GENERATION_ANNOTATION;
 pub use history::{EventType, StoreEvent};
 pub use object::{ObjectKey, StoredObject};
-pub use strategy::{CreateMode, Subresource, TEMPLATE_GENERATION_ANNOTATION, is_dns_subdomain};
+pub use strategy::{CreateMode, Subresource, is_dns_subdomain};
+pub use subscription::Subscription;
+pub use types::{
+    DeleteOptions, DeleteOutcome, Page, PodTermination, Preconditions, StoreError, StoreOptions,
+    WriteOptions,
+};
 
 use crate::sim::resources::ResourceKind;
 use history::History;
-
-/// Why a store operation failed. The HTTP layer maps each variant to a
-/// Kubernetes `Status` with the matching code and reason.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum StoreError {
-    /// 404 NotFound.
-    #[error("{kind} \"{name}\" not found")]
-    NotFound {
-        /// The kind looked up.
-        kind: ResourceKind,
-        /// The name looked up.
-        name: String,
-    },
-    /// 409 AlreadyExists.
-    #[error("{kind} \"{name}\" already exists")]
-    AlreadyExists {
-        /// The kind created.
-        kind: ResourceKind,
-        /// The clashing name.
-        name: String,
-    },
-    /// 409 Conflict: stale resourceVersion or failed precondition.
-    #[error("Operation cannot be fulfilled on {kind} \"{name}\": {message}")]
-    Conflict {
-        /// The kind written.
-        kind: ResourceKind,
-        /// The object name.
-        name: String,
-        /// Upstream wording of what conflicted.
-        message: String,
-    },
-    /// 422 Invalid: the object fails validation.
-    #[error("{} \"{name}\" is invalid: {field}: {message}", qualified_kind(*kind))]
-    Invalid {
-        /// The kind written.
-        kind: ResourceKind,
-        /// The object name.
-        name: String,
-        /// The offending field path.
-        field: String,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// 410 Expired: the resourceVersion is older than the history window.
-    #[error("too old resource version: {requested} ({oldest})")]
-    Gone {
-        /// The version asked for.
-        requested: u64,
-        /// The oldest version still replayable.
-        oldest: u64,
-    },
-    /// 400 BadRequest: the request itself is malformed.
-    #[error("{0}")]
-    BadRequest(String),
-    /// A stored object does not decode into the requested type.
-    #[error("cannot decode stored object: {0}")]
-    Decode(String),
-    /// An internal failure (serialization); 500.
-    #[error("internal error: {0}")]
-    Internal(String),
-}
-
-impl StoreError {
-    /// The upstream "object has been modified" conflict.
-    pub fn conflict(kind: ResourceKind, name: &str) -> StoreError {
-        StoreError::Conflict {
-            kind,
-            name: name.to_owned(),
-            message: "the object has been modified; please apply your changes to the latest version and try again".to_owned(),
-        }
-    }
-
-    /// A validation failure on `field`.
-    pub fn invalid(kind: ResourceKind, name: &str, field: &str, message: &str) -> StoreError {
-        StoreError::Invalid {
-            kind,
-            name: name.to_owned(),
-            field: field.to_owned(),
-            message: message.to_owned(),
-        }
-    }
-}
-
-/// `DaemonSet.apps`, `Pod`: how upstream names a kind in validation errors.
-fn qualified_kind(kind: ResourceKind) -> String {
-    match kind.group() {
-        "" => kind.kind().to_owned(),
-        group => format!("{}.{group}", kind.kind()),
-    }
-}
-
-/// Delete preconditions (`DeleteOptions.preconditions`); a mismatch is a Conflict.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Preconditions {
-    /// The uid the object must have.
-    pub uid: Option<String>,
-    /// The resourceVersion the object must have.
-    pub resource_version: Option<String>,
-}
-
-/// Options shared by every write.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WriteOptions {
-    /// `dryRun=All`: validate and answer, persist nothing, emit no event.
-    pub dry_run: bool,
-}
-
-/// Options of a delete.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DeleteOptions {
-    /// uid / resourceVersion the object must still have.
-    pub preconditions: Preconditions,
-    /// Overrides the pod's `terminationGracePeriodSeconds`; 0 removes at once.
-    pub grace_period_seconds: Option<i64>,
-    /// `dryRun=All`.
-    pub dry_run: bool,
-}
-
-/// What a delete did.
-#[derive(Clone, Debug)]
-pub enum DeleteOutcome {
-    /// The object is gone; this was its last state.
-    Removed(Arc<StoredObject>),
-    /// A pod was marked for graceful deletion (`deletionTimestamp` set) and
-    /// stays until its termination finishes.
-    Terminating(Arc<StoredObject>),
-}
-
-impl DeleteOutcome {
-    /// The object as answered to the client.
-    pub fn object(&self) -> &Arc<StoredObject> {
-        match self {
-            DeleteOutcome::Removed(o) | DeleteOutcome::Terminating(o) => o,
-        }
-    }
-}
-
-/// Who finishes a graceful pod deletion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PodTermination {
-    /// The store removes the pod after `min(grace period, cap)` on a tokio
-    /// timer (at once when no runtime is running).
-    After(Duration),
-    /// Someone else (the simulated kubelet) calls [`Store::finish_termination`].
-    External,
-}
-
-/// Store tuning.
-#[derive(Clone, Debug)]
-pub struct StoreOptions {
-    /// How many past events watches can replay (older versions get 410).
-    pub history_limit: usize,
-    /// Graceful pod deletion policy.
-    pub pod_termination: PodTermination,
-    /// Seed for uids and generated names (tests fix it; the default mixes in the clock).
-    pub seed: u64,
-}
-
-impl Default for StoreOptions {
-    fn default() -> Self {
-        StoreOptions {
-            history_limit: 20_000,
-            pod_termination: PodTermination::After(Duration::from_secs(1)),
-            seed: clock_seed(),
-        }
-    }
-}
-
-/// A seed from the wall clock, so two stores in one process differ.
-fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| {
-            u64::try_from(d.as_nanos() & u128::from(u64::MAX)).unwrap_or_default()
-        })
-}
-
-/// One page of a list.
-#[derive(Clone, Debug)]
-pub struct Page {
-    /// The matching objects, in key order.
-    pub items: Vec<Arc<StoredObject>>,
-    /// The store's resourceVersion when the page was read.
-    pub resource_version: u64,
-    /// Where the next page starts, when more matching objects remain.
-    pub next: Option<ObjectKey>,
-    /// How many matching objects follow this page.
-    pub remaining: usize,
-}
 
 type Objects = BTreeMap<ObjectKey, Arc<StoredObject>>;
 
@@ -441,12 +261,11 @@ impl Store {
     /// Live changes from now on.
     pub fn subscribe(&self) -> Subscription {
         let state = self.read();
-        Subscription {
-            store: self.clone(),
-            cursor: state.resource_version,
-            changed: self.inner.changed.subscribe(),
-            buffer: std::collections::VecDeque::new(),
-        }
+        Subscription::new(
+            self.clone(),
+            state.resource_version,
+            self.inner.changed.subscribe(),
+        )
     }
 
     /// Changes after `resource_version`, replayed from the history window and
@@ -460,12 +279,12 @@ impl Store {
                 oldest,
             });
         }
-        Ok(Subscription {
-            store: self.clone(),
-            cursor: resource_version.min(state.resource_version),
-            changed: self.inner.changed.subscribe(),
-            buffer: std::collections::VecDeque::new(),
-        })
+        let cursor = resource_version.min(state.resource_version);
+        Ok(Subscription::new(
+            self.clone(),
+            cursor,
+            self.inner.changed.subscribe(),
+        ))
     }
 
     /// Forgets the whole change history, so every watch from an older
@@ -485,66 +304,4 @@ impl Store {
 /// `""` for cluster-scoped kinds whatever the caller passed.
 fn scope(kind: ResourceKind, namespace: &str) -> &str {
     if kind.namespaced() { namespace } else { "" }
-}
-
-/// A stream of store changes for one reader. Readers share the events; a
-/// reader that falls behind the history window gets `Gone` and must re-list.
-pub struct Subscription {
-    store: Store,
-    cursor: u64,
-    changed: tokio::sync::watch::Receiver<u64>,
-    buffer: std::collections::VecDeque<Arc<StoreEvent>>,
-}
-
-impl Subscription {
-    /// The resourceVersion of the last event handed out (or the start point).
-    pub fn resource_version(&self) -> u64 {
-        self.cursor
-    }
-
-    /// The next change, waiting for one if needed. `Err(Gone)` means this
-    /// reader fell behind the history window; re-list and subscribe again.
-    pub async fn recv(&mut self) -> Result<Arc<StoreEvent>, StoreError> {
-        loop {
-            if let Some(event) = self.buffer.pop_front() {
-                return Ok(event);
-            }
-            let batch = self.next_batch().await?;
-            self.buffer.extend(batch);
-        }
-    }
-
-    /// Every change not yet seen (at least one), waiting if there is none.
-    pub async fn next_batch(&mut self) -> Result<Vec<Arc<StoreEvent>>, StoreError> {
-        if !self.buffer.is_empty() {
-            return Ok(self.buffer.drain(..).collect());
-        }
-        loop {
-            let batch = self.try_batch()?;
-            if !batch.is_empty() {
-                return Ok(batch);
-            }
-            if self.changed.changed().await.is_err() {
-                // The store is gone; nothing will ever change again.
-                return std::future::pending().await;
-            }
-        }
-    }
-
-    /// Changes not yet seen, without waiting (possibly none).
-    pub fn try_batch(&mut self) -> Result<Vec<Arc<StoreEvent>>, StoreError> {
-        // Mark the notification seen before reading, so a write racing with
-        // this read still wakes the next `changed()`.
-        self.changed.borrow_and_update();
-        let state = self.store.read();
-        let oldest = state.history.oldest_replayable();
-        let batch = state.history.since(self.cursor).ok_or(StoreError::Gone {
-            requested: self.cursor,
-            oldest,
-        })?;
-        if let Some(last) = batch.last() {
-            self.cursor = last.resource_version;
-        }
-        Ok(batch)
-    }
 }

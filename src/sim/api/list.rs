@@ -135,11 +135,74 @@ pub fn list(
             &table::table(kind, rows, true, metadata),
         ));
     }
-    Ok(bytes_response(
-        StatusCode::OK,
-        "application/json",
-        splice_list(kind, &metadata, &page.items),
-    ))
+    if page.items.len() <= STREAM_ABOVE_ITEMS {
+        let body = splice_list(kind, &metadata, &page.items);
+        return Ok(bytes_response(StatusCode::OK, "application/json", body));
+    }
+    let chunks = ListChunks {
+        head: Some(list_head(kind, &metadata)),
+        items: page.items.into_iter(),
+        written: 0,
+        done: false,
+    };
+    let stream = futures::stream::iter(chunks.map(Ok::<_, std::io::Error>));
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+/// Lists longer than this are streamed in chunks rather than built whole,
+/// so a 65,000-node list never holds its full body in memory at once.
+const STREAM_ABOVE_ITEMS: usize = 256;
+
+/// Target size of one streamed chunk.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// Yields the list body in chunks of about [`CHUNK_BYTES`].
+struct ListChunks {
+    head: Option<String>,
+    items: std::vec::IntoIter<Arc<StoredObject>>,
+    written: usize,
+    done: bool,
+}
+
+impl Iterator for ListChunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if self.done {
+            return None;
+        }
+        let mut chunk = BytesMut::with_capacity(CHUNK_BYTES + 16 * 1024);
+        if let Some(head) = self.head.take() {
+            chunk.put_slice(head.as_bytes());
+        }
+        while chunk.len() < CHUNK_BYTES {
+            let Some(item) = self.items.next() else {
+                chunk.put_slice(b"]}");
+                self.done = true;
+                break;
+            };
+            if self.written > 0 {
+                chunk.put_u8(b',');
+            }
+            self.written += 1;
+            chunk.put_slice(&item.json);
+        }
+        Some(chunk.freeze())
+    }
+}
+
+fn list_head(kind: ResourceKind, metadata: &Value) -> String {
+    format!(
+        "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{},\"items\":[",
+        kind.list_kind(),
+        kind.api_version(),
+        metadata
+    )
 }
 
 /// `resourceVersionMatch=Exact` can only be served for the current version.
@@ -165,12 +228,7 @@ fn check_exact(
 
 /// `{"kind":"…List","apiVersion":…,"metadata":…,"items":[<stored bytes>,…]}`.
 fn splice_list(kind: ResourceKind, metadata: &Value, items: &[Arc<StoredObject>]) -> Bytes {
-    let head = format!(
-        "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{},\"items\":[",
-        kind.list_kind(),
-        kind.api_version(),
-        metadata
-    );
+    let head = list_head(kind, metadata);
     let size = head.len() + items.iter().map(|o| o.json.len() + 1).sum::<usize>() + 2;
     let mut body = BytesMut::with_capacity(size);
     body.put_slice(head.as_bytes());
@@ -204,6 +262,26 @@ mod tests {
             decode_token("e30").unwrap_err().code,
             StatusCode::BAD_REQUEST
         );
+    }
+
+    #[test]
+    fn streamed_list_is_valid_json_whatever_the_chunking() {
+        let node = json!({"metadata":{"name":"a","resourceVersion":"3","pad":"x".repeat(CHUNK_BYTES / 4)}});
+        let stored = Arc::new(StoredObject::from_value(ResourceKind::Node, &node).unwrap());
+        for count in [0, 1, 4, 9] {
+            let chunks = ListChunks {
+                head: Some(list_head(
+                    ResourceKind::Node,
+                    &json!({"resourceVersion":"9"}),
+                )),
+                items: vec![stored.clone(); count].into_iter(),
+                written: 0,
+                done: false,
+            };
+            let body: Vec<u8> = chunks.flat_map(|c| c.to_vec()).collect();
+            let parsed: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(parsed["items"].as_array().unwrap().len(), count);
+        }
     }
 
     #[test]

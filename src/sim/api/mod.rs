@@ -193,6 +193,9 @@ async fn resource(
         (None, &Method::GET) if watching => watch::watch(state, info, path),
         (None, &Method::GET) => list::list(state, info, path),
         (None, &Method::POST) => write::create(state, info, path, &read_body(body).await?),
+        (None, &Method::DELETE) => {
+            write::delete_collection(state, info, path, &read_body(body).await?)
+        }
         (Some(_), &Method::GET) => write::get(state, info, path),
         (Some(_), &Method::PUT) => write::update(state, info, path, &read_body(body).await?),
         (Some(_), &Method::PATCH) => write::patch(state, info, path, &read_body(body).await?),

@@ -201,6 +201,53 @@ pub fn delete(
     if path.subresource.is_some() {
         return Err(ApiError::method_not_allowed(&info.method));
     }
+    let options = delete_options(info, body)?;
+    let outcome = state
+        .store
+        .delete_with(path.kind, namespace(path), name(path), &options)?;
+    Ok(super::bytes_response(
+        StatusCode::OK,
+        "application/json",
+        outcome.object().json.clone(),
+    ))
+}
+
+/// DELETE a collection (`deletecollection`): every object matching the
+/// selectors, one by one; answers the list of deleted (or terminating) objects.
+pub fn delete_collection(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let options = delete_options(info, body)?;
+    let filter = super::list::Filter::from_request(info, path.kind)?;
+    let page = state.store.list_page(
+        path.kind,
+        path.namespace.as_deref(),
+        None,
+        usize::MAX,
+        |o| filter.matches(o),
+    );
+    let mut deleted = Vec::with_capacity(page.items.len());
+    for object in &page.items {
+        match state
+            .store
+            .delete_with(path.kind, &object.key.namespace, &object.key.name, &options)
+        {
+            Ok(outcome) => deleted.push(outcome.object().value()),
+            // Deleted meanwhile by someone else: nothing left to do for it.
+            Err(StoreError::NotFound { .. }) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    let list = json!({"kind": path.kind.list_kind(), "apiVersion": path.kind.api_version(),
+        "metadata": {"resourceVersion": state.store.resource_version().to_string()}, "items": deleted});
+    Ok(json_response(StatusCode::OK, &list))
+}
+
+/// DeleteOptions from the body (optional) and the query.
+fn delete_options(info: &RequestInfo, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     let parsed: DeleteBody = if body.iter().all(u8::is_ascii_whitespace) {
         DeleteBody::default()
     } else {
@@ -221,20 +268,12 @@ pub fn delete(
         None => None,
     };
     let preconditions = parsed.preconditions.unwrap_or_default();
-    let options = DeleteOptions {
+    Ok(DeleteOptions {
         preconditions: Preconditions {
             uid: preconditions.uid,
             resource_version: preconditions.resource_version,
         },
         grace_period_seconds: parsed.grace_period_seconds.or(query_grace),
         dry_run: info.dry_run() || parsed.dry_run.iter().any(|d| d == "All"),
-    };
-    let outcome = state
-        .store
-        .delete_with(path.kind, namespace(path), name(path), &options)?;
-    Ok(super::bytes_response(
-        StatusCode::OK,
-        "application/json",
-        outcome.object().json.clone(),
-    ))
+    })
 }

@@ -1,5 +1,5 @@
-//! The write half of the store: create, update, patch, delete and graceful pod
-//! termination. Each write runs under the store's write lock from read to
+//! The write half of the store: create, update and patch (deletion is in
+//! `delete.rs`), plus the commit every write ends with. Each write runs under the store's write lock from read to
 //! commit, so optimistic-concurrency checks and the resourceVersion bump are
 //! atomic; a dry run goes through the same checks and commits nothing.
 
@@ -12,10 +12,7 @@ use serde_json::{Value, json};
 use super::history::{EventType, StoreEvent};
 use super::object::{ObjectKey, StoredObject};
 use super::strategy::{self, CreateMode, Subresource, WriteStamp};
-use super::{
-    DeleteOptions, DeleteOutcome, PodTermination, Preconditions, State, Store, StoreError,
-    WriteOptions, scope,
-};
+use super::{State, Store, StoreError, WriteOptions, scope};
 use crate::sim::resources::ResourceKind;
 
 /// The alphabet upstream uses for generated name suffixes.
@@ -176,93 +173,6 @@ impl Store {
         Ok(stored)
     }
 
-    /// Deletes an object, checking preconditions (uid, resourceVersion).
-    /// Pods are deleted gracefully (see [`DeleteOptions`]).
-    pub fn delete(
-        &self,
-        kind: ResourceKind,
-        namespace: &str,
-        name: &str,
-        preconditions: &Preconditions,
-    ) -> Result<DeleteOutcome, StoreError> {
-        let options = DeleteOptions {
-            preconditions: preconditions.clone(),
-            ..DeleteOptions::default()
-        };
-        self.delete_with(kind, namespace, name, &options)
-    }
-
-    /// Deletes with full options. A pod with a grace period above zero gets
-    /// `deletionTimestamp` and `deletionGracePeriodSeconds` (a MODIFIED event)
-    /// and is removed when its termination finishes (a DELETED event).
-    pub fn delete_with(
-        &self,
-        kind: ResourceKind,
-        namespace: &str,
-        name: &str,
-        options: &DeleteOptions,
-    ) -> Result<DeleteOutcome, StoreError> {
-        let key = ObjectKey::new(scope(kind, namespace), name);
-        let mut state = self.write();
-        let current =
-            state
-                .objects(kind)
-                .get(&key)
-                .cloned()
-                .ok_or_else(|| StoreError::NotFound {
-                    kind,
-                    name: name.to_owned(),
-                })?;
-        check_preconditions(kind, &current, &options.preconditions)?;
-        let mut value = current.value();
-        let grace = grace_period(kind, &value, options.grace_period_seconds);
-        let already_terminating = value["metadata"]["deletionTimestamp"].is_string();
-        if grace > 0 && !already_terminating {
-            value["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
-            value["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
-            value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
-            let stored = Arc::new(StoredObject::from_value(kind, &value)?);
-            if !options.dry_run {
-                self.commit(&mut state, kind, EventType::Modified, &stored);
-                drop(state);
-                self.schedule_termination(kind, &stored, grace);
-            }
-            return Ok(DeleteOutcome::Terminating(stored));
-        }
-        if grace > 0 {
-            return Ok(DeleteOutcome::Terminating(current));
-        }
-        if options.dry_run {
-            return Ok(DeleteOutcome::Removed(current));
-        }
-        Ok(DeleteOutcome::Removed(
-            self.remove_locked(&mut state, kind, &key)?,
-        ))
-    }
-
-    /// Finishes a graceful pod deletion: removes the pod if it is still the
-    /// one marked (same uid, when given). The simulated kubelet calls this
-    /// when [`PodTermination::External`] is configured. Returns whether a pod
-    /// was removed.
-    pub fn finish_termination(
-        &self,
-        kind: ResourceKind,
-        namespace: &str,
-        name: &str,
-        uid: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        let key = ObjectKey::new(scope(kind, namespace), name);
-        let mut state = self.write();
-        let Some(current) = state.objects(kind).get(&key).cloned() else {
-            return Ok(false);
-        };
-        if uid.is_some_and(|uid| uid != current.uid) {
-            return Ok(false);
-        }
-        self.remove_locked(&mut state, kind, &key)?;
-        Ok(true)
-    }
-
     /// Creates the namespace if it does not exist yet.
     pub fn ensure_namespace(&self, namespace: &str) {
         if namespace.is_empty()
@@ -283,28 +193,9 @@ impl Store {
         );
     }
 
-    fn remove_locked(
-        &self,
-        state: &mut State,
-        kind: ResourceKind,
-        key: &ObjectKey,
-    ) -> Result<Arc<StoredObject>, StoreError> {
-        let Some(current) = state.objects(kind).get(key).cloned() else {
-            return Err(StoreError::NotFound {
-                kind,
-                name: key.name.clone(),
-            });
-        };
-        let mut value = current.value();
-        value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
-        let last = Arc::new(StoredObject::from_value(kind, &value)?);
-        self.commit(state, kind, EventType::Deleted, &last);
-        Ok(last)
-    }
-
     /// Applies a change: bumps the resourceVersion, updates the map, records
     /// the event and wakes subscribers.
-    fn commit(
+    pub(super) fn commit(
         &self,
         state: &mut State,
         kind: ResourceKind,
@@ -321,26 +212,6 @@ impl Store {
         let event = StoreEvent::new(kind, event_type, Arc::clone(stored), previous);
         state.history.push(Arc::new(event));
         self.inner.changed.send_replace(state.resource_version);
-    }
-
-    fn schedule_termination(&self, kind: ResourceKind, stored: &Arc<StoredObject>, grace: i64) {
-        let PodTermination::After(cap) = self.options().pod_termination else {
-            return;
-        };
-        let wait = std::time::Duration::from_secs(grace.unsigned_abs()).min(cap);
-        let (store, key, uid) = (self.clone(), stored.key.clone(), stored.uid.clone());
-        let finish = move || store.finish_termination(kind, &key.namespace, &key.name, Some(&uid));
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    tokio::time::sleep(wait).await;
-                    let _ = finish();
-                });
-            }
-            Err(_) => {
-                let _ = finish();
-            }
-        }
     }
 }
 
@@ -384,52 +255,7 @@ fn key_of(kind: ResourceKind, obj: &Value) -> ObjectKey {
     )
 }
 
-fn check_preconditions(
-    kind: ResourceKind,
-    current: &StoredObject,
-    pre: &Preconditions,
-) -> Result<(), StoreError> {
-    let conflict = |message: String| StoreError::Conflict {
-        kind,
-        name: current.key.name.clone(),
-        message,
-    };
-    if let Some(uid) = pre.uid.as_deref().filter(|u| *u != current.uid) {
-        return Err(conflict(format!(
-            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-            current.uid
-        )));
-    }
-    if let Some(rv) = pre
-        .resource_version
-        .as_deref()
-        .filter(|rv| *rv != current.resource_version.to_string())
-    {
-        return Err(conflict(format!(
-            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-            current.resource_version
-        )));
-    }
-    Ok(())
-}
-
-/// Only pods terminate gracefully; their default is the pod's
-/// `terminationGracePeriodSeconds` (30 when unset).
-fn grace_period(kind: ResourceKind, pod: &Value, requested: Option<i64>) -> i64 {
-    if kind != ResourceKind::Pod {
-        return 0;
-    }
-    // An unscheduled pod has no kubelet to wait for (upstream deletes it at once).
-    if pod["spec"]["nodeName"].as_str().is_none_or(str::is_empty) {
-        return 0;
-    }
-    requested
-        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
-        .unwrap_or(30)
-        .max(0)
-}
-
-fn now_rfc3339() -> String {
+pub(super) fn now_rfc3339() -> String {
     jiff::Timestamp::now()
         .round(jiff::Unit::Second)
         .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())

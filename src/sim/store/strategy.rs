@@ -8,10 +8,10 @@
 use serde_json::{Map, Value, json};
 
 use super::StoreError;
+use super::daemonset::{
+    bump_daemonset_generation, create_daemonset, default_daemonset, validate_daemonset,
+};
 use crate::sim::resources::ResourceKind;
-
-/// The annotation apps/v1 uses to expose a DaemonSet's template generation.
-pub const TEMPLATE_GENERATION_ANNOTATION: &str = "deprecated.daemonset.template.generation";
 
 /// Which part of an object a write targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,109 +254,10 @@ pub fn is_dns_subdomain(name: &str) -> bool {
         && bytes.last().copied().is_some_and(alnum)
 }
 
-fn create_daemonset(obj: &mut Value, keep: bool) {
-    default_daemonset(obj);
-    if !keep || obj["metadata"]["generation"].as_i64().is_none() {
-        obj["metadata"]["generation"] = json!(1);
-    }
-    if obj["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION]
-        .as_str()
-        .is_none()
-    {
-        if !obj["metadata"]["annotations"].is_object() {
-            obj["metadata"]["annotations"] = json!({});
-        }
-        obj["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION] = json!("1");
-    }
-    if !keep || !obj["status"].is_object() {
-        obj["status"] = json!({"currentNumberScheduled": 0, "desiredNumberScheduled": 0,
-            "numberMisscheduled": 0, "numberReady": 0});
-    }
-}
-
-/// apps/v1 defaults: RollingUpdate with maxUnavailable 1 and maxSurge 0, and a
-/// revision history limit of 10.
-fn default_daemonset(obj: &mut Value) {
-    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
-        return;
-    };
-    let strategy = spec.entry("updateStrategy").or_insert_with(|| json!({}));
-    if !strategy.is_object() {
-        *strategy = json!({});
-    }
-    if strategy["type"].as_str().is_none_or(str::is_empty) {
-        strategy["type"] = json!("RollingUpdate");
-    }
-    if strategy["type"] == "RollingUpdate" {
-        if !strategy["rollingUpdate"].is_object() {
-            strategy["rollingUpdate"] = json!({});
-        }
-        let rolling = &mut strategy["rollingUpdate"];
-        if rolling["maxUnavailable"].is_null() {
-            rolling["maxUnavailable"] = json!(1);
-        }
-        if rolling["maxSurge"].is_null() {
-            rolling["maxSurge"] = json!(0);
-        }
-    }
-    spec.entry("revisionHistoryLimit")
-        .or_insert_with(|| json!(10));
-}
-
-/// Required selector that matches the template labels (upstream validation).
-fn validate_daemonset(obj: &Value) -> Result<(), StoreError> {
-    let kind = ResourceKind::DaemonSet;
-    let name = object_name(obj);
-    let selector = &obj["spec"]["selector"];
-    let match_labels = selector["matchLabels"].as_object();
-    let has_expressions = selector["matchExpressions"]
-        .as_array()
-        .is_some_and(|e| !e.is_empty());
-    if match_labels.is_none_or(Map::is_empty) && !has_expressions {
-        return Err(StoreError::invalid(
-            kind,
-            &name,
-            "spec.selector",
-            "Required value",
-        ));
-    }
-    let template_labels = &obj["spec"]["template"]["metadata"]["labels"];
-    if let Some(labels) = match_labels
-        && labels
-            .iter()
-            .any(|(k, v)| template_labels.get(k) != Some(v))
-    {
-        return Err(StoreError::invalid(
-            kind,
-            &name,
-            "spec.template.metadata.labels",
-            "Invalid value: `selector` does not match template `labels`",
-        ));
-    }
-    Ok(())
-}
-
-/// Spec changes bump `generation`; template changes also bump the template
-/// generation annotation (upstream `daemonSetStrategy.PrepareForUpdate`).
-fn bump_daemonset_generation(old: &Value, next: &mut Value) {
-    let old_generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
-    let spec_changed = next["spec"] != old["spec"];
-    next["metadata"]["generation"] = json!(old_generation + i64::from(spec_changed));
-    let old_template_generation = old["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION]
-        .as_str()
-        .and_then(|g| g.parse::<i64>().ok())
-        .unwrap_or(1);
-    let template_changed = next["spec"]["template"] != old["spec"]["template"];
-    if !next["metadata"]["annotations"].is_object() {
-        next["metadata"]["annotations"] = json!({});
-    }
-    next["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION] =
-        json!((old_template_generation + i64::from(template_changed)).to_string());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::store::TEMPLATE_GENERATION_ANNOTATION;
 
     fn stamp(rv: u64) -> WriteStamp<'static> {
         WriteStamp {

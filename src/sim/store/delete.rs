@@ -1,0 +1,189 @@
+//! Deletion: preconditions, graceful pod termination (mark with
+//! `deletionTimestamp`, remove when the kubelet or the timer finishes it) and
+//! the final removal with its DELETED event. Runs under the store's write lock
+//! like every other write.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::history::EventType;
+use super::mutate::now_rfc3339;
+use super::object::{ObjectKey, StoredObject};
+use super::{
+    DeleteOptions, DeleteOutcome, PodTermination, Preconditions, State, Store, StoreError, scope,
+};
+use crate::sim::resources::ResourceKind;
+
+impl Store {
+    /// Deletes an object, checking preconditions (uid, resourceVersion).
+    /// Pods are deleted gracefully (see [`DeleteOptions`]).
+    pub fn delete(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        preconditions: &Preconditions,
+    ) -> Result<DeleteOutcome, StoreError> {
+        let options = DeleteOptions {
+            preconditions: preconditions.clone(),
+            ..DeleteOptions::default()
+        };
+        self.delete_with(kind, namespace, name, &options)
+    }
+
+    /// Deletes with full options. A pod with a grace period above zero gets
+    /// `deletionTimestamp` and `deletionGracePeriodSeconds` (a MODIFIED event)
+    /// and is removed when its termination finishes (a DELETED event).
+    pub fn delete_with(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<DeleteOutcome, StoreError> {
+        let key = ObjectKey::new(scope(kind, namespace), name);
+        let mut state = self.write();
+        let current =
+            state
+                .objects(kind)
+                .get(&key)
+                .cloned()
+                .ok_or_else(|| StoreError::NotFound {
+                    kind,
+                    name: name.to_owned(),
+                })?;
+        check_preconditions(kind, &current, &options.preconditions)?;
+        let mut value = current.value();
+        let grace = grace_period(kind, &value, options.grace_period_seconds);
+        let already_terminating = value["metadata"]["deletionTimestamp"].is_string();
+        if grace > 0 && !already_terminating {
+            value["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
+            value["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
+            value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
+            let stored = Arc::new(StoredObject::from_value(kind, &value)?);
+            if !options.dry_run {
+                self.commit(&mut state, kind, EventType::Modified, &stored);
+                drop(state);
+                self.schedule_termination(kind, &stored, grace);
+            }
+            return Ok(DeleteOutcome::Terminating(stored));
+        }
+        if grace > 0 {
+            return Ok(DeleteOutcome::Terminating(current));
+        }
+        if options.dry_run {
+            return Ok(DeleteOutcome::Removed(current));
+        }
+        Ok(DeleteOutcome::Removed(
+            self.remove_locked(&mut state, kind, &key)?,
+        ))
+    }
+
+    /// Finishes a graceful pod deletion: removes the pod if it is still the
+    /// one marked (same uid, when given). The simulated kubelet calls this
+    /// when [`PodTermination::External`] is configured. Returns whether a pod
+    /// was removed.
+    pub fn finish_termination(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let key = ObjectKey::new(scope(kind, namespace), name);
+        let mut state = self.write();
+        let Some(current) = state.objects(kind).get(&key).cloned() else {
+            return Ok(false);
+        };
+        if uid.is_some_and(|uid| uid != current.uid) {
+            return Ok(false);
+        }
+        self.remove_locked(&mut state, kind, &key)?;
+        Ok(true)
+    }
+
+    pub(super) fn remove_locked(
+        &self,
+        state: &mut State,
+        kind: ResourceKind,
+        key: &ObjectKey,
+    ) -> Result<Arc<StoredObject>, StoreError> {
+        let Some(current) = state.objects(kind).get(key).cloned() else {
+            return Err(StoreError::NotFound {
+                kind,
+                name: key.name.clone(),
+            });
+        };
+        let mut value = current.value();
+        value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
+        let last = Arc::new(StoredObject::from_value(kind, &value)?);
+        self.commit(state, kind, EventType::Deleted, &last);
+        Ok(last)
+    }
+
+    fn schedule_termination(&self, kind: ResourceKind, stored: &Arc<StoredObject>, grace: i64) {
+        let PodTermination::After(cap) = self.options().pod_termination else {
+            return;
+        };
+        let wait = std::time::Duration::from_secs(grace.unsigned_abs()).min(cap);
+        let (store, key, uid) = (self.clone(), stored.key.clone(), stored.uid.clone());
+        let finish = move || store.finish_termination(kind, &key.namespace, &key.name, Some(&uid));
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    let _ = finish();
+                });
+            }
+            Err(_) => {
+                let _ = finish();
+            }
+        }
+    }
+}
+
+fn check_preconditions(
+    kind: ResourceKind,
+    current: &StoredObject,
+    pre: &Preconditions,
+) -> Result<(), StoreError> {
+    let conflict = |message: String| StoreError::Conflict {
+        kind,
+        name: current.key.name.clone(),
+        message,
+    };
+    if let Some(uid) = pre.uid.as_deref().filter(|u| *u != current.uid) {
+        return Err(conflict(format!(
+            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+            current.uid
+        )));
+    }
+    if let Some(rv) = pre
+        .resource_version
+        .as_deref()
+        .filter(|rv| *rv != current.resource_version.to_string())
+    {
+        return Err(conflict(format!(
+            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+            current.resource_version
+        )));
+    }
+    Ok(())
+}
+
+/// Only pods terminate gracefully; their default is the pod's
+/// `terminationGracePeriodSeconds` (30 when unset).
+fn grace_period(kind: ResourceKind, pod: &Value, requested: Option<i64>) -> i64 {
+    if kind != ResourceKind::Pod {
+        return 0;
+    }
+    // An unscheduled pod has no kubelet to wait for (upstream deletes it at once).
+    if pod["spec"]["nodeName"].as_str().is_none_or(str::is_empty) {
+        return 0;
+    }
+    requested
+        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(30)
+        .max(0)
+}
