@@ -1,7 +1,15 @@
 //! The embedded cluster: a Kubernetes API over HTTPS on loopback, a DaemonSet
 //! controller driven by the engine, and simulated kubelets.
+
+pub mod api;
+pub mod auth;
 pub mod controller;
 pub mod embedded;
 pub mod generate;
+pub mod kubeconfig;
 pub mod kubelet;
+pub mod resources;
 pub mod scenario;
+pub mod server;
+pub mod store;
+pub mod tls;

@@ -1,0 +1,194 @@
+//! Discovery documents: `/version`, legacy `/api`, `/apis` and per
+//! group-version resource lists, and aggregated discovery (v2 / v2beta1)
+//! negotiated from the Accept header exactly as the protocol brief §2.3 says.
+//! Built from the kinds table; no state.
+
+use serde_json::{Value, json};
+
+use crate::sim::resources::ResourceKind;
+
+/// The Content-Type aggregated discovery must carry for kubectl to read it.
+pub fn aggregated_content_type(version: AggregatedVersion) -> &'static str {
+    match version {
+        AggregatedVersion::V2 => {
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        }
+        AggregatedVersion::V2Beta1 => {
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+        }
+    }
+}
+
+/// Which aggregated discovery version a client asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggregatedVersion {
+    /// `apidiscovery.k8s.io/v2` (kubectl 1.30+).
+    V2,
+    /// `apidiscovery.k8s.io/v2beta1` (kubectl 1.27–1.29).
+    V2Beta1,
+}
+
+/// Reads the Accept header: v2 if offered, else v2beta1 if offered, else
+/// legacy (`None`).
+pub fn negotiate(accept: &str) -> Option<AggregatedVersion> {
+    let compact: String = accept.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.contains("v=v2;as=APIGroupDiscoveryList") {
+        Some(AggregatedVersion::V2)
+    } else if compact.contains("v=v2beta1;as=APIGroupDiscoveryList") {
+        Some(AggregatedVersion::V2Beta1)
+    } else {
+        None
+    }
+}
+
+/// `/version`: v1.32.x, so the gcloud kubectl dispatcher runs kubectl 1.32.
+pub fn version() -> Value {
+    json!({"major": "1", "minor": "32", "gitVersion": "v1.32.4", "gitCommit": "rollcall-sim",
+        "gitTreeState": "clean", "buildDate": "2025-01-01T00:00:00Z", "goVersion": "go1.23",
+        "compiler": "gc", "platform": "linux/amd64"})
+}
+
+/// Legacy `/api`.
+pub fn core_versions(server_address: &str) -> Value {
+    json!({"kind": "APIVersions", "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]})
+}
+
+const GROUPS: [&str; 2] = ["apps", "authorization.k8s.io"];
+
+/// Legacy `/apis`.
+pub fn group_list() -> Value {
+    let groups: Vec<Value> = GROUPS
+        .iter()
+        .map(|group| {
+            let gv = json!({"groupVersion": format!("{group}/v1"), "version": "v1"});
+            json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
+        })
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// Legacy `APIResourceList` for `group` (`""` is core), or `None` for a
+/// group-version the server does not serve.
+pub fn resource_list(group: &str) -> Option<Value> {
+    let group_version = if group.is_empty() {
+        "v1".to_owned()
+    } else {
+        format!("{group}/v1")
+    };
+    let mut resources = Vec::new();
+    if group == "authorization.k8s.io" {
+        resources.push(
+            json!({"name": "selfsubjectaccessreviews", "singularName": "selfsubjectaccessreview",
+            "namespaced": false, "kind": "SelfSubjectAccessReview", "verbs": ["create"]}),
+        );
+    } else if !GROUPS.contains(&group) && !group.is_empty() {
+        return None;
+    }
+    for kind in ResourceKind::ALL.into_iter().filter(|k| k.group() == group) {
+        let mut entry = json!({"name": kind.plural(), "singularName": kind.singular(),
+            "namespaced": kind.namespaced(), "kind": kind.kind(), "verbs": VERBS});
+        if !kind.short_names().is_empty() {
+            entry["shortNames"] = json!(kind.short_names());
+        }
+        if !kind.categories().is_empty() {
+            entry["categories"] = json!(kind.categories());
+        }
+        resources.push(entry);
+        if kind.has_status() {
+            resources.push(json!({"name": format!("{}/status", kind.plural()), "singularName": "",
+                "namespaced": kind.namespaced(), "kind": kind.kind(), "verbs": ["get", "patch", "update"]}));
+        }
+    }
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}),
+    )
+}
+
+/// Aggregated discovery for `/api` (`core == true`) or `/apis`.
+pub fn aggregated(core: bool, version: AggregatedVersion) -> Value {
+    let groups: Vec<&str> = if core { vec![""] } else { GROUPS.to_vec() };
+    let items: Vec<Value> = groups.into_iter().map(aggregated_group).collect();
+    let api_version = match version {
+        AggregatedVersion::V2 => "apidiscovery.k8s.io/v2",
+        AggregatedVersion::V2Beta1 => "apidiscovery.k8s.io/v2beta1",
+    };
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": api_version, "metadata": {}, "items": items})
+}
+
+fn aggregated_group(group: &str) -> Value {
+    let mut resources: Vec<Value> = ResourceKind::ALL
+        .into_iter()
+        .filter(|k| k.group() == group)
+        .map(|kind| {
+            let response_kind = json!({"group": "", "version": "", "kind": kind.kind()});
+            let mut entry = json!({"resource": kind.plural(), "responseKind": response_kind,
+                "scope": if kind.namespaced() { "Namespaced" } else { "Cluster" },
+                "singularResource": kind.singular(), "verbs": VERBS});
+            if !kind.short_names().is_empty() {
+                entry["shortNames"] = json!(kind.short_names());
+            }
+            if !kind.categories().is_empty() {
+                entry["categories"] = json!(kind.categories());
+            }
+            if kind.has_status() {
+                entry["subresources"] = json!([{"subresource": "status", "responseKind": response_kind,
+                    "verbs": ["get", "patch", "update"]}]);
+            }
+            entry
+        })
+        .collect();
+    if group == "authorization.k8s.io" {
+        resources.push(json!({"resource": "selfsubjectaccessreviews",
+            "responseKind": {"group": "", "version": "", "kind": "SelfSubjectAccessReview"},
+            "scope": "Cluster", "singularResource": "selfsubjectaccessreview", "verbs": ["create"]}));
+    }
+    let mut metadata = json!({"creationTimestamp": null});
+    if !group.is_empty() {
+        metadata["name"] = json!(group);
+    }
+    json!({"metadata": metadata, "versions": [{"version": "v1", "freshness": "Current", "resources": resources}]})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_follows_the_accept_header() {
+        let kubectl_132 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        let kubectl_128 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        assert_eq!(negotiate(kubectl_132), Some(AggregatedVersion::V2));
+        assert_eq!(negotiate(kubectl_128), Some(AggregatedVersion::V2Beta1));
+        assert_eq!(negotiate("application/json, */*"), None);
+    }
+
+    #[test]
+    fn short_names_and_categories_are_advertised() {
+        let core = resource_list("").unwrap();
+        let pods = core["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "pods")
+            .unwrap();
+        assert_eq!(pods["shortNames"], json!(["po"]));
+        assert_eq!(pods["categories"], json!(["all"]));
+        let apps = aggregated(false, AggregatedVersion::V2);
+        let ds = &apps["items"][0]["versions"][0]["resources"][0];
+        assert_eq!(ds["resource"], "daemonsets");
+        assert_eq!(ds["shortNames"], json!(["ds"]));
+        assert!(resource_list("batch").is_none());
+    }
+}

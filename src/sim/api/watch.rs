@@ -1,0 +1,327 @@
+//! WATCH: a chunked stream of one-line JSON events fed from a store
+//! subscription. Handles the resourceVersion forms (unset/"0": synthetic ADDED
+//! for current objects; N: replay from the history window; too old: HTTP 200
+//! plus an in-stream ERROR 410 Expired, which is what makes kube-rs re-list),
+//! streaming lists (`sendInitialEvents` + the `k8s.io/initial-events-end`
+//! bookmark), periodic bookmarks, `timeoutSeconds`, selector moves (an object
+//! that stops matching is sent as DELETED), and Table-form events. Full-object
+//! events reuse the line each store event serializes once for all watchers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::list::Filter;
+use super::status::ApiError;
+use super::table::{self, IncludeObject};
+use super::{ApiState, RequestInfo, ResourcePath, to_bytes};
+use crate::sim::resources::ResourceKind;
+use crate::sim::store::{EventType, StoreError, StoreEvent, StoredObject, Subscription};
+
+/// Upstream picks 30–60 minutes when `timeoutSeconds` is absent.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// One watcher's settings.
+struct Watcher {
+    kind: ResourceKind,
+    namespace: Option<String>,
+    filter: Filter,
+    table: Option<IncludeObject>,
+    columns_sent: bool,
+}
+
+/// Answers a WATCH request with a streaming body.
+pub fn watch(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+) -> Result<Response<Body>, ApiError> {
+    let kind = path.kind;
+    let filter = Filter::from_request(info, kind)?;
+    let requested = match info.query.non_empty("resourceVersion") {
+        None => None,
+        Some(text) => Some(
+            text.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {text}")))?,
+        ),
+    };
+    let send_initial = info.query.flag("sendInitialEvents");
+    let timeout = match info
+        .query
+        .non_empty("timeoutSeconds")
+        .map(str::parse::<u64>)
+    {
+        Some(Ok(seconds)) => Duration::from_secs(seconds),
+        Some(Err(_)) => {
+            return Err(ApiError::bad_request(
+                "timeoutSeconds must be a non-negative integer",
+            ));
+        }
+        None => DEFAULT_TIMEOUT,
+    };
+    let watcher = Watcher {
+        kind,
+        namespace: path.namespace.clone(),
+        table: info
+            .wants_table()
+            .then(|| IncludeObject::parse(info.query.get("includeObject"))),
+        columns_sent: false,
+        filter,
+    };
+    let store = &state.store;
+    let (initial, subscription) = if send_initial || requested.is_none_or(|rv| rv == 0) {
+        let page = store.list_page(kind, path.namespace.as_deref(), None, usize::MAX, |o| {
+            watcher.filter.matches(o)
+        });
+        (
+            Some((page.items, page.resource_version)),
+            store.subscribe_from(page.resource_version),
+        )
+    } else {
+        (None, store.subscribe_from(requested.unwrap_or_default()))
+    };
+    let stream = Stream {
+        watcher,
+        initial,
+        initial_end_bookmark: send_initial,
+        subscription,
+        bookmarks: info
+            .query
+            .flag("allowWatchBookmarks")
+            .then_some(state.bookmark_interval),
+        timeout,
+    };
+    let (sender, receiver) = mpsc::channel::<Result<Bytes, std::io::Error>>(64);
+    tokio::spawn(stream.run(sender));
+    let mut response = Response::new(Body::from_stream(
+        tokio_stream::wrappers::ReceiverStream::new(receiver),
+    ));
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+/// Everything the streaming task owns.
+struct Stream {
+    watcher: Watcher,
+    initial: Option<(Vec<Arc<StoredObject>>, u64)>,
+    initial_end_bookmark: bool,
+    subscription: Result<Subscription, StoreError>,
+    bookmarks: Option<Duration>,
+    timeout: Duration,
+}
+
+type Sender = mpsc::Sender<Result<Bytes, std::io::Error>>;
+
+impl Stream {
+    async fn run(mut self, sender: Sender) {
+        let deadline = tokio::time::sleep(self.timeout);
+        tokio::pin!(deadline);
+        if let Some((objects, rv)) = self.initial.take() {
+            for object in &objects {
+                let line = self.watcher.line(EventType::Added, object);
+                if sender.send(Ok(line)).await.is_err() {
+                    return;
+                }
+            }
+            if self.initial_end_bookmark
+                && sender
+                    .send(Ok(self.watcher.bookmark(rv, true)))
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+        }
+        let mut subscription = match self.subscription {
+            Ok(subscription) => subscription,
+            Err(error) => {
+                let _ = sender.send(Ok(error_line(&error))).await;
+                return;
+            }
+        };
+        let period = self.bookmarks.unwrap_or(Duration::from_secs(3600));
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        loop {
+            tokio::select! {
+                () = &mut deadline => return,
+                () = sender.closed() => return,
+                _ = ticker.tick(), if self.bookmarks.is_some() => {
+                    let line = self.watcher.bookmark(subscription.resource_version(), false);
+                    if sender.send(Ok(line)).await.is_err() {
+                        return;
+                    }
+                }
+                batch = subscription.next_batch() => match batch {
+                    Ok(events) => {
+                        for event in &events {
+                            let Some(line) = self.watcher.render(event) else { continue };
+                            if sender.send(Ok(line)).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        let _ = sender.send(Ok(error_line(&error))).await;
+                        return;
+                    }
+                },
+            }
+        }
+    }
+}
+
+impl Watcher {
+    fn in_scope(&self, object: &StoredObject) -> bool {
+        self.namespace
+            .as_deref()
+            .is_none_or(|ns| object.key.namespace == ns)
+            && self.filter.matches(object)
+    }
+
+    /// The line for a store event, or `None` when this watcher must not see it.
+    fn render(&mut self, event: &StoreEvent) -> Option<Bytes> {
+        if event.kind != self.kind {
+            return None;
+        }
+        let now = self.in_scope(&event.object);
+        let before = event.previous.as_ref().is_some_and(|p| self.in_scope(p));
+        let event_type = match (event.event_type, before, now) {
+            (EventType::Deleted, _, _) if before || now => EventType::Deleted,
+            (EventType::Added, _, true) | (EventType::Modified, false, true) => EventType::Added,
+            (EventType::Modified, true, true) => EventType::Modified,
+            (EventType::Modified, true, false) => EventType::Deleted,
+            _ => return None,
+        };
+        if event_type == event.event_type && self.table.is_none() {
+            return Some(event.watch_line());
+        }
+        Some(self.line(event_type, &event.object))
+    }
+
+    fn line(&mut self, event_type: EventType, object: &StoredObject) -> Bytes {
+        match self.table {
+            None => splice_event(event_type.as_str(), &object.json),
+            Some(include) => {
+                let row = table::row(self.kind, &object.value(), include, jiff::Timestamp::now());
+                let metadata = json!({"resourceVersion": object.resource_version.to_string()});
+                let table = table::table(self.kind, vec![row], !self.columns_sent, metadata);
+                self.columns_sent = true;
+                splice_event(event_type.as_str(), &to_bytes(&table))
+            }
+        }
+    }
+
+    fn bookmark(&self, rv: u64, initial_events_end: bool) -> Bytes {
+        let mut metadata = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+        if initial_events_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let object = json!({"kind": self.kind.kind(), "apiVersion": self.kind.api_version(), "metadata": metadata});
+        splice_event("BOOKMARK", &to_bytes(&object))
+    }
+}
+
+fn splice_event(event_type: &str, object: &[u8]) -> Bytes {
+    let mut line = BytesMut::with_capacity(object.len() + 32);
+    line.put_slice(b"{\"type\":\"");
+    line.put_slice(event_type.as_bytes());
+    line.put_slice(b"\",\"object\":");
+    line.put_slice(object);
+    line.put_slice(b"}\n");
+    line.freeze()
+}
+
+/// The in-stream ERROR event (code 410, reason Expired, for a Gone version).
+fn error_line(error: &StoreError) -> Bytes {
+    let status: Value = ApiError::from(error.clone()).to_status();
+    splice_event("ERROR", &to_bytes(&status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(name: &str, app: &str, rv: u64) -> Arc<StoredObject> {
+        let obj = json!({"metadata":{"name":name,"namespace":"default","resourceVersion":rv.to_string(),"labels":{"app":app}}});
+        Arc::new(StoredObject::from_value(ResourceKind::Pod, &obj).unwrap())
+    }
+
+    fn watcher(selector: &str) -> Watcher {
+        Watcher {
+            kind: ResourceKind::Pod,
+            namespace: Some("default".into()),
+            filter: Filter {
+                labels: super::super::selectors::LabelSelector::parse(selector).unwrap(),
+                ..Filter::default()
+            },
+            table: None,
+            columns_sent: false,
+        }
+    }
+
+    fn event_type(line: &Bytes) -> String {
+        let v: Value = serde_json::from_slice(line).unwrap();
+        v["type"].as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn selector_moves_become_added_and_deleted() {
+        let mut w = watcher("app=a");
+        let moved_out = StoreEvent::new(
+            ResourceKind::Pod,
+            EventType::Modified,
+            stored("p", "b", 5),
+            Some(stored("p", "a", 4)),
+        );
+        assert_eq!(event_type(&w.render(&moved_out).unwrap()), "DELETED");
+        let moved_in = StoreEvent::new(
+            ResourceKind::Pod,
+            EventType::Modified,
+            stored("p", "a", 6),
+            Some(stored("p", "b", 5)),
+        );
+        assert_eq!(event_type(&w.render(&moved_in).unwrap()), "ADDED");
+        let unrelated = StoreEvent::new(
+            ResourceKind::Pod,
+            EventType::Modified,
+            stored("q", "b", 7),
+            Some(stored("q", "b", 6)),
+        );
+        assert!(w.render(&unrelated).is_none());
+        let other_kind = StoreEvent::new(
+            ResourceKind::Node,
+            EventType::Added,
+            stored("n", "a", 8),
+            None,
+        );
+        assert!(w.render(&other_kind).is_none());
+    }
+
+    #[test]
+    fn error_and_bookmark_lines() {
+        let line = error_line(&StoreError::Gone {
+            requested: 1,
+            oldest: 9,
+        });
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["type"], "ERROR");
+        assert_eq!(v["object"]["code"], 410);
+        assert_eq!(v["object"]["reason"], "Expired");
+        let bookmark: Value = serde_json::from_slice(&watcher("").bookmark(12, true)).unwrap();
+        assert_eq!(bookmark["object"]["kind"], "Pod");
+        assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], "12");
+        assert_eq!(
+            bookmark["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
+    }
+}

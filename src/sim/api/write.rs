@@ -1,0 +1,240 @@
+//! GET of one object and the writes: POST (create), PUT (update), PATCH and
+//! DELETE, with `dryRun=All`, DeleteOptions (body or query), and the
+//! path-versus-body identity checks upstream makes. Parsing and answering
+//! only; the write rules live in the store.
+
+use axum::body::Body;
+use http::{Response, StatusCode, header};
+use serde_json::{Value, json};
+
+use super::patch::{self, PatchType};
+use super::status::ApiError;
+use super::table::{self, IncludeObject};
+use super::{ApiState, RequestInfo, ResourcePath, json_response};
+use crate::sim::store::{
+    CreateMode, DeleteOptions, Preconditions, StoreError, StoredObject, Subresource, WriteOptions,
+};
+
+fn subresource(path: &ResourcePath) -> Subresource {
+    if path.subresource.is_some() {
+        Subresource::Status
+    } else {
+        Subresource::Main
+    }
+}
+
+fn namespace(path: &ResourcePath) -> &str {
+    path.namespace.as_deref().unwrap_or_default()
+}
+
+fn name(path: &ResourcePath) -> &str {
+    path.name.as_deref().unwrap_or_default()
+}
+
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))
+}
+
+fn object_response(
+    info: &RequestInfo,
+    path: &ResourcePath,
+    code: StatusCode,
+    object: &StoredObject,
+) -> Response<Body> {
+    if info.wants_table() {
+        let include = IncludeObject::parse(info.query.get("includeObject"));
+        let row = table::row(path.kind, &object.value(), include, jiff::Timestamp::now());
+        let metadata = json!({"resourceVersion": object.resource_version.to_string()});
+        return json_response(code, &table::table(path.kind, vec![row], true, metadata));
+    }
+    super::bytes_response(code, "application/json", object.json.clone())
+}
+
+/// GET one object (also `/status`, which answers the whole object).
+pub fn get(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+) -> Result<Response<Body>, ApiError> {
+    let object = state
+        .store
+        .get_object(path.kind, namespace(path), name(path))
+        .ok_or_else(|| StoreError::NotFound {
+            kind: path.kind,
+            name: name(path).to_owned(),
+        })?;
+    Ok(object_response(info, path, StatusCode::OK, &object))
+}
+
+/// Makes the body's namespace and name agree with the path (filling them in
+/// when absent); a disagreement is a 400 as upstream.
+fn align_identity(obj: &mut Value, path: &ResourcePath) -> Result<(), ApiError> {
+    if !obj.is_object() || !obj.get("metadata").is_none_or(Value::is_object) {
+        return Err(ApiError::bad_request(
+            "the body must be a JSON object with an object metadata",
+        ));
+    }
+    if path.kind.namespaced() {
+        let path_ns = namespace(path);
+        match obj["metadata"]["namespace"].as_str() {
+            None | Some("") => obj["metadata"]["namespace"] = json!(path_ns),
+            Some(ns) if ns == path_ns => {}
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+    }
+    if let Some(path_name) = &path.name {
+        match obj["metadata"]["name"].as_str() {
+            None | Some("") => obj["metadata"]["name"] = json!(path_name),
+            Some(n) if n == path_name => {}
+            Some(n) => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({path_name})"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// POST to a collection.
+pub fn create(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    if path.kind.namespaced() && path.namespace.is_none() {
+        return Err(ApiError::method_not_allowed(&info.method));
+    }
+    let mut obj = parse_json(body)?;
+    align_identity(&mut obj, path)?;
+    let options = WriteOptions {
+        dry_run: info.dry_run(),
+    };
+    let created = state
+        .store
+        .create_with(path.kind, obj, CreateMode::Api, options)?;
+    Ok(object_response(info, path, StatusCode::CREATED, &created))
+}
+
+/// PUT an object or its status.
+pub fn update(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let mut obj = parse_json(body)?;
+    align_identity(&mut obj, path)?;
+    let options = WriteOptions {
+        dry_run: info.dry_run(),
+    };
+    let updated = state
+        .store
+        .update_with(path.kind, obj, subresource(path), options)?;
+    Ok(object_response(info, path, StatusCode::OK, &updated))
+}
+
+/// PATCH an object or its status.
+pub fn patch(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let patch_type = PatchType::from_content_type(info.header(header::CONTENT_TYPE))
+        .ok_or_else(|| ApiError::unsupported_media_type(patch::ACCEPTED))?;
+    let patch_body = parse_json(body)?;
+    let options = WriteOptions {
+        dry_run: info.dry_run(),
+    };
+    let mut patch_error = None;
+    let result = state.store.modify_with(
+        path.kind,
+        namespace(path),
+        name(path),
+        subresource(path),
+        options,
+        |current| {
+            patch::apply(patch_type, current, &patch_body).map_err(|error| {
+                patch_error = Some(error);
+                StoreError::BadRequest("patch failed".into())
+            })
+        },
+    );
+    match (result, patch_error) {
+        (_, Some(error)) => Err(error),
+        (Ok(patched), None) => Ok(object_response(info, path, StatusCode::OK, &patched)),
+        (Err(error), None) => Err(error.into()),
+    }
+}
+
+/// The DeleteOptions fields the server honours.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteBody {
+    grace_period_seconds: Option<i64>,
+    preconditions: Option<PreconditionsBody>,
+    #[serde(default)]
+    dry_run: Vec<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PreconditionsBody {
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+/// DELETE an object.
+pub fn delete(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    if path.subresource.is_some() {
+        return Err(ApiError::method_not_allowed(&info.method));
+    }
+    let parsed: DeleteBody = if body.iter().all(u8::is_ascii_whitespace) {
+        DeleteBody::default()
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+    };
+    let query_grace = match info
+        .query
+        .non_empty("gracePeriodSeconds")
+        .map(str::parse::<i64>)
+    {
+        Some(Ok(seconds)) => Some(seconds),
+        Some(Err(_)) => {
+            return Err(ApiError::bad_request(
+                "gracePeriodSeconds must be an integer",
+            ));
+        }
+        None => None,
+    };
+    let preconditions = parsed.preconditions.unwrap_or_default();
+    let options = DeleteOptions {
+        preconditions: Preconditions {
+            uid: preconditions.uid,
+            resource_version: preconditions.resource_version,
+        },
+        grace_period_seconds: parsed.grace_period_seconds.or(query_grace),
+        dry_run: info.dry_run() || parsed.dry_run.iter().any(|d| d == "All"),
+    };
+    let outcome = state
+        .store
+        .delete_with(path.kind, namespace(path), name(path), &options)?;
+    Ok(super::bytes_response(
+        StatusCode::OK,
+        "application/json",
+        outcome.object().json.clone(),
+    ))
+}

@@ -1,0 +1,266 @@
+//! The HTTPS server of the embedded cluster: binds the listener, terminates
+//! TLS with the generated CA, serves HTTP/1.1 connections into the API router,
+//! and hands back a [`ServerHandle`] (address, CA, token, kubeconfig,
+//! in-process `kube::Config`, shutdown). Owns sockets and tasks; no API
+//! semantics live here.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+
+use crate::sim::api::{self, ApiState};
+use crate::sim::auth::Authorizer;
+use crate::sim::kubeconfig;
+use crate::sim::store::Store;
+use crate::sim::tls::{self, TlsError, TlsMaterial};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Certificates or TLS configuration failed.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+}
+
+/// How to serve.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Where to listen; `127.0.0.1:0` picks a free port.
+    pub listen: SocketAddr,
+    /// The bearer token clients must send; `None` generates a random one.
+    pub token: Option<String>,
+    /// The authorization policy (allow-all by default).
+    pub authorizer: Authorizer,
+    /// How often watches with `allowWatchBookmarks` get a BOOKMARK.
+    pub bookmark_interval: Duration,
+    /// Certificates to reuse (from [`ServerHandle::tls`]), so a restarted
+    /// server on the same port is trusted by existing clients; `None` makes new ones.
+    pub tls: Option<TlsMaterial>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: None,
+            authorizer: Authorizer::allow_all(),
+            bookmark_interval: Duration::from_secs(30),
+            tls: None,
+        }
+    }
+}
+
+/// A running server.
+pub struct ServerHandle {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The CA certificate (PEM) clients must trust.
+    pub ca_pem: String,
+    /// The bearer token clients must send.
+    pub token: String,
+    tls: TlsMaterial,
+    shutdown: watch::Sender<bool>,
+    generation: watch::Sender<u64>,
+    accept_task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the HTTPS API server for `store`.
+pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, SimError> {
+    let listener = TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| SimError::Bind {
+            addr: options.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| SimError::Bind {
+        addr: options.listen,
+        source,
+    })?;
+    let material = match options.tls {
+        Some(material) => material,
+        None => tls::generate(&[addr.ip().to_string()])?,
+    };
+    let token = options.token.clone().unwrap_or_else(random_token);
+    let state = Arc::new(ApiState {
+        store,
+        token: Some(token.clone()),
+        authorizer: options.authorizer.clone(),
+        server_address: addr.to_string(),
+        bookmark_interval: options.bookmark_interval,
+    });
+    let (shutdown, _) = watch::channel(false);
+    let (generation, _) = watch::channel(0u64);
+    let acceptor = TlsAcceptor::from(Arc::clone(&material.server_config));
+    let accept_task = tokio::spawn(accept_loop(
+        listener,
+        acceptor,
+        state,
+        shutdown.subscribe(),
+        generation.clone(),
+    ));
+    Ok(ServerHandle {
+        addr,
+        ca_pem: material.ca_pem.clone(),
+        token,
+        tls: material,
+        shutdown,
+        generation,
+        accept_task,
+    })
+}
+
+impl ServerHandle {
+    /// `https://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("https://{}", self.addr)
+    }
+
+    /// A kubeconfig (YAML) with the CA inline and the token.
+    pub fn kubeconfig_yaml(&self) -> String {
+        kubeconfig::render(&self.url(), &self.ca_pem, Some(&self.token))
+    }
+
+    /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (mode 0600).
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        kubeconfig::write(path, &self.kubeconfig_yaml())
+    }
+
+    /// An in-memory client configuration trusting the CA, with the token, so
+    /// in-process users build a `kube::Client` without a file.
+    pub fn kube_config(&self) -> kube::Config {
+        let uri = self.url().parse::<http::Uri>().unwrap_or_default();
+        let mut config = kube::Config::new(uri);
+        config.root_cert = Some(vec![self.tls.ca_der.clone()]);
+        config.auth_info.token = Some(self.token.clone().into());
+        "default".clone_into(&mut config.default_namespace);
+        config
+    }
+
+    /// The certificates in use, to restart a server that clients still trust.
+    pub fn tls(&self) -> TlsMaterial {
+        self.tls.clone()
+    }
+
+    /// Cuts every open connection (watches included) while the listener
+    /// stays up, as a network blip would; clients reconnect.
+    pub fn drop_connections(&self) {
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    /// Stops accepting, closes every connection and waits for the listener to close.
+    pub async fn shutdown(self) {
+        self.shutdown.send_replace(true);
+        let _ = self.accept_task.await;
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    state: Arc<ApiState>,
+    mut shutdown: watch::Receiver<bool>,
+    generation: watch::Sender<u64>,
+) {
+    loop {
+        tokio::select! {
+            changed = shutdown.changed() => {
+                if changed.is_err() || *shutdown.borrow() {
+                    return;
+                }
+            }
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    // Out of descriptors or similar: back off instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                };
+                let task = Connection {
+                    acceptor: acceptor.clone(),
+                    state: Arc::clone(&state),
+                    shutdown: shutdown.clone(),
+                    generation: generation.subscribe(),
+                };
+                tokio::spawn(task.serve(stream));
+            }
+        }
+    }
+}
+
+/// One client connection.
+struct Connection {
+    acceptor: TlsAcceptor,
+    state: Arc<ApiState>,
+    shutdown: watch::Receiver<bool>,
+    generation: watch::Receiver<u64>,
+}
+
+impl Connection {
+    async fn serve(mut self, stream: TcpStream) {
+        let _ = stream.set_nodelay(true);
+        let Ok(Ok(tls)) =
+            tokio::time::timeout(Duration::from_secs(10), self.acceptor.accept(stream)).await
+        else {
+            return;
+        };
+        let state = Arc::clone(&self.state);
+        let service =
+            hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                let state = Arc::clone(&state);
+                async move { Ok::<_, Infallible>(api::handle(state, request.map(Body::new)).await) }
+            });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(30))
+            .serve_connection(TokioIo::new(tls), service);
+        tokio::pin!(connection);
+        tokio::select! {
+            _ = &mut connection => {}
+            _ = self.shutdown.changed() => {}
+            _ = self.generation.changed() => {}
+        }
+    }
+}
+
+/// 32 random hex characters from the OS, or from the clock if it has none.
+fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    let from_os = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .is_ok();
+    if !from_os {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (seed ^ u128::from(std::process::id())).to_le_bytes();
+    }
+    bytes.iter().fold(String::with_capacity(32), |mut hex, b| {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}

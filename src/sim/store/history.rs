@@ -1,0 +1,189 @@
+//! The change history: a bounded window of recent events, shared by `Arc`
+//! between every subscriber. Watches replay from it (a resourceVersion older
+//! than the window is `Gone`, which the HTTP layer turns into a 410 ERROR
+//! event), and live subscribers read from it too, so fanning one change out to
+//! N watchers costs N pointer copies, never N object copies.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+
+use super::object::StoredObject;
+use crate::sim::resources::ResourceKind;
+
+/// What happened to an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// Created.
+    Added,
+    /// Changed (including a pod marked for graceful deletion).
+    Modified,
+    /// Removed; the object is its last state with the deletion's resourceVersion.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch `type` string (`ADDED`, `MODIFIED`, `DELETED`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change to the store. Immutable and shared.
+#[derive(Debug)]
+pub struct StoreEvent {
+    /// The kind of the changed object.
+    pub kind: ResourceKind,
+    /// Added, modified or deleted.
+    pub event_type: EventType,
+    /// The object after the change (for deletes, its last state).
+    pub object: Arc<StoredObject>,
+    /// The object before the change (`None` for creates), so a filtered
+    /// watch can tell an object that stopped matching from one it never saw.
+    pub previous: Option<Arc<StoredObject>>,
+    /// The resourceVersion of the change (equals the object's).
+    pub resource_version: u64,
+    line: OnceLock<Bytes>,
+}
+
+impl StoreEvent {
+    /// A new event.
+    pub fn new(
+        kind: ResourceKind,
+        event_type: EventType,
+        object: Arc<StoredObject>,
+        previous: Option<Arc<StoredObject>>,
+    ) -> StoreEvent {
+        StoreEvent {
+            kind,
+            event_type,
+            previous,
+            resource_version: object.resource_version,
+            object,
+            line: OnceLock::new(),
+        }
+    }
+
+    /// The watch line `{"type":"…","object":{…}}\n`, built once and shared by
+    /// every watcher that sends full objects.
+    pub fn watch_line(&self) -> Bytes {
+        self.line
+            .get_or_init(|| {
+                let prefix = format!("{{\"type\":\"{}\",\"object\":", self.event_type.as_str());
+                let mut line = Vec::with_capacity(prefix.len() + self.object.json.len() + 2);
+                line.extend_from_slice(prefix.as_bytes());
+                line.extend_from_slice(&self.object.json);
+                line.extend_from_slice(b"}\n");
+                Bytes::from(line)
+            })
+            .clone()
+    }
+}
+
+/// The bounded event window.
+#[derive(Debug)]
+pub struct History {
+    events: VecDeque<Arc<StoreEvent>>,
+    limit: usize,
+    /// Changes at or below this resourceVersion can no longer be replayed.
+    compacted_through: u64,
+}
+
+impl History {
+    /// An empty window holding at most `limit` events.
+    pub fn new(limit: usize) -> History {
+        History {
+            events: VecDeque::new(),
+            limit: limit.max(1),
+            compacted_through: 0,
+        }
+    }
+
+    /// Appends an event, dropping the oldest beyond the limit.
+    pub fn push(&mut self, event: Arc<StoreEvent>) {
+        if self.events.len() >= self.limit
+            && let Some(dropped) = self.events.pop_front()
+        {
+            self.compacted_through = dropped.resource_version;
+        }
+        self.events.push_back(event);
+    }
+
+    /// Forgets every event up to `resource_version` (tests use this to force 410s).
+    pub fn compact_through(&mut self, resource_version: u64) {
+        while self
+            .events
+            .front()
+            .is_some_and(|e| e.resource_version <= resource_version)
+        {
+            self.events.pop_front();
+        }
+        self.compacted_through = self.compacted_through.max(resource_version);
+    }
+
+    /// The oldest resourceVersion a watch may start from and still see every
+    /// later change.
+    pub fn oldest_replayable(&self) -> u64 {
+        self.compacted_through
+    }
+
+    /// Events with a resourceVersion above `after`, or `None` when some of
+    /// them were already dropped (the caller is too far behind: Gone).
+    pub fn since(&self, after: u64) -> Option<Vec<Arc<StoreEvent>>> {
+        if after < self.compacted_through {
+            return None;
+        }
+        let start = self.events.partition_point(|e| e.resource_version <= after);
+        Some(self.events.range(start..).cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(rv: u64) -> Arc<StoreEvent> {
+        let obj = json!({"metadata":{"name":"n","resourceVersion":rv.to_string()}});
+        let stored = StoredObject::from_value(ResourceKind::Node, &obj).unwrap();
+        Arc::new(StoreEvent::new(
+            ResourceKind::Node,
+            EventType::Added,
+            Arc::new(stored),
+            None,
+        ))
+    }
+
+    #[test]
+    fn replays_after_a_version_and_reports_gone_beyond_the_window() {
+        let mut history = History::new(3);
+        for rv in 1..=5 {
+            history.push(event(rv));
+        }
+        assert_eq!(history.oldest_replayable(), 2);
+        let rvs =
+            |v: Vec<Arc<StoreEvent>>| v.iter().map(|e| e.resource_version).collect::<Vec<_>>();
+        assert_eq!(rvs(history.since(2).unwrap()), vec![3, 4, 5]);
+        assert_eq!(rvs(history.since(5).unwrap()), Vec::<u64>::new());
+        assert!(history.since(1).is_none());
+        history.compact_through(5);
+        assert!(history.since(4).is_none());
+        assert!(history.since(5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn watch_line_is_one_compact_line() {
+        let line = event(9).watch_line();
+        let text = std::str::from_utf8(&line).unwrap();
+        assert!(text.ends_with("}\n"));
+        assert_eq!(text.matches('\n').count(), 1);
+        let parsed: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed["type"], "ADDED");
+        assert_eq!(parsed["object"]["metadata"]["resourceVersion"], "9");
+    }
+}

@@ -1,0 +1,455 @@
+//! The write half of the store: create, update, patch, delete and graceful pod
+//! termination. Each write runs under the store's write lock from read to
+//! commit, so optimistic-concurrency checks and the resourceVersion bump are
+//! atomic; a dry run goes through the same checks and commits nothing.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use rand::Rng;
+use serde_json::{Value, json};
+
+use super::history::{EventType, StoreEvent};
+use super::object::{ObjectKey, StoredObject};
+use super::strategy::{self, CreateMode, Subresource, WriteStamp};
+use super::{
+    DeleteOptions, DeleteOutcome, PodTermination, Preconditions, State, Store, StoreError,
+    WriteOptions, scope,
+};
+use crate::sim::resources::ResourceKind;
+
+/// The alphabet upstream uses for generated name suffixes.
+const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+impl Store {
+    /// Creates an object; the server sets uid, creationTimestamp,
+    /// resourceVersion (and generation for DaemonSets). `generateName` works.
+    pub fn create(&self, kind: ResourceKind, obj: Value) -> Result<Value, StoreError> {
+        self.create_with(kind, obj, CreateMode::Api, WriteOptions::default())
+            .map(|o| o.value())
+    }
+
+    /// Inserts an object from a snapshot, keeping its uid, creationTimestamp,
+    /// generation and status.
+    pub fn restore(&self, kind: ResourceKind, obj: Value) -> Result<Value, StoreError> {
+        self.create_with(kind, obj, CreateMode::Restore, WriteOptions::default())
+            .map(|o| o.value())
+    }
+
+    /// Creates an object with explicit mode and options.
+    pub fn create_with(
+        &self,
+        kind: ResourceKind,
+        mut obj: Value,
+        mode: CreateMode,
+        options: WriteOptions,
+    ) -> Result<Arc<StoredObject>, StoreError> {
+        let now = now_rfc3339();
+        let mut state = self.write();
+        let uid = new_uid(&mut state.rng);
+        fill_generated_name(&mut state, kind, &mut obj);
+        let stamp = WriteStamp {
+            resource_version: state.resource_version + 1,
+            now: &now,
+            uid: &uid,
+        };
+        let obj = strategy::prepare_create(kind, obj, mode, &stamp)?;
+        let key = key_of(kind, &obj);
+        if state.objects(kind).contains_key(&key) {
+            return Err(StoreError::AlreadyExists {
+                kind,
+                name: key.name,
+            });
+        }
+        let stored = Arc::new(StoredObject::from_value(kind, &obj)?);
+        if options.dry_run {
+            return Ok(stored);
+        }
+        if kind.namespaced()
+            && !state
+                .objects(ResourceKind::Namespace)
+                .contains_key(&ObjectKey::new("", &key.namespace))
+        {
+            // The sim has no namespace admission: namespaces appear on first use.
+            drop(state);
+            self.ensure_namespace(&key.namespace);
+            return self.create_with(kind, obj, CreateMode::Restore, options);
+        }
+        self.commit(&mut state, kind, EventType::Added, &stored);
+        Ok(stored)
+    }
+
+    /// Replaces an object (PUT). A non-empty `metadata.resourceVersion` must
+    /// match the stored one (else Conflict); status changes are ignored.
+    pub fn update(&self, kind: ResourceKind, obj: Value) -> Result<Value, StoreError> {
+        self.update_with(kind, obj, Subresource::Main, WriteOptions::default())
+            .map(|o| o.value())
+    }
+
+    /// Replaces an object's status (PUT `/status`); spec and metadata changes
+    /// are ignored. Optimistic on resourceVersion like [`Store::update`].
+    pub fn update_status(&self, kind: ResourceKind, obj: Value) -> Result<Value, StoreError> {
+        self.update_with(kind, obj, Subresource::Status, WriteOptions::default())
+            .map(|o| o.value())
+    }
+
+    /// Update with explicit subresource and options.
+    pub fn update_with(
+        &self,
+        kind: ResourceKind,
+        obj: Value,
+        sub: Subresource,
+        options: WriteOptions,
+    ) -> Result<Arc<StoredObject>, StoreError> {
+        let key = key_of(kind, &obj);
+        self.modify_with(kind, &key.namespace, &key.name, sub, options, |_| Ok(obj))
+    }
+
+    /// Applies a JSON merge patch (RFC 7386) to the main resource.
+    pub fn patch_merge(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+    ) -> Result<Value, StoreError> {
+        self.modify_with(
+            kind,
+            namespace,
+            name,
+            Subresource::Main,
+            WriteOptions::default(),
+            |current| {
+                let mut next = current.clone();
+                json_patch::merge(&mut next, patch);
+                Ok(next)
+            },
+        )
+        .map(|o| o.value())
+    }
+
+    /// Reads the current object, computes the new one with `change` and stores
+    /// it, all under the write lock (so nothing can slip in between). The new
+    /// object's resourceVersion, if it differs from the current one, is a
+    /// Conflict. Every patch flavour of the HTTP API goes through here.
+    pub fn modify_with(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        sub: Subresource,
+        options: WriteOptions,
+        change: impl FnOnce(&Value) -> Result<Value, StoreError>,
+    ) -> Result<Arc<StoredObject>, StoreError> {
+        let now = now_rfc3339();
+        let key = ObjectKey::new(scope(kind, namespace), name);
+        let mut state = self.write();
+        let current =
+            state
+                .objects(kind)
+                .get(&key)
+                .cloned()
+                .ok_or_else(|| StoreError::NotFound {
+                    kind,
+                    name: name.to_owned(),
+                })?;
+        let old = current.value();
+        let new = change(&old)?;
+        if key_of(kind, &new).name != key.name && !strategy::object_name(&new).is_empty() {
+            return Err(StoreError::BadRequest(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                strategy::object_name(&new)
+            )));
+        }
+        let stamp = WriteStamp {
+            resource_version: state.resource_version + 1,
+            now: &now,
+            uid: "",
+        };
+        let Some(next) = strategy::prepare_update(kind, &old, new, sub, &stamp)? else {
+            return Ok(current);
+        };
+        let stored = Arc::new(StoredObject::from_value(kind, &next)?);
+        if !options.dry_run {
+            self.commit(&mut state, kind, EventType::Modified, &stored);
+        }
+        Ok(stored)
+    }
+
+    /// Deletes an object, checking preconditions (uid, resourceVersion).
+    /// Pods are deleted gracefully (see [`DeleteOptions`]).
+    pub fn delete(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        preconditions: &Preconditions,
+    ) -> Result<DeleteOutcome, StoreError> {
+        let options = DeleteOptions {
+            preconditions: preconditions.clone(),
+            ..DeleteOptions::default()
+        };
+        self.delete_with(kind, namespace, name, &options)
+    }
+
+    /// Deletes with full options. A pod with a grace period above zero gets
+    /// `deletionTimestamp` and `deletionGracePeriodSeconds` (a MODIFIED event)
+    /// and is removed when its termination finishes (a DELETED event).
+    pub fn delete_with(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<DeleteOutcome, StoreError> {
+        let key = ObjectKey::new(scope(kind, namespace), name);
+        let mut state = self.write();
+        let current =
+            state
+                .objects(kind)
+                .get(&key)
+                .cloned()
+                .ok_or_else(|| StoreError::NotFound {
+                    kind,
+                    name: name.to_owned(),
+                })?;
+        check_preconditions(kind, &current, &options.preconditions)?;
+        let mut value = current.value();
+        let grace = grace_period(kind, &value, options.grace_period_seconds);
+        let already_terminating = value["metadata"]["deletionTimestamp"].is_string();
+        if grace > 0 && !already_terminating {
+            value["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
+            value["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
+            value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
+            let stored = Arc::new(StoredObject::from_value(kind, &value)?);
+            if !options.dry_run {
+                self.commit(&mut state, kind, EventType::Modified, &stored);
+                drop(state);
+                self.schedule_termination(kind, &stored, grace);
+            }
+            return Ok(DeleteOutcome::Terminating(stored));
+        }
+        if grace > 0 {
+            return Ok(DeleteOutcome::Terminating(current));
+        }
+        if options.dry_run {
+            return Ok(DeleteOutcome::Removed(current));
+        }
+        Ok(DeleteOutcome::Removed(
+            self.remove_locked(&mut state, kind, &key)?,
+        ))
+    }
+
+    /// Finishes a graceful pod deletion: removes the pod if it is still the
+    /// one marked (same uid, when given). The simulated kubelet calls this
+    /// when [`PodTermination::External`] is configured. Returns whether a pod
+    /// was removed.
+    pub fn finish_termination(
+        &self,
+        kind: ResourceKind,
+        namespace: &str,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let key = ObjectKey::new(scope(kind, namespace), name);
+        let mut state = self.write();
+        let Some(current) = state.objects(kind).get(&key).cloned() else {
+            return Ok(false);
+        };
+        if uid.is_some_and(|uid| uid != current.uid) {
+            return Ok(false);
+        }
+        self.remove_locked(&mut state, kind, &key)?;
+        Ok(true)
+    }
+
+    /// Creates the namespace if it does not exist yet.
+    pub fn ensure_namespace(&self, namespace: &str) {
+        if namespace.is_empty()
+            || self
+                .get_object(ResourceKind::Namespace, "", namespace)
+                .is_some()
+        {
+            return;
+        }
+        let obj = json!({"metadata": {"name": namespace}, "spec": {"finalizers": ["kubernetes"]}});
+        // A clash means someone else just created it, which is what we want;
+        // an invalid name is reported by the create that named it.
+        let _ = self.create_with(
+            ResourceKind::Namespace,
+            obj,
+            CreateMode::Api,
+            WriteOptions::default(),
+        );
+    }
+
+    fn remove_locked(
+        &self,
+        state: &mut State,
+        kind: ResourceKind,
+        key: &ObjectKey,
+    ) -> Result<Arc<StoredObject>, StoreError> {
+        let Some(current) = state.objects(kind).get(key).cloned() else {
+            return Err(StoreError::NotFound {
+                kind,
+                name: key.name.clone(),
+            });
+        };
+        let mut value = current.value();
+        value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
+        let last = Arc::new(StoredObject::from_value(kind, &value)?);
+        self.commit(state, kind, EventType::Deleted, &last);
+        Ok(last)
+    }
+
+    /// Applies a change: bumps the resourceVersion, updates the map, records
+    /// the event and wakes subscribers.
+    fn commit(
+        &self,
+        state: &mut State,
+        kind: ResourceKind,
+        event_type: EventType,
+        stored: &Arc<StoredObject>,
+    ) {
+        state.resource_version = stored.resource_version;
+        let objects = state.objects_mut(kind);
+        let previous = if event_type == EventType::Deleted {
+            objects.remove(&stored.key)
+        } else {
+            objects.insert(stored.key.clone(), Arc::clone(stored))
+        };
+        let event = StoreEvent::new(kind, event_type, Arc::clone(stored), previous);
+        state.history.push(Arc::new(event));
+        self.inner.changed.send_replace(state.resource_version);
+    }
+
+    fn schedule_termination(&self, kind: ResourceKind, stored: &Arc<StoredObject>, grace: i64) {
+        let PodTermination::After(cap) = self.options().pod_termination else {
+            return;
+        };
+        let wait = std::time::Duration::from_secs(grace.unsigned_abs()).min(cap);
+        let (store, key, uid) = (self.clone(), stored.key.clone(), stored.uid.clone());
+        let finish = move || store.finish_termination(kind, &key.namespace, &key.name, Some(&uid));
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    let _ = finish();
+                });
+            }
+            Err(_) => {
+                let _ = finish();
+            }
+        }
+    }
+}
+
+/// Fills `metadata.name` from `generateName` plus a random suffix not yet taken.
+fn fill_generated_name(state: &mut State, kind: ResourceKind, obj: &mut Value) {
+    let has_name = obj["metadata"]["name"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty());
+    let Some(prefix) = obj["metadata"]["generateName"].as_str().map(str::to_owned) else {
+        return;
+    };
+    if has_name || !obj["metadata"].is_object() {
+        return;
+    }
+    let namespace = obj["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    loop {
+        let suffix: String = (0..5)
+            .map(|_| char::from(NAME_ALPHABET[state.rng.random_range(0..NAME_ALPHABET.len())]))
+            .collect();
+        let name = format!("{prefix}{suffix}");
+        if !state
+            .objects(kind)
+            .contains_key(&ObjectKey::new(scope(kind, &namespace), &name))
+        {
+            obj["metadata"]["name"] = json!(name);
+            return;
+        }
+    }
+}
+
+fn key_of(kind: ResourceKind, obj: &Value) -> ObjectKey {
+    ObjectKey::new(
+        scope(
+            kind,
+            obj["metadata"]["namespace"].as_str().unwrap_or_default(),
+        ),
+        obj["metadata"]["name"].as_str().unwrap_or_default(),
+    )
+}
+
+fn check_preconditions(
+    kind: ResourceKind,
+    current: &StoredObject,
+    pre: &Preconditions,
+) -> Result<(), StoreError> {
+    let conflict = |message: String| StoreError::Conflict {
+        kind,
+        name: current.key.name.clone(),
+        message,
+    };
+    if let Some(uid) = pre.uid.as_deref().filter(|u| *u != current.uid) {
+        return Err(conflict(format!(
+            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+            current.uid
+        )));
+    }
+    if let Some(rv) = pre
+        .resource_version
+        .as_deref()
+        .filter(|rv| *rv != current.resource_version.to_string())
+    {
+        return Err(conflict(format!(
+            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+            current.resource_version
+        )));
+    }
+    Ok(())
+}
+
+/// Only pods terminate gracefully; their default is the pod's
+/// `terminationGracePeriodSeconds` (30 when unset).
+fn grace_period(kind: ResourceKind, pod: &Value, requested: Option<i64>) -> i64 {
+    if kind != ResourceKind::Pod {
+        return 0;
+    }
+    // An unscheduled pod has no kubelet to wait for (upstream deletes it at once).
+    if pod["spec"]["nodeName"].as_str().is_none_or(str::is_empty) {
+        return 0;
+    }
+    requested
+        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(30)
+        .max(0)
+}
+
+fn now_rfc3339() -> String {
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())
+}
+
+/// A random RFC 4122 version-4 uid.
+fn new_uid(rng: &mut rand::rngs::StdRng) -> String {
+    let mut bytes: [u8; 16] = rng.random();
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().fold(String::with_capacity(32), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    });
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}

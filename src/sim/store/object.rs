@@ -1,0 +1,186 @@
+//! One stored object: its canonical compact JSON (shared by lists, gets and
+//! every watcher without re-serializing) plus the small index that selectors
+//! match on, so a list never has to parse the JSON to filter.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::StoreError;
+use crate::sim::resources::ResourceKind;
+
+/// The identity of an object within its kind: namespace (empty for
+/// cluster-scoped kinds) and name. Orders by namespace, then name, which is
+/// the order lists are served in.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// The namespace, `""` for cluster-scoped objects.
+    pub namespace: String,
+    /// The object name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// A key from a namespace (`""` when cluster-scoped) and a name.
+    pub fn new(namespace: &str, name: &str) -> ObjectKey {
+        ObjectKey {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+/// An immutable stored version of an object. Shared by `Arc` between the
+/// store, its history and every watch stream.
+#[derive(Debug)]
+pub struct StoredObject {
+    /// The object's compact JSON, `metadata.resourceVersion` included.
+    pub json: Bytes,
+    /// Namespace and name.
+    pub key: ObjectKey,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.resourceVersion`, as a number.
+    pub resource_version: u64,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// The field-selector fields this kind supports, with their values.
+    pub fields: Vec<(&'static str, String)>,
+}
+
+impl StoredObject {
+    /// Serializes `value` and indexes it. `value` must already carry its final
+    /// metadata (the store sets it before calling).
+    pub fn from_value(kind: ResourceKind, value: &Value) -> Result<StoredObject, StoreError> {
+        let json = serde_json::to_vec(value).map_err(|e| StoreError::Internal(e.to_string()))?;
+        let meta = &value["metadata"];
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let labels = meta["labels"]
+            .as_object()
+            .map(|labels| labels.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+            .unwrap_or_default();
+        Ok(StoredObject {
+            json: Bytes::from(json),
+            key: ObjectKey::new(
+                meta["namespace"].as_str().unwrap_or_default(),
+                meta["name"].as_str().unwrap_or_default(),
+            ),
+            uid: text(&meta["uid"]),
+            resource_version: meta["resourceVersion"]
+                .as_str()
+                .and_then(|rv| rv.parse().ok())
+                .unwrap_or_default(),
+            labels,
+            fields: index_fields(kind, value),
+        })
+    }
+
+    /// The object as a JSON value (parsed from the stored bytes).
+    pub fn value(&self) -> Value {
+        // The bytes were produced by serde_json from a Value, so they parse.
+        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+    }
+
+    /// The object decoded into a typed (usually slim) model.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, StoreError> {
+        serde_json::from_slice(&self.json).map_err(|e| StoreError::Decode(e.to_string()))
+    }
+
+    /// The field-selector fields a kind supports.
+    pub fn supported_fields(kind: ResourceKind) -> Vec<&'static str> {
+        index_fields(kind, &Value::Null)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// The value of a field-selector field, if this kind supports it.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(field, _)| *field == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// Field-selector fields per kind, following the upstream field label
+/// conversion functions (pods: `spec.nodeName`, `status.phase`; events:
+/// `involvedObject.*`, `reason`, `type`, `source`, ...).
+fn index_fields(kind: ResourceKind, value: &Value) -> Vec<(&'static str, String)> {
+    let text = |pointer: &str| match value.pointer(pointer) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
+    };
+    let mut fields = vec![
+        ("metadata.name", text("/metadata/name")),
+        ("metadata.namespace", text("/metadata/namespace")),
+    ];
+    let extra: &[(&'static str, &str)] = match kind {
+        ResourceKind::Pod => &[
+            ("spec.nodeName", "/spec/nodeName"),
+            ("status.phase", "/status/phase"),
+            ("spec.restartPolicy", "/spec/restartPolicy"),
+            ("spec.schedulerName", "/spec/schedulerName"),
+            ("spec.serviceAccountName", "/spec/serviceAccountName"),
+            ("status.podIP", "/status/podIP"),
+            ("status.nominatedNodeName", "/status/nominatedNodeName"),
+        ],
+        ResourceKind::Node => &[("spec.unschedulable", "/spec/unschedulable")],
+        ResourceKind::Namespace => &[("status.phase", "/status/phase")],
+        ResourceKind::Event => &[
+            ("involvedObject.kind", "/involvedObject/kind"),
+            ("involvedObject.namespace", "/involvedObject/namespace"),
+            ("involvedObject.name", "/involvedObject/name"),
+            ("involvedObject.uid", "/involvedObject/uid"),
+            ("involvedObject.apiVersion", "/involvedObject/apiVersion"),
+            (
+                "involvedObject.resourceVersion",
+                "/involvedObject/resourceVersion",
+            ),
+            ("involvedObject.fieldPath", "/involvedObject/fieldPath"),
+            ("reason", "/reason"),
+            ("type", "/type"),
+            ("source", "/source/component"),
+            ("reportingComponent", "/reportingComponent"),
+        ],
+        ResourceKind::DaemonSet | ResourceKind::ControllerRevision => &[],
+    };
+    for (field, pointer) in extra {
+        let mut found = text(pointer);
+        if *field == "spec.unschedulable" && found.is_empty() {
+            "false".clone_into(&mut found);
+        }
+        fields.push((field, found));
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn indexes_labels_and_fields() {
+        let pod = json!({"metadata":{"name":"p","namespace":"ns","uid":"u","resourceVersion":"7",
+            "labels":{"app":"x"}},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}});
+        let stored = StoredObject::from_value(ResourceKind::Pod, &pod).unwrap();
+        assert_eq!(stored.key, ObjectKey::new("ns", "p"));
+        assert_eq!(stored.resource_version, 7);
+        assert_eq!(stored.labels.get("app").map(String::as_str), Some("x"));
+        assert_eq!(stored.field("spec.nodeName"), Some("n1"));
+        assert_eq!(stored.field("status.phase"), Some("Running"));
+        assert_eq!(stored.field("spec.bogus"), None);
+        assert_eq!(stored.value(), pod);
+    }
+
+    #[test]
+    fn unschedulable_defaults_to_false() {
+        let node = json!({"metadata":{"name":"n"}});
+        let stored = StoredObject::from_value(ResourceKind::Node, &node).unwrap();
+        assert_eq!(stored.field("spec.unschedulable"), Some("false"));
+    }
+}

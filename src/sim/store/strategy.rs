@@ -1,0 +1,497 @@
+//! Server-side bookkeeping on writes, after the upstream registry strategies:
+//! what create sets (uid, creationTimestamp, generation, defaults, cleared
+//! status), what update keeps (identity, status on the main resource, spec on
+//! `/status`), when `generation` moves, and the validation that answers 422.
+//! Pure functions over JSON values; the store supplies the resourceVersion,
+//! the clock and the uid.
+
+use serde_json::{Map, Value, json};
+
+use super::StoreError;
+use crate::sim::resources::ResourceKind;
+
+/// The annotation apps/v1 uses to expose a DaemonSet's template generation.
+pub const TEMPLATE_GENERATION_ANNOTATION: &str = "deprecated.daemonset.template.generation";
+
+/// Which part of an object a write targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// The main resource: status changes are ignored (for kinds with status).
+    Main,
+    /// `/status`: only status changes are kept.
+    Status,
+}
+
+/// How a create treats identity fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateMode {
+    /// An API create: uid, creationTimestamp, generation and status are set by the server.
+    Api,
+    /// Loading a snapshot: uid, creationTimestamp, generation and status are kept if present.
+    Restore,
+}
+
+/// What the store supplies to a write.
+pub struct WriteStamp<'a> {
+    /// The new resourceVersion.
+    pub resource_version: u64,
+    /// Now, RFC 3339.
+    pub now: &'a str,
+    /// A fresh uid (used by creates).
+    pub uid: &'a str,
+}
+
+/// Fills in and validates a new object. Returns it ready to store.
+pub fn prepare_create(
+    kind: ResourceKind,
+    mut obj: Value,
+    mode: CreateMode,
+    stamp: &WriteStamp<'_>,
+) -> Result<Value, StoreError> {
+    check_type(kind, &mut obj)?;
+    let name = object_name(&obj);
+    as_map(&mut obj, kind, &name)?;
+    // `metadata` is now an object or absent, so indexing below cannot panic.
+    obj["metadata"]["resourceVersion"] = json!(stamp.resource_version.to_string());
+    remove_meta(&mut obj, "deletionTimestamp");
+    remove_meta(&mut obj, "deletionGracePeriodSeconds");
+    if !kind.namespaced() {
+        remove_meta(&mut obj, "namespace");
+    }
+    let keep = mode == CreateMode::Restore;
+    if !keep || !obj["metadata"]["uid"].is_string() {
+        obj["metadata"]["uid"] = json!(stamp.uid);
+    }
+    if !keep || !obj["metadata"]["creationTimestamp"].is_string() {
+        obj["metadata"]["creationTimestamp"] = json!(stamp.now);
+    }
+    validate_identity(kind, &obj)?;
+    match kind {
+        ResourceKind::DaemonSet => create_daemonset(&mut obj, keep),
+        ResourceKind::Pod if !keep => {
+            obj["status"] = json!({"phase": "Pending"});
+        }
+        ResourceKind::Namespace if obj["status"]["phase"].as_str().is_none() => {
+            obj["status"] = json!({"phase": "Active"});
+        }
+        _ => {}
+    }
+    if kind == ResourceKind::DaemonSet {
+        validate_daemonset(&obj)?;
+    }
+    Ok(obj)
+}
+
+/// Merges an update into the stored object following the kind's strategy.
+/// Returns `None` when the result equals `old` (a no-op, which upstream
+/// answers with the old object and no new resourceVersion).
+pub fn prepare_update(
+    kind: ResourceKind,
+    old: &Value,
+    mut new: Value,
+    sub: Subresource,
+    stamp: &WriteStamp<'_>,
+) -> Result<Option<Value>, StoreError> {
+    check_type(kind, &mut new)?;
+    let name = object_name(old);
+    as_map(&mut new, kind, &name)?;
+    let sent_rv = new["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default();
+    let old_rv = old["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default();
+    if !sent_rv.is_empty() && sent_rv != old_rv {
+        return Err(StoreError::conflict(kind, &name));
+    }
+    let mut next = match sub {
+        Subresource::Status => {
+            let mut next = old.clone();
+            next["status"] = new.get("status").cloned().unwrap_or_else(|| json!({}));
+            next
+        }
+        Subresource::Main => {
+            if kind.has_status() {
+                match old.get("status") {
+                    Some(status) => new["status"] = status.clone(),
+                    None => drop(new.as_object_mut().map(|m| m.remove("status"))),
+                }
+            }
+            keep_identity(old, &mut new);
+            new
+        }
+    };
+    if kind == ResourceKind::DaemonSet {
+        default_daemonset(&mut next);
+        validate_daemonset(&next)?;
+        if next["spec"]["selector"] != old["spec"]["selector"] {
+            return Err(StoreError::invalid(
+                kind,
+                &name,
+                "spec.selector",
+                "field is immutable",
+            ));
+        }
+        bump_daemonset_generation(old, &mut next);
+    }
+    next["metadata"]["resourceVersion"] = json!(old_rv);
+    if next == *old {
+        return Ok(None);
+    }
+    next["metadata"]["resourceVersion"] = json!(stamp.resource_version.to_string());
+    validate_identity(kind, &next)?;
+    Ok(Some(next))
+}
+
+/// The object's name, for messages (empty if it has none).
+pub fn object_name(obj: &Value) -> String {
+    obj["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Checks `kind`/`apiVersion` when present and fills them in.
+fn check_type(kind: ResourceKind, obj: &mut Value) -> Result<(), StoreError> {
+    let Some(map) = obj.as_object_mut() else {
+        return Err(StoreError::BadRequest(
+            "the body must be a JSON object".into(),
+        ));
+    };
+    for (field, expected) in [("apiVersion", kind.api_version()), ("kind", kind.kind())] {
+        match map.get(field) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(found)) if found == expected || found.is_empty() => {}
+            Some(found) => {
+                return Err(StoreError::BadRequest(format!(
+                    "the {field} in the data ({}) does not match the expected {field} ({expected})",
+                    found.as_str().unwrap_or("?")
+                )));
+            }
+        }
+        map.insert(field.into(), json!(expected));
+    }
+    Ok(())
+}
+
+fn as_map<'a>(
+    obj: &'a mut Value,
+    kind: ResourceKind,
+    name: &str,
+) -> Result<&'a mut Map<String, Value>, StoreError> {
+    let map = obj
+        .as_object_mut()
+        .ok_or_else(|| StoreError::BadRequest("the body must be a JSON object".into()))?;
+    if !map.get("metadata").is_none_or(Value::is_object) {
+        return Err(StoreError::invalid(
+            kind,
+            name,
+            "metadata",
+            "must be an object",
+        ));
+    }
+    Ok(map)
+}
+
+fn remove_meta(obj: &mut Value, field: &str) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove(field);
+    }
+}
+
+/// Copies the fields a client may not change on update.
+fn keep_identity(old: &Value, new: &mut Value) {
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "name",
+        "namespace",
+    ] {
+        match old["metadata"].get(field) {
+            Some(value) => new["metadata"][field] = value.clone(),
+            None => remove_meta(new, field),
+        }
+    }
+}
+
+/// Names are DNS-1123 subdomains (what upstream requires of these kinds).
+fn validate_identity(kind: ResourceKind, obj: &Value) -> Result<(), StoreError> {
+    let name = object_name(obj);
+    if !is_dns_subdomain(&name) {
+        let message = if name.is_empty() {
+            "name or generateName is required".to_owned()
+        } else {
+            format!(
+                "Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case \
+                 alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+            )
+        };
+        return Err(StoreError::invalid(kind, &name, "metadata.name", &message));
+    }
+    let namespace = obj["metadata"]["namespace"].as_str().unwrap_or_default();
+    if kind.namespaced() && !is_dns_subdomain(namespace) {
+        return Err(StoreError::invalid(
+            kind,
+            &name,
+            "metadata.namespace",
+            "Required value: a valid namespace is required",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `name` is a lowercase RFC 1123 subdomain of at most 253 characters.
+pub fn is_dns_subdomain(name: &str) -> bool {
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 253
+        && bytes.iter().all(|&c| alnum(c) || c == b'-' || c == b'.')
+        && bytes.first().copied().is_some_and(alnum)
+        && bytes.last().copied().is_some_and(alnum)
+}
+
+fn create_daemonset(obj: &mut Value, keep: bool) {
+    default_daemonset(obj);
+    if !keep || obj["metadata"]["generation"].as_i64().is_none() {
+        obj["metadata"]["generation"] = json!(1);
+    }
+    if obj["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION]
+        .as_str()
+        .is_none()
+    {
+        if !obj["metadata"]["annotations"].is_object() {
+            obj["metadata"]["annotations"] = json!({});
+        }
+        obj["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION] = json!("1");
+    }
+    if !keep || !obj["status"].is_object() {
+        obj["status"] = json!({"currentNumberScheduled": 0, "desiredNumberScheduled": 0,
+            "numberMisscheduled": 0, "numberReady": 0});
+    }
+}
+
+/// apps/v1 defaults: RollingUpdate with maxUnavailable 1 and maxSurge 0, and a
+/// revision history limit of 10.
+fn default_daemonset(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let strategy = spec.entry("updateStrategy").or_insert_with(|| json!({}));
+    if !strategy.is_object() {
+        *strategy = json!({});
+    }
+    if strategy["type"].as_str().is_none_or(str::is_empty) {
+        strategy["type"] = json!("RollingUpdate");
+    }
+    if strategy["type"] == "RollingUpdate" {
+        if !strategy["rollingUpdate"].is_object() {
+            strategy["rollingUpdate"] = json!({});
+        }
+        let rolling = &mut strategy["rollingUpdate"];
+        if rolling["maxUnavailable"].is_null() {
+            rolling["maxUnavailable"] = json!(1);
+        }
+        if rolling["maxSurge"].is_null() {
+            rolling["maxSurge"] = json!(0);
+        }
+    }
+    spec.entry("revisionHistoryLimit")
+        .or_insert_with(|| json!(10));
+}
+
+/// Required selector that matches the template labels (upstream validation).
+fn validate_daemonset(obj: &Value) -> Result<(), StoreError> {
+    let kind = ResourceKind::DaemonSet;
+    let name = object_name(obj);
+    let selector = &obj["spec"]["selector"];
+    let match_labels = selector["matchLabels"].as_object();
+    let has_expressions = selector["matchExpressions"]
+        .as_array()
+        .is_some_and(|e| !e.is_empty());
+    if match_labels.is_none_or(Map::is_empty) && !has_expressions {
+        return Err(StoreError::invalid(
+            kind,
+            &name,
+            "spec.selector",
+            "Required value",
+        ));
+    }
+    let template_labels = &obj["spec"]["template"]["metadata"]["labels"];
+    if let Some(labels) = match_labels
+        && labels
+            .iter()
+            .any(|(k, v)| template_labels.get(k) != Some(v))
+    {
+        return Err(StoreError::invalid(
+            kind,
+            &name,
+            "spec.template.metadata.labels",
+            "Invalid value: `selector` does not match template `labels`",
+        ));
+    }
+    Ok(())
+}
+
+/// Spec changes bump `generation`; template changes also bump the template
+/// generation annotation (upstream `daemonSetStrategy.PrepareForUpdate`).
+fn bump_daemonset_generation(old: &Value, next: &mut Value) {
+    let old_generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
+    let spec_changed = next["spec"] != old["spec"];
+    next["metadata"]["generation"] = json!(old_generation + i64::from(spec_changed));
+    let old_template_generation = old["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION]
+        .as_str()
+        .and_then(|g| g.parse::<i64>().ok())
+        .unwrap_or(1);
+    let template_changed = next["spec"]["template"] != old["spec"]["template"];
+    if !next["metadata"]["annotations"].is_object() {
+        next["metadata"]["annotations"] = json!({});
+    }
+    next["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION] =
+        json!((old_template_generation + i64::from(template_changed)).to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(rv: u64) -> WriteStamp<'static> {
+        WriteStamp {
+            resource_version: rv,
+            now: "2026-01-01T00:00:00Z",
+            uid: "uid-1",
+        }
+    }
+
+    fn ds() -> Value {
+        json!({"metadata":{"name":"agent","namespace":"default"},
+            "spec":{"selector":{"matchLabels":{"app":"a"}},
+                "template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"i:1"}]}}}})
+    }
+
+    #[test]
+    fn create_daemonset_sets_generation_defaults_and_status() {
+        let created =
+            prepare_create(ResourceKind::DaemonSet, ds(), CreateMode::Api, &stamp(5)).unwrap();
+        assert_eq!(created["metadata"]["generation"], 1);
+        assert_eq!(created["metadata"]["resourceVersion"], "5");
+        assert_eq!(created["metadata"]["uid"], "uid-1");
+        assert_eq!(created["kind"], "DaemonSet");
+        assert_eq!(created["spec"]["updateStrategy"]["type"], "RollingUpdate");
+        assert_eq!(
+            created["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"],
+            1
+        );
+        assert_eq!(
+            created["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION],
+            "1"
+        );
+        assert_eq!(created["status"]["desiredNumberScheduled"], 0);
+    }
+
+    #[test]
+    fn template_change_bumps_generation_status_change_does_not() {
+        let old =
+            prepare_create(ResourceKind::DaemonSet, ds(), CreateMode::Api, &stamp(5)).unwrap();
+        let mut changed = old.clone();
+        changed["spec"]["template"]["spec"]["containers"][0]["image"] = json!("i:2");
+        let next = prepare_update(
+            ResourceKind::DaemonSet,
+            &old,
+            changed,
+            Subresource::Main,
+            &stamp(6),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(next["metadata"]["generation"], 2);
+        assert_eq!(
+            next["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION],
+            "2"
+        );
+        let mut status_only = old.clone();
+        status_only["status"]["numberReady"] = json!(3);
+        let on_main = prepare_update(
+            ResourceKind::DaemonSet,
+            &old,
+            status_only.clone(),
+            Subresource::Main,
+            &stamp(7),
+        )
+        .unwrap();
+        assert!(on_main.is_none(), "status is ignored on the main resource");
+        let on_status = prepare_update(
+            ResourceKind::DaemonSet,
+            &old,
+            status_only,
+            Subresource::Status,
+            &stamp(7),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(on_status["status"]["numberReady"], 3);
+        assert_eq!(on_status["metadata"]["generation"], 1);
+    }
+
+    #[test]
+    fn stale_resource_version_conflicts_and_selector_is_immutable() {
+        let old =
+            prepare_create(ResourceKind::DaemonSet, ds(), CreateMode::Api, &stamp(5)).unwrap();
+        let mut stale = old.clone();
+        stale["metadata"]["resourceVersion"] = json!("4");
+        let err = prepare_update(
+            ResourceKind::DaemonSet,
+            &old,
+            stale,
+            Subresource::Main,
+            &stamp(6),
+        );
+        assert!(matches!(err, Err(StoreError::Conflict { .. })));
+        let mut moved = old.clone();
+        moved["spec"]["selector"]["matchLabels"]["app"] = json!("b");
+        moved["spec"]["template"]["metadata"]["labels"]["app"] = json!("b");
+        let err = prepare_update(
+            ResourceKind::DaemonSet,
+            &old,
+            moved,
+            Subresource::Main,
+            &stamp(6),
+        );
+        assert!(matches!(err, Err(StoreError::Invalid { .. })));
+    }
+
+    #[test]
+    fn invalid_names_and_wrong_kinds_are_rejected() {
+        let bad = json!({"metadata":{"name":"Bad_Name"}});
+        assert!(matches!(
+            prepare_create(ResourceKind::Node, bad, CreateMode::Api, &stamp(1)),
+            Err(StoreError::Invalid { .. })
+        ));
+        let wrong = json!({"kind":"Pod","metadata":{"name":"n"}});
+        assert!(matches!(
+            prepare_create(ResourceKind::Node, wrong, CreateMode::Api, &stamp(1)),
+            Err(StoreError::BadRequest(_))
+        ));
+        let pod = json!({"metadata":{"name":"p"}});
+        assert!(matches!(
+            prepare_create(ResourceKind::Pod, pod, CreateMode::Api, &stamp(1)),
+            Err(StoreError::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn restore_keeps_identity() {
+        let node = json!({"metadata":{"name":"n","uid":"keep","creationTimestamp":"2020-01-01T00:00:00Z"},
+            "status":{"conditions":[]}});
+        let restored =
+            prepare_create(ResourceKind::Node, node, CreateMode::Restore, &stamp(2)).unwrap();
+        assert_eq!(restored["metadata"]["uid"], "keep");
+        assert_eq!(
+            restored["metadata"]["creationTimestamp"],
+            "2020-01-01T00:00:00Z"
+        );
+    }
+}

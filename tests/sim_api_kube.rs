@@ -1,0 +1,297 @@
+//! The embedded API server driven by kube-rs, in-process: typed Api list /
+//! get / patch / create / delete, errors with code and reason, and a
+//! kube-runtime watcher surviving server-side timeouts, dropped connections,
+//! a server restart on the same port, and a 410 that forces a re-list.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::DaemonSet;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Client};
+use rollcall::model;
+use rollcall::sim::resources::ResourceKind;
+use rollcall::sim::server::{ServeOptions, ServerHandle, serve};
+use rollcall::sim::store::{PodTermination, Store, StoreOptions};
+use serde_json::{Value, json};
+
+fn node(name: &str) -> Value {
+    json!({"metadata":{"name":name,"labels":{"pool":"a"}},
+        "status":{"conditions":[{"type":"Ready","status":"True"}]}})
+}
+
+async fn start(store: &Store) -> (ServerHandle, Client) {
+    let server = serve(store.clone(), ServeOptions::default()).await.unwrap();
+    let client = Client::try_from(server.kube_config()).unwrap();
+    (server, client)
+}
+
+#[tokio::test]
+async fn typed_node_api_lists_pages_gets_and_patches() {
+    let store = Store::new();
+    for i in 0..5 {
+        store
+            .create(ResourceKind::Node, node(&format!("node-{i}")))
+            .unwrap();
+    }
+    let (server, client) = start(&store).await;
+    let nodes: Api<model::Node> = Api::all(client);
+
+    let first = nodes.list(&ListParams::default().limit(2)).await.unwrap();
+    assert_eq!(first.items.len(), 2);
+    let token = first.metadata.continue_.clone().expect("a continue token");
+    let rest = nodes
+        .list(&ListParams::default().limit(10).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(rest.items.len(), 3);
+    assert_eq!(
+        rest.metadata.resource_version,
+        first.metadata.resource_version
+    );
+
+    let selected = nodes
+        .list(&ListParams::default().fields("metadata.name=node-3"))
+        .await
+        .unwrap();
+    assert_eq!(selected.items.len(), 1);
+    assert!(selected.items[0].is_ready());
+
+    let patch = json!({"metadata":{"labels":{"zone":"z1"}}});
+    let patched = nodes
+        .patch("node-1", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    assert_eq!(patched.label("zone"), Some("z1"));
+    let cordon = json!({"spec":{"unschedulable":true}});
+    let cordoned = nodes
+        .patch(
+            "node-1",
+            &PatchParams::default(),
+            &Patch::Strategic(&cordon),
+        )
+        .await
+        .unwrap();
+    assert!(cordoned.spec.unschedulable);
+    assert_eq!(nodes.get("node-1").await.unwrap().label("zone"), Some("z1"));
+
+    let missing = nodes.get("nope").await.unwrap_err();
+    let kube::Error::Api(status) = missing else {
+        panic!("expected an API error")
+    };
+    assert_eq!(status.code, 404);
+    assert!(status.is_not_found());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn daemonset_create_bumps_generation_and_conflicts_on_stale_update() {
+    let store = Store::new();
+    let (server, client) = start(&store).await;
+    let daemonsets: Api<DaemonSet> = Api::namespaced(client, "default");
+    let ds: DaemonSet = serde_json::from_value(json!({"metadata":{"name":"agent"},
+        "spec":{"selector":{"matchLabels":{"app":"agent"}},
+            "template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"agent","image":"agent:v1"}]}}}}))
+    .unwrap();
+    let created = daemonsets
+        .create(&PostParams::default(), &ds)
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    let set_image =
+        json!({"spec":{"template":{"spec":{"containers":[{"name":"agent","image":"agent:v2"}]}}}});
+    let updated = daemonsets
+        .patch(
+            "agent",
+            &PatchParams::default(),
+            &Patch::Strategic(&set_image),
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.metadata.generation, Some(2));
+    let error = daemonsets
+        .replace("agent", &PostParams::default(), &created)
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = error else {
+        panic!("expected an API error")
+    };
+    assert_eq!(status.code, 409);
+    assert!(status.is_conflict());
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let mut other = ds.clone();
+    other.metadata.name = Some("dry".into());
+    daemonsets.create(&dry, &other).await.unwrap();
+    assert!(
+        store
+            .get(ResourceKind::DaemonSet, "default", "dry")
+            .is_none()
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn pod_delete_with_uid_precondition() {
+    let store = Store::with_options(StoreOptions {
+        pod_termination: PodTermination::External,
+        ..StoreOptions::default()
+    });
+    let pod = store
+        .create(ResourceKind::Pod, json!({"metadata":{"name":"p","namespace":"default"},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]}}))
+        .unwrap();
+    let (server, client) = start(&store).await;
+    let pods: Api<model::Pod> = Api::namespaced(client, "default");
+    let wrong = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some("other".into()),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    let kube::Error::Api(status) = pods.delete("p", &wrong).await.unwrap_err() else {
+        panic!("expected an API error")
+    };
+    assert_eq!(status.code, 409);
+    assert!(
+        status.message.contains("Precondition failed"),
+        "{}",
+        status.message
+    );
+    let uid = pod["metadata"]["uid"].as_str().map(str::to_owned);
+    let right = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid,
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    let terminating = pods
+        .delete("p", &right)
+        .await
+        .unwrap()
+        .left()
+        .expect("the pod itself");
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn requests_without_the_token_are_unauthorized() {
+    let store = Store::new();
+    let (server, _) = start(&store).await;
+    let mut config = server.kube_config();
+    config.auth_info.token = Some(String::from("wrong").into());
+    let nodes: Api<model::Node> = Api::all(Client::try_from(config).unwrap());
+    let kube::Error::Api(status) = nodes.list(&ListParams::default()).await.unwrap_err() else {
+        panic!("expected an API error")
+    };
+    assert_eq!(status.code, 401);
+    assert_eq!(status.reason, "Unauthorized");
+    server.shutdown().await;
+}
+
+/// Collects watcher events until `done` says stop (or fails after 20 s).
+async fn until<S>(stream: &mut S, mut done: impl FnMut(&Event<model::Node>) -> bool)
+where
+    S: futures::Stream<Item = Result<Event<model::Node>, watcher::Error>> + Unpin,
+{
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(event) = stream.next().await {
+            if let Ok(event) = event
+                && done(&event)
+            {
+                return;
+            }
+        }
+        panic!("watch stream ended");
+    })
+    .await
+    .expect("expected watcher event within 20 s");
+}
+
+fn applied(name: &'static str) -> impl FnMut(&Event<model::Node>) -> bool {
+    move |event| matches!(event, Event::Apply(n) | Event::InitApply(n) if n.name() == name)
+}
+
+#[tokio::test]
+async fn watcher_survives_timeouts_dropped_connections_restarts_and_410() {
+    let store = Store::new();
+    store.create(ResourceKind::Node, node("node-0")).unwrap();
+    let (server, client) = start(&store).await;
+    let nodes: Api<model::Node> = Api::all(client);
+    // A 1 s server-side timeout: the stream ends cleanly and kube re-watches.
+    let mut stream = watcher::watcher(nodes, watcher::Config::default().timeout(1))
+        .default_backoff()
+        .boxed();
+    until(&mut stream, |e| matches!(e, Event::InitDone)).await;
+
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    store
+        .create(ResourceKind::Node, node("after-timeout"))
+        .unwrap();
+    until(&mut stream, applied("after-timeout")).await;
+
+    server.drop_connections();
+    store
+        .create(ResourceKind::Node, node("after-drop"))
+        .unwrap();
+    until(&mut stream, applied("after-drop")).await;
+
+    let (addr, tls, token) = (server.addr, server.tls(), server.token.clone());
+    server.shutdown().await;
+    store
+        .create(ResourceKind::Node, node("while-down"))
+        .unwrap();
+    let options = ServeOptions {
+        listen: addr,
+        token: Some(token),
+        tls: Some(tls),
+        ..ServeOptions::default()
+    };
+    let server = serve(store.clone(), options).await.unwrap();
+    until(&mut stream, applied("while-down")).await;
+
+    // Forget the history while the watcher is disconnected: its resume
+    // version is now too old, the server answers an in-stream 410, and kube
+    // re-lists from scratch.
+    server.drop_connections();
+    store
+        .create(ResourceKind::Node, node("after-compaction"))
+        .unwrap();
+    store.compact();
+    until(&mut stream, |e| matches!(e, Event::Init)).await;
+    until(&mut stream, applied("after-compaction")).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn streaming_list_watcher_becomes_ready() {
+    let store = Store::new();
+    for i in 0..3 {
+        store
+            .create(ResourceKind::Node, node(&format!("node-{i}")))
+            .unwrap();
+    }
+    let (server, client) = start(&store).await;
+    let nodes: Api<model::Node> = Api::all(client);
+    let mut stream = watcher::watcher(nodes, watcher::Config::default().streaming_lists())
+        .default_backoff()
+        .boxed();
+    let mut initial = 0;
+    until(&mut stream, |e| {
+        if matches!(e, Event::InitApply(_)) {
+            initial += 1;
+        }
+        matches!(e, Event::InitDone)
+    })
+    .await;
+    assert_eq!(initial, 3);
+    store.create(ResourceKind::Node, node("live")).unwrap();
+    until(&mut stream, applied("live")).await;
+    server.shutdown().await;
+}
