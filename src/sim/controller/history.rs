@@ -62,14 +62,14 @@ pub fn plan_history(
     live_hashes: &BTreeSet<String>,
 ) -> HistoryPlan {
     let index = RevisionIndex::new(ds, revisions);
-    let max = index.list().iter().map(|r| r.number).max().unwrap_or(0);
+    let next = index.next_number();
     let mut actions = Vec::new();
     let current = index.current().filter(|_| index.current_matches_template());
     let current_hash = if let Some(current) = current {
-        if current.number < max {
+        if current.number < next {
             actions.push(HistoryAction::Renumber {
                 name: current.name.clone(),
-                revision: max + 1,
+                revision: next,
             });
         }
         current.hash.clone()
@@ -92,24 +92,23 @@ pub fn plan_history(
             ds,
             &name,
             &hash,
-            max + 1,
+            next,
         )));
         hash
     };
-    actions.extend(trim(ds, &index, revisions, &current_hash, live_hashes));
+    actions.extend(trim(ds, &index, revisions, live_hashes));
     HistoryPlan::Apply {
         current_hash,
         actions,
     }
 }
 
-/// Deletes for revisions beyond the history limit that neither are current
-/// nor run by any live pod, oldest first.
+/// Deletes for old revisions beyond the history limit (the engine's
+/// `to_prune`: oldest first, never current, never one a live pod runs).
 fn trim(
     ds: &DaemonSet,
     index: &RevisionIndex,
     revisions: &[ControllerRevision],
-    current_hash: &str,
     live_hashes: &BTreeSet<String>,
 ) -> Vec<HistoryAction> {
     let limit = ds
@@ -117,16 +116,9 @@ fn trim(
         .as_ref()
         .and_then(|s| s.revision_history_limit)
         .unwrap_or(DEFAULT_REVISION_HISTORY_LIMIT);
-    let old: Vec<_> = index
-        .list()
-        .iter()
-        .filter(|r| r.hash != current_hash && !live_hashes.contains(&r.hash))
-        .collect();
-    let excess = old
-        .len()
-        .saturating_sub(usize::try_from(limit.max(0)).unwrap_or(0));
-    old.iter()
-        .take(excess)
+    index
+        .to_prune(limit, live_hashes)
+        .into_iter()
         .map(|r| HistoryAction::Delete {
             name: r.name.clone(),
             uid: revisions

@@ -42,7 +42,7 @@ pub enum SimError {
     },
     /// The API server could not start.
     #[error("cannot start the API server")]
-    Serve(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Serve(#[from] server::SimError),
 }
 
 /// How to start the embedded cluster.
@@ -194,8 +194,7 @@ pub async fn start(options: EmbeddedOptions) -> Result<EmbeddedCluster, SimError
         ..ServeOptions::default()
     };
     let server = server::serve(simulation.store.clone(), serve_options)
-        .await
-        .map_err(|err| SimError::Serve(Box::new(err)))?;
+        .await?;
     Ok(EmbeddedCluster { server, simulation })
 }
 

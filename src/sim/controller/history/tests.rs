@@ -126,7 +126,8 @@ fn trims_oldest_unused_revisions_beyond_the_limit() {
         })
         .collect();
     let (_, actions) = applied(plan_history(&ds("a:4", Some(1)), &revisions, &live));
-    // Old, not live: revisions 2 and 3; limit 1 keeps the newer (3).
+    // upstream cleanupHistory: 3 old revisions, limit 1, so 2 must go; the
+    // live one (1) is skipped, so 2 and 3 are deleted.
     let deleted: Vec<_> = actions
         .iter()
         .filter_map(|a| match a {
@@ -134,7 +135,7 @@ fn trims_oldest_unused_revisions_beyond_the_limit() {
             _ => None,
         })
         .collect();
-    assert_eq!(deleted, ["uid-2"]);
+    assert_eq!(deleted, ["uid-2", "uid-3"]);
 }
 
 #[test]
