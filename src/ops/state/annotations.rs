@@ -12,20 +12,34 @@ use crate::ops::error::OpsError;
 /// Every key rollcall writes starts with this.
 pub const ANNOTATION_PREFIX: &str = "rollcall.dev/";
 
-const MODE: &str = "rollcall.dev/mode";
-const PAUSED_BY: &str = "rollcall.dev/paused-by";
-const PAUSED_AT: &str = "rollcall.dev/paused-at";
-const PAUSE_REASON: &str = "rollcall.dev/pause-reason";
-const SAVED_STRATEGY: &str = "rollcall.dev/saved-update-strategy";
-const CANARIES: &str = "rollcall.dev/canaries";
-const CANARY_SELECTOR: &str = "rollcall.dev/canary-selector";
-const BATCH: &str = "rollcall.dev/batch";
-const SOAK: &str = "rollcall.dev/soak";
-const TIMEOUT: &str = "rollcall.dev/timeout";
-const BATCH_NODES: &str = "rollcall.dev/batch-nodes";
-const ROLLBACK_TO: &str = "rollcall.dev/rollback-to";
-const UPDATED_BY: &str = "rollcall.dev/updated-by";
-const UPDATED_AT: &str = "rollcall.dev/updated-at";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const MODE: &str = "rollcall.dev/mode";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const PAUSED_BY: &str = "rollcall.dev/paused-by";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const PAUSED_AT: &str = "rollcall.dev/paused-at";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const PAUSE_REASON: &str = "rollcall.dev/pause-reason";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const SAVED_STRATEGY: &str = "rollcall.dev/saved-update-strategy";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const CANARIES: &str = "rollcall.dev/canaries";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const CANARY_SELECTOR: &str = "rollcall.dev/canary-selector";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const BATCH: &str = "rollcall.dev/batch";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const SOAK: &str = "rollcall.dev/soak";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const TIMEOUT: &str = "rollcall.dev/timeout";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const BATCH_NODES: &str = "rollcall.dev/batch-nodes";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const ROLLBACK_TO: &str = "rollcall.dev/rollback-to";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const UPDATED_BY: &str = "rollcall.dev/updated-by";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const UPDATED_AT: &str = "rollcall.dev/updated-at";
 
 /// All keys, so a write can clear the ones a state no longer has.
 const ALL_KEYS: [&str; 14] = [

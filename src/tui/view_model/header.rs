@@ -7,15 +7,12 @@ use super::{Cell, Tone};
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
-/// Annotation where rollout operations record their mode (`advancing`, `auto`,
-/// `rolling-back`, ...); absent means idle.
-pub const MODE_ANNOTATION: &str = "rollcall.dev/mode";
-
-/// Annotation naming who paused the rollout; present means paused.
-pub const PAUSED_BY_ANNOTATION: &str = "rollcall.dev/paused-by";
-
-/// Annotation with why the rollout was paused.
-pub const PAUSE_REASON_ANNOTATION: &str = "rollcall.dev/pause-reason";
+// The rollout-state keys live with the operations that write them.
+#[cfg(test)]
+use crate::ops::state::annotations::{
+    MODE as MODE_ANNOTATION, PAUSE_REASON as PAUSE_REASON_ANNOTATION,
+    PAUSED_BY as PAUSED_BY_ANNOTATION,
+};
 
 /// The header's content.
 #[derive(Clone, Debug, PartialEq)]
