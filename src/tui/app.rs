@@ -180,6 +180,7 @@ impl App {
             | Action::ToggleAuto
             | Action::TogglePause
             | Action::Rollback
+            | Action::ShowPlan
             | Action::DialogYes
             | Action::DialogNo
             | Action::DialogUp

@@ -69,6 +69,13 @@ pub enum Modal {
     Confirm(Box<Confirm>),
     /// Choose a revision.
     Rollback(RollbackPicker),
+    /// Read-only text (the rollout plan).
+    Info {
+        /// Title.
+        title: String,
+        /// Lines.
+        lines: Vec<String>,
+    },
 }
 
 /// What the dialog widget draws.
@@ -120,6 +127,22 @@ impl Modal {
                     lines,
                 }
             }
+            Self::Info { title, lines } => DialogVm {
+                title: format!(" {title} "),
+                lines: lines
+                    .iter()
+                    .map(|l| {
+                        Cell::new(
+                            l,
+                            if l.starts_with("skip") {
+                                Tone::Dim
+                            } else {
+                                Tone::Normal
+                            },
+                        )
+                    })
+                    .collect(),
+            },
         }
     }
 }

@@ -69,6 +69,8 @@ pub enum Action {
     TogglePause,
     /// Rollout: pick a revision to roll back to.
     Rollback,
+    /// Rollout: show the plan (order, canaries, skipped nodes with reasons).
+    ShowPlan,
     /// In a dialog: yes / choose.
     DialogYes,
     /// In a dialog: no / cancel.
@@ -100,6 +102,8 @@ pub enum Context {
     Confirm,
     /// Picking a revision to roll back to.
     RollbackPicker,
+    /// Reading the rollout plan.
+    PlanView,
 }
 
 impl Context {
@@ -115,6 +119,7 @@ impl Context {
             Self::FilterInput => "Filter input",
             Self::Confirm => "Confirm dialog",
             Self::RollbackPicker => "Rollback dialog",
+            Self::PlanView => "Rollout plan",
         }
     }
 }
@@ -233,9 +238,11 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('A')], action: Action::ToggleAuto, hint: Some("auto"), help: "start or stop auto-advance (gated batches)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('p')], action: Action::TogglePause, hint: Some("pause"), help: "pause or resume the rollout for every console" },
     Binding { contexts: &[Context::Grid, Context::Detail, Context::History], keys: &[Key::char('r')], action: Action::Rollback, hint: Some("rollback"), help: "roll back: pick a revision, see the diff, confirm" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('P')], action: Action::ShowPlan, hint: Some("plan"), help: "show the rollout plan: order, canaries, skipped nodes and why" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::DialogYes, hint: Some("yes"), help: "do it" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::DialogNo, hint: Some("no"), help: "cancel" },
-    Binding { contexts: &[Context::Confirm, Context::RollbackPicker], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
+    Binding { contexts: &[Context::Confirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
+    Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::DialogNo, hint: Some("close"), help: "close the plan" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "newer revision" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "older revision" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Enter)], action: Action::DialogYes, hint: Some("roll back to this"), help: "roll back to the selected revision (asks again)" },
@@ -247,7 +254,7 @@ pub fn active_contexts(screen: Context) -> Vec<Context> {
     match screen {
         Context::FilterInput => vec![Context::FilterInput],
         // Dialogs are modal: only their own keys apply.
-        Context::Confirm | Context::RollbackPicker => vec![screen],
+        Context::Confirm | Context::RollbackPicker | Context::PlanView => vec![screen],
         Context::Grid | Context::Picker | Context::History => {
             vec![screen, Context::List, Context::Global]
         }
@@ -308,6 +315,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::FilterInput,
         Context::Confirm,
         Context::RollbackPicker,
+        Context::PlanView,
     ];
     order
         .into_iter()

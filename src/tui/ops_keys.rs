@@ -81,6 +81,7 @@ impl OpsConsole {
         match self.modal {
             Some(Modal::Confirm(_)) => Some(Context::Confirm),
             Some(Modal::Rollback(_)) => Some(Context::RollbackPicker),
+            Some(Modal::Info { .. }) => Some(Context::PlanView),
             None => None,
         }
     }
@@ -131,10 +132,12 @@ impl App {
         let result = match action {
             Action::DialogYes => Ok(self.dialog_yes(cache)),
             Action::DialogNo => {
-                self.ops.modal = None;
-                self.ui.info("cancelled");
+                if !matches!(self.ops.modal.take(), Some(Modal::Info { .. })) {
+                    self.ui.info("cancelled");
+                }
                 Ok(None)
             }
+            Action::ShowPlan => self.show_plan(cache).map(|()| None),
             Action::DialogUp | Action::DialogDown => {
                 self.move_rollback_selection(action, cache);
                 Ok(None)
@@ -308,6 +311,7 @@ impl App {
 
     fn dialog_yes(&mut self, cache: &Cache) -> Option<Effect> {
         match self.ops.modal.take()? {
+            Modal::Info { .. } => None,
             Modal::Rollback(picker) => {
                 if let Err(message) = self.ask_rollback(cache, &picker) {
                     self.ui.error(message);
@@ -626,6 +630,34 @@ impl App {
                 timeout: DEFAULT_POLICY.timeout,
             },
         })));
+        Ok(())
+    }
+}
+
+impl App {
+    fn show_plan(&mut self, cache: &Cache) -> Result<(), String> {
+        let snapshot = self.snapshot(cache)?;
+        let report = crate::ops::status::StatusReport::build(&snapshot, jiff::Timestamp::now())
+            .map_err(|e| e.to_string())?;
+        let mut lines = vec![format!(
+            "state: {}   ({} node(s) to advance)",
+            report.state,
+            report.plan.len()
+        )];
+        lines.extend(report.plan.iter().enumerate().map(|(i, step)| {
+            let canary = if step.canary { " [canary]" } else { "" };
+            format!("{:>4}. {}{canary}  {}", i + 1, step.node, step.group)
+        }));
+        lines.extend(
+            report
+                .skipped
+                .iter()
+                .map(|s| format!("skip {}: {}", s.node, s.reason)),
+        );
+        self.ops.modal = Some(Modal::Info {
+            title: "rollout plan".to_owned(),
+            lines,
+        });
         Ok(())
     }
 }

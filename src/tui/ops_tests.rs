@@ -233,3 +233,31 @@ fn auto_advance_starts_with_the_first_plan_node() {
     app.update(Action::ToggleAuto, &cache);
     assert!(app.ops.auto.is_none());
 }
+
+#[test]
+fn plan_overlay_lists_order_canaries_and_skips() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.update(Action::ShowPlan, &cache);
+    assert_eq!(app.ops.context(), Some(Context::PlanView));
+    let Some(Modal::Info { lines, .. }) = &app.ops.modal else {
+        panic!("{:?}", app.ops.modal)
+    };
+    assert!(lines.iter().any(|l| l.contains("1. node-06")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l == "skip node-04: cordoned"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l == "skip node-05: node not Ready"),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("skip gpu-01: not eligible: taint dedicated=gpu:NoSchedule")),
+        "{lines:?}"
+    );
+    app.update(Action::DialogNo, &cache);
+    assert!(app.ops.modal.is_none());
+}
