@@ -8,7 +8,7 @@ mod ops_support;
 
 use std::time::Duration;
 
-use ops_support::{all_ready, placements, small, text};
+use ops_support::{all_ready, placements, small, small_at, text};
 use rollcall::ops::error::OpsError;
 use rollcall::ops::write::{Write, execute};
 use rollcall::sim::auth::Authorizer;
@@ -101,7 +101,8 @@ async fn pause_freezes_a_rolling_update_and_resume_completes_it() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let env = small().await;
+    // Slower kubelets, so the pause lands while the controller is mid-rollout.
+    let env = small_at(0.4).await;
     env.wait_pods("log-shipper", "log-shipper settled", |pods| {
         pods.len() == 5 && all_ready(pods)
     })
