@@ -9,17 +9,17 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::app::{App, Effect};
-use super::confirm::{Confirm, Intent, Modal, RollbackPicker};
+use super::confirm::{Confirm, Intent, Modal};
 use super::keymap::{Action, Context};
 use crate::cluster::cache::Cache;
 use crate::ops::advance::{AdvanceTarget, choose, delete_requests};
-use crate::ops::auto::{AutoPolicy, AutoRun, Step};
+use crate::ops::auto::{AutoPolicy, AutoRun};
 use crate::ops::drive::ensure_actionable;
 use crate::ops::error::OpsError;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
 use crate::ops::snapshot::{Snapshot, Target};
-use crate::ops::state::{Mode, RolloutState};
+use crate::ops::state::RolloutState;
 use crate::ops::write::{Record, Write, WriteEvent, WriteRequest};
 
 /// Defaults for auto-advance when the DaemonSet has no stored settings.
@@ -41,11 +41,11 @@ pub enum OpsEvent {
 /// An auto-advance (or rollback) run in this console.
 #[derive(Debug)]
 pub struct AutoSession {
-    run: AutoRun,
+    pub(super) run: AutoRun,
     /// Write id → node, for the deletes it asked for.
-    deletes: BTreeMap<u64, String>,
+    pub(super) deletes: BTreeMap<u64, String>,
     /// Shown in messages: `auto-advance` or `rollback`.
-    label: &'static str,
+    pub(super) label: &'static str,
 }
 
 /// The console's rollout-operation state.
@@ -87,7 +87,7 @@ impl OpsConsole {
     }
 
     /// Numbers the writes and remembers what they are.
-    fn submit(&mut self, requests: Vec<WriteRequest>) -> Vec<(u64, WriteRequest)> {
+    pub(super) fn submit(&mut self, requests: Vec<WriteRequest>) -> Vec<(u64, WriteRequest)> {
         requests
             .into_iter()
             .map(|request| {
@@ -103,7 +103,7 @@ impl OpsConsole {
     }
 
     /// Refuses an operation the console may not do, with why.
-    fn allowed(&self, operation: Operation, what: &str) -> Result<(), String> {
+    pub(super) fn allowed(&self, operation: Operation, what: &str) -> Result<(), String> {
         if self.read_only {
             return Err(format!("read-only mode: {what} is disabled"));
         }
@@ -156,7 +156,7 @@ impl App {
         }))
     }
 
-    fn snapshot(&self, cache: &Cache) -> Result<Snapshot, String> {
+    pub(super) fn snapshot(&self, cache: &Cache) -> Result<Snapshot, String> {
         let key = self.ui.target.as_deref().ok_or("no daemonset selected")?;
         let target = Target::parse(key, "default").map_err(|e| e.to_string())?;
         Snapshot::from_cache(cache, &target)
@@ -254,61 +254,6 @@ impl App {
         Ok(())
     }
 
-    fn toggle_auto(&mut self, cache: &Cache) -> Result<Option<Effect>, String> {
-        if let Some(session) = self.ops.auto.take() {
-            self.ui.info(format!(
-                "{} stopped in this console ({} node(s) done)",
-                session.label,
-                session.run.done().len()
-            ));
-            let snapshot = self.snapshot(cache)?;
-            let before = snapshot.state().map_err(|e| e.to_string())?;
-            let after = RolloutState {
-                mode: Mode::Idle,
-                batch_nodes: Vec::new(),
-                ..before.clone()
-            };
-            let request = state_request(&snapshot, before, after, "auto-stop", None);
-            return Ok(Some(Effect::Writes(self.ops.submit(vec![request]))));
-        }
-        self.ops.allowed(Operation::Auto, "auto-advance")?;
-        let snapshot = self.snapshot(cache)?;
-        let before = snapshot.state().map_err(|e| e.to_string())?;
-        ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
-        let policy = AutoPolicy {
-            batch: before
-                .batch
-                .and_then(|b| usize::try_from(b).ok())
-                .unwrap_or(DEFAULT_POLICY.batch),
-            soak: before.soak.unwrap_or(DEFAULT_POLICY.soak),
-            timeout: before.timeout.unwrap_or(DEFAULT_POLICY.timeout),
-        };
-        let after = RolloutState {
-            mode: Mode::Auto,
-            batch: u32::try_from(policy.batch).ok(),
-            soak: Some(policy.soak),
-            timeout: Some(policy.timeout),
-            ..before.clone()
-        }
-        .touched(&self.ops.actor, jiff::Timestamp::now());
-        let state = state_request(&snapshot, before, after, "auto-start", None);
-        let lines = vec![format!(
-            "batches of {}, soak {}, Ready timeout {}; a failure pauses the rollout (A again stops)",
-            policy.batch,
-            humantime::format_duration(policy.soak),
-            humantime::format_duration(policy.timeout)
-        )];
-        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
-            title: "start auto-advance?".to_owned(),
-            lines,
-            intent: Intent::StartAuto {
-                policy,
-                state: Box::new(state),
-            },
-        })));
-        Ok(None)
-    }
-
     fn dialog_yes(&mut self, cache: &Cache) -> Option<Effect> {
         match self.ops.modal.take()? {
             Modal::Info { .. } => None,
@@ -357,86 +302,6 @@ impl App {
                     Some(Effect::Writes(self.ops.submit(vec![*patch, *state])))
                 }
             },
-        }
-    }
-
-    /// Steps the auto run (on cache changes and ticks); returns the writes it asks for.
-    pub fn ops_on_change(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
-        if self.ops.auto.is_none() || !self.ops.pending.is_empty() {
-            return None;
-        }
-        let snapshot = self.snapshot(cache).ok()?;
-        let state = snapshot.state().ok()?;
-        if let Some(pause) = &state.pause {
-            let session = self.ops.auto.take()?;
-            self.ui.error(format!(
-                "{} stopped: the rollout was paused by {}",
-                session.label, pause.by
-            ));
-            return None;
-        }
-        let index = snapshot.index();
-        if !index.current_matches_template() {
-            return None;
-        }
-        let rows = snapshot.rows(&index, now);
-        let plan = snapshot.plan(&rows, &state).ok()?;
-        let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
-        let step = self
-            .ops
-            .auto
-            .as_mut()?
-            .run
-            .step(&plan, &rows, min_ready, now);
-        self.auto_step(&snapshot, state, step)
-    }
-
-    fn auto_step(
-        &mut self,
-        snapshot: &Snapshot,
-        state: RolloutState,
-        step: Step,
-    ) -> Option<Effect> {
-        match step {
-            Step::Wait { .. } => None,
-            Step::Delete(victims) => {
-                let to = snapshot.index().current().map(|c| c.number);
-                let requests = delete_requests(&snapshot.target(), &victims, to, "auto-advance");
-                let ids = self.ops.submit(requests);
-                let session = self.ops.auto.as_mut()?;
-                for ((id, _), victim) in ids.iter().zip(&victims) {
-                    session.deletes.insert(*id, victim.node.clone());
-                }
-                let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
-                self.ui
-                    .info(format!("{}: advancing {}", session.label, nodes.join(", ")));
-                Some(Effect::Writes(ids))
-            }
-            Step::Pause { node, reason } => {
-                let session = self.ops.auto.take()?;
-                self.ui
-                    .error(format!("{} paused: node {node}: {reason}", session.label));
-                let request = PauseRequest {
-                    by: format!("rollcall auto ({})", self.ops.actor),
-                    reason: Some(format!("node {node}: {reason}")),
-                    node: Some(node),
-                };
-                let write = pause(snapshot, &request, jiff::Timestamp::now()).ok()?;
-                Some(Effect::Writes(self.ops.submit(vec![write])))
-            }
-            Step::Completed { advanced } => {
-                let session = self.ops.auto.take()?;
-                self.ui
-                    .info(format!("{} completed: {advanced} node(s)", session.label));
-                let after = RolloutState {
-                    mode: Mode::Idle,
-                    batch_nodes: Vec::new(),
-                    rollback_to: None,
-                    ..state.clone()
-                };
-                let request = state_request(snapshot, state, after, "auto-done", None);
-                Some(Effect::Writes(self.ops.submit(vec![request])))
-            }
         }
     }
 
@@ -499,165 +364,5 @@ pub fn state_request(
             node,
             ..Record::default()
         },
-    }
-}
-
-/// Builds the rollback picker for the DaemonSet.
-pub fn rollback_picker(snapshot: &Snapshot) -> Result<RollbackPicker, String> {
-    let index = snapshot.index();
-    let current = index.current().map(|c| c.number);
-    let revisions: Vec<(i64, String)> = index
-        .list()
-        .iter()
-        .rev()
-        .map(|r| {
-            let images = r.template["spec"]["containers"]
-                .as_array()
-                .map(|cs| {
-                    cs.iter()
-                        .filter_map(|c| c["image"].as_str())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                })
-                .unwrap_or_default();
-            let mark = if Some(r.number) == current {
-                " (current)"
-            } else {
-                ""
-            };
-            (r.number, format!("revision {}{mark}  {images}", r.number))
-        })
-        .collect();
-    if revisions.len() < 2 {
-        return Err("no last revision to roll back to".to_owned());
-    }
-    let selected = revisions
-        .iter()
-        .position(|(n, _)| Some(*n) != current)
-        .unwrap_or(0);
-    let mut picker = RollbackPicker {
-        revisions,
-        selected,
-        diff: Vec::new(),
-    };
-    picker.diff = diff_lines(snapshot, picker.revisions[selected].0);
-    Ok(picker)
-}
-
-fn diff_lines(snapshot: &Snapshot, number: i64) -> Vec<String> {
-    match crate::ops::rollback::plan(snapshot, Some(number)) {
-        Ok(plan) if plan.diff.is_empty() => vec!["(identical to the current template)".to_owned()],
-        Ok(plan) => plan.diff.lines().map(str::to_owned).collect(),
-        Err(err) => vec![err.to_string()],
-    }
-}
-
-impl App {
-    fn open_rollback(&mut self, cache: &Cache) -> Result<(), String> {
-        self.ops.allowed(Operation::Rollback, "rollback")?;
-        let snapshot = self.snapshot(cache)?;
-        self.ops.modal = Some(Modal::Rollback(rollback_picker(&snapshot)?));
-        Ok(())
-    }
-
-    fn move_rollback_selection(&mut self, action: Action, cache: &Cache) {
-        let Ok(snapshot) = self.snapshot(cache) else {
-            return;
-        };
-        let Some(Modal::Rollback(picker)) = self.ops.modal.as_mut() else {
-            return;
-        };
-        let last = picker.revisions.len().saturating_sub(1);
-        picker.selected = match action {
-            Action::DialogUp => picker.selected.saturating_sub(1),
-            _ => (picker.selected + 1).min(last),
-        };
-        if let Some((number, _)) = picker.revisions.get(picker.selected) {
-            picker.diff = diff_lines(&snapshot, *number);
-        }
-    }
-
-    fn ask_rollback(&mut self, cache: &Cache, picker: &RollbackPicker) -> Result<(), String> {
-        let snapshot = self.snapshot(cache)?;
-        let (number, _) = picker
-            .revisions
-            .get(picker.selected)
-            .ok_or("no revision selected")?;
-        let plan =
-            crate::ops::rollback::plan(&snapshot, Some(*number)).map_err(|e| e.to_string())?;
-        let patch = plan.request.ok_or_else(|| {
-            format!("skipped rollback: the template already matches revision {number}")
-        })?;
-        let before = snapshot.state().map_err(|e| e.to_string())?;
-        if before.saved_strategy.is_some() {
-            return Err(
-                "paused with the RollingUpdate strategy frozen: resume first (p)".to_owned(),
-            );
-        }
-        let after = RolloutState {
-            mode: Mode::RollingBack,
-            rollback_to: Some(*number),
-            pause: None,
-            ..before.clone()
-        }
-        .touched(&self.ops.actor, jiff::Timestamp::now());
-        let state = state_request(&snapshot, before, after, "rollback-state", None);
-        let order = if snapshot.strategy_type() == "OnDelete" {
-            crate::ops::drive::rollback_nodes(&snapshot)
-        } else {
-            Vec::new()
-        };
-        let mut lines = vec![format!(
-            "patch the template to revision {number}{}",
-            if order.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", then move {} node(s) back one by one, newest first",
-                    order.len()
-                )
-            }
-        )];
-        lines.extend(plan.diff.lines().map(str::to_owned));
-        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
-            title: format!("roll back to revision {number}?"),
-            lines,
-            intent: Intent::Rollback {
-                patch: Box::new(patch),
-                state: Box::new(state),
-                order,
-                to: *number,
-                timeout: DEFAULT_POLICY.timeout,
-            },
-        })));
-        Ok(())
-    }
-}
-
-impl App {
-    fn show_plan(&mut self, cache: &Cache) -> Result<(), String> {
-        let snapshot = self.snapshot(cache)?;
-        let report = crate::ops::status::StatusReport::build(&snapshot, jiff::Timestamp::now())
-            .map_err(|e| e.to_string())?;
-        let mut lines = vec![format!(
-            "state: {}   ({} node(s) to advance)",
-            report.state,
-            report.plan.len()
-        )];
-        lines.extend(report.plan.iter().enumerate().map(|(i, step)| {
-            let canary = if step.canary { " [canary]" } else { "" };
-            format!("{:>4}. {}{canary}  {}", i + 1, step.node, step.group)
-        }));
-        lines.extend(
-            report
-                .skipped
-                .iter()
-                .map(|s| format!("skip {}: {}", s.node, s.reason)),
-        );
-        self.ops.modal = Some(Modal::Info {
-            title: "rollout plan".to_owned(),
-            lines,
-        });
-        Ok(())
     }
 }
