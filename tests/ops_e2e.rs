@@ -142,6 +142,23 @@ async fn auto_advance_pauses_at_the_failing_pool_and_status_sees_it() {
     let refused = env.rollcall(&["advance", DS, "--next", "1", "--yes"]).await;
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("paused"), "{}", text(&refused));
+
+    // Rolling back supersedes the pause and brings every node back.
+    let rollback = env
+        .rollcall(&["rollback", DS, "--timeout", "60s", "--yes"])
+        .await;
+    assert!(rollback.status.success(), "{}", text(&rollback));
+    env.wait_pods("node-agent", "every node back on the old image", |pods| {
+        pods.len() == 5
+            && all_ready(pods)
+            && placements(pods)
+                .iter()
+                .all(|(_, image, _)| image == OLD_IMAGE)
+    })
+    .await;
+    let status = env.rollcall(&["status", DS, "-o", "json"]).await;
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+    assert_eq!(report["state"], "idle", "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

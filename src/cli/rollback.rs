@@ -48,11 +48,15 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         precheck(&session, Operation::Rollback, "roll back").await?;
         let follower = Follower::start(session.connection.client.clone(), &session.target);
         let snapshot = follower.snapshot().await?;
-        if snapshot.state()?.saved_strategy.is_some() {
+        let state = snapshot.state()?;
+        if state.saved_strategy.is_some() {
             anyhow::bail!(
                 "{} is paused with its RollingUpdate strategy frozen; resume it first",
                 session.target
             );
+        }
+        if let Some(running) = state.run_in_progress() {
+            anyhow::bail!("{running}");
         }
         let rollback = plan(&snapshot, args.to_revision)?;
         let Some(request) = rollback.request.clone() else {

@@ -144,11 +144,15 @@ pub async fn auto(
 ) -> Result<AutoEnd, OpsError> {
     let snapshot = follower.snapshot().await?;
     let state = snapshot.state()?;
-    if let Some(pause) = &state.pause {
+    // A rollback supersedes a pause of the rollout it undoes; auto-advance does not.
+    if let (Some(pause), None) = (&state.pause, &settings.rollback) {
         return Err(OpsError::Invalid(format!(
             "the rollout is paused by {}; resume it first",
             pause.by
         )));
+    }
+    if let Some(running) = state.run_in_progress() {
+        return Err(OpsError::Invalid(running));
     }
     let started = start_state(&state, settings, executor.actor());
     write_state(executor, &snapshot, &state, &started, "auto-start", None).await?;

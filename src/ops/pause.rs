@@ -100,11 +100,8 @@ pub fn resume(
     let after = RolloutState {
         pause: None,
         saved_strategy: None,
-        mode: if before.mode == Mode::Auto {
-            Mode::Idle
-        } else {
-            before.mode
-        },
+        // A paused run has ended; resuming never restarts it by itself.
+        mode: Mode::Idle,
         ..before.clone()
     }
     .touched(by, now);

@@ -37,6 +37,9 @@ impl App {
         let snapshot = self.snapshot(cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
+        if let Some(running) = before.run_in_progress() {
+            return Err(running);
+        }
         let policy = AutoPolicy {
             batch: before
                 .batch

@@ -1,9 +1,9 @@
 //! The console's rollout keys: advance (`a`, `n`), canary (`c`/Space),
 //! auto-advance (`A`), pause/resume (`p`) and rollback (`r`). Every key builds
 //! the action value from a snapshot of the cache and opens a confirmation;
-//! only "yes" turns it into writes for the effects task. Auto-advance is the
-//! pure [`AutoRun`] machine, stepped when the cache changes or the clock ticks;
-//! results come back as [`OpsEvent`]s and show in the status line.
+//! only "yes" turns it into writes for the effects task; results come back as
+//! [`OpsEvent`]s and show in the status line. Auto-advance stepping lives in
+//! `ops_auto`, the rollback dialog in `rollback_dialog`, the plan in `plan_view`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

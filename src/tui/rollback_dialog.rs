@@ -107,6 +107,9 @@ impl App {
                 "paused with the RollingUpdate strategy frozen: resume first (p)".to_owned(),
             );
         }
+        if let Some(running) = before.run_in_progress() {
+            return Err(running);
+        }
         let after = RolloutState {
             mode: Mode::RollingBack,
             rollback_to: Some(*number),

@@ -335,6 +335,25 @@ mod tests {
     }
 
     #[test]
+    fn a_run_in_progress_is_unpaused_auto_or_rollback() {
+        let mut state = full_state();
+        assert!(
+            state.run_in_progress().is_none(),
+            "paused: the run has ended"
+        );
+        state.pause = None;
+        let text = state.run_in_progress().unwrap();
+        assert!(
+            text.starts_with(
+                "auto is already running (started by ana@laptop at 2026-11-29T13:00:01Z)"
+            ),
+            "{text}"
+        );
+        state.mode = Mode::Idle;
+        assert!(state.run_in_progress().is_none());
+    }
+
+    #[test]
     fn label_prefers_paused() {
         let mut state = full_state();
         assert_eq!(state.label(), "paused");

@@ -138,6 +138,24 @@ impl RolloutState {
         }
     }
 
+    /// Whether an auto-advance or rollback run is going on somewhere (another
+    /// console or process): the mode says so and it is not paused. A second
+    /// run would race the first, so starting one is refused.
+    pub fn run_in_progress(&self) -> Option<String> {
+        if self.is_paused() || !matches!(self.mode, Mode::Auto | Mode::RollingBack) {
+            return None;
+        }
+        let by = self.updated_by.as_deref().unwrap_or("someone");
+        let at = self
+            .updated_at
+            .map(|t| format!(" at {t}"))
+            .unwrap_or_default();
+        Some(format!(
+            "{} is already running (started by {by}{at}); if that run is gone, pause and resume to clear it",
+            self.mode.as_str()
+        ))
+    }
+
     /// Records who changed the state and when.
     #[must_use]
     pub fn touched(mut self, by: &str, now: jiff::Timestamp) -> Self {
