@@ -319,3 +319,50 @@ async fn forbidden_delete_is_caught_by_the_rbac_check_and_mapped_when_tried() {
         "nothing was deleted"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_and_missing_confirmation_change_nothing() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = small().await;
+    let before = placements(&env.pods_of("node-agent").await);
+    let ds_before = env.daemonset("node-agent").await;
+
+    let read_only = env
+        .rollcall(&[
+            "advance",
+            "kube-system/node-agent",
+            "--node",
+            "general-01",
+            "--yes",
+            "--read-only",
+        ])
+        .await;
+    assert_eq!(read_only.status.code(), Some(2), "{}", text(&read_only));
+    assert!(
+        text(&read_only).contains("read-only mode"),
+        "{}",
+        text(&read_only)
+    );
+
+    // No --yes and no terminal to ask on: refuse.
+    let unconfirmed = env.rollcall(&["pause", "kube-system/node-agent"]).await;
+    assert_eq!(unconfirmed.status.code(), Some(2), "{}", text(&unconfirmed));
+    assert!(
+        text(&unconfirmed).contains("refusing without --yes"),
+        "{}",
+        text(&unconfirmed)
+    );
+
+    assert_eq!(placements(&env.pods_of("node-agent").await), before);
+    let ds_after = env.daemonset("node-agent").await;
+    assert_eq!(
+        ds_after["metadata"]["annotations"],
+        ds_before["metadata"]["annotations"]
+    );
+    assert!(
+        env.journal_lines().is_empty(),
+        "nothing happened, nothing journaled"
+    );
+}
