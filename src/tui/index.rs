@@ -3,6 +3,7 @@
 //! changed, or the user changed sort, group or filter. Pure.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 use crate::cluster::cache::Cache;
 use crate::engine::selector::Selector;
@@ -154,7 +155,9 @@ pub struct GridIndex {
 }
 
 impl GridIndex {
-    /// Builds the order from the rows.
+    /// Builds the order from the rows. Rows are visited in the cached natural
+    /// name order and stably sorted by small integer keys, so names are never
+    /// compared here (at 65,000 nodes that is what keeps a re-sort cheap).
     pub fn build(
         rows: &RowCache,
         cache: &Cache,
@@ -162,28 +165,40 @@ impl GridIndex {
         group: GroupKey,
         filter: &Filter,
     ) -> Self {
-        let mut kept: Vec<(GroupSort, &NodeRow)> = rows
-            .iter()
-            .filter(|row| filter.keeps(row, cache))
-            .map(|row| (group_of(row, group), row))
-            .collect();
-        kept.sort_by(|(ga, a), (gb, b)| ga.cmp(gb).then_with(|| compare(a, b, sort)));
+        let mut groups: BTreeMap<(i64, String), u32> = BTreeMap::new();
+        let mut kept: Vec<(u32, i64, &str)> = Vec::with_capacity(rows.len());
+        let mut labels: Vec<String> = Vec::new();
+        for row in rows.in_name_order().filter(|row| filter.keeps(row, cache)) {
+            let (rank, label) = group_of(row, group);
+            let next = u32::try_from(labels.len()).unwrap_or(u32::MAX);
+            let id = *groups.entry(rank).or_insert_with(|| {
+                labels.push(label);
+                next
+            });
+            kept.push((id, sort_value(row, sort), row.name()));
+        }
+        // Group ids in rank order, so groups sort by rank, not by first appearance.
+        let mut group_order = vec![0_u32; labels.len()];
+        for (position, id) in groups.values().enumerate() {
+            group_order[*id as usize] = u32::try_from(position).unwrap_or(u32::MAX);
+        }
+        kept.sort_by_key(|&(id, value, _)| (group_order[id as usize], value));
         let mut index = Self::default();
-        let mut current: Option<&GroupSort> = None;
-        for (position, (key, row)) in kept.iter().enumerate() {
-            if group != GroupKey::None && current != Some(key) {
+        let mut current = None;
+        for (position, &(id, _, name)) in kept.iter().enumerate() {
+            if group != GroupKey::None && current != Some(id) {
                 let count = kept[position..]
                     .iter()
-                    .take_while(|(k, _)| k == key)
+                    .take_while(|(g, _, _)| *g == id)
                     .count();
                 index.entries.push(Entry::Heading {
-                    label: key.label.clone(),
+                    label: labels[id as usize].clone(),
                     count,
                 });
-                current = Some(key);
+                current = Some(id);
             }
             index.rows.push(index.entries.len());
-            index.entries.push(Entry::Row(row.name().to_owned()));
+            index.entries.push(Entry::Row(name.to_owned()));
         }
         index
     }
@@ -204,25 +219,17 @@ impl GridIndex {
     }
 }
 
-/// A group's sort rank and label.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct GroupSort {
-    rank: (i64, String),
-    label: String,
-}
-
-fn group_of(row: &NodeRow, group: GroupKey) -> GroupSort {
-    let (rank, label) = match group {
+/// A row's group: its rank (what groups sort by) and its heading.
+fn group_of(row: &NodeRow, group: GroupKey) -> ((i64, String), String) {
+    match group {
         GroupKey::None => ((0, String::new()), String::new()),
-        GroupKey::Revision => match row.pod().and_then(|p| p.revision.map(|r| (r, p.updated))) {
-            Some((number, true)) => (
+        GroupKey::Revision => match row.pod().map(|p| (p.revision, p.updated)) {
+            Some((Some(number), true)) => (
                 (-number, String::new()),
                 format!("revision {number} (current)"),
             ),
-            Some((number, false)) => ((-number, String::new()), format!("revision {number}")),
-            None if row.pod().is_some() => {
-                ((i64::MAX - 1, String::new()), "unknown revision".to_owned())
-            }
+            Some((Some(number), false)) => ((-number, String::new()), format!("revision {number}")),
+            Some((None, _)) => ((i64::MAX - 1, String::new()), "unknown revision".to_owned()),
             None => ((i64::MAX, String::new()), "no pod".to_owned()),
         },
         GroupKey::PoolZone => {
@@ -235,29 +242,51 @@ fn group_of(row: &NodeRow, group: GroupKey) -> GroupSort {
             (row.state as i64, String::new()),
             row.state.label().to_owned(),
         ),
-    };
-    GroupSort { rank, label }
+    }
 }
 
-fn compare(a: &NodeRow, b: &NodeRow, sort: SortKey) -> Ordering {
-    let by_key = match sort {
-        SortKey::Name => Ordering::Equal,
-        SortKey::Revision => {
-            let rev = |r: &NodeRow| r.pod().and_then(|p| p.revision).unwrap_or(i64::MAX);
-            rev(a).cmp(&rev(b))
+/// A row's value for a sort order (ties keep name order: the sort is stable).
+fn sort_value(row: &NodeRow, sort: SortKey) -> i64 {
+    match sort {
+        SortKey::Name => 0,
+        // Oldest revision first; nodes without a pod (or revision) last.
+        SortKey::Revision => row.pod().and_then(|p| p.revision).unwrap_or(i64::MAX),
+        SortKey::State => row.state as i64,
+        // Oldest pod first; nodes without a pod last.
+        SortKey::Age => row
+            .pod()
+            .and_then(|p| p.created)
+            .map_or(i64::MAX, jiff::Timestamp::as_second),
+    }
+}
+
+/// A key whose byte order is the natural order of names: every run of digits
+/// is left-padded with zeros to 20 digits (`node-2` < `node-10`).
+pub fn natural_key(name: &str) -> String {
+    let mut key = String::with_capacity(name.len() + 16);
+    let mut digits = String::new();
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
         }
-        SortKey::State => a.state.cmp(&b.state),
-        SortKey::Age => {
-            let created = |r: &NodeRow| r.pod().and_then(|p| p.created);
-            match (created(a), created(b)) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => Ordering::Equal,
-            }
-        }
-    };
-    by_key.then_with(|| natural_cmp(a.name(), b.name()))
+        push_digits(&mut key, &mut digits);
+        key.push(c);
+    }
+    push_digits(&mut key, &mut digits);
+    key
+}
+
+fn push_digits(key: &mut String, digits: &mut String) {
+    if digits.is_empty() {
+        return;
+    }
+    let significant = digits.trim_start_matches('0');
+    for _ in significant.len()..20 {
+        key.push('0');
+    }
+    key.push_str(significant);
+    digits.clear();
 }
 
 /// Compares names with runs of digits as numbers (`node-2` before `node-10`).
@@ -304,6 +333,22 @@ mod tests {
         let mut names = vec!["node-10", "node-2", "node-1", "alpha", "node-02a"];
         names.sort_by(|a, b| natural_cmp(a, b));
         assert_eq!(names, ["alpha", "node-1", "node-2", "node-02a", "node-10"]);
+    }
+
+    #[test]
+    fn natural_key_orders_like_natural_cmp() {
+        let names = [
+            "node-10", "node-2", "node-1", "alpha", "node-02a", "a9b", "a10", "x",
+        ];
+        for a in names {
+            for b in names {
+                assert_eq!(
+                    natural_key(a).cmp(&natural_key(b)),
+                    natural_cmp(a, b),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::index::natural_key;
 use crate::cluster::cache::{Cache, Changes};
 use crate::engine::coverage::{NodeCoverage, PodCoverage, node_coverage};
 use crate::engine::ownership::is_controlled_by;
@@ -229,6 +230,8 @@ pub fn classify(coverage: &NodeCoverage) -> RowState {
 #[derive(Default)]
 pub struct RowCache {
     rows: HashMap<String, NodeRow>,
+    /// Node names in natural order, rebuilt when nodes come or go.
+    name_order: Vec<String>,
     revisions: Option<RevisionIndex>,
     target: Option<String>,
 }
@@ -255,6 +258,13 @@ impl RowCache {
         self.rows.values()
     }
 
+    /// The rows in natural name order.
+    pub fn in_name_order(&self) -> impl Iterator<Item = &NodeRow> {
+        self.name_order
+            .iter()
+            .filter_map(|name| self.rows.get(name))
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.rows.len()
@@ -273,6 +283,32 @@ impl RowCache {
     /// Brings the rows up to date with `changes` for the DaemonSet `target`
     /// (`namespace/name`); recomputes only dirty nodes unless everything changed.
     pub fn refresh(
+        &mut self,
+        cache: &Cache,
+        target: Option<&str>,
+        changes: &Changes,
+        now: jiff::Timestamp,
+    ) -> RowChanges {
+        let out = self.refresh_rows(cache, target, changes, now);
+        if out.membership {
+            self.update_name_order();
+        }
+        out
+    }
+
+    /// Re-sorts the names when the set of nodes changed (a full recompute with
+    /// the same nodes keeps the order it has).
+    fn update_name_order(&mut self) {
+        let same = self.name_order.len() == self.rows.len()
+            && self.name_order.iter().all(|n| self.rows.contains_key(n));
+        if same {
+            return;
+        }
+        self.name_order = self.rows.keys().cloned().collect();
+        self.name_order.sort_by_cached_key(|name| natural_key(name));
+    }
+
+    fn refresh_rows(
         &mut self,
         cache: &Cache,
         target: Option<&str>,

@@ -277,3 +277,15 @@ fn one_pod_event_recomputes_one_row() {
     assert_eq!(refreshed.nodes.iter().collect::<Vec<_>>(), ["node-03"]);
     assert!(!refreshed.membership);
 }
+
+#[test]
+fn detail_beside_the_grid_on_a_wide_terminal() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache, (200, 30));
+    apply(
+        &mut app,
+        &cache,
+        &[Action::Down, Action::Down, Action::Down, Action::Open],
+    );
+    insta::assert_snapshot!(draw(&app, &cache).backend());
+}
