@@ -300,3 +300,66 @@ async fn streaming_list_watcher_becomes_ready() {
     until(&mut stream, applied("live")).await;
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn access_reviews_and_requests_follow_the_authorizer() {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    };
+    use rollcall::sim::auth::Authorizer;
+
+    let store = Store::new();
+    store.create(ResourceKind::Node, node("n1")).unwrap();
+    let authorizer = Authorizer::allow_all().deny("patch", "nodes", None);
+    let server = serve(
+        store.clone(),
+        ServeOptions {
+            authorizer,
+            ..ServeOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let client = Client::try_from(server.kube_config()).unwrap();
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(client.clone());
+    let ask = |verb: &str| SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some(verb.to_owned()),
+                resource: Some("nodes".to_owned()),
+                ..ResourceAttributes::default()
+            }),
+            ..SelfSubjectAccessReviewSpec::default()
+        },
+        ..SelfSubjectAccessReview::default()
+    };
+    let allowed = reviews
+        .create(&PostParams::default(), &ask("list"))
+        .await
+        .unwrap();
+    assert!(allowed.status.unwrap().allowed);
+    let denied = reviews
+        .create(&PostParams::default(), &ask("patch"))
+        .await
+        .unwrap();
+    assert!(!denied.status.unwrap().allowed);
+
+    let nodes: Api<model::Node> = Api::all(client);
+    let patch = json!({"metadata":{"labels":{"x":"y"}}});
+    let error = nodes
+        .patch("n1", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = error else {
+        panic!("expected an API error")
+    };
+    assert_eq!(status.code, 403);
+    assert!(status.is_forbidden());
+    assert!(
+        status.message.contains("cannot patch resource \"nodes\""),
+        "{}",
+        status.message
+    );
+    assert!(nodes.get("n1").await.is_ok());
+    server.shutdown().await;
+}

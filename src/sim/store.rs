@@ -9,6 +9,21 @@
 //! synchronous and internally locked; nothing here awaits while holding the
 //! lock, and nothing here speaks HTTP.
 //!
+//! Conventions: `namespace` is `""` for cluster-scoped kinds (nodes,
+//! namespaces); `list*` take `None` for all namespaces. A new store already
+//! holds the `default` and `kube-system` namespaces, and creating an object in
+//! an unknown namespace creates that namespace. Writes follow the upstream
+//! strategies (see `strategy.rs`, `daemonset.rs`): the server sets uid,
+//! creationTimestamp and resourceVersion, DaemonSets get `generation` bumps,
+//! `update` ignores status and `update_status` ignores everything else, a
+//! non-empty resourceVersion in an update or patch result must match (else
+//! `Conflict`). Pods on a node are deleted gracefully: `deletionTimestamp` is
+//! set, and the pod is removed by a timer ([`PodTermination::After`], default
+//! 1 s) or by the kubelet through [`Store::finish_termination`]
+//! ([`PodTermination::External`]). At scale prefer [`Store::list_as`] (decodes
+//! straight into slim types) or [`Store::list_objects`] (shared, no decode)
+//! over [`Store::list`], which parses every object into a `Value`.
+//!
 //! Usage from the controller or a kubelet:
 //!
 //! ```no_run

@@ -58,14 +58,23 @@ const GROUPS: [&str; 2] = ["apps", "authorization.k8s.io"];
 
 /// Legacy `/apis`.
 pub fn group_list() -> Value {
-    let groups: Vec<Value> = GROUPS
-        .iter()
-        .map(|group| {
-            let gv = json!({"groupVersion": format!("{group}/v1"), "version": "v1"});
-            json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
-        })
-        .collect();
+    let groups: Vec<Value> = GROUPS.iter().map(|group| api_group(group)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+fn api_group(group: &str) -> Value {
+    let gv = json!({"groupVersion": format!("{group}/v1"), "version": "v1"});
+    json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
+}
+
+/// `/apis/{group}`: one `APIGroup`, or `None` for a group not served.
+pub fn group(group: &str) -> Option<Value> {
+    GROUPS.contains(&group).then(|| {
+        let mut value = api_group(group);
+        value["kind"] = json!("APIGroup");
+        value["apiVersion"] = json!("v1");
+        value
+    })
 }
 
 const VERBS: [&str; 8] = [

@@ -79,31 +79,9 @@ pub fn list(
 ) -> Result<Response<Body>, ApiError> {
     let kind = path.kind;
     let filter = Filter::from_request(info, kind)?;
-    let requested_rv = info.query.non_empty("resourceVersion");
-    // Upstream serves resourceVersion=0 from its cache and ignores limit.
-    let limit = match info.query.non_empty("limit").map(str::parse::<usize>) {
-        Some(Err(_)) => {
-            return Err(ApiError::bad_request(
-                "limit must be a non-negative integer",
-            ));
-        }
-        _ if requested_rv == Some("0") => usize::MAX,
-        Some(Ok(0)) | None => usize::MAX,
-        Some(Ok(n)) => n,
-    };
-    let token = info
-        .query
-        .non_empty("continue")
-        .map(decode_token)
-        .transpose()?;
-    if let Some(token) = &token
-        && token.rv < state.store.oldest_replayable()
-    {
-        return Err(ApiError::expired(
-            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-        ));
-    }
-    check_exact(state, info, requested_rv)?;
+    let limit = page_limit(info)?;
+    let token = continue_token(state, info)?;
+    check_exact(state, info, info.query.non_empty("resourceVersion"))?;
     let after = token.as_ref().map(|t| ObjectKey::new(&t.ns, &t.name));
     let page = state.store.list_page(
         kind,
@@ -115,11 +93,12 @@ pub fn list(
     let rv = token.as_ref().map_or(page.resource_version, |t| t.rv);
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if let Some(next) = &page.next {
-        metadata["continue"] = json!(encode_token(&ContinueToken {
+        let next = ContinueToken {
             rv,
             ns: next.namespace.clone(),
-            name: next.name.clone()
-        }));
+            name: next.name.clone(),
+        };
+        metadata["continue"] = json!(encode_token(&next));
         metadata["remainingItemCount"] = json!(page.remaining);
     }
     if info.wants_table() {
@@ -135,13 +114,56 @@ pub fn list(
             &table::table(kind, rows, true, metadata),
         ));
     }
-    if page.items.len() <= STREAM_ABOVE_ITEMS {
-        let body = splice_list(kind, &metadata, &page.items);
-        return Ok(bytes_response(StatusCode::OK, "application/json", body));
+    Ok(list_response(kind, &metadata, page.items))
+}
+
+/// `limit`, or unlimited (absent, 0, or resourceVersion=0, which upstream
+/// serves from its cache ignoring the limit).
+fn page_limit(info: &RequestInfo) -> Result<usize, ApiError> {
+    match info.query.non_empty("limit").map(str::parse::<usize>) {
+        Some(Err(_)) => Err(ApiError::bad_request(
+            "limit must be a non-negative integer",
+        )),
+        _ if info.query.non_empty("resourceVersion") == Some("0") => Ok(usize::MAX),
+        Some(Ok(0)) | None => Ok(usize::MAX),
+        Some(Ok(n)) => Ok(n),
+    }
+}
+
+/// The decoded `continue` token, if any; 410 when the history window no
+/// longer reaches back to the list's resourceVersion.
+fn continue_token(state: &ApiState, info: &RequestInfo) -> Result<Option<ContinueToken>, ApiError> {
+    let token = info
+        .query
+        .non_empty("continue")
+        .map(decode_token)
+        .transpose()?;
+    if let Some(token) = &token
+        && token.rv < state.store.oldest_replayable()
+    {
+        return Err(ApiError::expired(
+            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+        ));
+    }
+    Ok(token)
+}
+
+/// A plain list: built whole when short, streamed in chunks when long.
+fn list_response(
+    kind: ResourceKind,
+    metadata: &Value,
+    items: Vec<Arc<StoredObject>>,
+) -> Response<Body> {
+    if items.len() <= STREAM_ABOVE_ITEMS {
+        return bytes_response(
+            StatusCode::OK,
+            "application/json",
+            splice_list(kind, metadata, &items),
+        );
     }
     let chunks = ListChunks {
-        head: Some(list_head(kind, &metadata)),
-        items: page.items.into_iter(),
+        head: Some(list_head(kind, metadata)),
+        items: items.into_iter(),
         written: 0,
         done: false,
     };
@@ -151,7 +173,7 @@ pub fn list(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
     );
-    Ok(response)
+    response
 }
 
 /// Lists longer than this are streamed in chunks rather than built whole,

@@ -4,11 +4,13 @@
 //! objects themselves live in the [`Store`], TLS and sockets in
 //! `sim::server`. Hostile input gets a 4xx Status, never a panic.
 
+pub mod cells;
 pub mod discovery;
 pub mod list;
 pub mod openapi;
 pub mod patch;
 pub mod query;
+pub mod routes;
 pub mod selectors;
 pub mod ssar;
 pub mod status;
@@ -24,9 +26,10 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use serde_json::Value;
 
 use crate::sim::auth::{self, Attributes, Authorizer};
-use crate::sim::resources::ResourceKind;
 use crate::sim::store::Store;
 use query::Query;
+pub use routes::ResourcePath;
+use routes::{Route, route};
 use status::ApiError;
 
 /// Request bodies above this size are refused (upstream's limit is 3 MiB).
@@ -78,32 +81,6 @@ impl RequestInfo {
     pub fn dry_run(&self) -> bool {
         self.query.get("dryRun") == Some("All")
     }
-}
-
-/// A resource path: kind, namespace, name and subresource.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResourcePath {
-    /// The kind.
-    pub kind: ResourceKind,
-    /// The namespace from the path, if any.
-    pub namespace: Option<String>,
-    /// The object name, for object paths.
-    pub name: Option<String>,
-    /// `status`, when addressed.
-    pub subresource: Option<String>,
-}
-
-/// Where a path leads.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Route {
-    Version,
-    CoreVersions,
-    Groups,
-    GroupVersion(String),
-    OpenApiIndex,
-    OpenApiGroup(String),
-    AccessReview,
-    Resource(ResourcePath),
 }
 
 /// Handles one request end to end.
@@ -164,7 +141,13 @@ async fn dispatch(
                 _ => read_only(Some(discovery::group_list())),
             }
         }
+        Route::Group(group) => read_only(discovery::group(&group)),
         Route::GroupVersion(group) => read_only(discovery::resource_list(&group)),
+        Route::Health => Ok(bytes_response(
+            StatusCode::OK,
+            "text/plain",
+            Bytes::from_static(b"ok"),
+        )),
         Route::OpenApiIndex => read_only(Some(openapi::index())),
         Route::OpenApiGroup(group) => read_only(openapi::group_version(&group)),
         Route::AccessReview => {
@@ -244,63 +227,6 @@ fn authorize(state: &ApiState, info: &RequestInfo, path: &ResourcePath) -> Resul
     })
 }
 
-fn route(path: &str) -> Option<Route> {
-    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
-    match segments.as_slice() {
-        ["version"] => Some(Route::Version),
-        ["api"] => Some(Route::CoreVersions),
-        ["apis"] => Some(Route::Groups),
-        ["api", "v1"] => Some(Route::GroupVersion(String::new())),
-        ["apis", group, "v1"] => Some(Route::GroupVersion((*group).to_owned())),
-        ["openapi", "v3"] => Some(Route::OpenApiIndex),
-        ["openapi", "v3", "api", "v1"] => Some(Route::OpenApiGroup(String::new())),
-        ["openapi", "v3", "apis", group, "v1"] => Some(Route::OpenApiGroup((*group).to_owned())),
-        [
-            "apis",
-            "authorization.k8s.io",
-            "v1",
-            "selfsubjectaccessreviews",
-        ] => Some(Route::AccessReview),
-        ["api", "v1", rest @ ..] => resource_path("", rest).map(Route::Resource),
-        ["apis", group, "v1", rest @ ..] => resource_path(group, rest).map(Route::Resource),
-        _ => None,
-    }
-}
-
-fn resource_path(group: &str, rest: &[&str]) -> Option<ResourcePath> {
-    let owned = |s: &str| Some(s.to_owned());
-    let (namespace, rest) = match rest {
-        ["namespaces", ns, plural, tail @ ..] if *plural != "status" && *plural != "finalize" => {
-            (owned(ns), {
-                let mut v = vec![*plural];
-                v.extend_from_slice(tail);
-                v
-            })
-        }
-        _ => (None, rest.to_vec()),
-    };
-    let (plural, name, subresource) = match rest.as_slice() {
-        [plural] => (*plural, None, None),
-        [plural, name] => (*plural, owned(name), None),
-        [plural, name, "status"] => (*plural, owned(name), owned("status")),
-        _ => return None,
-    };
-    let kind = ResourceKind::from_group_plural(group, plural)?;
-    let scoped_right = namespace.is_none() || kind.namespaced();
-    let addressable = name.is_none() || namespace.is_some() || !kind.namespaced();
-    let has_subresource = subresource.is_none() || kind.has_status();
-    let names_ok = [&namespace, &name]
-        .into_iter()
-        .flatten()
-        .all(|n| !n.is_empty());
-    (scoped_right && addressable && has_subresource && names_ok).then_some(ResourcePath {
-        kind,
-        namespace,
-        name,
-        subresource,
-    })
-}
-
 async fn read_body(body: Body) -> Result<Bytes, ApiError> {
     axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
         ApiError::new(
@@ -334,70 +260,4 @@ pub fn bytes_response(code: StatusCode, content_type: &str, body: Bytes) -> Resp
 /// The Status response for an error.
 pub fn error_response(error: &ApiError) -> Response<Body> {
     json_response(error.code, &error.to_status())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[allow(
-        clippy::unnecessary_wraps,
-        reason = "matches the type of the expected column"
-    )]
-    fn resource(
-        kind: ResourceKind,
-        ns: Option<&str>,
-        name: Option<&str>,
-        sub: Option<&str>,
-    ) -> Option<Route> {
-        Some(Route::Resource(ResourcePath {
-            kind,
-            namespace: ns.map(str::to_owned),
-            name: name.map(str::to_owned),
-            subresource: sub.map(str::to_owned),
-        }))
-    }
-
-    #[test]
-    fn routes() {
-        use ResourceKind::{DaemonSet, Namespace, Node, Pod};
-        let cases = [
-            ("/version", Some(Route::Version)),
-            ("/api", Some(Route::CoreVersions)),
-            ("/apis/apps/v1", Some(Route::GroupVersion("apps".into()))),
-            ("/api/v1/nodes", resource(Node, None, None, None)),
-            (
-                "/api/v1/nodes/n1/status",
-                resource(Node, None, Some("n1"), Some("status")),
-            ),
-            ("/api/v1/pods", resource(Pod, None, None, None)),
-            (
-                "/api/v1/namespaces/default/pods/p",
-                resource(Pod, Some("default"), Some("p"), None),
-            ),
-            (
-                "/apis/apps/v1/namespaces/ns/daemonsets/ds/status",
-                resource(DaemonSet, Some("ns"), Some("ds"), Some("status")),
-            ),
-            ("/api/v1/namespaces", resource(Namespace, None, None, None)),
-            (
-                "/api/v1/namespaces/team",
-                resource(Namespace, None, Some("team"), None),
-            ),
-            (
-                "/api/v1/namespaces/team/status",
-                resource(Namespace, None, Some("team"), Some("status")),
-            ),
-            ("/api/v1/pods/p", None),
-            ("/api/v1/namespaces/x/nodes", None),
-            ("/apis/apps/v1/pods", None),
-            ("/api/v1/namespaces/x/events/e/status", None),
-            ("/api/v1/namespaces//pods", None),
-            ("/nope", None),
-            ("", None),
-        ];
-        for (path, expected) in cases {
-            assert_eq!(route(path), expected, "{path}");
-        }
-    }
 }

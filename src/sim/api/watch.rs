@@ -26,6 +26,9 @@ use crate::sim::store::{EventType, StoreError, StoreEvent, StoredObject, Subscri
 /// Upstream picks 30–60 minutes when `timeoutSeconds` is absent.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// Longer requested timeouts are cut to a day (the clock arithmetic stays sane).
+const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
 /// One watcher's settings.
 struct Watcher {
     kind: ResourceKind,
@@ -43,27 +46,9 @@ pub fn watch(
 ) -> Result<Response<Body>, ApiError> {
     let kind = path.kind;
     let filter = Filter::from_request(info, kind)?;
-    let requested = match info.query.non_empty("resourceVersion") {
-        None => None,
-        Some(text) => Some(
-            text.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {text}")))?,
-        ),
-    };
+    let requested = requested_version(info)?;
+    let timeout = timeout(info)?;
     let send_initial = info.query.flag("sendInitialEvents");
-    let timeout = match info
-        .query
-        .non_empty("timeoutSeconds")
-        .map(str::parse::<u64>)
-    {
-        Some(Ok(seconds)) => Duration::from_secs(seconds),
-        Some(Err(_)) => {
-            return Err(ApiError::bad_request(
-                "timeoutSeconds must be a non-negative integer",
-            ));
-        }
-        None => DEFAULT_TIMEOUT,
-    };
     let watcher = Watcher {
         kind,
         namespace: path.namespace.clone(),
@@ -74,16 +59,19 @@ pub fn watch(
         filter,
     };
     let store = &state.store;
-    let (initial, subscription) = if send_initial || requested.is_none_or(|rv| rv == 0) {
-        let page = store.list_page(kind, path.namespace.as_deref(), None, usize::MAX, |o| {
-            watcher.filter.matches(o)
-        });
-        (
-            Some((page.items, page.resource_version)),
-            store.subscribe_from(page.resource_version),
-        )
-    } else {
-        (None, store.subscribe_from(requested.unwrap_or_default()))
+    // Unset or "0" (and streaming lists) start with the current objects;
+    // otherwise replay from the requested version.
+    let (initial, subscription) = match requested {
+        Some(rv) if rv > 0 && !send_initial => (None, store.subscribe_from(rv)),
+        _ => {
+            let page = store.list_page(kind, path.namespace.as_deref(), None, usize::MAX, |o| {
+                watcher.filter.matches(o)
+            });
+            (
+                Some((page.items, page.resource_version)),
+                store.subscribe_from(page.resource_version),
+            )
+        }
     };
     let stream = Stream {
         watcher,
@@ -98,15 +86,40 @@ pub fn watch(
     };
     let (sender, receiver) = mpsc::channel::<Result<Bytes, std::io::Error>>(64);
     tokio::spawn(stream.run(sender));
-    let mut response = Response::new(Body::from_stream(
-        tokio_stream::wrappers::ReceiverStream::new(receiver),
-    ));
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
+    let mut response = Response::new(body);
     *response.status_mut() = StatusCode::OK;
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
     );
     Ok(response)
+}
+
+/// `resourceVersion` as a number; unparseable is a 400 (before streaming).
+fn requested_version(info: &RequestInfo) -> Result<Option<u64>, ApiError> {
+    info.query
+        .non_empty("resourceVersion")
+        .map(|text| {
+            text.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {text}")))
+        })
+        .transpose()
+}
+
+/// `timeoutSeconds`, or the default.
+fn timeout(info: &RequestInfo) -> Result<Duration, ApiError> {
+    match info
+        .query
+        .non_empty("timeoutSeconds")
+        .map(str::parse::<u64>)
+    {
+        Some(Ok(seconds)) => Ok(Duration::from_secs(seconds).min(MAX_TIMEOUT)),
+        Some(Err(_)) => Err(ApiError::bad_request(
+            "timeoutSeconds must be a non-negative integer",
+        )),
+        None => Ok(DEFAULT_TIMEOUT),
+    }
 }
 
 /// Everything the streaming task owns.
@@ -148,7 +161,11 @@ impl Stream {
                 return;
             }
         };
-        let period = self.bookmarks.unwrap_or(Duration::from_secs(3600));
+        // `interval` panics on a zero period; never tick faster than 10 ms.
+        let period = self
+            .bookmarks
+            .unwrap_or(Duration::from_secs(3600))
+            .max(Duration::from_millis(10));
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             tokio::select! {

@@ -75,9 +75,32 @@ impl Store {
         if options.dry_run {
             return Ok(DeleteOutcome::Removed(current));
         }
-        Ok(DeleteOutcome::Removed(
-            self.remove_locked(&mut state, kind, &key)?,
-        ))
+        let removed = self.remove_locked(&mut state, kind, &key)?;
+        if kind == ResourceKind::Namespace {
+            self.remove_namespace_contents(&mut state, name)?;
+        }
+        Ok(DeleteOutcome::Removed(removed))
+    }
+
+    /// A deleted namespace takes its objects with it (upstream's namespace
+    /// controller does this asynchronously; the sim does it at once).
+    fn remove_namespace_contents(
+        &self,
+        state: &mut State,
+        namespace: &str,
+    ) -> Result<(), StoreError> {
+        for kind in ResourceKind::ALL.into_iter().filter(|k| k.namespaced()) {
+            let keys: Vec<ObjectKey> = state
+                .objects(kind)
+                .keys()
+                .filter(|key| key.namespace == namespace)
+                .cloned()
+                .collect();
+            for key in keys {
+                self.remove_locked(state, kind, &key)?;
+            }
+        }
+        Ok(())
     }
 
     /// Finishes a graceful pod deletion: removes the pod if it is still the

@@ -22,25 +22,38 @@ impl Store {
     /// Creates an object; the server sets uid, creationTimestamp,
     /// resourceVersion (and generation for DaemonSets). `generateName` works.
     pub fn create(&self, kind: ResourceKind, obj: Value) -> Result<Value, StoreError> {
-        self.create_with(kind, obj, CreateMode::Api, WriteOptions::default())
-            .map(|o| o.value())
+        self.create_inner(kind, obj, CreateMode::Api, WriteOptions::default())
+            .map(|(_, value)| value)
     }
 
     /// Inserts an object from a snapshot, keeping its uid, creationTimestamp,
     /// generation and status.
     pub fn restore(&self, kind: ResourceKind, obj: Value) -> Result<Value, StoreError> {
-        self.create_with(kind, obj, CreateMode::Restore, WriteOptions::default())
-            .map(|o| o.value())
+        self.create_inner(kind, obj, CreateMode::Restore, WriteOptions::default())
+            .map(|(_, value)| value)
     }
 
     /// Creates an object with explicit mode and options.
     pub fn create_with(
         &self,
         kind: ResourceKind,
-        mut obj: Value,
+        obj: Value,
         mode: CreateMode,
         options: WriteOptions,
     ) -> Result<Arc<StoredObject>, StoreError> {
+        self.create_inner(kind, obj, mode, options)
+            .map(|(stored, _)| stored)
+    }
+
+    /// Creates and answers both the stored form and the value it was made
+    /// from, so callers wanting a `Value` need not parse the JSON back.
+    fn create_inner(
+        &self,
+        kind: ResourceKind,
+        mut obj: Value,
+        mode: CreateMode,
+        options: WriteOptions,
+    ) -> Result<(Arc<StoredObject>, Value), StoreError> {
         let now = now_rfc3339();
         let mut state = self.write();
         let uid = new_uid(&mut state.rng);
@@ -60,7 +73,7 @@ impl Store {
         }
         let stored = Arc::new(StoredObject::from_value(kind, &obj)?);
         if options.dry_run {
-            return Ok(stored);
+            return Ok((stored, obj));
         }
         if kind.namespaced()
             && !state
@@ -70,10 +83,10 @@ impl Store {
             // The sim has no namespace admission: namespaces appear on first use.
             drop(state);
             self.ensure_namespace(&key.namespace);
-            return self.create_with(kind, obj, CreateMode::Restore, options);
+            return self.create_inner(kind, obj, CreateMode::Restore, options);
         }
         self.commit(&mut state, kind, EventType::Added, &stored);
-        Ok(stored)
+        Ok((stored, obj))
     }
 
     /// Replaces an object (PUT). A non-empty `metadata.resourceVersion` must

@@ -280,3 +280,22 @@ fn pages_follow_keys() {
     );
     assert!(second.next.is_none());
 }
+
+#[test]
+fn deleting_a_namespace_removes_its_objects() {
+    let store = store();
+    let mut other = pod("p", "n1");
+    other["metadata"]["namespace"] = json!("team");
+    store.create(ResourceKind::Pod, other).unwrap();
+    store.create(ResourceKind::Pod, pod("q", "n1")).unwrap();
+    store
+        .delete(
+            ResourceKind::Namespace,
+            "",
+            "team",
+            &Preconditions::default(),
+        )
+        .unwrap();
+    assert!(store.get(ResourceKind::Pod, "team", "p").is_none());
+    assert!(store.get(ResourceKind::Pod, "default", "q").is_some());
+}
