@@ -2,6 +2,7 @@
 
 pub mod cluster_args;
 pub mod explain;
+pub mod sim;
 
 use clap::{Parser, Subcommand};
 
@@ -19,6 +20,8 @@ pub struct Cli {
 pub enum Command {
     /// Explain, node by node, whether each DaemonSet of a snapshot should run there and why not.
     Explain(explain::ExplainArgs),
+    /// Serve the embedded cluster (API server, DaemonSet controller, kubelets) until Ctrl-C.
+    Sim(sim::SimArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -29,6 +32,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> std::process::ExitCode {
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
         Command::Explain(args) => explain::run(&args),
+        Command::Sim(args) => sim::run(&args),
     };
     match result {
         Ok(code) => code,

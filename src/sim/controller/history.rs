@@ -89,10 +89,7 @@ pub fn plan_history(
             return HistoryPlan::Collision;
         }
         actions.push(HistoryAction::Create(revision_object(
-            ds,
-            &name,
-            &hash,
-            next,
+            ds, &name, &hash, next,
         )));
         hash
     };

@@ -193,8 +193,7 @@ pub async fn start(options: EmbeddedOptions) -> Result<EmbeddedCluster, SimError
         listen,
         ..ServeOptions::default()
     };
-    let server = server::serve(simulation.store.clone(), serve_options)
-        .await?;
+    let server = server::serve(simulation.store.clone(), serve_options).await?;
     Ok(EmbeddedCluster { server, simulation })
 }
 
