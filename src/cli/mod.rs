@@ -9,6 +9,7 @@ pub mod explain;
 pub mod history;
 pub mod pause;
 pub mod rollback;
+pub mod sim;
 pub mod status;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +46,8 @@ pub enum Command {
     Resume(pause::PauseArgs),
     /// Roll the template back to the previous or a chosen revision.
     Rollback(rollback::RollbackArgs),
+    /// Serve the embedded cluster (API server, DaemonSet controller, kubelets) until Ctrl-C.
+    Sim(sim::SimArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -63,6 +66,7 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
         Some(Command::Pause(args)) => pause::run(&args, false),
         Some(Command::Resume(args)) => pause::run(&args, true),
         Some(Command::Rollback(args)) => rollback::run(&args),
+        Some(Command::Sim(args)) => sim::run(&args),
     };
     match result {
         Ok(code) => code,
