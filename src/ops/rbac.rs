@@ -109,6 +109,11 @@ impl Permissions {
         }
     }
 
+    /// The namespace the answers are for.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
     /// `Ok` when the operation may be offered, else why not (names the missing
     /// permission and the namespace).
     pub fn allows(&self, operation: Operation) -> Result<(), String> {

@@ -308,7 +308,18 @@ impl App {
     /// Applies a result from the effects side.
     pub fn ops_on_event(&mut self, event: OpsEvent) {
         match event {
-            OpsEvent::Permissions(permissions) => self.ops.permissions = Some(permissions),
+            OpsEvent::Permissions(permissions) => {
+                // An answer for a namespace the console has since left is stale.
+                let current = self
+                    .ui
+                    .target
+                    .as_deref()
+                    .and_then(|t| t.split_once('/'))
+                    .map(|(ns, _)| ns);
+                if current.is_none_or(|ns| ns == permissions.namespace()) {
+                    self.ops.permissions = Some(permissions);
+                }
+            }
             OpsEvent::Write(event) => {
                 let event = *event;
                 let label = self.ops.pending.remove(&event.id).unwrap_or_default();

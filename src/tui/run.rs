@@ -65,7 +65,14 @@ fn dispatch(
 ) -> bool {
     match effect {
         Some(Effect::Quit) => return true,
-        Some(Effect::SetTarget(target)) => watch.set_target(target),
+        Some(Effect::SetTarget(target)) => {
+            // Permissions are per namespace: ask again for the new one.
+            app.ops.permissions = None;
+            if let Some(link) = link {
+                link.check_namespace(&target.namespace);
+            }
+            watch.set_target(target);
+        }
         Some(Effect::Writes(writes)) => {
             for (id, request) in writes {
                 let sent = link.is_some_and(|l| l.writes.send((id, request)).is_ok());
