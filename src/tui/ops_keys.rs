@@ -22,6 +22,15 @@ use crate::ops::snapshot::{Snapshot, Target};
 use crate::ops::state::RolloutState;
 use crate::ops::write::{Record, Write, WriteEvent, WriteRequest};
 
+/// State writes that only record what a run is doing; their success is not news.
+const BOOKKEEPING: [&str; 5] = [
+    "auto-start",
+    "auto-done",
+    "auto-stop",
+    "batch",
+    "rollback-state",
+];
+
 /// Defaults for auto-advance when the DaemonSet has no stored settings.
 pub const DEFAULT_POLICY: AutoPolicy = AutoPolicy {
     batch: 1,
@@ -337,6 +346,9 @@ impl App {
                     (Ok(_), Some(journal)) => {
                         self.ui.error(format!("{label}: done, but {journal}"));
                     }
+                    // Bookkeeping writes succeed quietly, so the run's own message stays.
+                    (Ok(_), None)
+                        if BOOKKEEPING.contains(&event.request.record.action.as_str()) => {}
                     (Ok(_), None) => self.ui.info(format!("{label}: done")),
                 }
             }
