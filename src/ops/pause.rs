@@ -102,6 +102,7 @@ pub fn resume(
         saved_strategy: None,
         // A paused run has ended; resuming never restarts it by itself.
         mode: Mode::Idle,
+        batch_nodes: Vec::new(),
         ..before.clone()
     }
     .touched(by, now);

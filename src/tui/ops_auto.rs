@@ -115,10 +115,21 @@ impl App {
             Step::Wait { .. } => None,
             Step::Delete(victims) => {
                 let to = snapshot.index().current().map(|c| c.number);
-                let requests = delete_requests(&snapshot.target(), &victims, to, "auto-advance");
+                // Record the batch first, so every console shows what is in flight.
+                let batch = RolloutState {
+                    batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
+                    ..state.clone()
+                };
+                let mut requests = vec![state_request(snapshot, state, batch, "batch", None)];
+                requests.extend(delete_requests(
+                    &snapshot.target(),
+                    &victims,
+                    to,
+                    "auto-advance",
+                ));
                 let ids = self.ops.submit(requests);
                 let session = self.ops.auto.as_mut()?;
-                for ((id, _), victim) in ids.iter().zip(&victims) {
+                for ((id, _), victim) in ids.iter().skip(1).zip(&victims) {
                     session.deletes.insert(*id, victim.node.clone());
                 }
                 let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
