@@ -164,7 +164,7 @@ fn demo_shows_every_node_and_follows_kubectl() {
             .is_some_and(|line| line.contains(" no ") && line.contains("maintenance=now:NoExecute"))
     });
 
-    // Delete general-01's pod: OnDelete recreates it from the current template, revision 2.
+    // Delete general-01's pod: OnDelete recreates it from the current template.
     let output = kubectl(
         &kubeconfig,
         &cache,
@@ -196,8 +196,8 @@ fn demo_shows_every_node_and_follows_kubectl() {
         &cache,
         &["delete", "-n", "kube-system", &pod, "--wait=false"],
     );
-    tmux.wait_for("general-01 on revision 2", |screen| {
-        row(screen, "general-01").is_some_and(|line| line.contains("r2 ✓"))
+    tmux.wait_for("general-01 on the current revision", |screen| {
+        row(screen, "general-01").is_some_and(|line| line.contains('✓') && line.contains("Ready"))
     });
 
     // q quits and gives the terminal back.

@@ -110,7 +110,7 @@ async fn one_console_advances_the_other_pauses_and_both_see_it() {
     ana.app.ui.selected_node = Some("general-02".into());
     ana.press(Action::AdvanceSelected);
     assert!(ana.app.ops.modal.is_some(), "advance asks first");
-    ana.press(Action::DialogYes);
+    ana.press(Action::Confirm);
     ana.settle(|c| c.app.ops.pending.is_empty()).await;
     let pods = env
         .wait_pods("node-agent", "general-02 on the new image", |pods| {
@@ -134,7 +134,7 @@ async fn one_console_advances_the_other_pauses_and_both_see_it() {
     );
 
     bo.press(Action::TogglePause);
-    bo.press(Action::DialogYes);
+    bo.press(Action::Confirm);
     bo.settle(|c| c.app.ops.pending.is_empty()).await;
     ana.settle(|c| c.header_state().starts_with("paused by bo@two"))
         .await;

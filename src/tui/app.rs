@@ -10,7 +10,7 @@ use super::columns::{areas, list_height};
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Screen, UiState};
+use super::state::{Confirm, Message, Screen, UiState};
 use super::view_model::{self, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
 use crate::cluster::watch::Target;
@@ -24,6 +24,14 @@ pub enum Effect {
     SetTarget(Target),
     /// Run these numbered rollout writes on the effects task (confirmed by the user).
     Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
+}
+
+/// What came back from an effect run outside the UI (an operation's result),
+/// delivered to [`App::apply_outcome`] by the event loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Show a message in the status line.
+    Message(Message),
 }
 
 /// The console's state: UI state plus the cached engine rows and grid order.
@@ -84,6 +92,22 @@ impl App {
         }
     }
 
+    /// Opens a confirmation dialog: `effect` runs only if the user says yes.
+    pub fn ask(&mut self, title: impl Into<String>, lines: Vec<String>, effect: Effect) {
+        self.ui.confirm = Some(Confirm {
+            title: title.into(),
+            lines,
+            effect,
+        });
+    }
+
+    /// Applies what an effect sent back.
+    pub fn apply_outcome(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Message(message) => self.ui.message = Some(message),
+        }
+    }
+
     /// Takes the cache's change set and brings rows and order up to date.
     /// Returns whether anything changed (a redraw is due).
     pub fn refresh(&mut self, cache: &mut Cache, now: jiff::Timestamp) -> bool {
@@ -128,6 +152,12 @@ impl App {
         }
         match action {
             Action::Quit => return Some(Effect::Quit),
+            Action::Confirm => return self.ui.confirm.take().map(|confirm| confirm.effect),
+            Action::Cancel => {
+                if let Some(confirm) = self.ui.confirm.take() {
+                    self.ui.info(format!("cancelled: {}", confirm.title));
+                }
+            }
             Action::Help => self.ui.help = !self.ui.help,
             Action::Back => self.back(cache),
             Action::Resize(width, height) => {
@@ -181,8 +211,6 @@ impl App {
             | Action::TogglePause
             | Action::Rollback
             | Action::ShowPlan
-            | Action::DialogYes
-            | Action::DialogNo
             | Action::DialogUp
             | Action::DialogDown => {}
         }

@@ -50,16 +50,16 @@ pub struct Column {
 pub const COLUMNS: &[Column] = &[
     Column { id: ColumnId::Node, title: "NODE", width: 16, min_terminal_width: 0 },
     Column { id: ColumnId::Eligible, title: "ELIG", width: 5, min_terminal_width: 0 },
-    Column { id: ColumnId::Pod, title: "POD", width: 22, min_terminal_width: 140 },
-    Column { id: ColumnId::Revision, title: "REV", width: 6, min_terminal_width: 0 },
+    Column { id: ColumnId::Pod, title: "POD", width: 22, min_terminal_width: 150 },
+    Column { id: ColumnId::Revision, title: "REV", width: 8, min_terminal_width: 0 },
     Column { id: ColumnId::Status, title: "STATUS", width: 17, min_terminal_width: 0 },
     Column { id: ColumnId::Restarts, title: "RST", width: 3, min_terminal_width: 0 },
     Column { id: ColumnId::Age, title: "AGE", width: 4, min_terminal_width: 0 },
     Column { id: ColumnId::NodeState, title: "NODE STATE", width: 12, min_terminal_width: 100 },
-    Column { id: ColumnId::Taints, title: "TAINTS", width: 26, min_terminal_width: 160 },
-    Column { id: ColumnId::PoolZone, title: "POOL/ZONE", width: 20, min_terminal_width: 120 },
+    Column { id: ColumnId::Taints, title: "TAINTS", width: 24, min_terminal_width: 190 },
+    Column { id: ColumnId::PoolZone, title: "POOL/ZONE", width: 18, min_terminal_width: 120 },
     Column { id: ColumnId::Why, title: "WHY", width: 0, min_terminal_width: 0 },
-    Column { id: ColumnId::Event, title: "LATEST EVENT", width: 0, min_terminal_width: 180 },
+    Column { id: ColumnId::Event, title: "LATEST EVENT", width: 0, min_terminal_width: 170 },
 ];
 
 /// The columns shown at a terminal width.

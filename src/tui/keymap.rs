@@ -71,14 +71,14 @@ pub enum Action {
     Rollback,
     /// Rollout: show the plan (order, canaries, skipped nodes with reasons).
     ShowPlan,
-    /// In a dialog: yes / choose.
-    DialogYes,
-    /// In a dialog: no / cancel.
-    DialogNo,
     /// In a dialog: previous entry.
     DialogUp,
     /// In a dialog: next entry.
     DialogDown,
+    /// Confirm the pending action of the dialog.
+    Confirm,
+    /// Cancel the pending action of the dialog.
+    Cancel,
 }
 
 /// Where a binding applies.
@@ -98,7 +98,7 @@ pub enum Context {
     History,
     /// Typing a filter.
     FilterInput,
-    /// A rollout action waits for confirmation.
+    /// A confirmation dialog is open.
     Confirm,
     /// Picking a revision to roll back to.
     RollbackPicker,
@@ -117,7 +117,7 @@ impl Context {
             Self::Detail => "Node detail",
             Self::History => "Revision history",
             Self::FilterInput => "Filter input",
-            Self::Confirm => "Confirm dialog",
+            Self::Confirm => "Confirmation",
             Self::RollbackPicker => "Rollback dialog",
             Self::PlanView => "Rollout plan",
         }
@@ -232,6 +232,8 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Enter)], action: Action::ApplyFilter, hint: Some("apply"), help: "apply the filter" },
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Esc)], action: Action::Back, hint: Some("cancel"), help: "clear the filter" },
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
+    Binding { contexts: &[Context::Confirm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("confirm"), help: "do it" },
+    Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "do nothing" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('a')], action: Action::AdvanceSelected, hint: Some("advance"), help: "advance the selected node (delete its old pod; asks first)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('n')], action: Action::AdvanceNext, hint: Some("next"), help: "advance the next node of the plan (asks first)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('c'), Key::char(' ')], action: Action::ToggleCanary, hint: Some("canary"), help: "mark or unmark the selected node as a canary" },
@@ -239,22 +241,21 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('p')], action: Action::TogglePause, hint: Some("pause"), help: "pause or resume the rollout for every console" },
     Binding { contexts: &[Context::Grid, Context::Detail, Context::History], keys: &[Key::char('r')], action: Action::Rollback, hint: Some("rollback"), help: "roll back: pick a revision, see the diff, confirm" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('P')], action: Action::ShowPlan, hint: Some("plan"), help: "show the rollout plan: order, canaries, skipped nodes and why" },
-    Binding { contexts: &[Context::Confirm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::DialogYes, hint: Some("yes"), help: "do it" },
-    Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::DialogNo, hint: Some("no"), help: "cancel" },
     Binding { contexts: &[Context::Confirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
-    Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::DialogNo, hint: Some("close"), help: "close the plan" },
+    Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::Cancel, hint: Some("close"), help: "close the plan" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "newer revision" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "older revision" },
-    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Enter)], action: Action::DialogYes, hint: Some("roll back to this"), help: "roll back to the selected revision (asks again)" },
-    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Esc)], action: Action::DialogNo, hint: Some("cancel"), help: "close without rolling back" },
+    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("roll back to this"), help: "roll back to the selected revision (asks again)" },
+    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "close without rolling back" },
 ];
 
 /// The contexts active for a screen, most specific first.
 pub fn active_contexts(screen: Context) -> Vec<Context> {
     match screen {
-        Context::FilterInput => vec![Context::FilterInput],
-        // Dialogs are modal: only their own keys apply.
-        Context::Confirm | Context::RollbackPicker | Context::PlanView => vec![screen],
+        // Dialogs and text input are modal: only their own keys apply.
+        Context::FilterInput | Context::Confirm | Context::RollbackPicker | Context::PlanView => {
+            vec![screen]
+        }
         Context::Grid | Context::Picker | Context::History => {
             vec![screen, Context::List, Context::Global]
         }

@@ -139,8 +139,9 @@ impl App {
     /// Handles the rollout keys and dialog keys; `None` when `action` is not one.
     pub fn ops_update(&mut self, action: Action, cache: &Cache) -> Option<Option<Effect>> {
         let result = match action {
-            Action::DialogYes => Ok(self.dialog_yes(cache)),
-            Action::DialogNo => {
+            // Yes/no belong to the console's own confirmation unless a rollout dialog is open.
+            Action::Confirm if self.ops.modal.is_some() => Ok(self.dialog_yes(cache)),
+            Action::Cancel if self.ops.modal.is_some() => {
                 if !matches!(self.ops.modal.take(), Some(Modal::Info { .. })) {
                     self.ui.info("cancelled");
                 }

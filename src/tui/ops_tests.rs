@@ -67,13 +67,13 @@ fn advance_waits_for_yes_and_sends_one_uid_delete() {
         .unwrap();
     insta::assert_snapshot!(terminal.backend());
     assert!(
-        app.update(Action::DialogNo, &cache).is_none(),
+        app.update(Action::Cancel, &cache).is_none(),
         "no means nothing is sent"
     );
     assert!(app.ops.modal.is_none());
 
     app.update(Action::AdvanceSelected, &cache);
-    let sent = writes(app.update(Action::DialogYes, &cache));
+    let sent = writes(app.update(Action::Confirm, &cache));
     assert_eq!(sent.len(), 1);
     assert_eq!(
         sent[0].1.write,
@@ -169,7 +169,7 @@ fn dialogs_are_modal() {
         crossterm::event::KeyCode::Char('y'),
         crossterm::event::KeyModifiers::NONE,
     ));
-    assert_eq!(app.action_for_event(&y), Some(Action::DialogYes));
+    assert_eq!(app.action_for_event(&y), Some(Action::Confirm));
 }
 
 #[test]
@@ -189,9 +189,9 @@ fn rollback_picks_previous_shows_diff_and_moves_nodes_back() {
         "{:?}",
         picker.diff
     );
-    app.update(Action::DialogYes, &cache);
+    app.update(Action::Confirm, &cache);
     assert_eq!(app.ops.context(), Some(Context::Confirm));
-    let sent = writes(app.update(Action::DialogYes, &cache));
+    let sent = writes(app.update(Action::Confirm, &cache));
     assert!(
         matches!(sent[0].1.write, Write::PatchTemplate { .. }),
         "{sent:?}"
@@ -211,7 +211,7 @@ fn auto_advance_starts_with_the_first_plan_node() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
     app.update(Action::ToggleAuto, &cache);
-    let sent = writes(app.update(Action::DialogYes, &cache));
+    let sent = writes(app.update(Action::Confirm, &cache));
     assert_eq!(sent.len(), 1, "first the state write");
     assert!(
         app.ops_on_change(&cache, now()).is_none(),
@@ -258,6 +258,6 @@ fn plan_overlay_lists_order_canaries_and_skips() {
             .any(|l| l.starts_with("skip gpu-01: not eligible: taint dedicated=gpu:NoSchedule")),
         "{lines:?}"
     );
-    app.update(Action::DialogNo, &cache);
+    app.update(Action::Cancel, &cache);
     assert!(app.ops.modal.is_none());
 }

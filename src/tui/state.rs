@@ -2,6 +2,7 @@
 //! group and filter, the status message. Plain data changed only by
 //! `App::update`; no I/O.
 
+use super::app::Effect;
 use super::index::{Filter, GroupKey, SortKey};
 use super::keymap::Context;
 
@@ -78,11 +79,28 @@ pub struct UiState {
     pub size: (u16, u16),
     /// The DaemonSet shown, `namespace/name`.
     pub target: Option<String>,
+    /// A destructive action waiting for confirmation.
+    pub confirm: Option<Confirm>,
+}
+
+/// A confirmation dialog: what will happen, in words, and the effect to run
+/// if the user says yes (the action value itself, decided before asking).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Confirm {
+    /// Title line (e.g. `advance node-7`).
+    pub title: String,
+    /// What exactly will be done, one line each (sanitised when shown).
+    pub lines: Vec<String>,
+    /// Run on yes.
+    pub effect: Effect,
 }
 
 impl UiState {
     /// The keymap context for the current screen and input.
     pub fn context(&self) -> Context {
+        if self.confirm.is_some() {
+            return Context::Confirm;
+        }
         if self.filter_input.is_some() {
             return Context::FilterInput;
         }

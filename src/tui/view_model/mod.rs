@@ -123,6 +123,8 @@ pub struct ViewModel {
     pub body: Body,
     /// Help overlay sections, when shown.
     pub help: Option<HelpSections>,
+    /// Confirmation dialog: title and lines, when one is open.
+    pub confirm: Option<(Cell, Vec<Cell>)>,
     /// Status line.
     pub status: StatusVm,
     /// Footer key hints.
@@ -160,6 +162,10 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         header,
         body: body(input),
         help: ui.help.then(keymap::help_sections),
+        confirm: ui.confirm.as_ref().map(|c| {
+            let lines = c.lines.iter().map(|l| Cell::new(l, Tone::Normal)).collect();
+            (Cell::new(&c.title, Tone::Warn), lines)
+        }),
         status: status(input),
         hints: keymap::hints(ui.context()),
         dialog: None,

@@ -6,7 +6,8 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
-use super::theme::style;
+use super::theme::{span, style};
+use crate::tui::view_model::Cell;
 use crate::tui::view_model::Tone;
 
 /// Draws the help sections in a centred box over `area`.
@@ -44,5 +45,30 @@ pub fn render(
                 .borders(Borders::ALL)
                 .title(" keys · ? or Esc closes "),
         )
+        .render(popup, buf);
+}
+
+/// Draws a confirmation dialog in a centred box over `area`.
+pub fn render_confirm(title: &Cell, lines: &[Cell], area: Rect, buf: &mut Buffer) {
+    let mut text: Vec<Line<'_>> = lines.iter().map(|l| Line::from(span(l))).collect();
+    text.push(Line::default());
+    text.push(Line::from(vec![
+        Span::styled("y", style(Tone::Accent)),
+        Span::raw(" confirm   "),
+        Span::styled("n", style(Tone::Accent)),
+        Span::raw(" cancel"),
+    ]));
+    let height = u16::try_from(text.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2);
+    let [vertical] = Layout::vertical([Constraint::Length(height.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [popup] = Layout::horizontal([Constraint::Length(70.min(area.width))])
+        .flex(Flex::Center)
+        .areas(vertical);
+    Clear.render(popup, buf);
+    Paragraph::new(text)
+        .block(Block::default().borders(Borders::ALL).title(span(title)))
         .render(popup, buf);
 }

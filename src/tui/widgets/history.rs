@@ -41,7 +41,11 @@ impl Widget for &HistoryVm {
             height: 1,
             ..inner
         });
-        let heading = std::iter::once(None).chain(self.rows.iter().map(Some));
+        // Scroll the revision list so the selected revision stays visible.
+        let visible = usize::from(inner.height.saturating_sub(1)).max(1);
+        let chosen = self.rows.iter().position(|r| r.selected).unwrap_or(0);
+        let offset = chosen.saturating_sub(visible - 1);
+        let heading = std::iter::once(None).chain(self.rows.iter().skip(offset).map(Some));
         for (row, line) in heading.zip(lines) {
             let areas = Layout::horizontal(WIDTHS).spacing(1).split(line);
             match row {

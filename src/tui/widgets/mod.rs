@@ -33,6 +33,9 @@ impl Widget for &ViewModel {
         if let Some(help) = &self.help {
             help::render(help, areas.body, buf);
         }
+        if let Some((title, lines)) = &self.confirm {
+            help::render_confirm(title, lines, areas.body, buf);
+        }
     }
 }
 
