@@ -1,3 +1,8 @@
 //! The cluster layer: kube-rs clients from kubeconfig, watch streams into slim
-//! stores, and the one task that writes. Receives a `kube::Client`; never decides.
+//! stores, and the one task that writes them. Receives a `kube::Client`; never
+//! decides what to show or do.
+pub mod cache;
 pub mod connect;
+pub mod status;
+pub mod store;
+pub mod watch;

@@ -1,2 +1,32 @@
 //! The terminal console: app state, key handling, view model and widgets.
-//! Never imports `sim`; never blocks on I/O.
+//! Never imports `sim`; never blocks on I/O: it reads the cluster cache and
+//! turns keys into actions; the event loop runs the effects.
+
+pub mod app;
+pub mod columns;
+pub mod confirm;
+pub mod index;
+pub mod keymap;
+pub mod ops_auto;
+pub mod ops_keys;
+pub mod ops_link;
+pub mod plan_view;
+pub mod rollback_dialog;
+pub mod rows;
+pub mod run;
+pub mod sanitize;
+pub mod state;
+pub mod terminal;
+pub mod view_model;
+pub mod widgets;
+
+#[cfg(test)]
+mod app_tests;
+#[cfg(test)]
+mod bench;
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod ops_tests;
+#[cfg(test)]
+mod tests;

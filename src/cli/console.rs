@@ -1,0 +1,205 @@
+//! The console commands: `rollcall [NS/DAEMONSET]` on a cluster from the
+//! kubeconfig (or the embedded cluster when there is none), and `rollcall demo`
+//! on the embedded cluster. Wires the cluster layer, the embedded cluster and
+//! the TUI together; logs go to a file, never to the terminal.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::cluster_args::ClusterArgs;
+use crate::cluster::connect::{Connection, connect, find_kubeconfig};
+use crate::cluster::watch::{self, Target};
+use crate::tui::view_model::ConsoleInfo;
+
+/// Flags of the console (the command line without a subcommand).
+#[derive(Clone, Debug, Default, Args)]
+pub struct ConsoleArgs {
+    /// The DaemonSet to open, as NAMESPACE/NAME (or NAME in the -n namespace);
+    /// without it, the console lists DaemonSets to pick from.
+    #[arg(value_name = "NS/DAEMONSET")]
+    pub daemonset: Option<String>,
+    /// kubectl-style cluster flags.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Where logs go (default: $XDG_STATE_HOME/rollcall/rollcall.log); RUST_LOG sets the level.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub log_file: Option<PathBuf>,
+    /// Rollout operations: --read-only and --journal FILE.
+    #[command(flatten)]
+    pub ops: ConsoleOpsArgs,
+}
+
+/// The console's rollout-operation flags.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ConsoleOpsArgs {
+    /// Show everything, change nothing: every rollout key is disabled.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Journal file for rollout actions (default: $XDG_STATE_HOME/rollcall/journal.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+}
+
+/// Runs the console on the cluster the flags point at.
+pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode> {
+    let log = init_logging(args.log_file.as_deref())?;
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let options = args.cluster.connect_options();
+        if find_kubeconfig(&options).is_none() {
+            return Err(anyhow::anyhow!(
+                "no cluster configured (no --kubeconfig, KUBECONFIG or ~/.kube/config); \
+                 run `rollcall demo` for the embedded cluster"
+            ));
+        }
+        let connection = connect(&options)
+            .await
+            .context("connecting to the cluster")?;
+        let target = parse_target(args.daemonset.as_deref(), &connection.namespace)?;
+        let info = ConsoleInfo {
+            context: connection.context.clone(),
+            server: connection.server.clone(),
+            note: None,
+        };
+        tracing::info!(log = %log.display(), server = %connection.server, "console starting");
+        open_console_with(
+            connection,
+            args.cluster.namespace.clone(),
+            target,
+            info,
+            &args.ops,
+        )
+        .await
+    })
+}
+
+/// Starts the watches and the TUI; returns when the user quits.
+pub async fn open_console(
+    connection: Connection,
+    namespace: Option<String>,
+    target: Option<Target>,
+    info: ConsoleInfo,
+) -> anyhow::Result<std::process::ExitCode> {
+    open_console_with(
+        connection,
+        namespace,
+        target,
+        info,
+        &ConsoleOpsArgs::default(),
+    )
+    .await
+}
+
+/// As [`open_console`], with the rollout-operation flags: the effects task
+/// (single writer, journaled) and the RBAC pre-check are started here.
+pub async fn open_console_with(
+    connection: Connection,
+    namespace: Option<String>,
+    target: Option<Target>,
+    info: ConsoleInfo,
+    ops: &ConsoleOpsArgs,
+) -> anyhow::Result<std::process::ExitCode> {
+    // Watch DaemonSets in the target's namespace, the -n namespace, or everywhere.
+    let scope = target.as_ref().map(|t| t.namespace.clone()).or(namespace);
+    let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
+    let actor = crate::ops::journal::local_actor();
+    let executor = crate::ops::write::Executor::new(
+        connection.client.clone(),
+        journal,
+        ops.read_only,
+        connection.context.clone(),
+        actor.clone(),
+    );
+    let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
+    let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
+    let handle = watch::spawn(connection.client, scope, target.clone());
+    crate::tui::run::run_with_ops(handle, info, target.map(|t| t.key()), Some((link, console)))
+        .await
+        .context("console failed")?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `NS/NAME`, or `NAME` in the default namespace; an error for anything else.
+pub fn parse_target(text: Option<&str>, namespace: &str) -> anyhow::Result<Option<Target>> {
+    let Some(text) = text else { return Ok(None) };
+    let (namespace, name) = match text.split_once('/') {
+        Some((ns, name)) => (ns, name),
+        None => (namespace, text),
+    };
+    anyhow::ensure!(
+        !namespace.is_empty() && !name.is_empty() && !name.contains('/'),
+        "expected NAMESPACE/NAME or NAME, got {text:?}"
+    );
+    Ok(Some(Target {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+    }))
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// The default log file: `$XDG_STATE_HOME/rollcall/rollcall.log`, else
+/// `~/.local/state/rollcall/rollcall.log`, else the temp dir.
+pub fn default_log_file() -> PathBuf {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local").join("state"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    state.join("rollcall").join("rollcall.log")
+}
+
+/// Sends tracing output to a file (never the terminal the TUI draws on).
+pub fn init_logging(path: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    let path = path.map_or_else(default_log_file, std::path::Path::to_path_buf);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating log directory {}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("opening log file {}", path.display()))?;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_like_kubectl_names() {
+        let cases = [
+            (Some("kube-system/agent"), Some(("kube-system", "agent"))),
+            (Some("agent"), Some(("default", "agent"))),
+            (None, None),
+        ];
+        for (text, expected) in cases {
+            let parsed = parse_target(text, "default").unwrap();
+            let parsed = parsed
+                .as_ref()
+                .map(|t| (t.namespace.as_str(), t.name.as_str()));
+            assert_eq!(parsed, expected, "{text:?}");
+        }
+        for bad in ["a/b/c", "/x", "ns/"] {
+            assert!(parse_target(Some(bad), "default").is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! The console's cache of cluster state: slim objects from the watch streams,
+//! indexed by node, the per-stream connection state, and the set of things
+//! that changed since the reader last looked.
+//!
+//! Synchronous and clock-free: the watch task applies each watcher event with
+//! the time it saw it; the console takes the change set and pulls what it
+//! needs. This module does no I/O and decides nothing about what to show.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use kube::runtime::watcher;
+
+use super::status::{StreamKind, StreamStatus};
+use super::store::{
+    Applied, EventStore, KindStore, ObjectKey, index_by, map_event, remove_from_index,
+};
+use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
+
+/// One watcher event of any of the watched kinds (the merged stream's item).
+#[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "each item is moved once from the stream into the cache; boxing would allocate per node and pod event"
+)]
+pub enum WatchUpdate {
+    /// A node event.
+    Node(watcher::Event<Node>),
+    /// A DaemonSet event.
+    DaemonSet(watcher::Event<DaemonSet>),
+    /// A pod event (the target DaemonSet's pods).
+    Pod(watcher::Event<Pod>),
+    /// A ControllerRevision event (the target's).
+    Revision(watcher::Event<ControllerRevision>),
+    /// An event about one of the target's pods.
+    PodEvent(watcher::Event<Event>),
+    /// An event about a node.
+    NodeEvent(watcher::Event<Event>),
+    /// A stream failed; the watcher retries with backoff.
+    Error(StreamKind, String),
+}
+
+/// What changed since the reader last took the change set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent change markers, each read on its own"
+)]
+pub struct Changes {
+    /// Every node row must be recomputed (a relist, the DaemonSet or its revisions changed).
+    pub all_nodes: bool,
+    /// Nodes whose node object, pods or events changed.
+    pub nodes: HashSet<String>,
+    /// Some DaemonSet changed (the target's header, or the picker list).
+    pub daemonsets: bool,
+    /// The ControllerRevisions changed.
+    pub revisions: bool,
+    /// A stream's connection state changed.
+    pub streams: bool,
+}
+
+impl Changes {
+    /// Whether anything changed at all.
+    pub fn is_empty(&self) -> bool {
+        !self.all_nodes
+            && self.nodes.is_empty()
+            && !self.daemonsets
+            && !self.revisions
+            && !self.streams
+    }
+}
+
+/// The cache the watch task writes and the console reads.
+#[derive(Debug, Default)]
+pub struct Cache {
+    nodes: KindStore<Node>,
+    daemonsets: KindStore<DaemonSet>,
+    pods: KindStore<Pod>,
+    revisions: KindStore<ControllerRevision>,
+    pod_events: EventStore,
+    node_events: EventStore,
+    /// Node name to the keys of the pods bound to it.
+    pods_by_node: HashMap<String, BTreeSet<ObjectKey>>,
+    streams: BTreeMap<StreamKind, StreamStatus>,
+    changes: Changes,
+}
+
+impl Cache {
+    /// An empty cache with no stream started.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies one watcher event seen at `now`.
+    pub fn apply(&mut self, update: WatchUpdate, now: jiff::Timestamp) {
+        match update {
+            WatchUpdate::Node(event) => self.apply_node(event, now),
+            WatchUpdate::DaemonSet(event) => self.apply_daemonset(event, now),
+            WatchUpdate::Pod(event) => self.apply_pod(event, now),
+            WatchUpdate::Revision(event) => self.apply_revision(event, now),
+            WatchUpdate::PodEvent(event) => self.apply_event(StreamKind::PodEvents, event, now),
+            WatchUpdate::NodeEvent(event) => self.apply_event(StreamKind::NodeEvents, event, now),
+            WatchUpdate::Error(kind, message) => {
+                self.streams.entry(kind).or_default().failed(message, now);
+                self.changes.streams = true;
+            }
+        }
+    }
+
+    /// Marks a stream as started (its initial list is being fetched).
+    pub fn stream_started(&mut self, kind: StreamKind) {
+        self.streams.insert(kind, StreamStatus::default());
+        self.changes.streams = true;
+    }
+
+    /// Forgets the target's streams and objects (another DaemonSet was picked).
+    pub fn reset_target(&mut self) {
+        self.pods = KindStore::default();
+        self.revisions = KindStore::default();
+        self.pod_events = EventStore::default();
+        self.pods_by_node.clear();
+        for kind in [
+            StreamKind::Pods,
+            StreamKind::Revisions,
+            StreamKind::PodEvents,
+        ] {
+            self.streams.remove(&kind);
+        }
+        self.changes.all_nodes = true;
+        self.changes.revisions = true;
+        self.changes.streams = true;
+    }
+
+    /// Takes the change set, leaving it empty.
+    pub fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// The connection state of each started stream.
+    pub fn streams(&self) -> &BTreeMap<StreamKind, StreamStatus> {
+        &self.streams
+    }
+
+    /// How many objects of a kind are held (or listed so far, during a list).
+    pub fn count(&self, kind: StreamKind) -> usize {
+        match kind {
+            StreamKind::Nodes => self.nodes.len(),
+            StreamKind::DaemonSets => self.daemonsets.len(),
+            StreamKind::Pods => self.pods.len(),
+            StreamKind::Revisions => self.revisions.len(),
+            StreamKind::PodEvents => self.pod_events.store.len(),
+            StreamKind::NodeEvents => self.node_events.store.len(),
+        }
+    }
+
+    /// All nodes, unordered.
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.objects.values()
+    }
+
+    /// One node by name.
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.objects.get(name)
+    }
+
+    /// All DaemonSets in scope, unordered.
+    pub fn daemonsets(&self) -> impl Iterator<Item = &DaemonSet> {
+        self.daemonsets.objects.values()
+    }
+
+    /// One DaemonSet by `namespace/name`.
+    pub fn daemonset(&self, key: &str) -> Option<&DaemonSet> {
+        self.daemonsets.objects.get(key)
+    }
+
+    /// The target's ControllerRevisions, unordered.
+    pub fn revisions(&self) -> impl Iterator<Item = &ControllerRevision> {
+        self.revisions.objects.values()
+    }
+
+    /// The target's pods, unordered.
+    pub fn pods(&self) -> impl Iterator<Item = &Pod> {
+        self.pods.objects.values()
+    }
+
+    /// The target's pods bound to `node`, in key order.
+    pub fn pods_on(&self, node: &str) -> Vec<&Pod> {
+        self.pods_by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|key| self.pods.objects.get(key))
+            .collect()
+    }
+
+    /// The most recent events about a pod (`namespace/name`), newest first.
+    pub fn pod_events(&self, pod_key: &str) -> Vec<&Event> {
+        self.pod_events.for_object(pod_key)
+    }
+
+    /// The most recent events about a node, newest first.
+    pub fn node_events(&self, node: &str) -> Vec<&Event> {
+        self.node_events.for_object(node)
+    }
+
+    fn apply_node(&mut self, event: watcher::Event<Node>, now: jiff::Timestamp) {
+        let event = map_event(event, |mut node| {
+            slim_metadata(&mut node.metadata);
+            node
+        });
+        match self.nodes.apply(event) {
+            Applied::One(key) => {
+                self.changes.nodes.insert(key);
+            }
+            Applied::Replaced => self.changes.all_nodes = true,
+            Applied::Buffered => {}
+        }
+        self.mark_received(StreamKind::Nodes, self.nodes.listing(), now);
+    }
+
+    fn apply_daemonset(&mut self, event: watcher::Event<DaemonSet>, now: jiff::Timestamp) {
+        let event = map_event(event, |mut ds| {
+            slim_metadata(&mut ds.metadata);
+            ds
+        });
+        // Rows depend on the spec (template, selector, minReadySeconds) and the
+        // UID (ownership), not on the status the controller rewrites all the
+        // time during a rollout: only a spec change recomputes every row.
+        let before = match &event {
+            watcher::Event::Apply(ds) | watcher::Event::Delete(ds) => Some(
+                self.daemonsets
+                    .objects
+                    .get(&super::store::object_key(&ds.metadata))
+                    .map(|old| (old.spec.clone(), old.metadata.uid.clone())),
+            ),
+            _ => None,
+        };
+        let applied = self.daemonsets.apply(event);
+        match (&applied, before) {
+            (Applied::Buffered, _) => {}
+            (Applied::One(key), Some(before)) => {
+                self.changes.daemonsets = true;
+                let after = self
+                    .daemonsets
+                    .objects
+                    .get(key)
+                    .map(|ds| (ds.spec.clone(), ds.metadata.uid.clone()));
+                if before != after {
+                    self.changes.all_nodes = true;
+                }
+            }
+            _ => {
+                self.changes.daemonsets = true;
+                self.changes.all_nodes = true;
+            }
+        }
+        self.mark_received(StreamKind::DaemonSets, self.daemonsets.listing(), now);
+    }
+
+    fn apply_revision(&mut self, event: watcher::Event<ControllerRevision>, now: jiff::Timestamp) {
+        let event = map_event(event, |mut rev| {
+            slim_metadata(&mut rev.metadata);
+            rev
+        });
+        if self.revisions.apply(event) != Applied::Buffered {
+            self.changes.revisions = true;
+            // Revision numbers and "updated" of every pod may change.
+            self.changes.all_nodes = true;
+        }
+        self.mark_received(StreamKind::Revisions, self.revisions.listing(), now);
+    }
+
+    fn apply_pod(&mut self, event: watcher::Event<Pod>, now: jiff::Timestamp) {
+        let event = map_event(event, |mut pod| {
+            slim_metadata(&mut pod.metadata);
+            pod
+        });
+        // The node the pod was on before this event, so a move or delete dirties it too.
+        let previous_node = match &event {
+            watcher::Event::Apply(pod) | watcher::Event::Delete(pod) => self
+                .pods
+                .objects
+                .get(&super::store::object_key(&pod.metadata))
+                .and_then(|old| old.node_name().map(str::to_owned)),
+            _ => None,
+        };
+        match self.pods.apply(event) {
+            Applied::One(key) => {
+                if let Some(node) = previous_node {
+                    remove_from_index(&mut self.pods_by_node, &node, &key);
+                    self.changes.nodes.insert(node);
+                }
+                if let Some(node) = self.pods.objects.get(&key).and_then(Pod::node_name) {
+                    let node = node.to_owned();
+                    self.pods_by_node
+                        .entry(node.clone())
+                        .or_default()
+                        .insert(key);
+                    self.changes.nodes.insert(node);
+                }
+            }
+            Applied::Replaced => {
+                self.pods_by_node =
+                    index_by(&self.pods.objects, |p| p.node_name().map(str::to_owned));
+                self.changes.all_nodes = true;
+            }
+            Applied::Buffered => {}
+        }
+        self.mark_received(StreamKind::Pods, self.pods.listing(), now);
+    }
+
+    fn apply_event(
+        &mut self,
+        kind: StreamKind,
+        event: watcher::Event<Event>,
+        now: jiff::Timestamp,
+    ) {
+        let event = map_event(event, |mut ev| {
+            slim_metadata(&mut ev.metadata);
+            ev
+        });
+        let events = if kind == StreamKind::NodeEvents {
+            &mut self.node_events
+        } else {
+            &mut self.pod_events
+        };
+        let applied = events.apply(event);
+        let listing = events.store.listing();
+        match applied {
+            Applied::One(object) if kind == StreamKind::NodeEvents => {
+                self.changes.nodes.insert(object);
+            }
+            Applied::One(pod_key) => {
+                if let Some(node) = self.pods.objects.get(&pod_key).and_then(Pod::node_name) {
+                    self.changes.nodes.insert(node.to_owned());
+                }
+            }
+            Applied::Replaced => self.changes.all_nodes = true,
+            Applied::Buffered => {}
+        }
+        self.mark_received(kind, listing, now);
+    }
+
+    fn mark_received(&mut self, kind: StreamKind, listing: bool, now: jiff::Timestamp) {
+        if self.streams.entry(kind).or_default().received(listing, now) {
+            self.changes.streams = true;
+        }
+    }
+}

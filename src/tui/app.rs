@@ -1,0 +1,455 @@
+//! The console application: turns terminal events into [`Action`]s (via the
+//! keymap), applies each action in one `update`, keeps the engine rows and
+//! grid order in step with the cache, and builds the view model. Effects that
+//! leave the UI (quit, refocus the watches; later rollout operations) are
+//! returned as [`Effect`] values for the event loop to run.
+
+use crossterm::event::{Event, MouseButton, MouseEventKind};
+
+use super::columns::{areas, list_height};
+use super::index::{Filter, GridIndex, GroupKey, SortKey};
+use super::keymap::{Action, action_for};
+use super::rows::RowCache;
+use super::state::{Confirm, Message, Screen, UiState};
+use super::view_model::{self, ConsoleInfo, Inputs, ViewModel, picker};
+use crate::cluster::cache::Cache;
+use crate::cluster::watch::Target;
+
+/// What the event loop must do after an action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Leave the console.
+    Quit,
+    /// Watch another DaemonSet.
+    SetTarget(Target),
+    /// Run these numbered rollout writes on the effects task (confirmed by the user).
+    Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
+}
+
+/// What came back from an effect run outside the UI (an operation's result),
+/// delivered to [`App::apply_outcome`] by the event loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Show a message in the status line.
+    Message(Message),
+}
+
+/// The console's state: UI state plus the cached engine rows and grid order.
+pub struct App {
+    /// UI state.
+    pub ui: UiState,
+    /// Engine results per node.
+    pub rows: RowCache,
+    /// Grid order.
+    pub index: GridIndex,
+    /// Where the console is connected.
+    pub info: ConsoleInfo,
+    /// Rollout operations: dialogs, auto-advance, writes in flight.
+    pub ops: super::ops_keys::OpsConsole,
+}
+
+impl App {
+    /// A console on `target` (`namespace/name`), or on the DaemonSet list when `None`.
+    pub fn new(info: ConsoleInfo, target: Option<String>, size: (u16, u16)) -> Self {
+        let ui = UiState {
+            screen: if target.is_some() {
+                Screen::Grid
+            } else {
+                Screen::Picker
+            },
+            target,
+            size,
+            ..UiState::default()
+        };
+        Self {
+            ui,
+            rows: RowCache::default(),
+            index: GridIndex::default(),
+            info,
+            ops: super::ops_keys::OpsConsole::default(),
+        }
+    }
+
+    /// The action a terminal event asks for, if any.
+    pub fn action_for_event(&self, event: &Event) -> Option<Action> {
+        match event {
+            Event::Key(key) if key.kind != crossterm::event::KeyEventKind::Release => {
+                let context = if self.ui.help {
+                    super::keymap::Context::Global
+                } else {
+                    self.ops.context().unwrap_or_else(|| self.ui.context())
+                };
+                action_for(context, key)
+            }
+            Event::Mouse(mouse) => match mouse.kind {
+                MouseEventKind::ScrollUp => Some(Action::ScrollUp),
+                MouseEventKind::ScrollDown => Some(Action::ScrollDown),
+                MouseEventKind::Down(MouseButton::Left) => Some(Action::ClickRow(mouse.row)),
+                _ => None,
+            },
+            Event::Resize(width, height) => Some(Action::Resize(*width, *height)),
+            _ => None,
+        }
+    }
+
+    /// Opens a confirmation dialog: `effect` runs only if the user says yes.
+    pub fn ask(&mut self, title: impl Into<String>, lines: Vec<String>, effect: Effect) {
+        self.ui.confirm = Some(Confirm {
+            title: title.into(),
+            lines,
+            effect,
+        });
+    }
+
+    /// Applies what an effect sent back.
+    pub fn apply_outcome(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Message(message) => self.ui.message = Some(message),
+        }
+    }
+
+    /// Takes the cache's change set and brings rows and order up to date.
+    /// Returns whether anything changed (a redraw is due).
+    pub fn refresh(&mut self, cache: &mut Cache, now: jiff::Timestamp) -> bool {
+        let changes = cache.take_changes();
+        if changes.is_empty() {
+            return false;
+        }
+        let rows = self
+            .rows
+            .refresh(cache, self.ui.target.as_deref(), &changes, now);
+        let labels_matter =
+            matches!(self.ui.filter, Filter::Labels(_)) && !changes.nodes.is_empty();
+        // Name order without groups cannot change when a row's state does.
+        let order_matters = self.ui.sort != SortKey::Name || self.ui.group != GroupKey::None;
+        if rows.membership || (rows.reorder && order_matters) || labels_matter {
+            self.rebuild_index(cache);
+        }
+        true
+    }
+
+    /// Builds the view model for the current state.
+    pub fn view_model(&self, cache: &Cache, now: jiff::Timestamp) -> ViewModel {
+        let mut view = view_model::build(&Inputs {
+            cache,
+            rows: &self.rows,
+            index: &self.index,
+            ui: &self.ui,
+            info: &self.info,
+            now,
+        });
+        if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
+            view.dialog = Some(modal.view());
+            view.hints = super::keymap::hints(context);
+        }
+        view
+    }
+
+    /// Applies one action; returns the effect for the event loop, if any.
+    pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+        if let Some(effect) = self.ops_update(action, cache) {
+            return effect;
+        }
+        match action {
+            Action::Quit => return Some(Effect::Quit),
+            Action::Confirm => return self.ui.confirm.take().map(|confirm| confirm.effect),
+            Action::Cancel => {
+                if let Some(confirm) = self.ui.confirm.take() {
+                    self.ui.info(format!("cancelled: {}", confirm.title));
+                }
+            }
+            Action::Help => self.ui.help = !self.ui.help,
+            Action::Back => self.back(cache),
+            Action::Resize(width, height) => {
+                self.ui.size = (width, height);
+                self.scroll_into_view();
+            }
+            Action::StartFilter => self.ui.filter_input = Some(self.ui.filter_text.clone()),
+            Action::FilterChar(c) => self.ui.filter_input.get_or_insert_with(String::new).push(c),
+            Action::FilterBackspace => {
+                if let Some(input) = &mut self.ui.filter_input {
+                    input.pop();
+                }
+            }
+            Action::ApplyFilter => self.apply_filter(cache),
+            Action::CycleSort => {
+                self.ui.sort = self.ui.sort.next();
+                self.ui.info(format!("sorted by {}", self.ui.sort.label()));
+                self.rebuild_index(cache);
+            }
+            Action::CycleGroup => {
+                self.ui.group = self.ui.group.next();
+                self.ui
+                    .info(format!("grouped by {}", self.ui.group.label()));
+                self.rebuild_index(cache);
+            }
+            Action::History => {
+                self.ui.screen = Screen::History;
+                self.ui.history_selected = 0;
+                self.ui.diff_base = None;
+                self.ui.diff_scroll = 0;
+            }
+            Action::MarkDiffBase => self.mark_diff_base(),
+            Action::PickDaemonSet => self.ui.screen = Screen::Picker,
+            Action::Open => return self.open(cache),
+            Action::ClickRow(row) => self.click(row, cache),
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom => {
+                self.navigate(action, cache);
+            }
+            Action::ScrollUp => self.navigate(Action::Up, cache),
+            Action::ScrollDown => self.navigate(Action::Down, cache),
+            // Handled by `ops_update` above (src/tui/ops_keys.rs).
+            Action::AdvanceSelected
+            | Action::AdvanceNext
+            | Action::ToggleCanary
+            | Action::ToggleAuto
+            | Action::TogglePause
+            | Action::Rollback
+            | Action::ShowPlan
+            | Action::DialogUp
+            | Action::DialogDown => {}
+        }
+        None
+    }
+
+    fn back(&mut self, cache: &Cache) {
+        if self.ui.help {
+            self.ui.help = false;
+        } else if self.ui.filter_input.is_some() {
+            self.ui.filter_input = None;
+        } else {
+            match self.ui.screen {
+                Screen::Detail | Screen::History => self.ui.screen = Screen::Grid,
+                Screen::Grid if self.ui.filter.is_active() => {
+                    self.ui.filter = Filter::None;
+                    self.ui.filter_text.clear();
+                    self.rebuild_index(cache);
+                }
+                Screen::Picker if self.ui.target.is_some() => self.ui.screen = Screen::Grid,
+                Screen::Grid | Screen::Picker => {}
+            }
+        }
+    }
+
+    fn apply_filter(&mut self, cache: &Cache) {
+        let Some(text) = self.ui.filter_input.clone() else {
+            return;
+        };
+        if self.ui.screen == Screen::Picker {
+            self.ui.filter_text = text;
+            self.ui.filter_input = None;
+            self.ui.picker_selected = 0;
+            self.ui.picker_offset = 0;
+            return;
+        }
+        match Filter::parse(&text) {
+            Ok(filter) => {
+                self.ui.filter = filter;
+                self.ui.filter_text = text.trim().to_owned();
+                self.ui.filter_input = None;
+                self.ui.selected_node = None;
+                self.ui.selected = 0;
+                self.ui.offset = 0;
+                self.rebuild_index(cache);
+            }
+            Err(message) => self.ui.error(message),
+        }
+    }
+
+    fn mark_diff_base(&mut self) {
+        let Some(index) = self.rows.revisions() else {
+            return;
+        };
+        let revisions = view_model::history::newest_first(index.list());
+        if let Some(revision) = revisions.get(self.ui.history_selected) {
+            self.ui.diff_base = Some(revision.number);
+            self.ui
+                .info(format!("diff base: revision {}", revision.number));
+        }
+    }
+
+    fn open(&mut self, cache: &Cache) -> Option<Effect> {
+        match self.ui.screen {
+            Screen::Grid if self.ui.selected_node.is_some() => {
+                self.ui.screen = Screen::Detail;
+                self.ui.detail_scroll = 0;
+                None
+            }
+            Screen::Picker => {
+                let keys = picker::entries(cache, &self.ui.filter_text);
+                let key = keys.get(self.ui.picker_selected)?;
+                let (namespace, name) = key.split_once('/')?;
+                self.ui.target = Some(key.clone());
+                self.ui.screen = Screen::Grid;
+                self.ui.filter_text.clear();
+                self.ui.filter = Filter::None;
+                self.ui.selected = 0;
+                self.ui.selected_node = None;
+                self.ui.offset = 0;
+                Some(Effect::SetTarget(Target {
+                    namespace: namespace.to_owned(),
+                    name: name.to_owned(),
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// Rebuilds the grid order, keeping the selected node selected.
+    pub fn rebuild_index(&mut self, cache: &Cache) {
+        self.index = GridIndex::build(
+            &self.rows,
+            cache,
+            self.ui.sort,
+            self.ui.group,
+            &self.ui.filter,
+        );
+        let found = self
+            .ui
+            .selected_node
+            .as_deref()
+            .and_then(|n| self.index.position_of(n));
+        self.ui.selected = found
+            .unwrap_or(self.ui.selected)
+            .min(self.index.rows.len().saturating_sub(1));
+        self.ui.selected_node = self.index.node_at(self.ui.selected).map(str::to_owned);
+        self.scroll_into_view();
+    }
+
+    fn navigate(&mut self, action: Action, cache: &Cache) {
+        let page = list_height(self.ui.size);
+        match self.ui.screen {
+            Screen::Grid => {
+                self.ui.selected = step(self.ui.selected, self.index.rows.len(), action, page);
+                self.ui.selected_node = self.index.node_at(self.ui.selected).map(str::to_owned);
+                self.scroll_into_view();
+            }
+            Screen::Picker => {
+                let len = picker::entries(cache, &self.ui.filter_text).len();
+                self.ui.picker_selected = step(self.ui.picker_selected, len, action, page);
+                self.ui.picker_offset =
+                    visible_offset(self.ui.picker_offset, self.ui.picker_selected, page);
+            }
+            Screen::Detail => {
+                let len = self.scroll_lengths(cache).0;
+                self.ui.detail_scroll = step(self.ui.detail_scroll, len, action, page);
+            }
+            Screen::History => match action {
+                Action::PageUp | Action::PageDown => {
+                    let len = self.scroll_lengths(cache).1;
+                    self.ui.diff_scroll = step(self.ui.diff_scroll, len, action, page);
+                }
+                _ => {
+                    let len = self.rows.revisions().map_or(0, |r| r.list().len());
+                    // The marked diff base stays: select another revision to compare.
+                    self.ui.history_selected = step(self.ui.history_selected, len, action, page);
+                    self.ui.diff_scroll = 0;
+                }
+            },
+        }
+    }
+
+    /// Lines of the detail pane and of the diff (for clamping their scroll).
+    fn scroll_lengths(&self, cache: &Cache) -> (usize, usize) {
+        let Some(ds) = self
+            .ui
+            .target
+            .as_deref()
+            .and_then(|key| cache.daemonset(key))
+        else {
+            return (0, 0);
+        };
+        let inputs = Inputs {
+            cache,
+            rows: &self.rows,
+            index: &self.index,
+            ui: &self.ui,
+            info: &self.info,
+            // Line counts do not depend on the time.
+            now: jiff::Timestamp::UNIX_EPOCH,
+        };
+        match self.ui.screen {
+            Screen::Detail => (view_model::detail::build(&inputs, ds).lines.len(), 0),
+            Screen::History => (0, view_model::history::build(&inputs, ds).diff.len()),
+            _ => (0, 0),
+        }
+    }
+
+    fn click(&mut self, row: u16, cache: &Cache) {
+        let body = areas(ratatui::layout::Rect::new(
+            0,
+            0,
+            self.ui.size.0,
+            self.ui.size.1,
+        ))
+        .body;
+        // Lists start below the top border and the column headings.
+        let Some(line) = row.checked_sub(body.y + 2).map(usize::from) else {
+            return;
+        };
+        match self.ui.screen {
+            Screen::Grid | Screen::Detail => {
+                let entry = self.ui.offset + line;
+                if let Some(position) = self.index.rows.iter().position(|&at| at == entry) {
+                    self.ui.selected = position;
+                    self.ui.selected_node = self.index.node_at(position).map(str::to_owned);
+                }
+            }
+            Screen::Picker => {
+                let at = self.ui.picker_offset + line;
+                if at < picker::entries(cache, &self.ui.filter_text).len() {
+                    self.ui.picker_selected = at;
+                }
+            }
+            Screen::History => {}
+        }
+    }
+
+    /// Moves the grid's scroll offset so the selected row is on screen.
+    fn scroll_into_view(&mut self) {
+        let height = list_height(self.ui.size);
+        let Some(&entry) = self.index.rows.get(self.ui.selected) else {
+            self.ui.offset = 0;
+            return;
+        };
+        self.ui.offset = visible_offset(self.ui.offset, entry, height);
+        // Show a group heading right above the first row of a group.
+        if self.ui.offset == entry && entry > 0 && !self.index.rows.contains(&(entry - 1)) {
+            self.ui.offset -= 1;
+        }
+    }
+}
+
+/// The new position after a movement, within `0..len`.
+fn step(current: usize, len: usize, action: Action, page: usize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    let last = len - 1;
+    let next = match action {
+        Action::Up => current.saturating_sub(1),
+        Action::Down => current.saturating_add(1),
+        Action::PageUp => current.saturating_sub(page),
+        Action::PageDown => current.saturating_add(page),
+        Action::Top => 0,
+        Action::Bottom => last,
+        _ => current,
+    };
+    next.min(last)
+}
+
+/// The smallest change to `offset` that shows `at` in a window of `height` lines.
+fn visible_offset(offset: usize, at: usize, height: usize) -> usize {
+    if at < offset {
+        at
+    } else if at >= offset + height {
+        at + 1 - height
+    } else {
+        offset
+    }
+}

@@ -1,0 +1,266 @@
+//! Behaviour of `App::update`: navigation and scrolling, selection that
+//! follows its node across re-sorts, mouse clicks, filter and Esc, history
+//! diff base, and the effects returned to the event loop.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::app::{App, Effect};
+use super::fixtures::{self, now};
+use super::index::{Entry, SortKey};
+use super::keymap::Action;
+use super::state::Screen;
+use super::view_model::{Body, ConsoleInfo};
+use crate::cluster::cache::Cache;
+
+fn app(cache: &mut Cache, size: (u16, u16)) -> App {
+    let mut app = App::new(
+        ConsoleInfo::default(),
+        Some("kube-system/agent".into()),
+        size,
+    );
+    app.refresh(cache, now());
+    app
+}
+
+#[test]
+fn moving_past_the_window_scrolls_and_stops_at_the_ends() {
+    let mut cache = fixtures::mid_rollout();
+    // 12 rows: 4 header + 1 status + 1 footer leaves 6, of which 3 are grid lines.
+    let mut app = app(&mut cache, (100, 12));
+    for _ in 0..4 {
+        app.update(Action::Down, &cache);
+    }
+    assert_eq!(app.ui.selected, 4);
+    assert_eq!(
+        app.ui.offset, 2,
+        "the selected row is the last visible line"
+    );
+    app.update(Action::Bottom, &cache);
+    assert_eq!(app.ui.selected_node.as_deref(), Some("node-06"));
+    app.update(Action::Down, &cache);
+    assert_eq!(app.ui.selected, 6, "stops at the last row");
+    app.update(Action::Top, &cache);
+    assert_eq!((app.ui.selected, app.ui.offset), (0, 0));
+    app.update(Action::PageDown, &cache);
+    assert_eq!(app.ui.selected, 3);
+}
+
+#[test]
+fn selection_follows_its_node_when_the_order_changes() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (120, 30));
+    app.update(Action::Down, &cache);
+    assert_eq!(app.ui.selected_node.as_deref(), Some("node-01"));
+    app.update(Action::CycleSort, &cache);
+    app.update(Action::CycleSort, &cache);
+    assert_eq!(app.ui.sort, SortKey::State);
+    let at = app.index.position_of("node-01");
+    assert_eq!(Some(app.ui.selected), at);
+    assert_eq!(app.ui.selected_node.as_deref(), Some("node-01"));
+}
+
+#[test]
+fn state_sort_puts_the_crash_loop_first() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (120, 30));
+    app.update(Action::CycleSort, &cache);
+    app.update(Action::CycleSort, &cache);
+    assert_eq!(app.index.node_at(0), Some("node-03"));
+    assert_eq!(
+        app.index.node_at(1),
+        Some("node-05"),
+        "then the unready pod"
+    );
+    assert_eq!(app.index.node_at(6), Some("gpu-01"), "not eligible last");
+}
+
+#[test]
+fn grouping_shows_the_heading_above_the_first_row() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (100, 12));
+    app.update(Action::CycleGroup, &cache);
+    // Lines: heading, node-01..03, heading, node-04..06, heading, gpu-01.
+    app.update(Action::Bottom, &cache);
+    assert_eq!(app.ui.offset, 7);
+    for _ in 0..3 {
+        app.update(Action::Up, &cache);
+    }
+    assert_eq!(app.ui.selected_node.as_deref(), Some("node-04"));
+    let entry = app.index.rows[app.ui.selected];
+    assert!(matches!(
+        app.index.entries[entry - 1],
+        Entry::Heading { .. }
+    ));
+    assert_eq!(app.ui.offset, entry - 1, "the group heading stays in view");
+}
+
+#[test]
+fn click_selects_the_row_under_the_pointer() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (120, 30));
+    // Header 4 lines, grid border 1, column headings 1: the third row is at y = 8.
+    let click = Event::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: 3,
+        row: 8,
+        modifiers: KeyModifiers::NONE,
+    });
+    let action = app.action_for_event(&click).unwrap();
+    app.update(action, &cache);
+    assert_eq!(app.ui.selected_node.as_deref(), Some("node-02"));
+}
+
+#[test]
+fn keys_map_through_the_keymap_for_the_screen() {
+    let mut cache = fixtures::mid_rollout();
+    let app = app(&mut cache, (120, 30));
+    let key = |code| Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    assert_eq!(
+        app.action_for_event(&key(KeyCode::Char('j'))),
+        Some(Action::Down)
+    );
+    assert_eq!(
+        app.action_for_event(&key(KeyCode::Char('q'))),
+        Some(Action::Quit)
+    );
+    assert_eq!(
+        app.action_for_event(&Event::Resize(80, 24)),
+        Some(Action::Resize(80, 24))
+    );
+}
+
+#[test]
+fn enter_opens_detail_and_esc_goes_back_then_clears_the_filter() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (120, 30));
+    app.update(Action::StartFilter, &cache);
+    for c in "node-0".chars() {
+        app.update(Action::FilterChar(c), &cache);
+    }
+    app.update(Action::ApplyFilter, &cache);
+    assert_eq!(app.index.rows.len(), 6);
+    app.update(Action::Open, &cache);
+    assert_eq!(app.ui.screen, Screen::Detail);
+    app.update(Action::Back, &cache);
+    assert_eq!(app.ui.screen, Screen::Grid);
+    assert_eq!(app.index.rows.len(), 6, "first Esc only leaves the detail");
+    app.update(Action::Back, &cache);
+    assert_eq!(app.index.rows.len(), 7, "second Esc clears the filter");
+}
+
+#[test]
+fn a_bad_selector_is_an_error_in_the_status_line_and_keeps_the_input() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (120, 30));
+    app.update(Action::StartFilter, &cache);
+    for c in "pool in (a".chars() {
+        app.update(Action::FilterChar(c), &cache);
+    }
+    app.update(Action::ApplyFilter, &cache);
+    assert!(app.ui.filter_input.is_some());
+    let message = app.ui.message.clone().unwrap();
+    assert!(
+        message.text.contains("bad label selector"),
+        "{}",
+        message.text
+    );
+    assert_eq!(app.index.rows.len(), 7);
+}
+
+#[test]
+fn history_diff_base_can_be_chosen() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (120, 30));
+    app.update(Action::History, &cache);
+    let Body::History(history) = app.view_model(&cache, now()).body else {
+        panic!("history not shown");
+    };
+    assert_eq!(history.diff_title, "template diff: revision 1 → 2");
+    // Revision 1 alone has nothing earlier to compare with.
+    app.update(Action::Down, &cache);
+    let Body::History(history) = app.view_model(&cache, now()).body else {
+        panic!("history not shown");
+    };
+    assert_eq!(
+        history.diff_title,
+        "template of revision 1 (no earlier revision)"
+    );
+    // Mark revision 2 as the base, then select revision 1: the diff goes 2 → 1.
+    app.update(Action::Up, &cache);
+    app.update(Action::MarkDiffBase, &cache);
+    app.update(Action::Down, &cache);
+    assert_eq!(app.ui.diff_base, Some(2));
+    let Body::History(history) = app.view_model(&cache, now()).body else {
+        panic!("history not shown");
+    };
+    assert_eq!(history.diff_title, "template diff: revision 2 → 1");
+    assert!(
+        history
+            .diff
+            .iter()
+            .any(|line| line.text == "+  - image: registry.example/agent:v1")
+    );
+}
+
+#[test]
+fn picking_a_daemonset_retargets_the_watches() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = App::new(ConsoleInfo::default(), None, (100, 20));
+    app.refresh(&mut cache, now());
+    assert_eq!(app.ui.screen, Screen::Picker);
+    let effect = app.update(Action::Open, &cache);
+    assert!(matches!(effect, Some(Effect::SetTarget(ref t)) if t.key() == "kube-system/agent"));
+    assert_eq!(app.ui.screen, Screen::Grid);
+    assert_eq!(app.update(Action::Quit, &cache), Some(Effect::Quit));
+}
+
+#[test]
+fn a_missing_daemonset_says_so_instead_of_loading_forever() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = App::new(
+        ConsoleInfo::default(),
+        Some("kube-system/nope".into()),
+        (100, 20),
+    );
+    app.refresh(&mut cache, now());
+    let Body::Empty(cell) = app.view_model(&cache, now()).body else {
+        panic!("expected the not-found message");
+    };
+    assert!(
+        cell.text.contains("kube-system/nope not found"),
+        "{}",
+        cell.text
+    );
+}
+
+#[test]
+fn a_confirmation_holds_the_effect_until_yes() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (100, 20));
+    let target = crate::cluster::watch::Target {
+        namespace: "kube-system".into(),
+        name: "other".into(),
+    };
+    app.ask(
+        "switch",
+        vec!["watch kube-system/other".into()],
+        Effect::SetTarget(target.clone()),
+    );
+    let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    // While the dialog is open, grid keys do nothing and q does not quit.
+    assert_eq!(app.action_for_event(&key('j')), None);
+    assert_eq!(app.action_for_event(&key('q')), None);
+    assert_eq!(app.action_for_event(&key('n')), Some(Action::Cancel));
+    assert_eq!(app.update(Action::Cancel, &cache), None);
+    assert!(app.ui.confirm.is_none());
+    app.ask("switch", Vec::new(), Effect::SetTarget(target.clone()));
+    assert_eq!(
+        app.update(Action::Confirm, &cache),
+        Some(Effect::SetTarget(target))
+    );
+    assert_eq!(
+        app.update(Action::Confirm, &cache),
+        None,
+        "an effect runs once"
+    );
+}

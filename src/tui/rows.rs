@@ -1,0 +1,388 @@
+//! Per-node results of the engine, cached: one [`NodeRow`] per node, holding
+//! everything the grid sorts, filters, groups and shows. A row is recomputed
+//! only when its node, its pods or their events changed (or, for all rows, when
+//! the DaemonSet or its revisions did). Reads the cache; no I/O, no clock.
+
+use std::collections::{HashMap, HashSet};
+
+use super::index::natural_key;
+use crate::cluster::cache::{Cache, Changes};
+use crate::engine::coverage::{NodeCoverage, PodCoverage, node_coverage};
+use crate::engine::ownership::is_controlled_by;
+use crate::engine::revision::RevisionIndex;
+use crate::model::{ControllerRevision, DaemonSet, Event, Node};
+
+/// Labels that name a node's pool, most specific first (the embedded cluster's
+/// scenarios use `node-pool`; the others are the managed-cluster conventions).
+pub const POOL_LABELS: &[&str] = &[
+    "node-pool",
+    "pool",
+    "nodepool",
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+    "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+];
+
+/// Labels that name a node's zone.
+pub const ZONE_LABELS: &[&str] = &[
+    "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/zone",
+];
+
+/// Waiting/terminated reasons that mean the pod is failing, not just starting.
+const FAILING_REASONS: &[&str] = &[
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+    "Error",
+    "OOMKilled",
+];
+
+/// The node's standing against the DaemonSet, worst first (the sort order of "state").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RowState {
+    /// Should run a daemon pod but has none.
+    Missing,
+    /// The pod is failing (crash loop, image pull error, failed phase).
+    Failing,
+    /// The pod exists but is not ready (starting, or unready).
+    NotReady,
+    /// A pod runs where it should not keep running.
+    Misscheduled,
+    /// Ready on an old revision.
+    Old,
+    /// Ready on the current revision.
+    Updated,
+    /// Not eligible and no pod: nothing to do.
+    NotEligible,
+}
+
+impl RowState {
+    /// The word shown in group headings.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Failing => "failing",
+            Self::NotReady => "not ready",
+            Self::Misscheduled => "misscheduled",
+            Self::Old => "old revision",
+            Self::Updated => "updated",
+            Self::NotEligible => "not eligible",
+        }
+    }
+}
+
+/// The latest event about the node or its pod, in short.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSummary {
+    /// `BackOff`, `FailedScheduling`, ...
+    pub reason: String,
+    /// The message.
+    pub message: String,
+    /// When it last happened.
+    pub at: Option<jiff::Timestamp>,
+    /// Type `Warning`.
+    pub warning: bool,
+}
+
+/// Everything the grid needs about one node (raw API text; sanitised when shown).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRow {
+    /// The engine's answer: verdict and pods on the node.
+    pub coverage: NodeCoverage,
+    /// Worst-first classification.
+    pub state: RowState,
+    /// Node Ready condition: `Some(true)` Ready, `Some(false)` NotReady/Unknown, `None` unreported.
+    pub node_ready: Option<bool>,
+    /// `spec.unschedulable`.
+    pub cordoned: bool,
+    /// Taints as `key=value:Effect`.
+    pub taints: Vec<String>,
+    /// Pool label value.
+    pub pool: Option<String>,
+    /// Zone label value.
+    pub zone: Option<String>,
+    /// The latest event about the node or its pod.
+    pub event: Option<EventSummary>,
+}
+
+impl NodeRow {
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.coverage.node
+    }
+
+    /// The pod shown in the row (the oldest non-terminal pod).
+    pub fn pod(&self) -> Option<&PodCoverage> {
+        self.coverage.pods.first()
+    }
+
+    /// The fields any sort order or grouping reads.
+    fn order_key(
+        &self,
+    ) -> (
+        RowState,
+        Option<i64>,
+        Option<jiff::Timestamp>,
+        Option<&str>,
+        Option<&str>,
+    ) {
+        let pod = self.pod();
+        (
+            self.state,
+            pod.and_then(|p| p.revision),
+            pod.and_then(|p| p.created),
+            self.pool.as_deref(),
+            self.zone.as_deref(),
+        )
+    }
+
+    /// Computes the row for `node` from the cache and the engine.
+    pub fn compute(
+        node: &Node,
+        ds: &DaemonSet,
+        revisions: &RevisionIndex,
+        cache: &Cache,
+        now: jiff::Timestamp,
+    ) -> Self {
+        // Only pods the DaemonSet controls count (upstream getDaemonPods adopts
+        // by ownerReference; a selector match alone is not ownership).
+        let mut pods = cache.pods_on(node.name());
+        pods.retain(|pod| is_controlled_by(pod, ds));
+        let coverage = node_coverage(node, ds, &pods, revisions, now);
+        let pod_events = pods
+            .iter()
+            .flat_map(|p| cache.pod_events(&format!("{}/{}", p.namespace(), p.name())));
+        let node_events = cache.node_events(node.name());
+        let event = pod_events
+            .chain(node_events)
+            .max_by_key(|e| e.last_seen())
+            .map(summarize_event);
+        Self {
+            state: classify(&coverage),
+            node_ready: node.condition("Ready").map(|c| c.status == "True"),
+            cordoned: node.spec.unschedulable,
+            taints: node.spec.taints.iter().map(short_taint).collect(),
+            pool: first_label(node, POOL_LABELS),
+            zone: first_label(node, ZONE_LABELS),
+            event,
+            coverage,
+        }
+    }
+}
+
+/// `key=value:Effect` (or `key:Effect`), as kubectl writes a taint.
+pub fn short_taint(taint: &crate::model::Taint) -> String {
+    match taint.value.as_deref() {
+        Some(value) if !value.is_empty() => format!("{}={value}:{}", taint.key, taint.effect),
+        _ => format!("{}:{}", taint.key, taint.effect),
+    }
+}
+
+fn first_label(node: &Node, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| node.label(k)).map(str::to_owned)
+}
+
+fn summarize_event(event: &Event) -> EventSummary {
+    EventSummary {
+        reason: event.reason.clone().unwrap_or_default(),
+        message: event.message.clone().unwrap_or_default(),
+        at: event.last_seen(),
+        warning: event.type_.as_deref() == Some("Warning"),
+    }
+}
+
+/// Classifies a node's coverage, worst first.
+pub fn classify(coverage: &NodeCoverage) -> RowState {
+    let verdict = &coverage.verdict;
+    let Some(pod) = coverage.pods.first() else {
+        return if verdict.should_run {
+            RowState::Missing
+        } else {
+            RowState::NotEligible
+        };
+    };
+    let failing = pod.phase.as_deref() == Some("Failed")
+        || pod
+            .problem
+            .as_deref()
+            .is_some_and(|p| FAILING_REASONS.contains(&p));
+    if failing {
+        RowState::Failing
+    } else if !verdict.should_continue_running {
+        RowState::Misscheduled
+    } else if !pod.ready {
+        RowState::NotReady
+    } else if pod.updated {
+        RowState::Updated
+    } else {
+        RowState::Old
+    }
+}
+
+/// The rows of the target DaemonSet, kept in step with the cache.
+#[derive(Default)]
+pub struct RowCache {
+    rows: HashMap<String, NodeRow>,
+    /// Node names in natural order, rebuilt when nodes come or go.
+    name_order: Vec<String>,
+    revisions: Option<RevisionIndex>,
+    target: Option<String>,
+}
+
+/// What a refresh changed, for deciding whether the sorted index is stale.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowChanges {
+    /// Rows were added or removed, or everything was recomputed.
+    pub membership: bool,
+    /// Nodes whose row changed.
+    pub nodes: HashSet<String>,
+    /// A changed row moved in some sort order or group (state, revision, age, pool, zone).
+    pub reorder: bool,
+}
+
+impl RowCache {
+    /// The row of a node.
+    pub fn get(&self, node: &str) -> Option<&NodeRow> {
+        self.rows.get(node)
+    }
+
+    /// All rows, unordered.
+    pub fn iter(&self) -> impl Iterator<Item = &NodeRow> {
+        self.rows.values()
+    }
+
+    /// The rows in natural name order.
+    pub fn in_name_order(&self) -> impl Iterator<Item = &NodeRow> {
+        self.name_order
+            .iter()
+            .filter_map(|name| self.rows.get(name))
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The revision index of the target (after the first refresh with its DaemonSet).
+    pub fn revisions(&self) -> Option<&RevisionIndex> {
+        self.revisions.as_ref()
+    }
+
+    /// Brings the rows up to date with `changes` for the DaemonSet `target`
+    /// (`namespace/name`); recomputes only dirty nodes unless everything changed.
+    pub fn refresh(
+        &mut self,
+        cache: &Cache,
+        target: Option<&str>,
+        changes: &Changes,
+        now: jiff::Timestamp,
+    ) -> RowChanges {
+        let out = self.refresh_rows(cache, target, changes, now);
+        if out.membership {
+            self.update_name_order();
+        }
+        out
+    }
+
+    /// Re-sorts the names when the set of nodes changed (a full recompute with
+    /// the same nodes keeps the order it has).
+    fn update_name_order(&mut self) {
+        let same = self.name_order.len() == self.rows.len()
+            && self.name_order.iter().all(|n| self.rows.contains_key(n));
+        if same {
+            return;
+        }
+        self.name_order = self.rows.keys().cloned().collect();
+        self.name_order.sort_by_cached_key(|name| natural_key(name));
+    }
+
+    fn refresh_rows(
+        &mut self,
+        cache: &Cache,
+        target: Option<&str>,
+        changes: &Changes,
+        now: jiff::Timestamp,
+    ) -> RowChanges {
+        let retarget = self.target.as_deref() != target;
+        let ds = target.and_then(|key| cache.daemonset(key));
+        let Some(ds) = ds else {
+            let membership = !self.rows.is_empty() || retarget;
+            *self = Self {
+                target: target.map(str::to_owned),
+                ..Self::default()
+            };
+            return RowChanges {
+                membership,
+                ..RowChanges::default()
+            };
+        };
+        if retarget || changes.all_nodes || self.revisions.is_none() {
+            let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
+            let index = RevisionIndex::new(ds, &revisions);
+            self.rows = cache
+                .nodes()
+                .map(|n| {
+                    (
+                        n.name().to_owned(),
+                        NodeRow::compute(n, ds, &index, cache, now),
+                    )
+                })
+                .collect();
+            self.revisions = Some(index);
+            self.target = target.map(str::to_owned);
+            return RowChanges {
+                membership: true,
+                ..RowChanges::default()
+            };
+        }
+        self.refresh_nodes(cache, ds, &changes.nodes, now)
+    }
+
+    fn refresh_nodes(
+        &mut self,
+        cache: &Cache,
+        ds: &DaemonSet,
+        nodes: &HashSet<String>,
+        now: jiff::Timestamp,
+    ) -> RowChanges {
+        let mut out = RowChanges::default();
+        let Some(index) = self.revisions.as_ref() else {
+            return out;
+        };
+        for name in nodes {
+            match cache.node(name) {
+                Some(node) => {
+                    let row = NodeRow::compute(node, ds, index, cache, now);
+                    match self.rows.insert(name.clone(), row) {
+                        None => out.membership = true,
+                        Some(old) => {
+                            let new = self.rows.get(name);
+                            if Some(&old) != new {
+                                out.nodes.insert(name.clone());
+                                out.reorder |= new.is_none_or(|n| n.order_key() != old.order_key());
+                            }
+                        }
+                    }
+                }
+                None => {
+                    if self.rows.remove(name).is_some() {
+                        out.membership = true;
+                    }
+                }
+            }
+        }
+        out
+    }
+}

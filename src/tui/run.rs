@@ -1,0 +1,165 @@
+//! The one event loop: `select!` over terminal input, cache notifications, a
+//! one-second tick (ages) and termination signals; queued input is drained
+//! before drawing, and frames are coalesced to at most ~30 per second.
+
+use std::time::Duration;
+
+use crossterm::event::EventStream;
+use futures::{FutureExt, StreamExt};
+use tokio::time::Instant;
+
+use super::app::{App, Effect};
+use super::ops_keys::{OpsConsole, OpsEvent};
+use super::ops_link::OpsLink;
+use super::terminal::TerminalGuard;
+use super::view_model::ConsoleInfo;
+use crate::cluster::watch::WatchHandle;
+
+/// Shortest time between two frames.
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+
+/// Errors that end the console.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    /// The terminal could not be set up, read or drawn.
+    #[error("terminal i/o failed")]
+    Terminal(#[from] std::io::Error),
+}
+
+/// Runs the console until the user quits or the process is told to stop.
+/// The terminal is restored on every way out.
+pub async fn run(
+    watch: WatchHandle,
+    info: ConsoleInfo,
+    target: Option<String>,
+) -> Result<(), ConsoleError> {
+    run_with_ops(watch, info, target, None).await
+}
+
+/// As [`run`], with rollout operations wired to the effects task.
+pub async fn run_with_ops(
+    watch: WatchHandle,
+    info: ConsoleInfo,
+    target: Option<String>,
+    ops: Option<(OpsLink, OpsConsole)>,
+) -> Result<(), ConsoleError> {
+    let mut guard = TerminalGuard::enter()?;
+    let size = guard.terminal.size()?;
+    let mut app = App::new(info, target, (size.width, size.height));
+    let mut link = None;
+    if let Some((ops_link, console)) = ops {
+        app.ops = console;
+        link = Some(ops_link);
+    }
+    let result = event_loop(&mut guard, &mut app, &watch, &mut link).await;
+    drop(guard);
+    result
+}
+
+/// Runs an effect; returns whether the console must quit.
+fn dispatch(
+    effect: Option<Effect>,
+    app: &mut App,
+    watch: &WatchHandle,
+    link: Option<&OpsLink>,
+) -> bool {
+    match effect {
+        Some(Effect::Quit) => return true,
+        Some(Effect::SetTarget(target)) => {
+            // Permissions are per namespace: ask again for the new one.
+            app.ops.permissions = None;
+            if let Some(link) = link {
+                link.check_namespace(&target.namespace);
+            }
+            watch.set_target(target);
+        }
+        Some(Effect::Writes(writes)) => {
+            for (id, request) in writes {
+                let sent = link.is_some_and(|l| l.writes.send((id, request)).is_ok());
+                if !sent {
+                    app.ops.pending.remove(&id);
+                    app.ui
+                        .error("rollout writes are not available in this console");
+                }
+            }
+        }
+        None => {}
+    }
+    false
+}
+
+async fn next_ops_event(link: &mut Option<OpsLink>) -> Option<OpsEvent> {
+    match link {
+        Some(link) => link.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn event_loop(
+    guard: &mut TerminalGuard,
+    app: &mut App,
+    watch: &WatchHandle,
+    link: &mut Option<OpsLink>,
+) -> Result<(), ConsoleError> {
+    let shared = std::sync::Arc::clone(&watch.shared);
+    let mut input = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut terminate = terminate_signal()?;
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME_INTERVAL;
+    loop {
+        if dirty && last_draw.elapsed() >= FRAME_INTERVAL {
+            let now = jiff::Timestamp::now();
+            let view = app.view_model(&shared.lock(), now);
+            guard
+                .terminal
+                .draw(|frame| frame.render_widget(&view, frame.area()))?;
+            last_draw = Instant::now();
+            dirty = false;
+        }
+        let next_frame = last_draw + FRAME_INTERVAL;
+        tokio::select! {
+            event = input.next() => {
+                let Some(event) = event else { return Ok(()) };
+                let mut events = vec![event?];
+                // Drain what is already queued so a burst of keys costs one frame.
+                while let Some(Some(more)) = input.next().now_or_never() {
+                    events.push(more?);
+                }
+                for event in events {
+                    let Some(action) = app.action_for_event(&event) else { continue };
+                    let effect = app.update(action, &shared.lock());
+                    dirty = true;
+                    if dispatch(effect, app, watch, link.as_ref()) {
+                        return Ok(());
+                    }
+                }
+            }
+            () = shared.changed() => {
+                let now = jiff::Timestamp::now();
+                dirty |= app.refresh(&mut shared.lock(), now);
+                let effect = app.ops_on_change(&shared.lock(), now);
+                dispatch(effect, app, watch, link.as_ref());
+            }
+            Some(event) = next_ops_event(link) => {
+                app.ops_on_event(event);
+                let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
+                dispatch(effect, app, watch, link.as_ref());
+                dirty = true;
+            }
+            _ = tick.tick() => {
+                dirty = true;
+                let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
+                dispatch(effect, app, watch, link.as_ref());
+            }
+            () = tokio::time::sleep_until(next_frame), if dirty => {}
+            _ = terminate.recv() => return Ok(()),
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn terminate_signal() -> std::io::Result<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+}

@@ -1,0 +1,130 @@
+//! UI state: which screen is shown, selection and scroll positions, sort,
+//! group and filter, the status message. Plain data changed only by
+//! `App::update`; no I/O.
+
+use super::app::Effect;
+use super::index::{Filter, GroupKey, SortKey};
+use super::keymap::Context;
+
+/// The screen under any overlay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Screen {
+    /// The list of DaemonSets to pick from.
+    Picker,
+    /// The per-node grid.
+    #[default]
+    Grid,
+    /// The selected node in full.
+    Detail,
+    /// Revision history with template diff.
+    History,
+}
+
+/// How a status message is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Neutral information.
+    Info,
+    /// Something failed.
+    Error,
+}
+
+/// A message in the status line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// The text (already sanitised if it came from the API).
+    pub text: String,
+    /// Info or error.
+    pub level: Level,
+}
+
+/// Everything about the UI that is not cluster data.
+#[derive(Clone, Debug, Default)]
+pub struct UiState {
+    /// The screen.
+    pub screen: Screen,
+    /// Help overlay shown.
+    pub help: bool,
+    /// The filter being typed, while typing.
+    pub filter_input: Option<String>,
+    /// The applied filter as typed.
+    pub filter_text: String,
+    /// The applied filter.
+    pub filter: Filter,
+    /// Grid sort order.
+    pub sort: SortKey,
+    /// Grid grouping.
+    pub group: GroupKey,
+    /// Selected position among the grid's node rows.
+    pub selected: usize,
+    /// The selected node, so the selection follows it when the order changes.
+    pub selected_node: Option<String>,
+    /// First grid line shown (index into the grid's entries).
+    pub offset: usize,
+    /// Selected DaemonSet in the picker.
+    pub picker_selected: usize,
+    /// First picker line shown.
+    pub picker_offset: usize,
+    /// Scroll of the detail pane, in lines.
+    pub detail_scroll: usize,
+    /// Selected revision in the history (index into the revision list, newest first).
+    pub history_selected: usize,
+    /// Revision number the diff is taken against (default: the one before the selected).
+    pub diff_base: Option<i64>,
+    /// Scroll of the diff, in lines.
+    pub diff_scroll: usize,
+    /// The status line message.
+    pub message: Option<Message>,
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
+    /// The DaemonSet shown, `namespace/name`.
+    pub target: Option<String>,
+    /// A destructive action waiting for confirmation.
+    pub confirm: Option<Confirm>,
+}
+
+/// A confirmation dialog: what will happen, in words, and the effect to run
+/// if the user says yes (the action value itself, decided before asking).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Confirm {
+    /// Title line (e.g. `advance node-7`).
+    pub title: String,
+    /// What exactly will be done, one line each (sanitised when shown).
+    pub lines: Vec<String>,
+    /// Run on yes.
+    pub effect: Effect,
+}
+
+impl UiState {
+    /// The keymap context for the current screen and input.
+    pub fn context(&self) -> Context {
+        if self.confirm.is_some() {
+            return Context::Confirm;
+        }
+        if self.filter_input.is_some() {
+            return Context::FilterInput;
+        }
+        match self.screen {
+            Screen::Picker => Context::Picker,
+            Screen::Grid => Context::Grid,
+            Screen::Detail => Context::Detail,
+            Screen::History => Context::History,
+        }
+    }
+
+    /// Shows an informational message.
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            level: Level::Info,
+        });
+    }
+
+    /// Shows an error message.
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            level: Level::Error,
+        });
+    }
+}

@@ -1,0 +1,45 @@
+//! Terminal setup and teardown: raw mode, alternate screen and mouse capture
+//! on; all of it undone on every exit path — normal return, error, panic (a
+//! panic hook) and drop of the guard.
+
+use std::io::stdout;
+
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::execute;
+
+/// The terminal while the console owns it; restores it when dropped.
+pub struct TerminalGuard {
+    /// The ratatui terminal.
+    pub terminal: ratatui::DefaultTerminal,
+}
+
+impl TerminalGuard {
+    /// Takes over the terminal and installs the panic hook that gives it back.
+    pub fn enter() -> std::io::Result<Self> {
+        let terminal = ratatui::try_init()?;
+        // ratatui's hook restores raw mode and the screen; ours runs first and
+        // also stops mouse reporting, so the shell is usable after a panic.
+        let ratatui_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = execute!(stdout(), DisableMouseCapture);
+            ratatui_hook(info);
+        }));
+        if let Err(err) = execute!(stdout(), EnableMouseCapture) {
+            restore();
+            return Err(err);
+        }
+        Ok(Self { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Gives the terminal back: mouse capture off, raw mode off, main screen.
+pub fn restore() {
+    let _ = execute!(stdout(), DisableMouseCapture);
+    ratatui::restore();
+}

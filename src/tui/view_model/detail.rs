@@ -1,0 +1,281 @@
+//! The detail pane of one node: eligibility with every reason, each taint with
+//! the toleration that matches it (or "not tolerated"), the daemon pods and
+//! their containers, conditions, labels and recent events. Pure.
+
+use std::fmt::Write as _;
+
+use super::{Cell, Inputs, Tone, format};
+use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
+use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
+use crate::tui::rows::{NodeRow, short_taint};
+
+/// The detail pane's content: a title and lines of cells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DetailVm {
+    /// Node name.
+    pub title: String,
+    /// All lines (the widget scrolls).
+    pub lines: Vec<Vec<Cell>>,
+    /// First line shown.
+    pub scroll: usize,
+}
+
+/// Builds the pane for the selected node.
+pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
+    let node_name = input.ui.selected_node.as_deref().unwrap_or_default();
+    let title = super::super::sanitize::sanitize(node_name).into_owned();
+    let (Some(node), Some(row)) = (input.cache.node(node_name), input.rows.get(node_name)) else {
+        return DetailVm {
+            title,
+            lines: vec![vec![Cell::new("node is gone", Tone::Dim)]],
+            scroll: 0,
+        };
+    };
+    let mut lines = Vec::new();
+    eligibility(&mut lines, row);
+    taints(&mut lines, node, ds);
+    pods(&mut lines, row, &input.cache.pods_on(node_name), input.now);
+    conditions(&mut lines, node, input.now);
+    labels(&mut lines, node);
+    let mut events: Vec<&Event> = input
+        .cache
+        .pods_on(node_name)
+        .iter()
+        .flat_map(|p| {
+            input
+                .cache
+                .pod_events(&format!("{}/{}", p.namespace(), p.name()))
+        })
+        .chain(input.cache.node_events(node_name))
+        .collect();
+    events.sort_by_key(|e| std::cmp::Reverse(e.last_seen()));
+    recent_events(&mut lines, &events, input.now);
+    DetailVm {
+        title,
+        scroll: input.ui.detail_scroll.min(lines.len().saturating_sub(1)),
+        lines,
+    }
+}
+
+fn heading(lines: &mut Vec<Vec<Cell>>, text: &str) {
+    if !lines.is_empty() {
+        lines.push(Vec::new());
+    }
+    lines.push(vec![Cell::new(text, Tone::Accent)]);
+}
+
+fn eligibility(lines: &mut Vec<Vec<Cell>>, row: &NodeRow) {
+    let verdict = &row.coverage.verdict;
+    heading(lines, "Eligibility");
+    let (text, tone) = match (verdict.should_run, verdict.should_continue_running) {
+        (true, _) => ("should run a daemon pod", Tone::Good),
+        (false, true) => ("no new pod, but a running one keeps running", Tone::Warn),
+        (false, false) => ("not eligible: no daemon pod here", Tone::Dim),
+    };
+    lines.push(vec![Cell::new("  ", Tone::Normal), Cell::new(text, tone)]);
+    for reason in &verdict.reasons {
+        lines.push(vec![
+            Cell::new("  · ", Tone::Dim),
+            Cell::new(&reason.message, Tone::Warn),
+        ]);
+    }
+}
+
+fn taints(lines: &mut Vec<Vec<Cell>>, node: &Node, ds: &DaemonSet) {
+    heading(lines, "Taints");
+    if node.spec.taints.is_empty() {
+        lines.push(vec![Cell::new("  none", Tone::Dim)]);
+        return;
+    }
+    let template = ds
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.clone())
+        .unwrap_or_default();
+    let tolerations = daemon_pod_tolerations(&template);
+    for taint in &node.spec.taints {
+        let matched = toleration_for(taint, &tolerations);
+        let verdict = match matched {
+            Some(toleration) => Cell::new(
+                &format!("tolerated by {}", toleration_text(toleration)),
+                Tone::Good,
+            ),
+            None => Cell::new("not tolerated", Tone::Bad),
+        };
+        lines.push(vec![
+            Cell::new(&format!("  {}  ", short_taint(taint)), Tone::Normal),
+            verdict,
+        ]);
+    }
+}
+
+/// A toleration in words: `key=value:Effect`, `key exists`, `everything`.
+fn toleration_text(toleration: &Toleration) -> String {
+    let key = toleration.key.as_deref().unwrap_or_default();
+    let effect = toleration
+        .effect
+        .as_deref()
+        .map(|e| format!(":{e}"))
+        .unwrap_or_default();
+    let base = match (toleration.operator.as_deref(), key) {
+        (Some("Exists"), "") => "everything".to_owned(),
+        (Some("Exists"), key) => format!("{key} exists"),
+        (_, key) => format!("{key}={}", toleration.value.as_deref().unwrap_or_default()),
+    };
+    match toleration.toleration_seconds {
+        Some(seconds) => format!("{base}{effect} for {seconds}s"),
+        None => format!("{base}{effect}"),
+    }
+}
+
+fn pods(lines: &mut Vec<Vec<Cell>>, row: &NodeRow, pods: &[&Pod], now: jiff::Timestamp) {
+    heading(lines, "Daemon pods");
+    if pods.is_empty() {
+        lines.push(vec![Cell::new("  none", Tone::Dim)]);
+        return;
+    }
+    for pod in pods {
+        let coverage = row.coverage.pods.iter().find(|p| p.name == pod.name());
+        let revision = match coverage.map(|c| (c.revision, c.updated)) {
+            Some((Some(n), true)) => Cell::new(&format!("r{n} ✓ current"), Tone::Updated),
+            Some((Some(n), false)) => Cell::new(&format!("r{n} old"), Tone::Old),
+            _ => Cell::new("revision ?", Tone::Dim),
+        };
+        let phase = pod.status.phase.as_deref().unwrap_or("Pending");
+        let ready = if pod.is_ready() {
+            Cell::new("ready", Tone::Good)
+        } else {
+            Cell::new("not ready", Tone::Warn)
+        };
+        let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        lines.push(vec![
+            Cell::new(&format!("  {}  ", pod.name()), Tone::Normal),
+            revision,
+            Cell::new(&format!("  {phase}  "), Tone::Normal),
+            ready,
+            Cell::new(
+                &format!(
+                    "  restarts {}  age {}",
+                    pod.restarts(),
+                    format::age(created, now)
+                ),
+                Tone::Dim,
+            ),
+        ]);
+        for container in &pod.status.container_statuses {
+            lines.push(container_line(container, now));
+        }
+    }
+}
+
+fn container_line(container: &ContainerStatus, now: jiff::Timestamp) -> Vec<Cell> {
+    let state = &container.state;
+    let (text, tone) = if let Some(waiting) = &state.waiting {
+        (
+            format!("waiting {}", waiting.reason.as_deref().unwrap_or_default()),
+            Tone::Warn,
+        )
+    } else if let Some(terminated) = &state.terminated {
+        let code = terminated
+            .exit_code
+            .map(|c| format!(" exit {c}"))
+            .unwrap_or_default();
+        (
+            format!(
+                "terminated {}{code}",
+                terminated.reason.as_deref().unwrap_or_default()
+            ),
+            Tone::Bad,
+        )
+    } else if let Some(running) = &state.running {
+        (
+            format!(
+                "running {}",
+                format::age(running.started_at.as_ref().map(|t| t.0), now)
+            ),
+            Tone::Good,
+        )
+    } else {
+        ("unknown".to_owned(), Tone::Dim)
+    };
+    let last = container
+        .last_state
+        .terminated
+        .as_ref()
+        .and_then(|t| t.reason.as_deref())
+        .map(|r| format!("  last: {r}"))
+        .unwrap_or_default();
+    vec![
+        Cell::new(&format!("    {} ", container.name), Tone::Normal),
+        Cell::new(container.image.as_deref().unwrap_or_default(), Tone::Dim),
+        Cell::new("  ", Tone::Normal),
+        Cell::new(&text, tone),
+        Cell::new(
+            &format!("  restarts {}{last}", container.restart_count),
+            Tone::Dim,
+        ),
+    ]
+}
+
+fn conditions(lines: &mut Vec<Vec<Cell>>, node: &Node, now: jiff::Timestamp) {
+    heading(lines, "Conditions");
+    for condition in &node.status.conditions {
+        // Ready should be True; the pressure and network conditions should be False.
+        let healthy = (condition.type_ == "Ready") == (condition.status == "True");
+        let mut text = String::new();
+        for part in [condition.reason.as_deref(), condition.message.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            text.push_str("  ");
+            text.push_str(part);
+        }
+        if let Some(since) = condition.last_transition_time.as_ref() {
+            let _ = write!(text, "  since {}", format::age(Some(since.0), now));
+        }
+        let tone = if healthy { Tone::Good } else { Tone::Bad };
+        lines.push(vec![
+            Cell::new(&format!("  {}={}", condition.type_, condition.status), tone),
+            Cell::new(&text, Tone::Dim),
+        ]);
+    }
+}
+
+fn labels(lines: &mut Vec<Vec<Cell>>, node: &Node) {
+    heading(lines, "Labels");
+    for (key, value) in node.metadata.labels.iter().flatten() {
+        lines.push(vec![Cell::new(&format!("  {key}={value}"), Tone::Normal)]);
+    }
+}
+
+fn recent_events(lines: &mut Vec<Vec<Cell>>, events: &[&Event], now: jiff::Timestamp) {
+    heading(lines, "Recent events");
+    if events.is_empty() {
+        lines.push(vec![Cell::new("  none", Tone::Dim)]);
+    }
+    for event in events {
+        let warning = event.type_.as_deref() == Some("Warning");
+        let object = format!(
+            "{}/{}",
+            event
+                .involved_object
+                .kind
+                .as_deref()
+                .unwrap_or_default()
+                .to_lowercase(),
+            event.involved_object.name.as_deref().unwrap_or_default()
+        );
+        lines.push(vec![
+            Cell::new(
+                &format!("  {:>4} ", format::age(event.last_seen(), now)),
+                Tone::Dim,
+            ),
+            Cell::new(
+                event.reason.as_deref().unwrap_or_default(),
+                if warning { Tone::Warn } else { Tone::Normal },
+            ),
+            Cell::new(&format!(" {object}: "), Tone::Dim),
+            Cell::new(event.message.as_deref().unwrap_or_default(), Tone::Normal),
+        ]);
+    }
+}

@@ -1,0 +1,308 @@
+//! The view model: flat, display-ready text with semantic tones, built by one
+//! pure function ([`build`]) from the cache, the cached engine rows, the grid
+//! order and the UI state, with `now` passed in. Widgets draw only this. All
+//! API text is sanitised here, on its way in.
+
+pub mod detail;
+mod format;
+mod grid;
+mod header;
+pub mod history;
+pub mod picker;
+
+pub use format::age;
+
+use crate::cluster::cache::Cache;
+use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
+
+use super::index::GridIndex;
+use super::keymap;
+use super::rows::RowCache;
+use super::sanitize::sanitize;
+use super::state::{Level, Screen, UiState};
+
+/// What a piece of text means; the theme maps tones to colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    /// Ordinary text.
+    Normal,
+    /// Secondary text.
+    Dim,
+    /// Healthy.
+    Good,
+    /// Runs the current revision.
+    Updated,
+    /// Runs an old revision.
+    Old,
+    /// Needs attention.
+    Warn,
+    /// Broken.
+    Bad,
+    /// Highlighted (headings, keys).
+    Accent,
+}
+
+/// A piece of text with its tone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    /// The text (sanitised).
+    pub text: String,
+    /// What it means.
+    pub tone: Tone,
+}
+
+impl Cell {
+    /// A cell from API or UI text; sanitises it.
+    pub fn new(text: &str, tone: Tone) -> Self {
+        Self {
+            text: sanitize(text).into_owned(),
+            tone,
+        }
+    }
+
+    /// An empty cell.
+    pub fn empty() -> Self {
+        Self::new("", Tone::Normal)
+    }
+}
+
+pub use detail::DetailVm;
+pub use grid::{GridLine, GridVm};
+pub use header::HeaderVm;
+pub use history::{HistoryRow, HistoryVm};
+pub use picker::PickerVm;
+
+/// Where the console is connected, for the title line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConsoleInfo {
+    /// Kubeconfig context (or `embedded`).
+    pub context: String,
+    /// API server URL.
+    pub server: String,
+    /// A note shown in the title, e.g. that the embedded cluster was started.
+    pub note: Option<String>,
+}
+
+/// The main region of the screen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// Initial lists still loading: one line per stream.
+    Loading(Vec<Cell>),
+    /// Nothing to show, with why.
+    Empty(Cell),
+    /// The DaemonSet list.
+    Picker(PickerVm),
+    /// The node grid.
+    Grid(GridVm),
+    /// The node detail (with the grid beside it on wide terminals).
+    Detail(Option<GridVm>, DetailVm),
+    /// The revision history.
+    History(HistoryVm),
+}
+
+/// The status line: stream states, then the message or the filter being typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusVm {
+    /// One cell per stream that is not live, or a single "live" cell.
+    pub streams: Vec<Cell>,
+    /// The message or input.
+    pub message: Option<Cell>,
+}
+
+/// Help overlay content: section title and `(keys, description)` lines.
+pub type HelpSections = Vec<(&'static str, Vec<(String, &'static str)>)>;
+
+/// Everything the widgets draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewModel {
+    /// Title line cells.
+    pub title: Vec<Cell>,
+    /// The DaemonSet summary, when one is shown.
+    pub header: Option<HeaderVm>,
+    /// The main region.
+    pub body: Body,
+    /// Help overlay sections, when shown.
+    pub help: Option<HelpSections>,
+    /// Confirmation dialog: title and lines, when one is open.
+    pub confirm: Option<(Cell, Vec<Cell>)>,
+    /// Status line.
+    pub status: StatusVm,
+    /// Footer key hints.
+    pub hints: Vec<(String, &'static str)>,
+    /// A rollout dialog (confirmation or rollback picker), drawn over the body.
+    pub dialog: Option<crate::tui::confirm::DialogVm>,
+}
+
+/// What [`build`] reads.
+pub struct Inputs<'a> {
+    /// The cluster cache.
+    pub cache: &'a Cache,
+    /// Engine results per node.
+    pub rows: &'a RowCache,
+    /// Grid order.
+    pub index: &'a GridIndex,
+    /// UI state.
+    pub ui: &'a UiState,
+    /// Connection info.
+    pub info: &'a ConsoleInfo,
+    /// The time ages are measured against.
+    pub now: jiff::Timestamp,
+}
+
+/// Builds the view model. Pure: same inputs, same output.
+pub fn build(input: &Inputs<'_>) -> ViewModel {
+    let ui = input.ui;
+    let ds = ui
+        .target
+        .as_deref()
+        .and_then(|key| input.cache.daemonset(key));
+    let header = ds.map(|ds| header::build(ds, input.rows, input.now));
+    ViewModel {
+        title: title(input.info, ui.target.as_deref()),
+        header,
+        body: body(input),
+        help: ui.help.then(keymap::help_sections),
+        confirm: ui.confirm.as_ref().map(|c| {
+            let lines = c.lines.iter().map(|l| Cell::new(l, Tone::Normal)).collect();
+            (Cell::new(&c.title, Tone::Warn), lines)
+        }),
+        status: status(input),
+        hints: keymap::hints(ui.context()),
+        dialog: None,
+    }
+}
+
+fn title(info: &ConsoleInfo, target: Option<&str>) -> Vec<Cell> {
+    let mut cells = vec![
+        Cell::new("rollcall", Tone::Accent),
+        Cell::new(&format!(" {} ", info.context), Tone::Normal),
+        Cell::new(&info.server, Tone::Dim),
+    ];
+    if let Some(target) = target {
+        cells.push(Cell::new(&format!("  daemonset {target}"), Tone::Normal));
+    }
+    if let Some(note) = &info.note {
+        cells.push(Cell::new(&format!("  {note}"), Tone::Warn));
+    }
+    cells
+}
+
+/// The streams the screen needs before it may show data as complete.
+fn required_streams(screen: Screen) -> &'static [StreamKind] {
+    match screen {
+        Screen::Picker => &[StreamKind::DaemonSets],
+        _ => &[
+            StreamKind::Nodes,
+            StreamKind::DaemonSets,
+            StreamKind::Pods,
+            StreamKind::Revisions,
+        ],
+    }
+}
+
+fn body(input: &Inputs<'_>) -> Body {
+    let ui = input.ui;
+    let streams = input.cache.streams();
+    let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
+    let missing_target = ui.target.as_deref().filter(|key| {
+        ui.screen != Screen::Picker
+            && synced(&StreamKind::DaemonSets)
+            && input.cache.daemonset(key).is_none()
+    });
+    if let Some(target) = missing_target {
+        return Body::Empty(Cell::new(
+            &format!("daemonset {target} not found (waiting for it to appear; D lists daemonsets)"),
+            Tone::Warn,
+        ));
+    }
+    let loading: Vec<StreamKind> = required_streams(ui.screen)
+        .iter()
+        .copied()
+        .filter(|kind| !synced(kind))
+        .collect();
+    if !loading.is_empty() {
+        return loading_body(input, &loading);
+    }
+    if ui.screen == Screen::Picker {
+        return Body::Picker(picker::build(input.cache, ui, input.now));
+    }
+    let Some(ds) = ui
+        .target
+        .as_deref()
+        .and_then(|key| input.cache.daemonset(key))
+    else {
+        return Body::Empty(Cell::new(
+            "no daemonset selected: D lists daemonsets",
+            Tone::Dim,
+        ));
+    };
+    match ui.screen {
+        Screen::Detail => {
+            let detail = detail::build(input, ds);
+            let split = ui.size.0 >= super::columns::SPLIT_DETAIL_WIDTH;
+            Body::Detail(split.then(|| grid::build(input, split)), detail)
+        }
+        Screen::History => Body::History(history::build(input, ds)),
+        Screen::Grid | Screen::Picker => Body::Grid(grid::build(input, false)),
+    }
+}
+
+fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
+    let lines = loading
+        .iter()
+        .map(|&kind| {
+            let text = match input.cache.streams().get(&kind).map(StreamStatus::state) {
+                None => format!("{}: waiting for the daemonset", kind.label()),
+                Some(StreamState::Reconnecting { error, .. }) => {
+                    format!("{}: cannot list yet, retrying: {error}", kind.label())
+                }
+                Some(_) => format!(
+                    "{}: loading… {} so far",
+                    kind.label(),
+                    input.cache.count(kind)
+                ),
+            };
+            Cell::new(&text, Tone::Dim)
+        })
+        .collect();
+    Body::Loading(lines)
+}
+
+fn status(input: &Inputs<'_>) -> StatusVm {
+    let mut streams = Vec::new();
+    for (kind, status) in input.cache.streams() {
+        match status.state() {
+            StreamState::Live => {}
+            StreamState::Loading => {
+                streams.push(Cell::new(&format!("{}: loading", kind.label()), Tone::Warn));
+            }
+            StreamState::Resyncing => {
+                streams.push(Cell::new(
+                    &format!("{}: resyncing", kind.label()),
+                    Tone::Warn,
+                ));
+            }
+            StreamState::Reconnecting { error, since } => {
+                let stale = format::age(Some(since), input.now);
+                let text = format!("{}: stale {stale}, reconnecting ({error})", kind.label());
+                streams.push(Cell::new(&text, Tone::Bad));
+            }
+        }
+    }
+    if streams.is_empty() && !input.cache.streams().is_empty() {
+        streams.push(Cell::new("● live", Tone::Good));
+    }
+    let message = match (&input.ui.filter_input, &input.ui.message) {
+        (Some(typing), _) => Some(Cell::new(&format!("/{typing}▏"), Tone::Accent)),
+        (None, Some(message)) => Some(Cell::new(
+            &message.text,
+            if message.level == Level::Error {
+                Tone::Bad
+            } else {
+                Tone::Normal
+            },
+        )),
+        (None, None) => None,
+    };
+    StatusVm { streams, message }
+}

@@ -1,0 +1,112 @@
+//! The DaemonSet list to pick from: namespace, name, counts, strategy, age. Pure.
+
+use super::{Cell, Tone, format};
+use crate::cluster::cache::Cache;
+use crate::model::DaemonSet;
+use crate::tui::columns::list_height;
+use crate::tui::index::natural_cmp;
+use crate::tui::state::UiState;
+
+/// Column headings of the picker.
+pub const PICKER_COLUMNS: &[(&str, u16)] = &[
+    ("NAMESPACE", 16),
+    ("NAME", 24),
+    ("DESIRED", 8),
+    ("READY", 6),
+    ("UPDATED", 8),
+    ("STRATEGY", 14),
+    ("AGE", 5),
+];
+
+/// The picker's content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PickerVm {
+    /// Visible rows: cells and whether selected.
+    pub rows: Vec<(Vec<Cell>, bool)>,
+    /// Title with the count.
+    pub title: String,
+}
+
+/// The DaemonSets the picker lists, in order (`namespace/name` keys), filtered
+/// by the name substring of the applied filter.
+pub fn entries(cache: &Cache, filter: &str) -> Vec<String> {
+    let filter = filter.to_lowercase();
+    let mut keys: Vec<String> = cache
+        .daemonsets()
+        .map(|ds| {
+            format!(
+                "{}/{}",
+                ds.metadata.namespace.as_deref().unwrap_or_default(),
+                ds.metadata.name.as_deref().unwrap_or_default()
+            )
+        })
+        .filter(|key| key.to_lowercase().contains(&filter))
+        .collect();
+    keys.sort_by(|a, b| natural_cmp(a, b));
+    keys
+}
+
+/// Builds the visible part of the picker.
+pub fn build(cache: &Cache, ui: &UiState, now: jiff::Timestamp) -> PickerVm {
+    let keys = entries(cache, &ui.filter_text);
+    let height = list_height(ui.size);
+    let rows = keys
+        .iter()
+        .enumerate()
+        .skip(ui.picker_offset)
+        .take(height)
+        .filter_map(|(at, key)| {
+            cache
+                .daemonset(key)
+                .map(|ds| (cells(ds, now), at == ui.picker_selected))
+        })
+        .collect();
+    PickerVm {
+        rows,
+        title: format!("daemonsets ({}) · Enter opens one", keys.len()),
+    }
+}
+
+fn cells(ds: &DaemonSet, now: jiff::Timestamp) -> Vec<Cell> {
+    let status = ds.status.clone().unwrap_or_default();
+    let desired = status.desired_number_scheduled;
+    let strategy = ds
+        .spec
+        .as_ref()
+        .and_then(|s| s.update_strategy.as_ref())
+        .and_then(|s| s.type_.clone())
+        .unwrap_or_else(|| "RollingUpdate".to_owned());
+    let updated = status.updated_number_scheduled.unwrap_or(0);
+    vec![
+        Cell::new(
+            ds.metadata.namespace.as_deref().unwrap_or_default(),
+            Tone::Dim,
+        ),
+        Cell::new(
+            ds.metadata.name.as_deref().unwrap_or_default(),
+            Tone::Normal,
+        ),
+        Cell::new(&desired.to_string(), Tone::Normal),
+        Cell::new(
+            &status.number_ready.to_string(),
+            if status.number_ready < desired {
+                Tone::Warn
+            } else {
+                Tone::Good
+            },
+        ),
+        Cell::new(
+            &updated.to_string(),
+            if updated < desired {
+                Tone::Old
+            } else {
+                Tone::Updated
+            },
+        ),
+        Cell::new(&strategy, Tone::Normal),
+        Cell::new(
+            &format::age(ds.metadata.creation_timestamp.as_ref().map(|t| t.0), now),
+            Tone::Dim,
+        ),
+    ]
+}

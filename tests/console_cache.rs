@@ -1,0 +1,256 @@
+//! The console's cache fed with watcher events from `stream::iter`, no server:
+//! relists swap in atomically, pods index by node, moves and deletes dirty the
+//! right nodes, events stay bounded, stream errors mark the data stale.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube::runtime::watcher::Event;
+use rollcall::cluster::cache::{Cache, WatchUpdate};
+use rollcall::cluster::status::{StreamKind, StreamState};
+use rollcall::cluster::store::EVENTS_PER_OBJECT;
+use rollcall::cluster::watch::Shared;
+use rollcall::model::{self, InvolvedObject, Node, ObjectMeta, Pod, PodSpec, Time};
+
+fn at(seconds: i64) -> jiff::Timestamp {
+    jiff::Timestamp::from_second(1_800_000_000 + seconds).expect("time in range")
+}
+
+fn node(name: &str, pool: &str) -> Node {
+    Node {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(BTreeMap::from([("node-pool".to_owned(), pool.to_owned())])),
+            managed_fields: Some(Vec::new()),
+            ..ObjectMeta::default()
+        },
+        ..Node::default()
+    }
+}
+
+fn pod(name: &str, node: &str) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("kube-system".into()),
+            ..ObjectMeta::default()
+        },
+        spec: PodSpec {
+            node_name: Some(node.into()),
+            containers: Vec::new(),
+        },
+        ..Pod::default()
+    }
+}
+
+fn pod_event(name: &str, pod: &str, seconds: i64) -> model::Event {
+    model::Event {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("kube-system".into()),
+            ..ObjectMeta::default()
+        },
+        involved_object: InvolvedObject {
+            kind: Some("Pod".into()),
+            namespace: Some("kube-system".into()),
+            name: Some(pod.into()),
+            uid: None,
+        },
+        reason: Some(format!("Reason{seconds}")),
+        last_timestamp: Some(Time(at(seconds))),
+        ..model::Event::default()
+    }
+}
+
+/// Feeds updates through the writer's step, as the watch task does.
+async fn feed(shared: &Shared, updates: Vec<WatchUpdate>) {
+    futures::stream::iter(updates)
+        .for_each(|update| {
+            shared.apply(update, at(0));
+            futures::future::ready(())
+        })
+        .await;
+}
+
+fn names(cache: &Cache) -> Vec<String> {
+    let mut names: Vec<String> = cache.nodes().map(|n| n.name().to_owned()).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn relist_is_swapped_in_only_when_complete() {
+    let shared = Arc::new(Shared::default());
+    shared.lock().stream_started(StreamKind::Nodes);
+    feed(
+        &shared,
+        vec![
+            WatchUpdate::Node(Event::Init),
+            WatchUpdate::Node(Event::InitApply(node("a", "x"))),
+            WatchUpdate::Node(Event::InitApply(node("b", "x"))),
+        ],
+    )
+    .await;
+    {
+        let cache = shared.lock();
+        assert!(names(&cache).is_empty(), "half a list must not be shown");
+        assert_eq!(cache.count(StreamKind::Nodes), 2, "progress is counted");
+        assert_eq!(
+            cache.streams()[&StreamKind::Nodes].state(),
+            StreamState::Loading
+        );
+    }
+    feed(&shared, vec![WatchUpdate::Node(Event::InitDone)]).await;
+    // The notification is payload-free and coalesced: one wake-up for all of it.
+    shared.changed().await;
+    {
+        let mut cache = shared.lock();
+        assert_eq!(names(&cache), ["a", "b"]);
+        assert_eq!(
+            cache.streams()[&StreamKind::Nodes].state(),
+            StreamState::Live
+        );
+        assert!(cache.take_changes().all_nodes);
+        assert!(
+            cache.node("a").unwrap().metadata.managed_fields.is_none(),
+            "managedFields are stripped"
+        );
+    }
+
+    // A relist after a 410 keeps showing the old data until the new list is done.
+    feed(
+        &shared,
+        vec![
+            WatchUpdate::Node(Event::Init),
+            WatchUpdate::Node(Event::InitApply(node("c", "y"))),
+        ],
+    )
+    .await;
+    assert_eq!(names(&shared.lock()), ["a", "b"]);
+    assert_eq!(
+        shared.lock().streams()[&StreamKind::Nodes].state(),
+        StreamState::Resyncing
+    );
+    feed(&shared, vec![WatchUpdate::Node(Event::InitDone)]).await;
+    assert_eq!(names(&shared.lock()), ["c"]);
+}
+
+#[tokio::test]
+async fn pod_moves_and_deletes_dirty_exactly_the_nodes_involved() {
+    let shared = Shared::default();
+    feed(
+        &shared,
+        vec![
+            WatchUpdate::Node(Event::Apply(node("a", "x"))),
+            WatchUpdate::Node(Event::Apply(node("b", "x"))),
+            WatchUpdate::Pod(Event::Apply(pod("p1", "a"))),
+        ],
+    )
+    .await;
+    let mut cache = shared.lock();
+    assert_eq!(cache.pods_on("a").len(), 1);
+    cache.take_changes();
+    cache.apply(WatchUpdate::Pod(Event::Apply(pod("p1", "b"))), at(1));
+    let changes = cache.take_changes();
+    let mut dirty: Vec<_> = changes.nodes.into_iter().collect();
+    dirty.sort();
+    assert_eq!(dirty, ["a", "b"]);
+    assert!(!changes.all_nodes);
+    assert!(cache.pods_on("a").is_empty());
+    assert_eq!(cache.pods_on("b")[0].name(), "p1");
+    cache.apply(WatchUpdate::Pod(Event::Delete(pod("p1", "b"))), at(2));
+    assert_eq!(
+        cache.take_changes().nodes.into_iter().collect::<Vec<_>>(),
+        ["b"]
+    );
+    assert!(cache.pods_on("b").is_empty());
+}
+
+#[tokio::test]
+async fn events_dirty_the_pods_node_and_stay_bounded() {
+    let shared = Shared::default();
+    feed(
+        &shared,
+        vec![WatchUpdate::Pod(Event::Apply(pod("p1", "a")))],
+    )
+    .await;
+    shared.lock().take_changes();
+    let events: Vec<WatchUpdate> = (0..12)
+        .map(|i| WatchUpdate::PodEvent(Event::Apply(pod_event(&format!("e{i}"), "p1", i))))
+        .collect();
+    feed(&shared, events).await;
+    let mut cache = shared.lock();
+    assert_eq!(
+        cache.take_changes().nodes.into_iter().collect::<Vec<_>>(),
+        ["a"]
+    );
+    let kept = cache.pod_events("kube-system/p1");
+    assert_eq!(kept.len(), EVENTS_PER_OBJECT);
+    assert_eq!(kept[0].reason.as_deref(), Some("Reason11"), "newest first");
+    assert_eq!(cache.count(StreamKind::PodEvents), EVENTS_PER_OBJECT);
+}
+
+#[tokio::test]
+async fn stream_errors_mark_data_stale_until_the_next_event() {
+    let shared = Shared::default();
+    feed(
+        &shared,
+        vec![
+            WatchUpdate::Node(Event::Init),
+            WatchUpdate::Node(Event::InitDone),
+            WatchUpdate::Error(StreamKind::Nodes, "connection refused".into()),
+        ],
+    )
+    .await;
+    let state = shared.lock().streams()[&StreamKind::Nodes].state();
+    assert_eq!(
+        state,
+        StreamState::Reconnecting {
+            error: "connection refused".into(),
+            since: at(0)
+        }
+    );
+    feed(
+        &shared,
+        vec![WatchUpdate::Node(Event::Apply(node("a", "x")))],
+    )
+    .await;
+    assert_eq!(
+        shared.lock().streams()[&StreamKind::Nodes].state(),
+        StreamState::Live
+    );
+}
+
+#[tokio::test]
+async fn daemonset_status_updates_do_not_recompute_every_row() {
+    let shared = Shared::default();
+    let mut ds = model::DaemonSet::default();
+    ds.metadata.name = Some("agent".into());
+    ds.metadata.namespace = Some("kube-system".into());
+    feed(
+        &shared,
+        vec![WatchUpdate::DaemonSet(Event::Apply(ds.clone()))],
+    )
+    .await;
+    let mut cache = shared.lock();
+    assert!(
+        cache.take_changes().all_nodes,
+        "a new DaemonSet recomputes every row"
+    );
+    let mut status = ds.clone();
+    status.status = Some(k8s_openapi::api::apps::v1::DaemonSetStatus {
+        number_ready: 3,
+        ..Default::default()
+    });
+    cache.apply(WatchUpdate::DaemonSet(Event::Apply(status)), at(1));
+    let changes = cache.take_changes();
+    assert!(changes.daemonsets && !changes.all_nodes, "{changes:?}");
+    let mut spec = ds;
+    spec.spec = Some(k8s_openapi::api::apps::v1::DaemonSetSpec {
+        min_ready_seconds: Some(10),
+        ..Default::default()
+    });
+    cache.apply(WatchUpdate::DaemonSet(Event::Apply(spec)), at(2));
+    assert!(cache.take_changes().all_nodes, "a spec change does");
+}
