@@ -26,6 +26,20 @@ pub struct ConsoleArgs {
     /// Where logs go (default: $XDG_STATE_HOME/rollcall/rollcall.log); RUST_LOG sets the level.
     #[arg(long, value_name = "FILE", global = true)]
     pub log_file: Option<PathBuf>,
+    /// Rollout operations: --read-only and --journal FILE.
+    #[command(flatten)]
+    pub ops: ConsoleOpsArgs,
+}
+
+/// The console's rollout-operation flags.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ConsoleOpsArgs {
+    /// Show everything, change nothing: every rollout key is disabled.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Journal file for rollout actions (default: $XDG_STATE_HOME/rollcall/journal.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
 }
 
 /// Runs the console on the cluster the flags point at.
@@ -50,7 +64,14 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
             note: None,
         };
         tracing::info!(log = %log.display(), server = %connection.server, "console starting");
-        open_console(connection, args.cluster.namespace.clone(), target, info).await
+        open_console_with(
+            connection,
+            args.cluster.namespace.clone(),
+            target,
+            info,
+            &args.ops,
+        )
+        .await
     })
 }
 
@@ -61,10 +82,40 @@ pub async fn open_console(
     target: Option<Target>,
     info: ConsoleInfo,
 ) -> anyhow::Result<std::process::ExitCode> {
+    open_console_with(
+        connection,
+        namespace,
+        target,
+        info,
+        &ConsoleOpsArgs::default(),
+    )
+    .await
+}
+
+/// As [`open_console`], with the rollout-operation flags: the effects task
+/// (single writer, journaled) and the RBAC pre-check are started here.
+pub async fn open_console_with(
+    connection: Connection,
+    namespace: Option<String>,
+    target: Option<Target>,
+    info: ConsoleInfo,
+    ops: &ConsoleOpsArgs,
+) -> anyhow::Result<std::process::ExitCode> {
     // Watch DaemonSets in the target's namespace, the -n namespace, or everywhere.
     let scope = target.as_ref().map(|t| t.namespace.clone()).or(namespace);
+    let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
+    let actor = crate::ops::journal::local_actor();
+    let executor = crate::ops::write::Executor::new(
+        connection.client.clone(),
+        journal,
+        ops.read_only,
+        connection.context.clone(),
+        actor.clone(),
+    );
+    let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
+    let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
     let handle = watch::spawn(connection.client, scope, target.clone());
-    crate::tui::run::run(handle, info, target.map(|t| t.key()))
+    crate::tui::run::run_with_ops(handle, info, target.map(|t| t.key()), Some((link, console)))
         .await
         .context("console failed")?;
     Ok(std::process::ExitCode::SUCCESS)

@@ -343,3 +343,6 @@ fn delete_action(pod: &Pod, node: &str, reason: DeleteReason) -> PodAction {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod properties;

@@ -68,7 +68,7 @@ impl RevisionIndex {
         let wanted = ds
             .spec
             .as_ref()
-            .map(|s| normalized(revision_data(&s.template)));
+            .map(|s| comparable(revision_data(&s.template)));
         let matching = revisions
             .iter()
             .filter(|r| revision_controlled_by(r, ds))

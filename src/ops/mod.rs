@@ -1,2 +1,26 @@
 //! Rollout operations (advance, auto-advance, pause, resume, rollback) shared by
 //! the console's keys and the headless commands.
+//!
+//! Decisions are pure functions over a [`snapshot`] of the cluster and the
+//! durable [`state`] on the DaemonSet; they return [`write::Write`] values that
+//! the one [`write::Executor`] runs (single flight, preconditions, no retries,
+//! journaled). Planning and health gates come from `engine::rollout`; this module
+//! never re-implements them. [`drive`] holds the async flows of the headless
+//! commands; [`follow`] watches a DaemonSet through the cluster layer.
+
+pub mod advance;
+pub mod auto;
+pub mod drive;
+pub mod error;
+pub mod follow;
+pub mod journal;
+pub mod pause;
+pub mod rbac;
+pub mod rollback;
+pub mod snapshot;
+pub mod state;
+pub mod status;
+pub mod write;
+
+#[cfg(test)]
+pub(crate) mod testing;

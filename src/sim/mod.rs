@@ -3,8 +3,13 @@
 
 pub mod api;
 pub mod auth;
+pub mod controller;
+pub mod embedded;
+pub mod generate;
 pub mod kubeconfig;
+pub mod kubelet;
 pub mod resources;
+pub mod scenario;
 pub mod server;
 pub mod store;
 pub mod tls;

@@ -22,6 +22,8 @@ pub enum Effect {
     Quit,
     /// Watch another DaemonSet.
     SetTarget(Target),
+    /// Run these numbered rollout writes on the effects task (confirmed by the user).
+    Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
 }
 
 /// What came back from an effect run outside the UI (an operation's result),
@@ -42,6 +44,8 @@ pub struct App {
     pub index: GridIndex,
     /// Where the console is connected.
     pub info: ConsoleInfo,
+    /// Rollout operations: dialogs, auto-advance, writes in flight.
+    pub ops: super::ops_keys::OpsConsole,
 }
 
 impl App {
@@ -62,6 +66,7 @@ impl App {
             rows: RowCache::default(),
             index: GridIndex::default(),
             info,
+            ops: super::ops_keys::OpsConsole::default(),
         }
     }
 
@@ -72,7 +77,7 @@ impl App {
                 let context = if self.ui.help {
                     super::keymap::Context::Global
                 } else {
-                    self.ui.context()
+                    self.ops.context().unwrap_or_else(|| self.ui.context())
                 };
                 action_for(context, key)
             }
@@ -125,18 +130,26 @@ impl App {
 
     /// Builds the view model for the current state.
     pub fn view_model(&self, cache: &Cache, now: jiff::Timestamp) -> ViewModel {
-        view_model::build(&Inputs {
+        let mut view = view_model::build(&Inputs {
             cache,
             rows: &self.rows,
             index: &self.index,
             ui: &self.ui,
             info: &self.info,
             now,
-        })
+        });
+        if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
+            view.dialog = Some(modal.view());
+            view.hints = super::keymap::hints(context);
+        }
+        view
     }
 
     /// Applies one action; returns the effect for the event loop, if any.
     pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+        if let Some(effect) = self.ops_update(action, cache) {
+            return effect;
+        }
         match action {
             Action::Quit => return Some(Effect::Quit),
             Action::Confirm => return self.ui.confirm.take().map(|confirm| confirm.effect),
@@ -190,6 +203,16 @@ impl App {
             }
             Action::ScrollUp => self.navigate(Action::Up, cache),
             Action::ScrollDown => self.navigate(Action::Down, cache),
+            // Handled by `ops_update` above (src/tui/ops_keys.rs).
+            Action::AdvanceSelected
+            | Action::AdvanceNext
+            | Action::ToggleCanary
+            | Action::ToggleAuto
+            | Action::TogglePause
+            | Action::Rollback
+            | Action::ShowPlan
+            | Action::DialogUp
+            | Action::DialogDown => {}
         }
         None
     }

@@ -57,6 +57,24 @@ pub enum Action {
     PickDaemonSet,
     /// The terminal was resized to (columns, rows); not bound to a key.
     Resize(u16, u16),
+    /// Rollout: advance the selected node (delete its old pod, after confirming).
+    AdvanceSelected,
+    /// Rollout: advance the next node of the plan.
+    AdvanceNext,
+    /// Rollout: mark or unmark the selected node as a canary.
+    ToggleCanary,
+    /// Rollout: start or stop auto-advance.
+    ToggleAuto,
+    /// Rollout: pause or resume.
+    TogglePause,
+    /// Rollout: pick a revision to roll back to.
+    Rollback,
+    /// Rollout: show the plan (order, canaries, skipped nodes with reasons).
+    ShowPlan,
+    /// In a dialog: previous entry.
+    DialogUp,
+    /// In a dialog: next entry.
+    DialogDown,
     /// Confirm the pending action of the dialog.
     Confirm,
     /// Cancel the pending action of the dialog.
@@ -82,6 +100,10 @@ pub enum Context {
     FilterInput,
     /// A confirmation dialog is open.
     Confirm,
+    /// Picking a revision to roll back to.
+    RollbackPicker,
+    /// Reading the rollout plan.
+    PlanView,
 }
 
 impl Context {
@@ -96,6 +118,8 @@ impl Context {
             Self::History => "Revision history",
             Self::FilterInput => "Filter input",
             Self::Confirm => "Confirmation",
+            Self::RollbackPicker => "Rollback dialog",
+            Self::PlanView => "Rollout plan",
         }
     }
 }
@@ -210,12 +234,28 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("confirm"), help: "do it" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "do nothing" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('a')], action: Action::AdvanceSelected, hint: Some("advance"), help: "advance the selected node (delete its old pod; asks first)" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('n')], action: Action::AdvanceNext, hint: Some("next"), help: "advance the next node of the plan (asks first)" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('c'), Key::char(' ')], action: Action::ToggleCanary, hint: Some("canary"), help: "mark or unmark the selected node as a canary" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('A')], action: Action::ToggleAuto, hint: Some("auto"), help: "start or stop auto-advance (gated batches)" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('p')], action: Action::TogglePause, hint: Some("pause"), help: "pause or resume the rollout for every console" },
+    Binding { contexts: &[Context::Grid, Context::Detail, Context::History], keys: &[Key::char('r')], action: Action::Rollback, hint: Some("rollback"), help: "roll back: pick a revision, see the diff, confirm" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('P')], action: Action::ShowPlan, hint: Some("plan"), help: "show the rollout plan: order, canaries, skipped nodes and why" },
+    Binding { contexts: &[Context::Confirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
+    Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::Cancel, hint: Some("close"), help: "close the plan" },
+    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "newer revision" },
+    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "older revision" },
+    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("roll back to this"), help: "roll back to the selected revision (asks again)" },
+    Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "close without rolling back" },
 ];
 
 /// The contexts active for a screen, most specific first.
 pub fn active_contexts(screen: Context) -> Vec<Context> {
     match screen {
-        Context::FilterInput | Context::Confirm => vec![screen],
+        // Dialogs and text input are modal: only their own keys apply.
+        Context::FilterInput | Context::Confirm | Context::RollbackPicker | Context::PlanView => {
+            vec![screen]
+        }
         Context::Grid | Context::Picker | Context::History => {
             vec![screen, Context::List, Context::Global]
         }
@@ -275,6 +315,8 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::History,
         Context::FilterInput,
         Context::Confirm,
+        Context::RollbackPicker,
+        Context::PlanView,
     ];
     order
         .into_iter()

@@ -4,8 +4,14 @@
 
 pub mod app;
 pub mod columns;
+pub mod confirm;
 pub mod index;
 pub mod keymap;
+pub mod ops_auto;
+pub mod ops_keys;
+pub mod ops_link;
+pub mod plan_view;
+pub mod rollback_dialog;
 pub mod rows;
 pub mod run;
 pub mod sanitize;
@@ -20,5 +26,7 @@ mod app_tests;
 mod bench;
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod ops_tests;
 #[cfg(test)]
 mod tests;

@@ -8,9 +8,9 @@ use crossterm::event::EventStream;
 use futures::{FutureExt, StreamExt};
 use tokio::time::Instant;
 
-use tokio::sync::mpsc::UnboundedSender;
-
-use super::app::{App, Effect, Outcome};
+use super::app::{App, Effect};
+use super::ops_keys::{OpsConsole, OpsEvent};
+use super::ops_link::OpsLink;
 use super::terminal::TerminalGuard;
 use super::view_model::ConsoleInfo;
 use crate::cluster::watch::WatchHandle;
@@ -33,25 +33,78 @@ pub async fn run(
     info: ConsoleInfo,
     target: Option<String>,
 ) -> Result<(), ConsoleError> {
+    run_with_ops(watch, info, target, None).await
+}
+
+/// As [`run`], with rollout operations wired to the effects task.
+pub async fn run_with_ops(
+    watch: WatchHandle,
+    info: ConsoleInfo,
+    target: Option<String>,
+    ops: Option<(OpsLink, OpsConsole)>,
+) -> Result<(), ConsoleError> {
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
     let mut app = App::new(info, target, (size.width, size.height));
-    let result = event_loop(&mut guard, &mut app, &watch).await;
+    let mut link = None;
+    if let Some((ops_link, console)) = ops {
+        app.ops = console;
+        link = Some(ops_link);
+    }
+    let result = event_loop(&mut guard, &mut app, &watch, &mut link).await;
     drop(guard);
     result
+}
+
+/// Runs an effect; returns whether the console must quit.
+fn dispatch(
+    effect: Option<Effect>,
+    app: &mut App,
+    watch: &WatchHandle,
+    link: Option<&OpsLink>,
+) -> bool {
+    match effect {
+        Some(Effect::Quit) => return true,
+        Some(Effect::SetTarget(target)) => {
+            // Permissions are per namespace: ask again for the new one.
+            app.ops.permissions = None;
+            if let Some(link) = link {
+                link.check_namespace(&target.namespace);
+            }
+            watch.set_target(target);
+        }
+        Some(Effect::Writes(writes)) => {
+            for (id, request) in writes {
+                let sent = link.is_some_and(|l| l.writes.send((id, request)).is_ok());
+                if !sent {
+                    app.ops.pending.remove(&id);
+                    app.ui
+                        .error("rollout writes are not available in this console");
+                }
+            }
+        }
+        None => {}
+    }
+    false
+}
+
+async fn next_ops_event(link: &mut Option<OpsLink>) -> Option<OpsEvent> {
+    match link {
+        Some(link) => link.events.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn event_loop(
     guard: &mut TerminalGuard,
     app: &mut App,
     watch: &WatchHandle,
+    link: &mut Option<OpsLink>,
 ) -> Result<(), ConsoleError> {
     let shared = std::sync::Arc::clone(&watch.shared);
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut terminate = terminate_signal()?;
-    // Results of effects run outside the UI come back here (operations send theirs).
-    let (outcomes, mut outcome_rx) = tokio::sync::mpsc::unbounded_channel::<Outcome>();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
     loop {
@@ -77,9 +130,7 @@ async fn event_loop(
                     let Some(action) = app.action_for_event(&event) else { continue };
                     let effect = app.update(action, &shared.lock());
                     dirty = true;
-                    if let Some(effect) = effect
-                        && run_effect(effect, watch, &outcomes) == Flow::Quit
-                    {
+                    if dispatch(effect, app, watch, link.as_ref()) {
                         return Ok(());
                     }
                 }
@@ -87,34 +138,23 @@ async fn event_loop(
             () = shared.changed() => {
                 let now = jiff::Timestamp::now();
                 dirty |= app.refresh(&mut shared.lock(), now);
+                let effect = app.ops_on_change(&shared.lock(), now);
+                dispatch(effect, app, watch, link.as_ref());
             }
-            Some(outcome) = outcome_rx.recv() => {
-                app.apply_outcome(outcome);
+            Some(event) = next_ops_event(link) => {
+                app.ops_on_event(event);
+                let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
+                dispatch(effect, app, watch, link.as_ref());
                 dirty = true;
             }
-            _ = tick.tick() => dirty = true,
+            _ = tick.tick() => {
+                dirty = true;
+                let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
+                dispatch(effect, app, watch, link.as_ref());
+            }
             () = tokio::time::sleep_until(next_frame), if dirty => {}
             _ = terminate.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
-        }
-    }
-}
-
-/// Whether the event loop goes on after an effect.
-#[derive(Debug, PartialEq, Eq)]
-enum Flow {
-    Continue,
-    Quit,
-}
-
-/// Runs one effect. Long-running ones (API writes) must be spawned and report
-/// through `outcomes`, never block the loop.
-fn run_effect(effect: Effect, watch: &WatchHandle, _outcomes: &UnboundedSender<Outcome>) -> Flow {
-    match effect {
-        Effect::Quit => Flow::Quit,
-        Effect::SetTarget(target) => {
-            watch.set_target(target);
-            Flow::Continue
         }
     }
 }

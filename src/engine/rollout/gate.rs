@@ -123,7 +123,16 @@ pub enum GateVerdict {
     },
 }
 
-/// Judges a batch at `now`. An empty batch passes (nothing to wait for).
+/// Judges a batch at `now`.
+///
+/// Assumptions: each member's old pod was deleted at `started`, and `coverage` is
+/// the node's row as of `now` (the DaemonSet controller recreates the pod, which
+/// it does only once the old one is fully gone).
+/// Invariants: `Passed` only when every member's replacement runs the current
+/// revision, is Ready and available, has no restarts beyond the baseline and has
+/// been Ready for `soak`; the first failing member (in batch order) decides
+/// `Failed`; fail-fast signals (crash loop, image pull, restarts, failed phase, a
+/// vanished or foreign pod) win over waiting; an empty batch passes.
 pub fn gate(batch: &[BatchMember], now: Timestamp, policy: &GatePolicy) -> GateVerdict {
     let mut waiting = Vec::new();
     for member in batch {

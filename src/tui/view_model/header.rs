@@ -7,15 +7,12 @@ use super::{Cell, Tone};
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
-/// Annotation where rollout operations record their mode (`advancing`, `auto`,
-/// `rolling-back`, ...); absent means idle.
-pub const MODE_ANNOTATION: &str = "rollcall.dev/mode";
-
-/// Annotation naming who paused the rollout; present means paused.
-pub const PAUSED_BY_ANNOTATION: &str = "rollcall.dev/paused-by";
-
-/// Annotation with why the rollout was paused.
-pub const PAUSE_REASON_ANNOTATION: &str = "rollcall.dev/pause-reason";
+// The rollout-state keys live with the operations that write them.
+#[cfg(test)]
+use crate::ops::state::annotations::{
+    MODE as MODE_ANNOTATION, PAUSE_REASON as PAUSE_REASON_ANNOTATION,
+    PAUSED_BY as PAUSED_BY_ANNOTATION,
+};
 
 /// The header's content.
 #[derive(Clone, Debug, PartialEq)]
@@ -125,21 +122,13 @@ fn strategy(ds: &DaemonSet) -> String {
 }
 
 fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
-    let annotation = |key: &str| {
-        ds.metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(key))
-            .filter(|v| !v.is_empty())
-    };
-    if let Some(by) = annotation(PAUSED_BY_ANNOTATION) {
-        let reason = annotation(PAUSE_REASON_ANNOTATION)
-            .map(|r| format!(": {r}"))
-            .unwrap_or_default();
-        return Cell::new(&format!("paused by {by}{reason}"), Tone::Warn);
-    }
-    if let Some(mode) = annotation(MODE_ANNOTATION) {
-        return Cell::new(mode, Tone::Accent);
+    if let Some(headline) = crate::ops::state::headline(ds.metadata.annotations.as_ref()) {
+        let tone = if headline.starts_with("paused") {
+            Tone::Warn
+        } else {
+            Tone::Accent
+        };
+        return Cell::new(&headline, tone);
     }
     let on_delete = ds
         .spec

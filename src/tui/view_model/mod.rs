@@ -129,6 +129,8 @@ pub struct ViewModel {
     pub status: StatusVm,
     /// Footer key hints.
     pub hints: Vec<(String, &'static str)>,
+    /// A rollout dialog (confirmation or rollback picker), drawn over the body.
+    pub dialog: Option<crate::tui::confirm::DialogVm>,
 }
 
 /// What [`build`] reads.
@@ -166,6 +168,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         }),
         status: status(input),
         hints: keymap::hints(ui.context()),
+        dialog: None,
     }
 }
 

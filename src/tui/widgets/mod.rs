@@ -27,6 +27,9 @@ impl Widget for &ViewModel {
         render_body(&self.body, areas.body, buf);
         self.status.render(areas.status, buf);
         status::render_hints(&self.hints, areas.footer, buf);
+        if let Some(dialog) = &self.dialog {
+            dialog.render(areas.body, buf);
+        }
         if let Some(help) = &self.help {
             help::render(help, areas.body, buf);
         }

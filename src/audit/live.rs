@@ -1,0 +1,231 @@
+//! Reads the audit's input from a live cluster: the DaemonSet, every node and
+//! the pods of its namespace, as one consistent picture.
+//!
+//! The DaemonSet is read before and after the lists; if its UID or generation
+//! changed in between (recreated, or its template edited), the lists may mix two
+//! states, so the whole read is repeated, a bounded number of times. Lists are
+//! paginated so a 65,000-node cluster is read in pages. Receives a
+//! `kube::Client`, never builds one; only reads.
+
+use k8s_openapi::ListableResource;
+use kube::Api;
+use kube::api::ListParams;
+use serde::de::DeserializeOwned;
+
+use crate::model::{DaemonSet, Event, Node, Pod, slim_metadata};
+
+/// How many times the read is attempted before giving up on a moving DaemonSet.
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// Page size for list calls (what kubectl uses for `get` with chunking).
+const PAGE_SIZE: u32 = 500;
+
+/// One consistent read of the audit's input.
+#[derive(Clone, Debug)]
+pub struct LiveRead {
+    /// The DaemonSet as read after the lists.
+    pub daemonset: DaemonSet,
+    /// Every node of the cluster.
+    pub nodes: Vec<Node>,
+    /// Every pod of the DaemonSet's namespace (ownership is decided later).
+    pub pods: Vec<Pod>,
+    /// Events of the namespace, to say more about why (empty when they could
+    /// not be listed: they are optional to the audit).
+    pub events: Vec<Event>,
+    /// How many attempts it took (1 when nothing moved).
+    pub attempts: u32,
+}
+
+/// Why the cluster could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The DaemonSet does not exist.
+    #[error("daemonset {namespace}/{name} not found")]
+    NotFound {
+        /// Namespace asked for.
+        namespace: String,
+        /// Name asked for.
+        name: String,
+    },
+    /// An API call failed.
+    #[error("cannot {what}")]
+    Api {
+        /// What was attempted, e.g. `list nodes`.
+        what: String,
+        /// kube's error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The DaemonSet kept changing between reads.
+    #[error(
+        "daemonset {namespace}/{name} changed (UID or generation) during each of {attempts} reads; try again when it is stable"
+    )]
+    Unstable {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+}
+
+/// Reads the DaemonSet, nodes and pods so that the DaemonSet's UID and
+/// generation are the same before and after the lists.
+pub async fn read_consistent(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    max_attempts: u32,
+) -> Result<LiveRead, LiveError> {
+    let daemonsets: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
+    let pods_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let nodes_api: Api<Node> = Api::all(client.clone());
+    let events_api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    for attempt in 1..=max_attempts.max(1) {
+        let before = get_daemonset(&daemonsets, namespace, name).await?;
+        let nodes = list_all(&nodes_api, "list nodes").await?;
+        let pods = list_all(&pods_api, &format!("list pods in namespace {namespace}")).await?;
+        let events = list_events(&events_api, namespace).await;
+        let after = get_daemonset(&daemonsets, namespace, name).await?;
+        if same_state(&before, &after) {
+            return Ok(LiveRead {
+                daemonset: after,
+                nodes,
+                pods,
+                events,
+                attempts: attempt,
+            });
+        }
+        tracing::info!(
+            attempt,
+            "daemonset {namespace}/{name} changed during the read; reading again"
+        );
+    }
+    Err(LiveError::Unstable {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        attempts: max_attempts.max(1),
+    })
+}
+
+/// Every node of the cluster (for `--write-roster`).
+pub async fn list_nodes(client: &kube::Client) -> Result<Vec<Node>, LiveError> {
+    list_all(&Api::<Node>::all(client.clone()), "list nodes").await
+}
+
+/// Events of the namespace; a failure (often RBAC) only loses detail, so it is
+/// logged and the audit goes on without them.
+async fn list_events(api: &Api<Event>, namespace: &str) -> Vec<Event> {
+    match list_all(api, &format!("list events in namespace {namespace}")).await {
+        Ok(events) => events,
+        Err(err) => {
+            tracing::warn!(error = %err, "audit continues without events");
+            Vec::new()
+        }
+    }
+}
+
+/// Whether two reads of a DaemonSet describe the same object at the same spec.
+pub fn same_state(before: &DaemonSet, after: &DaemonSet) -> bool {
+    before.metadata.uid == after.metadata.uid
+        && before.metadata.generation == after.metadata.generation
+}
+
+async fn get_daemonset(
+    api: &Api<DaemonSet>,
+    namespace: &str,
+    name: &str,
+) -> Result<DaemonSet, LiveError> {
+    match api.get_opt(name).await {
+        Ok(Some(ds)) => Ok(ds),
+        Ok(None) => Err(LiveError::NotFound {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }),
+        Err(source) => Err(LiveError::Api {
+            what: format!("get daemonset {namespace}/{name}"),
+            source,
+        }),
+    }
+}
+
+/// Lists every object, page by page.
+async fn list_all<K>(api: &Api<K>, what: &str) -> Result<Vec<K>, LiveError>
+where
+    K: kube::Resource + ListableResource + Clone + DeserializeOwned + std::fmt::Debug + Slim,
+{
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().limit(PAGE_SIZE);
+        if let Some(t) = &token {
+            params = params.continue_token(t);
+        }
+        let page = api.list(&params).await.map_err(|source| LiveError::Api {
+            what: what.to_owned(),
+            source,
+        })?;
+        items.extend(page.items.into_iter().map(Slim::slimmed));
+        token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if token.is_none() {
+            return Ok(items);
+        }
+    }
+}
+
+/// Drops metadata no part of the audit reads, page by page, so a large list
+/// does not sit in memory whole.
+trait Slim {
+    fn slimmed(self) -> Self;
+}
+
+impl Slim for Node {
+    fn slimmed(mut self) -> Self {
+        slim_metadata(&mut self.metadata);
+        self
+    }
+}
+
+impl Slim for Event {
+    fn slimmed(mut self) -> Self {
+        slim_metadata(&mut self.metadata);
+        self
+    }
+}
+
+impl Slim for Pod {
+    fn slimmed(mut self) -> Self {
+        slim_metadata(&mut self.metadata);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ObjectMeta;
+
+    fn ds(uid: &str, generation: i64, rv: &str) -> DaemonSet {
+        DaemonSet {
+            metadata: ObjectMeta {
+                uid: Some(uid.into()),
+                generation: Some(generation),
+                resource_version: Some(rv.into()),
+                ..ObjectMeta::default()
+            },
+            ..DaemonSet::default()
+        }
+    }
+
+    #[test]
+    fn status_only_changes_keep_the_read() {
+        assert!(same_state(&ds("u", 2, "10"), &ds("u", 2, "11")));
+    }
+
+    #[test]
+    fn recreated_or_edited_daemonset_forces_a_new_read() {
+        assert!(!same_state(&ds("u", 2, "10"), &ds("v", 2, "10")));
+        assert!(!same_state(&ds("u", 2, "10"), &ds("u", 3, "12")));
+    }
+}

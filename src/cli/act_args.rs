@@ -1,0 +1,120 @@
+//! Flags and helpers shared by the headless rollout commands: `--yes`,
+//! `--read-only`, `--journal`, confirmation on a terminal, the RBAC pre-check,
+//! and building the session (client, target, executor).
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use crate::cli::cluster_args::ClusterArgs;
+use crate::cluster::connect::{Connection, connect};
+use crate::ops::error::OpsError;
+use crate::ops::journal::{Journal, local_actor};
+use crate::ops::rbac::{self, Operation};
+use crate::ops::snapshot::Target;
+use crate::ops::write::Executor;
+
+/// Flags every acting command takes.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ActArgs {
+    /// Do not ask for confirmation (required when there is no terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Refuse every write (show what would happen and stop).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Journal file (default: $XDG_STATE_HOME/rollcall/journal.jsonl or ~/.local/state/rollcall/journal.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+}
+
+/// A connected session on one DaemonSet.
+pub struct Session {
+    /// The connection.
+    pub connection: Connection,
+    /// The DaemonSet.
+    pub target: Target,
+    /// The one writer.
+    pub executor: Executor,
+}
+
+/// Runs an async command body on a fresh runtime.
+pub fn block_on<T>(
+    future: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(future)
+}
+
+/// Connects and resolves `NS/NAME`.
+pub async fn open(
+    cluster: &ClusterArgs,
+    daemonset: &str,
+    act: &ActArgs,
+) -> anyhow::Result<Session> {
+    let connection = connect(&cluster.connect_options())
+        .await
+        .context("cannot connect to the cluster")?;
+    let target = Target::parse(daemonset, &connection.namespace)?;
+    let journal = Journal::from_flag(act.journal.as_deref())?;
+    let executor = Executor::new(
+        connection.client.clone(),
+        journal,
+        act.read_only,
+        connection.context.clone(),
+        local_actor(),
+    );
+    Ok(Session {
+        connection,
+        target,
+        executor,
+    })
+}
+
+/// Refuses in read-only mode, then asks the server whether the user may do
+/// `operation` (SelfSubjectAccessReview); a denial is an error saying which
+/// permission is missing.
+pub async fn precheck(session: &Session, operation: Operation, action: &str) -> anyhow::Result<()> {
+    if session.executor.read_only() {
+        return Err(OpsError::ReadOnly {
+            action: action.to_owned(),
+        }
+        .into());
+    }
+    let permissions = rbac::check(&session.connection.client, &session.target.namespace).await;
+    permissions
+        .allows(operation)
+        .map_err(|why| anyhow::anyhow!("cannot {action} {}: {why}", session.target))
+}
+
+/// Asks `question` on the terminal unless `--yes`; refuses without a terminal.
+pub fn confirm(question: &str, yes: bool) -> anyhow::Result<()> {
+    if yes {
+        return Ok(());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        anyhow::bail!("{question}: refusing without --yes (no terminal to confirm on)");
+    }
+    let mut stderr = std::io::stderr();
+    write!(stderr, "{question} [y/N] ")?;
+    stderr.flush()?;
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        anyhow::bail!("cancelled")
+    }
+}
+
+/// Parses `30s`, `5m`, `1h30m` (humantime).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{e} (examples: 30s, 5m, 1h30m)"))
+}

@@ -1,0 +1,105 @@
+//! `rollcall advance NS/NAME (--node NODE... | --next K) [--wait] [--timeout D]`:
+//! delete the old-revision pod on the named nodes (or the next K of the plan)
+//! with a UID precondition; with `--wait`, follow the replacements until Ready
+//! and available. Exit 0 done, 1 a replacement failed (which node, why), 2 error.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::cli::act_args::{ActArgs, block_on, confirm, open, parse_duration, precheck};
+use crate::cli::cluster_args::ClusterArgs;
+use crate::ops::advance::{AdvanceTarget, choose};
+use crate::ops::drive::{advance, ensure_actionable, follow_flights};
+use crate::ops::follow::Follower;
+use crate::ops::rbac::Operation;
+use crate::ops::snapshot::Snapshot;
+
+/// Arguments of `rollcall advance`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["nodes", "next"])))]
+pub struct AdvanceArgs {
+    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
+    #[arg(value_name = "NS/NAME")]
+    pub daemonset: String,
+    /// Advance this node (repeatable).
+    #[arg(long = "node", value_name = "NODE")]
+    pub nodes: Vec<String>,
+    /// Advance the next K nodes of the plan.
+    #[arg(long, value_name = "K")]
+    pub next: Option<usize>,
+    /// Wait until the replacement pods are Ready and available.
+    #[arg(long)]
+    pub wait: bool,
+    /// How long a replacement may take to become Ready (with --wait).
+    #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// --yes, --read-only, --journal.
+    #[command(flatten)]
+    pub act: ActArgs,
+    /// Cluster flags.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Runs `rollcall advance`.
+pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
+    block_on(async {
+        let session = open(&args.cluster, &args.daemonset, &args.act).await?;
+        precheck(&session, Operation::Advance, "advance").await?;
+        let target = match args.next {
+            Some(k) => AdvanceTarget::Next(k),
+            None => AdvanceTarget::Nodes(args.nodes.clone()),
+        };
+        let client = &session.connection.client;
+        let follower = args
+            .wait
+            .then(|| Follower::start(client.clone(), &session.target));
+        let snapshot = match &follower {
+            Some(f) => f.snapshot().await?,
+            None => Snapshot::load(client, &session.target).await?,
+        };
+        let state = snapshot.state()?;
+        ensure_actionable(&snapshot, &state)?;
+        let rows = snapshot.rows(&snapshot.index(), jiff::Timestamp::now());
+        let victims = choose(
+            &snapshot.plan(&rows, &state)?,
+            &target,
+            &std::collections::BTreeSet::new(),
+        )?;
+        let list: Vec<String> = victims
+            .iter()
+            .map(|v| format!("{} (pod {})", v.node, v.pod))
+            .collect();
+        confirm(
+            &format!("advance {}: delete {}", session.target, list.join(", ")),
+            args.act.yes,
+        )?;
+        let flights = advance(
+            &session.executor,
+            &snapshot,
+            &AdvanceTarget::Nodes(victims.iter().map(|v| v.node.clone()).collect()),
+        )
+        .await?;
+        for flight in &flights {
+            println!(
+                "deleted pod {} on node {}",
+                flight.victim.pod, flight.victim.node
+            );
+        }
+        let Some(follower) = follower else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        match follow_flights(&follower, flights, args.timeout).await? {
+            Ok(()) => {
+                println!("all replacements Ready and available");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err((node, reason)) => {
+                eprintln!("node {node}: {reason}");
+                Ok(ExitCode::from(1))
+            }
+        }
+    })
+}

@@ -1,0 +1,124 @@
+//! `rollcall rollback NS/NAME [--to-revision R] [--wait] [--timeout D]`: show
+//! the template diff, confirm, patch the template from the revision (as
+//! `kubectl rollout undo`); for OnDelete, move the nodes back one by one, most
+//! recently updated first, each Ready before the next. Exit 0 done, 1 a node
+//! failed to come back (rollout paused), 2 error.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::cli::act_args::{ActArgs, block_on, confirm, open, parse_duration, precheck};
+use crate::cli::cluster_args::ClusterArgs;
+use crate::ops::auto::AutoPolicy;
+use crate::ops::drive::{AutoSettings, auto, rollback_nodes};
+use crate::ops::follow::Follower;
+use crate::ops::rbac::Operation;
+use crate::ops::rollback::plan;
+
+/// Arguments of `rollcall rollback`.
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
+    #[arg(value_name = "NS/NAME")]
+    pub daemonset: String,
+    /// The revision to go back to (default: the previous one).
+    #[arg(long, value_name = "R")]
+    pub to_revision: Option<i64>,
+    /// On RollingUpdate, wait for the controller to finish; OnDelete always
+    /// follows each node until Ready before moving the next.
+    #[arg(long)]
+    pub wait: bool,
+    /// How long each node may take to become Ready again.
+    #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// --yes, --read-only, --journal.
+    #[command(flatten)]
+    pub act: ActArgs,
+    /// Cluster flags.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Runs `rollcall rollback`.
+pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
+    block_on(async {
+        let session = open(&args.cluster, &args.daemonset, &args.act).await?;
+        precheck(&session, Operation::Rollback, "roll back").await?;
+        let follower = Follower::start(session.connection.client.clone(), &session.target);
+        let snapshot = follower.snapshot().await?;
+        let state = snapshot.state()?;
+        if state.saved_strategy.is_some() {
+            anyhow::bail!(
+                "{} is paused with its RollingUpdate strategy frozen; resume it first",
+                session.target
+            );
+        }
+        if let Some(running) = state.run_in_progress() {
+            anyhow::bail!("{running}");
+        }
+        let rollback = plan(&snapshot, args.to_revision)?;
+        let Some(request) = rollback.request.clone() else {
+            println!(
+                "{} skipped rollback (current template already matches revision {})",
+                session.target, rollback.to.number
+            );
+            return Ok(ExitCode::SUCCESS);
+        };
+        eprint!("{}", rollback.diff);
+        let order = rollback_nodes(&snapshot);
+        confirm(
+            &format!(
+                "roll back {} to revision {} ({} node(s) to move back)",
+                session.target,
+                rollback.to.number,
+                order.len()
+            ),
+            args.act.yes,
+        )?;
+        session.executor.run(&request).await?;
+        println!(
+            "{} rolled back to revision {}",
+            session.target, rollback.to.number
+        );
+        if snapshot.strategy_type() != "OnDelete" {
+            if args.wait {
+                wait_rolled_out(&follower).await?;
+                println!(
+                    "rollout finished: every node runs revision {}",
+                    rollback.to.number
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        let settings = AutoSettings {
+            policy: AutoPolicy {
+                batch: 1,
+                soak: Duration::ZERO,
+                timeout: args.timeout,
+            },
+            canary_selector: None,
+            rollback: Some((order, rollback.to.number)),
+        };
+        let end = auto(&session.executor, &follower, &settings).await?;
+        Ok(crate::cli::auto::report(&end))
+    })
+}
+
+/// Waits until the controller reports every desired node updated and available.
+async fn wait_rolled_out(follower: &Follower) -> anyhow::Result<()> {
+    loop {
+        let snapshot = follower.snapshot().await?;
+        let index = snapshot.index();
+        if index.current_matches_template() {
+            let totals = crate::ops::snapshot::Snapshot::totals(
+                &snapshot.rows(&index, jiff::Timestamp::now()),
+            );
+            if totals.updated == totals.desired && totals.available == totals.desired {
+                return Ok(());
+            }
+        }
+        follower.changed_or(None).await;
+    }
+}

@@ -1,0 +1,451 @@
+//! Auto-advance as a pure state machine: batches of K nodes (canaries on their
+//! own first); the next batch starts only when the engine's gate passes the
+//! previous one (Ready, available, soaked without restarts); any failure — a
+//! gate failure or a delete the server refused (the pod was replaced or
+//! deleted by someone else) — ends the run with a pause naming the node and why.
+//!
+//! The same machine drives the headless `rollcall auto`, `rollback` of an
+//! OnDelete DaemonSet (with the rollback order) and the console's `A` key. It
+//! does no I/O: the caller submits the deletes it asks for, reports each result,
+//! and calls [`AutoRun::step`] again when the cluster changed or the wake-up time came.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::engine::coverage::NodeCoverage;
+use crate::engine::rollout::{GatePolicy, GateVerdict, RolloutPlan, WaitingFor, gate};
+use crate::ops::advance::{AdvanceTarget, InFlight, Victim, choose, failure_text};
+use crate::ops::error::OpsError;
+
+/// How auto-advance proceeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AutoPolicy {
+    /// Nodes per batch (at least 1).
+    pub batch: usize,
+    /// Soak time after Ready.
+    pub soak: Duration,
+    /// How long a replacement may take to become Ready.
+    pub timeout: Duration,
+}
+
+/// What the caller should do next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Delete these pods (in order, one at a time), then report each result
+    /// with [`AutoRun::deleted`].
+    Delete(Vec<Victim>),
+    /// Nothing to do until the cluster changes or `wake_at` passes.
+    Wait {
+        /// The earliest time the gate's answer can change by itself.
+        wake_at: Option<jiff::Timestamp>,
+        /// Per node, what it waits for (for progress messages).
+        waiting: Vec<(String, WaitingFor)>,
+    },
+    /// Stop: the rollout must pause.
+    Pause {
+        /// The failing node.
+        node: String,
+        /// Why, in words.
+        reason: String,
+    },
+    /// Every node the plan could advance has passed its gate.
+    Completed {
+        /// How many nodes this run advanced.
+        advanced: usize,
+    },
+}
+
+/// The auto-advance run.
+#[derive(Clone, Debug)]
+pub struct AutoRun {
+    policy: AutoPolicy,
+    /// Node order to prefer (a rollback walks most recently updated first).
+    priority: Option<Vec<String>>,
+    awaiting_delete: BTreeMap<String, Victim>,
+    in_flight: Vec<InFlight>,
+    done: BTreeSet<String>,
+    failed: Option<(String, String)>,
+}
+
+impl AutoRun {
+    /// A run over the plan's order.
+    pub fn new(policy: AutoPolicy) -> Self {
+        Self {
+            policy: AutoPolicy {
+                batch: policy.batch.max(1),
+                ..policy
+            },
+            priority: None,
+            awaiting_delete: BTreeMap::new(),
+            in_flight: Vec::new(),
+            done: BTreeSet::new(),
+            failed: None,
+        }
+    }
+
+    /// A run that takes nodes in `order` first (the rollback order), then the rest of the plan.
+    #[must_use]
+    pub fn with_priority(mut self, order: Vec<String>) -> Self {
+        self.priority = Some(order);
+        self
+    }
+
+    /// The nodes advanced and passed so far.
+    pub fn done(&self) -> &BTreeSet<String> {
+        &self.done
+    }
+
+    /// The nodes of the batch in flight (deletes sent or acknowledged).
+    pub fn batch_nodes(&self) -> Vec<String> {
+        self.awaiting_delete
+            .keys()
+            .cloned()
+            .chain(self.in_flight.iter().map(|f| f.victim.node.clone()))
+            .collect()
+    }
+
+    /// Decides the next move from the current plan and coverage rows.
+    pub fn step(
+        &mut self,
+        plan: &RolloutPlan,
+        rows: &[NodeCoverage],
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) -> Step {
+        if let Some((node, reason)) = &self.failed {
+            return Step::Pause {
+                node: node.clone(),
+                reason: reason.clone(),
+            };
+        }
+        if !self.awaiting_delete.is_empty() {
+            return Step::Wait {
+                wake_at: None,
+                waiting: Vec::new(),
+            };
+        }
+        if !self.in_flight.is_empty() {
+            match self.judge(rows, min_ready_seconds, now) {
+                Some(step) => return step,
+                None => {
+                    self.done
+                        .extend(self.in_flight.drain(..).map(|f| f.victim.node));
+                }
+            }
+        }
+        match self.next_victims(plan) {
+            Some(victims) => {
+                for v in &victims {
+                    self.awaiting_delete.insert(v.node.clone(), v.clone());
+                }
+                Step::Delete(victims)
+            }
+            None => Step::Completed {
+                advanced: self.done.len(),
+            },
+        }
+    }
+
+    /// Records the server's answer to one delete. A refused delete (409: the pod
+    /// was replaced; 404: it is gone; 403; unreachable) is never retried: the
+    /// run pauses with the reason.
+    pub fn deleted(&mut self, node: &str, result: Result<(), &OpsError>, now: jiff::Timestamp) {
+        let Some(victim) = self.awaiting_delete.remove(node) else {
+            return;
+        };
+        match result {
+            Ok(()) => self.in_flight.push(InFlight {
+                victim,
+                started: now,
+                new_pod_uid: None,
+            }),
+            Err(err) => {
+                if self.failed.is_none() {
+                    let reason = format!("delete of pod {} refused: {err}", victim.pod);
+                    self.failed = Some((victim.node, reason));
+                }
+            }
+        }
+    }
+
+    /// Takes over nodes whose pods were already deleted (a manual advance being followed).
+    pub fn adopt(&mut self, flights: Vec<InFlight>) {
+        self.in_flight.extend(flights);
+    }
+
+    /// Judges only the batch in flight, starting nothing new: `None` when it
+    /// passed, else a [`Step::Wait`] or [`Step::Pause`].
+    pub fn judge_only(
+        &mut self,
+        rows: &[NodeCoverage],
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) -> Option<Step> {
+        if let Some((node, reason)) = &self.failed {
+            return Some(Step::Pause {
+                node: node.clone(),
+                reason: reason.clone(),
+            });
+        }
+        let verdict = self.judge(rows, min_ready_seconds, now);
+        if verdict.is_none() {
+            self.done
+                .extend(self.in_flight.drain(..).map(|f| f.victim.node));
+        }
+        verdict
+    }
+
+    /// Gate verdict for the batch in flight; `None` when it passed.
+    fn judge(
+        &mut self,
+        rows: &[NodeCoverage],
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) -> Option<Step> {
+        let by_node: BTreeMap<&str, &NodeCoverage> =
+            rows.iter().map(|r| (r.node.as_str(), r)).collect();
+        for flight in &mut self.in_flight {
+            flight.observe(by_node.get(flight.victim.node.as_str()).copied());
+        }
+        let members: Vec<_> = self
+            .in_flight
+            .iter()
+            .map(|f| f.member(by_node.get(f.victim.node.as_str()).copied()))
+            .collect();
+        let policy = GatePolicy {
+            soak: self.policy.soak,
+            timeout: self.policy.timeout,
+            min_ready_seconds,
+        };
+        match gate(&members, now, &policy) {
+            GateVerdict::Passed => None,
+            GateVerdict::Failed { node, reason } => {
+                let reason = failure_text(&reason);
+                self.failed = Some((node.clone(), reason.clone()));
+                Some(Step::Pause { node, reason })
+            }
+            GateVerdict::Waiting { waiting } => Some(Step::Wait {
+                wake_at: self.wake_at(&waiting),
+                waiting,
+            }),
+        }
+    }
+
+    fn wake_at(&self, waiting: &[(String, WaitingFor)]) -> Option<jiff::Timestamp> {
+        let timeout = jiff::SignedDuration::try_from(self.policy.timeout)
+            .unwrap_or(jiff::SignedDuration::MAX);
+        waiting
+            .iter()
+            .filter_map(|(node, what)| match what {
+                WaitingFor::Ready { deadline } => Some(*deadline),
+                WaitingFor::Available { at } => Some(*at),
+                WaitingFor::Soak { until } => Some(*until),
+                WaitingFor::ReplacementPod => self
+                    .in_flight
+                    .iter()
+                    .find(|f| &f.victim.node == node)
+                    .and_then(|f| f.started.checked_add(timeout).ok()),
+            })
+            .min()
+    }
+
+    fn next_victims(&self, plan: &RolloutPlan) -> Option<Vec<Victim>> {
+        let plan = match &self.priority {
+            Some(order) => prioritized(plan, order),
+            None => plan.clone(),
+        };
+        let exclude = &self.done;
+        choose(&plan, &AdvanceTarget::Next(self.policy.batch), exclude).ok()
+    }
+}
+
+/// The plan with the steps named in `order` first, in that order; canary
+/// flags are dropped so the priority order is not overridden by the canary stage.
+fn prioritized(plan: &RolloutPlan, order: &[String]) -> RolloutPlan {
+    let rank: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut steps = plan.steps.clone();
+    steps.sort_by_key(|s| rank.get(s.node.as_str()).copied().unwrap_or(usize::MAX));
+    for step in &mut steps {
+        step.canary = false;
+    }
+    RolloutPlan {
+        steps,
+        skipped: plan.skipped.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::fixtures::pod;
+    use crate::ops::error::OpsError;
+    use crate::ops::snapshot::Snapshot;
+    use crate::ops::state::RolloutState;
+    use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
+
+    const NODES: [&str; 4] = ["n1", "n2", "n3", "n4"];
+
+    fn policy(batch: usize) -> AutoPolicy {
+        AutoPolicy {
+            batch,
+            soak: Duration::from_secs(30),
+            timeout: Duration::from_secs(300),
+        }
+    }
+
+    fn step(
+        run: &mut AutoRun,
+        snap: &Snapshot,
+        state: &RolloutState,
+        now: jiff::Timestamp,
+    ) -> Step {
+        let rows = snap.rows(&snap.index(), now);
+        let plan = snap.plan(&rows, state).unwrap();
+        run.step(&plan, &rows, 0, now)
+    }
+
+    fn nodes_of(step: &Step) -> Vec<String> {
+        match step {
+            Step::Delete(victims) => victims.iter().map(|v| v.node.clone()).collect(),
+            other => panic!("expected deletes, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn next_batch_waits_for_soak_then_starts() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(2));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let first = step(&mut run, &start, &state, t(0));
+        assert_eq!(nodes_of(&first), ["n1", "n2"]);
+        assert!(
+            matches!(step(&mut run, &start, &state, t(1)), Step::Wait { .. }),
+            "no new deletes while answers are pending"
+        );
+        run.deleted("n1", Ok(()), t(1));
+        run.deleted("n2", Ok(()), t(1));
+        let pods = replace(
+            all_old(&NODES),
+            vec![ready_pod("n1", NEW, 100), ready_pod("n2", NEW, 100)],
+        );
+        let mid = snapshot(ds(false, &[]), &NODES, pods.clone());
+        match step(&mut run, &mid, &state, t(110)) {
+            Step::Wait { wake_at, .. } => assert_eq!(wake_at, Some(t(130))),
+            other => panic!("expected soak wait, got {other:?}"),
+        }
+        assert_eq!(
+            nodes_of(&step(&mut run, &mid, &state, t(131))),
+            ["n3", "n4"]
+        );
+        assert_eq!(run.done().len(), 2);
+    }
+
+    #[test]
+    fn crash_looping_replacement_pauses_naming_the_node() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(1));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))), ["n1"]);
+        run.deleted("n1", Ok(()), t(1));
+        let crashing = pod("agent-n1-new", "n1", NEW)
+            .running_not_ready(50)
+            .waiting("CrashLoopBackOff", 3)
+            .build();
+        let snap = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(all_old(&NODES), vec![crashing]),
+        );
+        match step(&mut run, &snap, &state, t(60)) {
+            Step::Pause { node, reason } => {
+                assert_eq!(node, "n1");
+                assert!(reason.contains("CrashLoopBackOff"), "{reason}");
+            }
+            other => panic!("expected pause, got {other:?}"),
+        }
+        assert!(
+            matches!(step(&mut run, &start, &state, t(61)), Step::Pause { .. }),
+            "a failed run never deletes again"
+        );
+    }
+
+    #[test]
+    fn refused_delete_pauses_without_retry() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(2));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))).len(), 2);
+        let conflict = OpsError::Conflict {
+            what: "pod kube-system/agent-n1-h1".into(),
+            message: "uid".into(),
+        };
+        run.deleted("n1", Err(&conflict), t(1));
+        match step(&mut run, &start, &state, t(2)) {
+            Step::Pause { node, reason } => {
+                assert_eq!(node, "n1");
+                assert!(reason.contains("refused"), "{reason}");
+            }
+            other => panic!("expected pause, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn canaries_go_first_on_their_own() {
+        let state = RolloutState {
+            canaries: ["n3".to_owned()].into(),
+            ..RolloutState::default()
+        };
+        let mut run = AutoRun::new(policy(2));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))), ["n3"]);
+    }
+
+    #[test]
+    fn rollback_priority_order_wins() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(1)).with_priority(vec!["n4".into(), "n2".into()]);
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))), ["n4"]);
+    }
+
+    #[test]
+    fn completes_when_nothing_is_old() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(3));
+        let pods = NODES.iter().map(|n| ready_pod(n, NEW, 0)).collect();
+        let done = snapshot(ds(false, &[]), &NODES, pods);
+        assert_eq!(
+            step(&mut run, &done, &state, t(0)),
+            Step::Completed { advanced: 0 }
+        );
+    }
+
+    #[test]
+    fn replacement_not_ready_in_time_pauses() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(1));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        step(&mut run, &start, &state, t(0));
+        run.deleted("n1", Ok(()), t(0));
+        let pending = pod("agent-n1-new", "n1", NEW).build();
+        let snap = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(all_old(&NODES), vec![pending]),
+        );
+        assert!(matches!(
+            step(&mut run, &snap, &state, t(100)),
+            Step::Wait { .. }
+        ));
+        match step(&mut run, &snap, &state, t(301)) {
+            Step::Pause { node, reason } => {
+                assert_eq!((node.as_str(), reason.contains("not Ready")), ("n1", true));
+            }
+            other => panic!("expected timeout pause, got {other:?}"),
+        }
+    }
+}

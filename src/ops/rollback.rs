@@ -1,0 +1,163 @@
+//! Rollback as `kubectl rollout undo` does it: pick the previous (or a chosen)
+//! revision, show the template diff, then strategic-merge-patch the DaemonSet
+//! with that ControllerRevision's `data` verbatim. For OnDelete the nodes then
+//! move back through the advance machinery, most recently updated first
+//! ([`crate::engine::rollout::rollback_order`]).
+//!
+//! Pure: chooses and describes; the executor sends the patch.
+
+use similar::TextDiff;
+
+use crate::engine::revision::{RevisionIndex, RevisionInfo};
+use crate::ops::error::OpsError;
+use crate::ops::snapshot::Snapshot;
+use crate::ops::write::{Record, Write, WriteRequest};
+
+/// The revision to go back to: `to` if given, else the one before the current
+/// (kubectl's default). Errors use kubectl's words.
+pub fn choose_revision(index: &RevisionIndex, to: Option<i64>) -> Result<RevisionInfo, OpsError> {
+    match to {
+        Some(number) => index.by_number(number).cloned().ok_or_else(|| {
+            OpsError::Invalid(format!(
+                "unable to find specified revision {number} in history"
+            ))
+        }),
+        None => index
+            .previous()
+            .cloned()
+            .ok_or_else(|| OpsError::Invalid("no last revision to roll back to".to_owned())),
+    }
+}
+
+/// A unified diff between two templates rendered as YAML (`-` current, `+` target).
+pub fn template_diff(current: &serde_json::Value, target: &serde_json::Value) -> String {
+    let old = to_yaml(current);
+    let new = to_yaml(target);
+    TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(3)
+        .header("current", "target")
+        .to_string()
+}
+
+/// The YAML text of a template (for history and diffs).
+pub fn to_yaml(value: &serde_json::Value) -> String {
+    serde_norway::to_string(value).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
+}
+
+/// The DaemonSet's live template as JSON.
+pub fn live_template(snapshot: &Snapshot) -> serde_json::Value {
+    snapshot
+        .ds
+        .spec
+        .as_ref()
+        .and_then(|s| serde_json::to_value(&s.template).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// A stored template in the same shape as a live one (decoded and re-encoded
+/// through the typed template, so `creationTimestamp: null` and empty fields
+/// do not show up as differences).
+pub fn normalized_template(template: &serde_json::Value) -> serde_json::Value {
+    serde_json::from_value::<k8s_openapi::api::core::v1::PodTemplateSpec>(template.clone())
+        .ok()
+        .and_then(|t| serde_json::to_value(t).ok())
+        .unwrap_or_else(|| template.clone())
+}
+
+/// A rollback ready to confirm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RollbackPlan {
+    /// The current revision number, if known.
+    pub from: Option<i64>,
+    /// The revision rolled back to.
+    pub to: RevisionInfo,
+    /// The template diff (empty when nothing changes).
+    pub diff: String,
+    /// The patch to send; `None` when the template already matches (kubectl's
+    /// "skipped rollback").
+    pub request: Option<WriteRequest>,
+}
+
+/// Plans a rollback of `snapshot` to `to` (or the previous revision).
+pub fn plan(snapshot: &Snapshot, to: Option<i64>) -> Result<RollbackPlan, OpsError> {
+    let index = snapshot.index();
+    let target_rev = choose_revision(&index, to)?;
+    let from = index.current().map(|c| c.number);
+    let revision = snapshot
+        .revisions
+        .iter()
+        .find(|r| r.metadata.name.as_deref() == Some(target_rev.name.as_str()))
+        .ok_or_else(|| OpsError::Invalid(format!("revision {} disappeared", target_rev.number)))?;
+    let data =
+        revision.data.as_ref().map(|d| d.0.clone()).ok_or_else(|| {
+            OpsError::Invalid(format!("revision {} has no data", target_rev.number))
+        })?;
+    let diff = template_diff(
+        &live_template(snapshot),
+        &normalized_template(&target_rev.template),
+    );
+    let already = index.current_matches_template() && from == Some(target_rev.number);
+    let target = snapshot.target();
+    let request = (!already).then(|| WriteRequest {
+        write: Write::PatchTemplate {
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            data,
+        },
+        record: Record {
+            action: "rollback".to_owned(),
+            daemonset: target.key(),
+            revision_from: from,
+            revision_to: Some(target_rev.number),
+            ..Record::default()
+        },
+    });
+    Ok(RollbackPlan {
+        from,
+        to: target_rev,
+        diff,
+        request,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testing::{all_old, ds, snapshot};
+
+    const NODES: [&str; 2] = ["n1", "n2"];
+
+    #[test]
+    fn previous_revision_patch_is_the_revision_data_verbatim() {
+        let snap = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let plan = plan(&snap, None).unwrap();
+        assert_eq!((plan.from, plan.to.number), (Some(2), 1));
+        let request = plan.request.unwrap();
+        let Write::PatchTemplate { data, .. } = &request.write else {
+            panic!("{request:?}")
+        };
+        let stored = snap.revisions.iter().find(|r| r.revision == 1).unwrap();
+        assert_eq!(Some(data), stored.data.as_ref().map(|d| &d.0));
+        assert_eq!(data["spec"]["template"]["$patch"], "replace");
+        assert!(plan.diff.contains("-  - image: v2"), "{}", plan.diff);
+        assert!(plan.diff.contains("+  - image: v1"), "{}", plan.diff);
+        assert_eq!(
+            (request.record.revision_from, request.record.revision_to),
+            (Some(2), Some(1))
+        );
+    }
+
+    #[test]
+    fn kubectl_words_for_bad_revisions_and_skip_when_current() {
+        let snap = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let err = plan(&snap, Some(9)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unable to find specified revision 9 in history"
+        );
+        let same = plan(&snap, Some(2)).unwrap();
+        assert!(same.request.is_none());
+        assert!(same.diff.is_empty(), "{}", same.diff);
+    }
+}

@@ -1,0 +1,288 @@
+//! One consistent view of a DaemonSet and everything the operations decide
+//! from: its nodes, its pods (only those it controls), its ControllerRevisions
+//! and the durable rollout state; loaded by listing (one-shot commands) or
+//! copied out of the console's watch cache. Derives the engine's coverage rows
+//! and rollout plan from it; decides nothing itself.
+
+use std::collections::BTreeMap;
+
+use kube::api::{Api, ListParams};
+
+use crate::cluster::cache::Cache;
+use crate::engine::coverage::{NodeCoverage, Totals, node_coverage};
+use crate::engine::ownership::is_controlled_by;
+use crate::engine::revision::RevisionIndex;
+use crate::engine::rollout::{PlanOptions, RolloutPlan, plan_rollout};
+use crate::engine::selector::Selector;
+use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
+use crate::ops::error::{Attempt, OpsError, from_kube};
+use crate::ops::state::RolloutState;
+
+/// The DaemonSet an operation is about.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Target {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl Target {
+    /// Parses `NAMESPACE/NAME`, or `NAME` in `default_namespace`.
+    pub fn parse(text: &str, default_namespace: &str) -> Result<Self, OpsError> {
+        let (namespace, name) = match text.split_once('/') {
+            Some((ns, name)) => (ns, name),
+            None => (default_namespace, text),
+        };
+        let valid = |s: &str| !s.is_empty() && !s.contains('/');
+        if !valid(namespace) || !valid(name) {
+            return Err(OpsError::Invalid(format!(
+                "bad DaemonSet reference {text:?}: expected NAMESPACE/NAME or NAME"
+            )));
+        }
+        Ok(Self {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// Everything an operation decides from, read at one moment.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The DaemonSet.
+    pub ds: DaemonSet,
+    /// Every node of the cluster.
+    pub nodes: Vec<Node>,
+    /// The pods the DaemonSet controls.
+    pub pods: Vec<Pod>,
+    /// Its ControllerRevisions (others are ignored by the index).
+    pub revisions: Vec<ControllerRevision>,
+}
+
+impl Snapshot {
+    /// Lists the DaemonSet, nodes, its pods and revisions.
+    pub async fn load(client: &kube::Client, target: &Target) -> Result<Self, OpsError> {
+        let ns = target.namespace.as_str();
+        let ds = Api::<DaemonSet>::namespaced(client.clone(), ns)
+            .get(&target.name)
+            .await
+            .map_err(|e| from_kube(&e, &attempt("get", "daemonsets.apps", &target.key())))?;
+        let labels = selector_labels(&ds)?;
+        let params = ListParams::default().labels(&labels);
+        let nodes = Api::<Node>::all(client.clone())
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| from_kube(&e, &attempt("list", "nodes", "")))?
+            .items;
+        let pods = Api::<Pod>::namespaced(client.clone(), ns)
+            .list(&params)
+            .await
+            .map_err(|e| from_kube(&e, &attempt("list", "pods", ns)))?
+            .items;
+        let revisions = Api::<ControllerRevision>::namespaced(client.clone(), ns)
+            .list(&params)
+            .await
+            .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?
+            .items;
+        Ok(Self::new(ds, nodes, pods, revisions))
+    }
+
+    /// Copies the target out of the console's watch cache; `None` until the
+    /// DaemonSet has been seen.
+    pub fn from_cache(cache: &Cache, target: &Target) -> Option<Self> {
+        let ds = cache.daemonset(&target.key())?.clone();
+        Some(Self::new(
+            ds,
+            cache.nodes().cloned().collect(),
+            cache.pods().cloned().collect(),
+            cache.revisions().cloned().collect(),
+        ))
+    }
+
+    /// Builds a snapshot, keeping only the pods the DaemonSet controls.
+    pub fn new(
+        ds: DaemonSet,
+        nodes: Vec<Node>,
+        pods: Vec<Pod>,
+        revisions: Vec<ControllerRevision>,
+    ) -> Self {
+        let pods = pods
+            .into_iter()
+            .filter(|p| is_controlled_by(p, &ds))
+            .collect();
+        Self {
+            ds,
+            nodes,
+            pods,
+            revisions,
+        }
+    }
+
+    /// The target this snapshot is about.
+    pub fn target(&self) -> Target {
+        Target {
+            namespace: self.ds.metadata.namespace.clone().unwrap_or_default(),
+            name: self.ds.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The DaemonSet's resourceVersion (the precondition for state writes).
+    pub fn resource_version(&self) -> Option<&str> {
+        self.ds.metadata.resource_version.as_deref()
+    }
+
+    /// The durable rollout state from the annotations.
+    pub fn state(&self) -> Result<RolloutState, OpsError> {
+        RolloutState::from_annotations(self.ds.metadata.annotations.as_ref())
+    }
+
+    /// `spec.updateStrategy.type` (`RollingUpdate` when unset, the API default).
+    pub fn strategy_type(&self) -> &str {
+        self.ds
+            .spec
+            .as_ref()
+            .and_then(|s| s.update_strategy.as_ref())
+            .and_then(|u| u.type_.as_deref())
+            .unwrap_or("RollingUpdate")
+    }
+
+    /// The revision index.
+    pub fn index(&self) -> RevisionIndex {
+        RevisionIndex::new(&self.ds, &self.revisions)
+    }
+
+    /// One coverage row per node, in node-name order.
+    pub fn rows(&self, index: &RevisionIndex, now: jiff::Timestamp) -> Vec<NodeCoverage> {
+        let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        for pod in &self.pods {
+            if let Some(node) = pod.node_name() {
+                by_node.entry(node).or_default().push(pod);
+            }
+        }
+        let mut nodes: Vec<&Node> = self.nodes.iter().collect();
+        nodes.sort_by(|a, b| a.name().cmp(b.name()));
+        nodes
+            .into_iter()
+            .map(|node| {
+                let pods = by_node
+                    .get(node.name())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                node_coverage(node, &self.ds, pods, index, now)
+            })
+            .collect()
+    }
+
+    /// The totals, in the DaemonSet status fields' terms.
+    pub fn totals(rows: &[NodeCoverage]) -> Totals {
+        Totals::from_rows(rows)
+    }
+
+    /// The rollout plan with the canaries stored in `state`.
+    pub fn plan(
+        &self,
+        rows: &[NodeCoverage],
+        state: &RolloutState,
+    ) -> Result<RolloutPlan, OpsError> {
+        Ok(plan_rollout(rows, &self.nodes, &plan_options(state)?))
+    }
+}
+
+/// The engine's plan options from the durable state (hand-marked canaries and
+/// the canary selector).
+pub fn plan_options(state: &RolloutState) -> Result<PlanOptions, OpsError> {
+    let canary_selector = state
+        .canary_selector
+        .as_deref()
+        .map(|text| {
+            Selector::parse(text)
+                .map_err(|e| OpsError::Invalid(format!("bad canary selector {text:?}: {e}")))
+        })
+        .transpose()?;
+    Ok(PlanOptions {
+        canaries: state.canaries.clone(),
+        canary_selector,
+        ..PlanOptions::default()
+    })
+}
+
+/// The DaemonSet's selector as a label-selector query string.
+pub fn selector_labels(ds: &DaemonSet) -> Result<String, OpsError> {
+    let selector = ds
+        .spec
+        .as_ref()
+        .map(|s| s.selector.clone())
+        .unwrap_or_default();
+    kube::core::Selector::try_from(selector)
+        .map(|s| s.to_string())
+        .map_err(|e| OpsError::Invalid(format!("the DaemonSet's selector cannot be used: {e}")))
+}
+
+fn attempt(verb: &'static str, resource: &'static str, name: &str) -> Attempt {
+    Attempt {
+        verb,
+        resource,
+        name: name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_parses_namespace_and_name() {
+        let cases = [
+            ("kube-system/agent", Some(("kube-system", "agent"))),
+            ("agent", Some(("default", "agent"))),
+            ("/agent", None),
+            ("ns/", None),
+            ("a/b/c", None),
+            ("", None),
+        ];
+        for (text, want) in cases {
+            let got = Target::parse(text, "default").ok();
+            let want = want.map(|(ns, name)| Target {
+                namespace: ns.into(),
+                name: name.into(),
+            });
+            assert_eq!(got, want, "{text}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod match_tests {
+    use k8s_openapi::api::core::v1::PodSecurityContext;
+
+    use crate::ops::testing::{all_old, ds, snapshot};
+
+    /// Regression: a template with an empty struct (`securityContext: {}`, as the
+    /// API server defaults it) must still match its own ControllerRevision, or
+    /// every operation refuses to act ("controller has not yet recorded...").
+    #[test]
+    fn template_with_empty_security_context_matches_its_revision() {
+        let mut daemonset = ds(false, &[]);
+        if let Some(pod) = daemonset
+            .spec
+            .as_mut()
+            .and_then(|s| s.template.spec.as_mut())
+        {
+            pod.security_context = Some(PodSecurityContext::default());
+        }
+        let snap = snapshot(daemonset, &["n1"], all_old(&["n1"]));
+        assert!(snap.index().current_matches_template());
+    }
+}

@@ -1,0 +1,363 @@
+//! The `rollcall.dev/...` annotation keys, reading them into a [`RolloutState`]
+//! and writing one back as a JSON merge patch of `metadata.annotations` only.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::{Mode, Pause, RolloutState};
+use crate::ops::error::OpsError;
+
+/// Every key rollcall writes starts with this.
+pub const ANNOTATION_PREFIX: &str = "rollcall.dev/";
+
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const MODE: &str = "rollcall.dev/mode";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const PAUSED_BY: &str = "rollcall.dev/paused-by";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const PAUSED_AT: &str = "rollcall.dev/paused-at";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const PAUSE_REASON: &str = "rollcall.dev/pause-reason";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const SAVED_STRATEGY: &str = "rollcall.dev/saved-update-strategy";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const CANARIES: &str = "rollcall.dev/canaries";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const CANARY_SELECTOR: &str = "rollcall.dev/canary-selector";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const BATCH: &str = "rollcall.dev/batch";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const SOAK: &str = "rollcall.dev/soak";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const TIMEOUT: &str = "rollcall.dev/timeout";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const BATCH_NODES: &str = "rollcall.dev/batch-nodes";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const ROLLBACK_TO: &str = "rollcall.dev/rollback-to";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const UPDATED_BY: &str = "rollcall.dev/updated-by";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const UPDATED_AT: &str = "rollcall.dev/updated-at";
+
+/// All keys, so a write can clear the ones a state no longer has.
+const ALL_KEYS: [&str; 14] = [
+    MODE,
+    PAUSED_BY,
+    PAUSED_AT,
+    PAUSE_REASON,
+    SAVED_STRATEGY,
+    CANARIES,
+    CANARY_SELECTOR,
+    BATCH,
+    SOAK,
+    TIMEOUT,
+    BATCH_NODES,
+    ROLLBACK_TO,
+    UPDATED_BY,
+    UPDATED_AT,
+];
+
+impl RolloutState {
+    /// Reads the state from a DaemonSet's annotations. Missing keys mean the
+    /// defaults (idle, not paused); a value rollcall cannot have written is an error
+    /// naming the key, never a panic.
+    pub fn from_annotations(
+        annotations: Option<&BTreeMap<String, String>>,
+    ) -> Result<Self, OpsError> {
+        let empty = BTreeMap::new();
+        let map = annotations.unwrap_or(&empty);
+        let get = |key: &str| map.get(key).map(String::as_str).filter(|v| !v.is_empty());
+        let mode = match get(MODE) {
+            None => Mode::Idle,
+            Some(text) => Mode::parse(text).ok_or_else(|| bad(MODE, "unknown mode"))?,
+        };
+        let pause = match get(PAUSED_BY) {
+            None => None,
+            Some(by) => Some(Pause {
+                by: by.to_owned(),
+                at: get(PAUSED_AT)
+                    .map(|t| parse_time(PAUSED_AT, t))
+                    .transpose()?,
+                reason: get(PAUSE_REASON).map(str::to_owned),
+            }),
+        };
+        Ok(Self {
+            mode,
+            pause,
+            saved_strategy: get(SAVED_STRATEGY)
+                .map(|t| serde_json::from_str(t).map_err(|e| bad(SAVED_STRATEGY, &e.to_string())))
+                .transpose()?,
+            canaries: get(CANARIES)
+                .map(split_list)
+                .unwrap_or_default()
+                .into_iter()
+                .collect(),
+            canary_selector: get(CANARY_SELECTOR).map(str::to_owned),
+            batch: get(BATCH)
+                .map(|t| t.parse().map_err(|_| bad(BATCH, "not a number")))
+                .transpose()?,
+            soak: get(SOAK).map(|t| parse_duration(SOAK, t)).transpose()?,
+            timeout: get(TIMEOUT)
+                .map(|t| parse_duration(TIMEOUT, t))
+                .transpose()?,
+            batch_nodes: get(BATCH_NODES).map(split_list).unwrap_or_default(),
+            rollback_to: get(ROLLBACK_TO)
+                .map(|t| {
+                    t.parse()
+                        .map_err(|_| bad(ROLLBACK_TO, "not a revision number"))
+                })
+                .transpose()?,
+            updated_by: get(UPDATED_BY).map(str::to_owned),
+            updated_at: get(UPDATED_AT)
+                .map(|t| parse_time(UPDATED_AT, t))
+                .transpose()?,
+        })
+    }
+
+    /// The annotations for this state: every rollcall key, `None` for the ones to remove.
+    pub fn to_annotations(&self) -> BTreeMap<&'static str, Option<String>> {
+        let pause = self.pause.as_ref();
+        let values: [(&'static str, Option<String>); 14] = [
+            (
+                MODE,
+                (self.mode != Mode::Idle).then(|| self.mode.as_str().to_owned()),
+            ),
+            (PAUSED_BY, pause.map(|p| p.by.clone())),
+            (PAUSED_AT, pause.and_then(|p| p.at).map(|t| t.to_string())),
+            (PAUSE_REASON, pause.and_then(|p| p.reason.clone())),
+            (
+                SAVED_STRATEGY,
+                self.saved_strategy.as_ref().map(Value::to_string),
+            ),
+            (CANARIES, join_list(self.canaries.iter())),
+            (CANARY_SELECTOR, self.canary_selector.clone()),
+            (BATCH, self.batch.map(|b| b.to_string())),
+            (SOAK, self.soak.map(format_duration)),
+            (TIMEOUT, self.timeout.map(format_duration)),
+            (BATCH_NODES, join_list(self.batch_nodes.iter())),
+            (ROLLBACK_TO, self.rollback_to.map(|r| r.to_string())),
+            (UPDATED_BY, self.updated_by.clone()),
+            (UPDATED_AT, self.updated_at.map(|t| t.to_string())),
+        ];
+        debug_assert_eq!(values.len(), ALL_KEYS.len());
+        values.into_iter().collect()
+    }
+}
+
+/// The JSON merge patch that moves the stored state from `before` to `after`:
+/// only `metadata.annotations`, and only the keys that differ (`null` removes a
+/// key), so a concurrent writer's other keys (say, another console's pause) are
+/// never overwritten with stale values. With `resource_version`, the server
+/// rejects the patch with 409 if the DaemonSet changed since it was read.
+pub fn state_patch(
+    before: &RolloutState,
+    after: &RolloutState,
+    resource_version: Option<&str>,
+) -> Value {
+    let old = before.to_annotations();
+    let annotations: Map<String, Value> = after
+        .to_annotations()
+        .into_iter()
+        .filter(|(key, value)| old.get(key) != Some(value))
+        .map(|(key, value)| (key.to_owned(), value.map_or(Value::Null, Value::String)))
+        .collect();
+    let mut metadata = json!({ "annotations": annotations });
+    if let Some(rv) = resource_version {
+        metadata["resourceVersion"] = Value::String(rv.to_owned());
+    }
+    json!({ "metadata": metadata })
+}
+
+/// Serializes an optional duration as humantime text (`30s`, `5m`).
+#[allow(
+    clippy::ref_option,
+    reason = "serde's serialize_with passes &Option<T>"
+)]
+pub(super) fn serialize_duration<S: serde::Serializer>(
+    value: &Option<Duration>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(d) => serializer.serialize_some(&format_duration(*d)),
+        None => serializer.serialize_none(),
+    }
+}
+
+fn format_duration(duration: Duration) -> String {
+    humantime::format_duration(duration).to_string()
+}
+
+fn parse_duration(key: &str, text: &str) -> Result<Duration, OpsError> {
+    humantime::parse_duration(text).map_err(|e| bad(key, &e.to_string()))
+}
+
+fn parse_time(key: &str, text: &str) -> Result<jiff::Timestamp, OpsError> {
+    text.parse()
+        .map_err(|e: jiff::Error| bad(key, &e.to_string()))
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn join_list<'a>(items: impl Iterator<Item = &'a String>) -> Option<String> {
+    let joined = items.map(String::as_str).collect::<Vec<_>>().join(",");
+    (!joined.is_empty()).then_some(joined)
+}
+
+fn bad(key: &str, message: &str) -> OpsError {
+    OpsError::BadState {
+        key: key.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full_state() -> RolloutState {
+        RolloutState {
+            mode: Mode::Auto,
+            pause: Some(Pause {
+                by: "rollcall auto".into(),
+                at: Some("2026-11-29T13:00:00Z".parse().unwrap()),
+                reason: Some("node pool-b-1: CrashLoopBackOff".into()),
+            }),
+            saved_strategy: Some(
+                json!({"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":"25%","maxSurge":0}}),
+            ),
+            canaries: ["node-1".to_owned(), "node-7".to_owned()].into(),
+            canary_selector: Some("pool=canary,zone in (a,b)".into()),
+            batch: Some(3),
+            soak: Some(Duration::from_secs(90)),
+            timeout: Some(Duration::from_secs(300)),
+            batch_nodes: vec!["node-2".into(), "node-3".into()],
+            rollback_to: Some(4),
+            updated_by: Some("ana@laptop".into()),
+            updated_at: Some("2026-11-29T13:00:01Z".parse().unwrap()),
+        }
+    }
+
+    fn as_stored(state: &RolloutState) -> BTreeMap<String, String> {
+        state
+            .to_annotations()
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
+            .collect()
+    }
+
+    #[test]
+    fn round_trips() {
+        for (name, state) in [("default", RolloutState::default()), ("full", full_state())] {
+            let stored = as_stored(&state);
+            let back = RolloutState::from_annotations(Some(&stored)).unwrap();
+            assert_eq!(back, state, "{name}");
+        }
+    }
+
+    #[test]
+    fn clearing_a_full_state_nulls_every_key() {
+        assert!(as_stored(&RolloutState::default()).is_empty());
+        let patch = state_patch(&full_state(), &RolloutState::default(), None);
+        let annotations = patch["metadata"]["annotations"].as_object().unwrap();
+        assert_eq!(annotations.len(), ALL_KEYS.len());
+        assert!(annotations.values().all(Value::is_null));
+        assert!(patch["metadata"].get("resourceVersion").is_none());
+    }
+
+    #[test]
+    fn patch_carries_only_changed_keys() {
+        let before = full_state();
+        let after = RolloutState {
+            batch_nodes: vec!["node-9".into()],
+            ..full_state()
+        };
+        let patch = state_patch(&before, &after, None);
+        assert_eq!(
+            patch["metadata"]["annotations"],
+            json!({ BATCH_NODES: "node-9" })
+        );
+    }
+
+    #[test]
+    fn patch_touches_metadata_only_with_precondition() {
+        let patch = state_patch(&RolloutState::default(), &full_state(), Some("42"));
+        assert_eq!(
+            patch.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["metadata"]
+        );
+        assert_eq!(patch["metadata"]["resourceVersion"], "42");
+        assert_eq!(
+            patch["metadata"]["annotations"][PAUSE_REASON],
+            "node pool-b-1: CrashLoopBackOff"
+        );
+        assert_eq!(patch["metadata"]["annotations"][SOAK], "1m 30s");
+        assert!(ALL_KEYS.iter().all(|k| k.starts_with(ANNOTATION_PREFIX)));
+    }
+
+    #[test]
+    fn foreign_annotations_are_ignored() {
+        let stored: BTreeMap<String, String> = [(
+            "kubectl.kubernetes.io/last-applied-configuration".to_owned(),
+            "{}".to_owned(),
+        )]
+        .into();
+        assert_eq!(
+            RolloutState::from_annotations(Some(&stored)).unwrap(),
+            RolloutState::default()
+        );
+    }
+
+    #[test]
+    fn hostile_values_are_errors_naming_the_key() {
+        let cases = [
+            (MODE, "sideways"),
+            (BATCH, "-1"),
+            (SOAK, "forever"),
+            (SAVED_STRATEGY, "{not json"),
+            (PAUSED_AT, "yesterday"),
+            (ROLLBACK_TO, "x"),
+        ];
+        for (key, value) in cases {
+            let mut stored: BTreeMap<String, String> =
+                [(PAUSED_BY.to_owned(), "x".to_owned())].into();
+            stored.insert(key.to_owned(), value.to_owned());
+            let err = RolloutState::from_annotations(Some(&stored)).unwrap_err();
+            assert!(err.to_string().contains(key), "{key}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_run_in_progress_is_unpaused_auto_or_rollback() {
+        let mut state = full_state();
+        assert!(
+            state.run_in_progress().is_none(),
+            "paused: the run has ended"
+        );
+        state.pause = None;
+        let text = state.run_in_progress().unwrap();
+        assert!(
+            text.starts_with(
+                "auto is already running (started by ana@laptop at 2026-11-29T13:00:01Z)"
+            ),
+            "{text}"
+        );
+        state.mode = Mode::Idle;
+        assert!(state.run_in_progress().is_none());
+    }
+
+    #[test]
+    fn label_prefers_paused() {
+        let mut state = full_state();
+        assert_eq!(state.label(), "paused");
+        state.pause = None;
+        assert_eq!(state.label(), "auto");
+    }
+}

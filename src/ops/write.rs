@@ -1,0 +1,457 @@
+//! The closed set of writes rollcall makes, and the one executor that runs them.
+//!
+//! Every change to the cluster is a [`Write`] value: delete one pod by UID,
+//! patch the rollout-state annotations, switch the update strategy (pause and
+//! resume), patch the template from a ControllerRevision (rollback). The
+//! [`Executor`] runs one at a time, never retries, journals each result (fsync)
+//! before reporting it, and refuses everything in read-only mode. The console
+//! drives it through [`spawn_effects`]; headless commands call [`Executor::run`].
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::model::Pod;
+use crate::ops::error::{Attempt, OpsError, from_kube};
+use crate::ops::journal::{Journal, JournalEntry};
+use crate::ops::state::{RolloutState, state_patch};
+
+/// The field manager rollcall writes under.
+pub const FIELD_MANAGER: &str = "rollcall";
+
+/// One change to the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// Delete the daemon pod with exactly this UID (a UID precondition: if the
+    /// pod was replaced meanwhile, the server answers 409 and nothing is deleted).
+    DeletePod {
+        /// Namespace.
+        namespace: String,
+        /// Pod name.
+        name: String,
+        /// The UID that must still match.
+        uid: String,
+    },
+    /// Merge-patch the `rollcall.dev/...` annotations that differ between
+    /// `before` and `after`, optionally only if the DaemonSet still has `resource_version`.
+    PatchState {
+        /// Namespace.
+        namespace: String,
+        /// DaemonSet name.
+        name: String,
+        /// The state as read.
+        before: RolloutState,
+        /// The state to store.
+        after: RolloutState,
+        /// The resourceVersion the state was computed from.
+        resource_version: Option<String>,
+    },
+    /// Replace `spec.updateStrategy` and store the state in one merge patch,
+    /// only if the DaemonSet is unchanged since it was read (pause, resume).
+    PatchStrategy {
+        /// Namespace.
+        namespace: String,
+        /// DaemonSet name.
+        name: String,
+        /// The complete new `spec.updateStrategy`.
+        strategy: Value,
+        /// The state as read.
+        before: RolloutState,
+        /// The state to store with it.
+        after: RolloutState,
+        /// The resourceVersion the decision was made from.
+        resource_version: String,
+    },
+    /// Strategic-merge-patch the DaemonSet with a ControllerRevision's data
+    /// (`{"spec":{"template":{"$patch":"replace",...}}}`), as `kubectl rollout undo`.
+    PatchTemplate {
+        /// Namespace.
+        namespace: String,
+        /// DaemonSet name.
+        name: String,
+        /// The revision's `data`, verbatim.
+        data: Value,
+    },
+}
+
+impl Write {
+    /// The verb, resource and object, for messages and error mapping.
+    pub fn attempt(&self) -> Attempt {
+        match self {
+            Self::DeletePod {
+                namespace, name, ..
+            } => Attempt {
+                verb: "delete",
+                resource: "pods",
+                name: format!("{namespace}/{name}"),
+            },
+            Self::PatchState {
+                namespace, name, ..
+            }
+            | Self::PatchStrategy {
+                namespace, name, ..
+            }
+            | Self::PatchTemplate {
+                namespace, name, ..
+            } => Attempt {
+                verb: "patch",
+                resource: "daemonsets.apps",
+                name: format!("{namespace}/{name}"),
+            },
+        }
+    }
+
+    /// The request body this write sends (for tests and `--dry-run`-style display).
+    pub fn body(&self) -> Value {
+        match self {
+            Self::DeletePod { uid, .. } => json!({ "preconditions": { "uid": uid } }),
+            Self::PatchState {
+                before,
+                after,
+                resource_version,
+                ..
+            } => state_patch(before, after, resource_version.as_deref()),
+            Self::PatchStrategy {
+                strategy,
+                before,
+                after,
+                resource_version,
+                ..
+            } => {
+                let mut patch = state_patch(before, after, Some(resource_version));
+                patch["spec"] = json!({ "updateStrategy": strategy });
+                patch
+            }
+            Self::PatchTemplate { data, .. } => data.clone(),
+        }
+    }
+}
+
+/// What the journal line should say about a write besides its result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// The action name (`advance`, `pause`, ...).
+    pub action: String,
+    /// `NAMESPACE/NAME` of the DaemonSet.
+    pub daemonset: String,
+    /// The node, if the write is about one.
+    pub node: Option<String>,
+    /// The pod name, if any.
+    pub pod: Option<String>,
+    /// Revision before.
+    pub revision_from: Option<i64>,
+    /// Revision after.
+    pub revision_to: Option<i64>,
+    /// A note for the journal line (e.g. the auto-pause reason).
+    pub note: Option<String>,
+}
+
+/// A write plus what to journal about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteRequest {
+    /// The change.
+    pub write: Write,
+    /// The journal fields.
+    pub record: Record,
+}
+
+/// What a successful write did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The pod was deleted (or is terminating).
+    PodDeleted,
+    /// The DaemonSet was patched; its new resourceVersion.
+    DaemonSetPatched {
+        /// The resourceVersion after the patch.
+        resource_version: Option<String>,
+    },
+}
+
+/// The result of one write as reported to the console.
+#[derive(Debug)]
+pub struct WriteEvent {
+    /// The caller's id for the request.
+    pub id: u64,
+    /// The request.
+    pub request: WriteRequest,
+    /// What happened; a journal failure after a successful write is reported
+    /// as [`OpsError::Journal`] in `journal_error`, not here.
+    pub result: Result<Outcome, OpsError>,
+    /// Set when the journal line could not be written.
+    pub journal_error: Option<OpsError>,
+}
+
+/// Runs writes: single flight, no retries, journaled.
+#[derive(Clone)]
+pub struct Executor {
+    client: kube::Client,
+    journal: Journal,
+    read_only: bool,
+    context: String,
+    actor: String,
+}
+
+impl Executor {
+    /// An executor writing through `client`, journaling to `journal`.
+    pub fn new(
+        client: kube::Client,
+        journal: Journal,
+        read_only: bool,
+        context: String,
+        actor: String,
+    ) -> Self {
+        Self {
+            client,
+            journal,
+            read_only,
+            context,
+            actor,
+        }
+    }
+
+    /// Whether writes are refused.
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The user recorded in the journal and annotations.
+    pub fn actor(&self) -> &str {
+        &self.actor
+    }
+
+    /// Runs one write, journals it (fsync), returns the result. A journal failure
+    /// after a successful write is returned as the error only when the write
+    /// itself succeeded and nothing else is left to report it.
+    pub async fn run(&self, request: &WriteRequest) -> Result<Outcome, OpsError> {
+        let (result, journal_error) = self.run_journaled(request).await;
+        match (result, journal_error) {
+            (Err(err), _) => Err(err),
+            (Ok(_), Some(journal_err)) => Err(journal_err),
+            (Ok(outcome), None) => Ok(outcome),
+        }
+    }
+
+    async fn run_journaled(
+        &self,
+        request: &WriteRequest,
+    ) -> (Result<Outcome, OpsError>, Option<OpsError>) {
+        if self.read_only {
+            let action = request.record.action.clone();
+            return (Err(OpsError::ReadOnly { action }), None);
+        }
+        let result = execute(&self.client, &request.write).await;
+        let entry = self.entry(request, &result);
+        (result, self.journal.append(&entry).err())
+    }
+
+    fn entry(&self, request: &WriteRequest, result: &Result<Outcome, OpsError>) -> JournalEntry {
+        let pod_uid = match &request.write {
+            Write::DeletePod { uid, .. } => Some(uid.clone()),
+            _ => None,
+        };
+        JournalEntry {
+            time: jiff::Timestamp::now().to_string(),
+            context: self.context.clone(),
+            user: self.actor.clone(),
+            daemonset: request.record.daemonset.clone(),
+            action: request.record.action.clone(),
+            node: request.record.node.clone(),
+            pod: request.record.pod.clone(),
+            pod_uid,
+            revision_from: request.record.revision_from,
+            revision_to: request.record.revision_to,
+            result: if result.is_ok() { "ok" } else { "error" }.to_owned(),
+            message: match result {
+                Ok(_) => request.record.note.clone(),
+                Err(err) => Some(err.to_string()),
+            },
+        }
+    }
+}
+
+/// Sends one write to the API server. Never retries: a delete whose answer was
+/// lost is reported as an error, and the watch shows what really happened.
+pub async fn execute(client: &kube::Client, write: &Write) -> Result<Outcome, OpsError> {
+    let attempt = write.attempt();
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PatchParams::default()
+    };
+    match write {
+        Write::DeletePod {
+            namespace,
+            name,
+            uid,
+        } => {
+            let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+            let delete = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: Some(uid.clone()),
+                    resource_version: None,
+                }),
+                ..DeleteParams::default()
+            };
+            pods.delete(name, &delete)
+                .await
+                .map_err(|e| from_kube(&e, &attempt))?;
+            Ok(Outcome::PodDeleted)
+        }
+        Write::PatchState {
+            namespace, name, ..
+        }
+        | Write::PatchStrategy {
+            namespace, name, ..
+        } => {
+            let api: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
+            let ds = api
+                .patch(name, &params, &Patch::Merge(write.body()))
+                .await
+                .map_err(|e| from_kube(&e, &attempt))?;
+            Ok(Outcome::DaemonSetPatched {
+                resource_version: ds.metadata.resource_version,
+            })
+        }
+        Write::PatchTemplate {
+            namespace,
+            name,
+            data,
+        } => {
+            let api: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
+            let ds = api
+                .patch(name, &params, &Patch::Strategic(data))
+                .await
+                .map_err(|e| from_kube(&e, &attempt))?;
+            Ok(Outcome::DaemonSetPatched {
+                resource_version: ds.metadata.resource_version,
+            })
+        }
+    }
+}
+
+/// Starts the effects task: it takes `(id, request)` pairs in order, runs them
+/// one at a time, and sends each [`WriteEvent`] back. Ends when the sender is dropped.
+pub fn spawn_effects(
+    executor: Executor,
+    events: mpsc::UnboundedSender<WriteEvent>,
+) -> mpsc::UnboundedSender<(u64, WriteRequest)> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<(u64, WriteRequest)>();
+    tokio::spawn(async move {
+        while let Some((id, request)) = rx.recv().await {
+            let (result, journal_error) = executor.run_journaled(&request).await;
+            let event = WriteEvent {
+                id,
+                request,
+                result,
+                journal_error,
+            };
+            if events.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    tx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delete_carries_uid_precondition() {
+        let write = Write::DeletePod {
+            namespace: "ns".into(),
+            name: "agent-x".into(),
+            uid: "u-1".into(),
+        };
+        assert_eq!(write.body(), json!({"preconditions":{"uid":"u-1"}}));
+        assert_eq!(write.attempt().describe(), "delete pods ns/agent-x");
+    }
+
+    #[test]
+    fn strategy_patch_has_spec_and_annotations_and_precondition() {
+        let write = Write::PatchStrategy {
+            namespace: "ns".into(),
+            name: "agent".into(),
+            strategy: json!({"type":"OnDelete","rollingUpdate":null}),
+            before: RolloutState::default(),
+            after: RolloutState {
+                mode: crate::ops::state::Mode::Auto,
+                ..RolloutState::default()
+            },
+            resource_version: "7".into(),
+        };
+        let body = write.body();
+        assert_eq!(
+            body["spec"],
+            json!({"updateStrategy":{"type":"OnDelete","rollingUpdate":null}})
+        );
+        assert_eq!(body["metadata"]["resourceVersion"], "7");
+        assert!(body["metadata"]["annotations"].is_object());
+        assert!(
+            body["spec"].get("template").is_none(),
+            "pause must never touch the template"
+        );
+    }
+}
+
+#[cfg(test)]
+mod executor_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn read_only_refuses_before_any_request_and_journals_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("j.jsonl"));
+        // Port 9 (discard) on loopback: if a request were sent it would fail as unreachable.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let executor = Executor::new(client, journal.clone(), true, "ctx".into(), "ana".into());
+        let request = WriteRequest {
+            write: Write::DeletePod {
+                namespace: "ns".into(),
+                name: "p".into(),
+                uid: "u".into(),
+            },
+            record: Record {
+                action: "advance".into(),
+                ..Record::default()
+            },
+        };
+        let err = executor.run(&request).await.unwrap_err();
+        assert!(matches!(err, OpsError::ReadOnly { .. }), "{err:?}");
+        assert!(!journal.path().exists());
+    }
+
+    #[tokio::test]
+    async fn unreachable_server_is_reported_and_journaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("j.jsonl"));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let executor = Executor::new(client, journal.clone(), false, "ctx".into(), "ana".into());
+        let request = WriteRequest {
+            write: Write::DeletePod {
+                namespace: "ns".into(),
+                name: "p".into(),
+                uid: "u".into(),
+            },
+            record: Record {
+                action: "advance".into(),
+                node: Some("n1".into()),
+                ..Record::default()
+            },
+        };
+        let err = executor.run(&request).await.unwrap_err();
+        assert!(matches!(err, OpsError::Unreachable { .. }), "{err:?}");
+        let lines = journal.read_all().unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            (lines[0].result.as_str(), lines[0].pod_uid.as_deref()),
+            ("error", Some("u"))
+        );
+    }
+}

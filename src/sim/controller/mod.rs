@@ -1,0 +1,126 @@
+//! The embedded DaemonSet controller, shaped like the upstream one: store
+//! events only enqueue DaemonSet keys (a node change concerns every
+//! DaemonSet, a pod or revision change its owner); a worker pops each key once
+//! however many events named it and runs [`sync::Controller::sync`], which
+//! plans with the engine (`engine::reconcile`), acts, and writes status only
+//! when it changed. Revisions, pods and events are written through the store.
+//!
+//! Does not simulate kubelets or the scheduler (see [`crate::sim::kubelet`]).
+
+pub mod cache;
+pub mod events;
+pub mod history;
+pub mod pod;
+mod queue;
+pub mod status;
+pub mod sync;
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::sim::kubelet::clock::SimClock;
+use crate::sim::store::{EventType, Store, StoreError};
+use queue::WorkQueue;
+pub use sync::{Controller, SyncOutcome};
+
+/// Why a sync failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// A write to the store failed.
+    #[error("cannot write {what}")]
+    Write {
+        /// What was being written.
+        what: &'static str,
+        /// The store's answer.
+        #[source]
+        source: StoreError,
+    },
+}
+
+/// The running controller task.
+#[derive(Debug)]
+pub struct ControllerHandle {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl ControllerHandle {
+    /// Stops the controller and waits for it to finish its current sync.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// Starts the controller on the current tokio runtime.
+pub fn spawn(store: Store, clock: SimClock) -> ControllerHandle {
+    let (stop, stopped) = watch::channel(false);
+    let controller = Controller::new(store, clock);
+    let task = tokio::spawn(run(controller, stopped));
+    ControllerHandle { stop, task }
+}
+
+/// How long to wait before retrying a DaemonSet whose sync failed.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+async fn run(mut controller: Controller, mut stopped: watch::Receiver<bool>) {
+    let mut changes = controller.store.subscribe();
+    controller.list_all();
+    let mut queue = WorkQueue::default();
+    queue.add_all(controller.cache.all_daemon_sets());
+    loop {
+        while let Some(key) = queue.pop() {
+            match controller.sync(&key) {
+                Ok(outcome) => {
+                    if let Some(after) = outcome.requeue_after {
+                        queue.add_after(key, after);
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(daemonset = %key, error = %err, "daemonset sync failed");
+                    queue.add_after(key, RETRY_AFTER);
+                }
+            }
+            // Take in what changed meanwhile, so work coalesces per key.
+            let batch = changes.try_batch();
+            apply(&mut controller, &mut changes, &mut queue, batch);
+            tokio::task::yield_now().await;
+        }
+        tokio::select! {
+            () = queue.next_due() => {}
+            batch = changes.next_batch() => apply(&mut controller, &mut changes, &mut queue, batch),
+            _ = stopped.changed() => return,
+        }
+    }
+}
+
+fn apply(
+    controller: &mut Controller,
+    changes: &mut crate::sim::store::Subscription,
+    queue: &mut WorkQueue,
+    batch: Result<Vec<std::sync::Arc<crate::sim::store::StoreEvent>>, StoreError>,
+) {
+    match batch {
+        Ok(events) => {
+            for event in events {
+                let value = event.object.value();
+                let keys = match event.event_type {
+                    EventType::Deleted => controller.cache.remove(event.kind, &value),
+                    EventType::Added | EventType::Modified => {
+                        controller.cache.upsert(event.kind, &value)
+                    }
+                };
+                queue.add_all(keys);
+            }
+        }
+        Err(err) => {
+            // Fell behind the store's history: re-list, like an informer after 410.
+            tracing::info!(error = %err, "controller re-listing");
+            *changes = controller.store.subscribe();
+            controller.list_all();
+            queue.add_all(controller.cache.all_daemon_sets());
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The DaemonSet status one sync computes (upstream `updateDaemonSetStatus`):
+//! the engine's coverage totals per node, plus observedGeneration and
+//! collisionCount. Written only when it differs from the stored status.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::DaemonSetStatus;
+
+use crate::engine::coverage::{Totals, coverage_with_verdict};
+use crate::engine::eligibility::NodeVerdict;
+use crate::engine::revision::RevisionIndex;
+use crate::model::{DaemonSet, Node, Pod};
+
+/// The status for `ds` given every node's verdict and the DaemonSet's pods.
+/// Also reports whether some pod is Ready but not yet available (minReadySeconds),
+/// so the caller can sync again when it becomes available.
+pub fn compute_status(
+    ds: &DaemonSet,
+    verdicts: &[(&Node, NodeVerdict)],
+    pods: &[Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+) -> (DaemonSetStatus, bool) {
+    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    for pod in pods {
+        if let Some(node) = pod.node_name() {
+            by_node.entry(node).or_default().push(pod);
+        }
+    }
+    let mut totals = Totals::default();
+    let mut waiting_for_availability = false;
+    for (node, verdict) in verdicts {
+        let on_node = by_node
+            .get(node.name())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let row = coverage_with_verdict(node, verdict.clone(), ds, on_node, revisions, now);
+        if let Some(pod) = row.primary() {
+            waiting_for_availability |= row.verdict.should_run && pod.ready && !pod.available;
+        }
+        totals.add(&row);
+    }
+    let previous = ds.status.clone().unwrap_or_default();
+    let status = DaemonSetStatus {
+        collision_count: previous.collision_count,
+        conditions: previous.conditions,
+        current_number_scheduled: totals.current,
+        desired_number_scheduled: totals.desired,
+        number_available: Some(totals.available),
+        number_misscheduled: totals.misscheduled,
+        number_ready: totals.ready,
+        number_unavailable: Some(totals.unavailable),
+        observed_generation: ds.metadata.generation,
+        updated_number_scheduled: Some(totals.updated),
+    };
+    (status, waiting_for_availability)
+}

@@ -1,0 +1,349 @@
+//! One DaemonSet sync (upstream `syncDaemonSet`): read the caches, bring the
+//! history up to date, plan with the engine, create and delete pods, then
+//! write the status if it changed. Every write's result goes straight back
+//! into the cache, so the next sync never acts twice on the same gap.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::ControllerError;
+use super::cache::{Cache, DsKey};
+use super::events::{EventRecorder, EventType, ObjectRef, Source};
+use super::history::{HistoryAction, HistoryPlan, plan_history};
+use super::pod::daemon_pod;
+use super::status::compute_status;
+use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use crate::engine::ownership::is_controlled_by;
+use crate::engine::reconcile::plan_reconcile_with_verdicts;
+use crate::engine::revision::RevisionIndex;
+use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
+use crate::sim::kubelet::clock::SimClock;
+use crate::sim::resources::ResourceKind;
+use crate::sim::store::{Preconditions, Store, StoreError};
+
+const SOURCE: Source = Source {
+    component: "daemonset-controller",
+    host: None,
+};
+
+/// What a sync asks of the loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyncOutcome {
+    /// Sync this DaemonSet again after this long (availability pending, or a conflict).
+    pub requeue_after: Option<Duration>,
+}
+
+/// The controller's state: the store it writes, its caches, clock and recorder.
+#[derive(Debug)]
+pub struct Controller {
+    pub(super) store: Store,
+    pub(super) cache: Cache,
+    clock: SimClock,
+    recorder: EventRecorder,
+}
+
+impl Controller {
+    /// A controller over `store` with empty caches.
+    pub fn new(store: Store, clock: SimClock) -> Controller {
+        let recorder = EventRecorder::new(store.clone(), clock);
+        Controller {
+            store,
+            cache: Cache::default(),
+            clock,
+            recorder,
+        }
+    }
+
+    /// Fills the caches from the store (the informers' initial list).
+    pub fn list_all(&mut self) {
+        self.cache = Cache::default();
+        for kind in [
+            ResourceKind::Node,
+            ResourceKind::DaemonSet,
+            ResourceKind::ControllerRevision,
+            ResourceKind::Pod,
+        ] {
+            let (items, _) = self.store.list(kind, None);
+            for item in &items {
+                self.cache.upsert(kind, item);
+            }
+        }
+    }
+
+    /// The caches (tests and the loop read them).
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// Syncs one DaemonSet.
+    pub fn sync(&mut self, key: &DsKey) -> Result<SyncOutcome, ControllerError> {
+        let Some(ds) = self.cache.daemon_set(key).cloned() else {
+            self.collect_garbage(key);
+            return Ok(SyncOutcome::default());
+        };
+        if ds.metadata.deletion_timestamp.is_some() {
+            return Ok(SyncOutcome::default());
+        }
+        let pods: Vec<Pod> = self
+            .cache
+            .pods_of(key)
+            .into_iter()
+            .filter(|p| is_controlled_by(p, &ds))
+            .collect();
+        let live: BTreeSet<String> = pods
+            .iter()
+            .filter_map(|p| p.revision_hash().map(str::to_owned))
+            .collect();
+        let revisions = self.cache.revisions_in(key.namespace.as_str());
+        let hash = match plan_history(&ds, &revisions, &live) {
+            HistoryPlan::Collision => {
+                self.bump_collision_count(&ds)?;
+                return Ok(SyncOutcome {
+                    requeue_after: Some(Duration::ZERO),
+                });
+            }
+            HistoryPlan::Apply {
+                current_hash,
+                actions,
+            } => {
+                self.apply_history(key, &actions)?;
+                current_hash
+            }
+        };
+        let revisions = self.cache.revisions_in(key.namespace.as_str());
+        let index = RevisionIndex::new(&ds, &revisions);
+        let nodes = self.cache.nodes();
+        let verdicts: Vec<(&Node, NodeVerdict)> = nodes
+            .iter()
+            .map(|n| (n, node_should_run_daemon_pod(n, &ds)))
+            .collect();
+        let now = self.clock.now();
+        let plan = plan_reconcile_with_verdicts(&ds, &verdicts, &pods, &index, now);
+        for action in &plan.create_on {
+            self.create_pod(&ds, &hash, &action.node);
+        }
+        for action in &plan.delete {
+            self.delete_pod(&ds, &action.namespace, &action.name, &action.uid);
+        }
+        let pods: Vec<Pod> = self
+            .cache
+            .pods_of(key)
+            .into_iter()
+            .filter(|p| is_controlled_by(p, &ds))
+            .collect();
+        let (status, waiting) = compute_status(&ds, &verdicts, &pods, &index, now);
+        self.store_status(&ds, &status)?;
+        Ok(SyncOutcome {
+            requeue_after: waiting.then_some(Duration::from_secs(1)),
+        })
+    }
+
+    fn apply_history(
+        &mut self,
+        key: &DsKey,
+        actions: &[HistoryAction],
+    ) -> Result<(), ControllerError> {
+        let ns = key.namespace.as_str();
+        let kind = ResourceKind::ControllerRevision;
+        for action in actions {
+            let written = match action {
+                HistoryAction::Create(revision) => {
+                    self.store.create(kind, revision.clone()).map(Some)
+                }
+                HistoryAction::Renumber { name, revision } => self
+                    .store
+                    .patch_merge(kind, ns, name, &json!({"revision": revision}))
+                    .map(Some),
+                HistoryAction::Delete { name, uid } => {
+                    let preconditions = Preconditions {
+                        uid: Some(uid.clone()),
+                        resource_version: None,
+                    };
+                    match self.store.delete(kind, ns, name, &preconditions) {
+                        Ok(outcome) => {
+                            self.cache.remove(kind, &outcome.object().value());
+                            Ok(None)
+                        }
+                        Err(StoreError::NotFound { .. }) => Ok(None),
+                        Err(err) => Err(err),
+                    }
+                }
+            };
+            if let Some(value) = written.map_err(|source| ControllerError::Write {
+                what: "controllerrevision",
+                source,
+            })? {
+                self.cache.upsert(kind, &value);
+            }
+        }
+        Ok(())
+    }
+
+    fn create_pod(&mut self, ds: &DaemonSet, hash: &str, node: &str) {
+        let ds_ref = ObjectRef::of(ResourceKind::DaemonSet, &ds_json(ds));
+        match self
+            .store
+            .create(ResourceKind::Pod, daemon_pod(ds, hash, node))
+        {
+            Ok(pod) => {
+                let name = pod["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                self.cache.upsert(ResourceKind::Pod, &pod);
+                self.recorder.record(
+                    &ds_ref,
+                    EventType::Normal,
+                    "SuccessfulCreate",
+                    &format!("Created pod: {name}"),
+                    &SOURCE,
+                );
+            }
+            Err(err) => {
+                self.recorder.record(
+                    &ds_ref,
+                    EventType::Warning,
+                    "FailedCreate",
+                    &format!("Error creating: {err}"),
+                    &SOURCE,
+                );
+            }
+        }
+    }
+
+    fn delete_pod(&mut self, ds: &DaemonSet, namespace: &str, name: &str, uid: &str) {
+        let ds_ref = ObjectRef::of(ResourceKind::DaemonSet, &ds_json(ds));
+        let preconditions = Preconditions {
+            uid: Some(uid.to_owned()),
+            resource_version: None,
+        };
+        match self
+            .store
+            .delete(ResourceKind::Pod, namespace, name, &preconditions)
+        {
+            Ok(outcome) => {
+                let value = outcome.object().value();
+                match outcome {
+                    crate::sim::store::DeleteOutcome::Removed(_) => {
+                        self.cache.remove(ResourceKind::Pod, &value)
+                    }
+                    crate::sim::store::DeleteOutcome::Terminating(_) => {
+                        self.cache.upsert(ResourceKind::Pod, &value)
+                    }
+                };
+                self.recorder.record(
+                    &ds_ref,
+                    EventType::Normal,
+                    "SuccessfulDelete",
+                    &format!("Deleted pod: {name}"),
+                    &SOURCE,
+                );
+            }
+            Err(StoreError::NotFound { .. }) => {}
+            Err(err) => {
+                self.recorder.record(
+                    &ds_ref,
+                    EventType::Warning,
+                    "FailedDelete",
+                    &format!("Error deleting: {err}"),
+                    &SOURCE,
+                );
+            }
+        }
+    }
+
+    fn store_status(
+        &mut self,
+        ds: &DaemonSet,
+        status: &k8s_openapi::api::apps::v1::DaemonSetStatus,
+    ) -> Result<(), ControllerError> {
+        if ds.status.as_ref() == Some(status) {
+            return Ok(());
+        }
+        let mut value = ds_json(ds);
+        value["status"] = serde_json::to_value(status).unwrap_or(Value::Null);
+        // Like upstream storeDaemonSetStatus, a stale read conflicts; the
+        // store event that made it stale requeues this DaemonSet anyway.
+        match self.store.update_status(ResourceKind::DaemonSet, value) {
+            Ok(written) => {
+                self.cache.upsert(ResourceKind::DaemonSet, &written);
+                Ok(())
+            }
+            Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => Ok(()),
+            Err(source) => Err(ControllerError::Write {
+                what: "daemonset status",
+                source,
+            }),
+        }
+    }
+
+    fn bump_collision_count(&mut self, ds: &DaemonSet) -> Result<(), ControllerError> {
+        let mut value = ds_json(ds);
+        let count = ds
+            .status
+            .as_ref()
+            .and_then(|s| s.collision_count)
+            .unwrap_or(0)
+            + 1;
+        value["status"]["collisionCount"] = json!(count);
+        let written = self
+            .store
+            .update_status(ResourceKind::DaemonSet, value)
+            .map_err(|source| ControllerError::Write {
+                what: "daemonset status",
+                source,
+            })?;
+        self.cache.upsert(ResourceKind::DaemonSet, &written);
+        Ok(())
+    }
+
+    /// The DaemonSet is gone: delete its pods and revisions, as the garbage
+    /// collector does for dependents with a controller reference.
+    fn collect_garbage(&mut self, key: &DsKey) {
+        for pod in self.cache.pods_of(key) {
+            let preconditions = Preconditions {
+                uid: Some(pod.uid().to_owned()),
+                resource_version: None,
+            };
+            if let Ok(outcome) = self.store.delete(
+                ResourceKind::Pod,
+                pod.namespace(),
+                pod.name(),
+                &preconditions,
+            ) {
+                self.cache
+                    .upsert(ResourceKind::Pod, &outcome.object().value());
+            }
+        }
+        let revisions: Vec<ControllerRevision> = self.cache.revisions_in(&key.namespace);
+        for revision in revisions {
+            let owned = revision
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.controller == Some(true) && o.kind == "DaemonSet" && o.name == key.name);
+            if owned {
+                let name = revision.metadata.name.clone().unwrap_or_default();
+                if let Ok(outcome) = self.store.delete(
+                    ResourceKind::ControllerRevision,
+                    &key.namespace,
+                    &name,
+                    &Preconditions::default(),
+                ) {
+                    self.cache
+                        .remove(ResourceKind::ControllerRevision, &outcome.object().value());
+                }
+            }
+        }
+    }
+}
+
+fn ds_json(ds: &DaemonSet) -> Value {
+    let mut value = serde_json::to_value(ds).unwrap_or(Value::Null);
+    value["apiVersion"] = json!("apps/v1");
+    value["kind"] = json!("DaemonSet");
+    value
+}

@@ -1,0 +1,201 @@
+//! The embedded cluster in one call: a store filled from a scenario, a
+//! generated large cluster or a snapshot, the DaemonSet controller and the
+//! kubelets running on it ([`Simulation`]), and the HTTPS API server in
+//! front ([`start`] → [`EmbeddedCluster`]). `rollcall sim` and `rollcall demo`
+//! both start it this way.
+//!
+//! Owns wiring and lifetimes only; the parts do the work.
+
+pub mod load;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::model::snapshot::{SnapshotError, load_paths};
+use crate::sim::controller::{self, ControllerHandle};
+use crate::sim::generate::large::large_scenario;
+use crate::sim::kubelet::clock::SimClock;
+use crate::sim::kubelet::{self, KubeletHandle, KubeletOptions};
+use crate::sim::scenario::{Scenario, ScenarioError};
+use crate::sim::server::{self, ServeOptions, ServerHandle};
+use crate::sim::store::{PodTermination, Store, StoreError, StoreOptions};
+pub use load::LoadStats;
+
+/// Why the embedded cluster could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The scenario is unusable.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The snapshot is unusable.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// An object could not be loaded into the store.
+    #[error("cannot load {what}")]
+    Load {
+        /// Which object.
+        what: String,
+        /// The store's answer.
+        #[source]
+        source: StoreError,
+    },
+    /// The API server could not start.
+    #[error("cannot start the API server")]
+    Serve(#[from] server::SimError),
+}
+
+/// How to start the embedded cluster.
+#[derive(Clone, Debug)]
+pub struct EmbeddedOptions {
+    /// A built-in scenario name or a scenario file (default `default`). With
+    /// `nodes` or `snapshot` it only supplies timings, image rules and timeline.
+    pub scenario: Option<String>,
+    /// Generate a cluster of this many nodes instead of the scenario's pools.
+    pub nodes: Option<usize>,
+    /// Load these snapshot files (a real cluster's export) instead.
+    pub snapshot: Vec<PathBuf>,
+    /// Where the API server listens (default `127.0.0.1:0`).
+    pub listen: Option<SocketAddr>,
+    /// RNG seed (default: the scenario's, else fixed).
+    pub seed: Option<u64>,
+    /// Time multiplier for every kubelet delay (default 1.0).
+    pub speed: f64,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> EmbeddedOptions {
+        EmbeddedOptions {
+            scenario: None,
+            nodes: None,
+            snapshot: Vec::new(),
+            listen: None,
+            seed: None,
+            speed: 1.0,
+        }
+    }
+}
+
+/// The seed used when neither the options nor the scenario give one.
+const DEFAULT_SEED: u64 = 0x5eed;
+
+/// Store, controller and kubelets, without the HTTP server.
+#[derive(Debug)]
+pub struct Simulation {
+    /// The object store everything reads and writes.
+    pub store: Store,
+    /// The scenario in effect.
+    pub scenario: Arc<Scenario>,
+    /// What was loaded at start.
+    pub loaded: LoadStats,
+    controller: ControllerHandle,
+    kubelets: KubeletHandle,
+}
+
+impl Simulation {
+    /// Builds and loads the store and starts the controller and kubelets on
+    /// the current tokio runtime.
+    pub fn start(options: &EmbeddedOptions) -> Result<Simulation, SimError> {
+        let named = options.scenario.as_deref().unwrap_or("default");
+        let base = Scenario::load(named)?;
+        let seed = options.seed.or(base.seed).unwrap_or(DEFAULT_SEED);
+        let store = Store::with_options(StoreOptions {
+            pod_termination: PodTermination::External,
+            seed,
+            ..StoreOptions::default()
+        });
+        let clock = SimClock::start();
+        let (scenario, loaded) = if options.snapshot.is_empty() {
+            let scenario = match options.nodes {
+                Some(nodes) => {
+                    let mut generated = large_scenario(nodes);
+                    if options.scenario.is_some() {
+                        generated.timing = base.timing.clone();
+                    }
+                    generated
+                }
+                None => base,
+            };
+            let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
+            (scenario, stats)
+        } else {
+            let loaded = load_paths(&options.snapshot)?;
+            for warning in &loaded.warnings {
+                tracing::warn!(%warning, "snapshot");
+            }
+            let mut scenario = if options.scenario.is_some() {
+                base
+            } else {
+                Scenario::empty()
+            };
+            scenario.pools.clear();
+            scenario.daemon_sets.clear();
+            let stats = load::load_snapshot(&store, &loaded.snapshot)?;
+            (scenario, stats)
+        };
+        let scenario = Arc::new(scenario);
+        let controller = controller::spawn(store.clone(), clock);
+        let kubelets = kubelet::spawn(
+            store.clone(),
+            clock,
+            KubeletOptions {
+                scenario: scenario.clone(),
+                speed: options.speed,
+                seed,
+            },
+        );
+        Ok(Simulation {
+            store,
+            scenario,
+            loaded,
+            controller,
+            kubelets,
+        })
+    }
+
+    /// Stops the controller and kubelets.
+    pub async fn shutdown(self) {
+        self.controller.shutdown().await;
+        self.kubelets.shutdown().await;
+    }
+}
+
+/// A running embedded cluster: the simulation behind a real HTTPS API server.
+#[derive(Debug)]
+pub struct EmbeddedCluster {
+    /// The API server (address, kubeconfig, `kube::Config`).
+    pub server: ServerHandle,
+    /// The simulation behind it.
+    pub simulation: Simulation,
+}
+
+impl EmbeddedCluster {
+    /// The server's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.server.addr
+    }
+
+    /// Stops the server, then the controller and kubelets.
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+        self.simulation.shutdown().await;
+    }
+}
+
+/// Starts the embedded cluster: store, scenario, controller, kubelets and the
+/// API server on `options.listen` (default `127.0.0.1:0`).
+pub async fn start(options: EmbeddedOptions) -> Result<EmbeddedCluster, SimError> {
+    let simulation = Simulation::start(&options)?;
+    let listen = options
+        .listen
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+    let serve_options = ServeOptions {
+        listen,
+        ..ServeOptions::default()
+    };
+    let server = server::serve(simulation.store.clone(), serve_options).await?;
+    Ok(EmbeddedCluster { server, simulation })
+}
+
+#[cfg(test)]
+mod tests;

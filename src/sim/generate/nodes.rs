@@ -1,0 +1,284 @@
+//! Realistic Node objects for scenario pools: the labels, annotations,
+//! capacity, conditions, addresses, nodeInfo and image list a cloud node
+//! carries (5–10 KB of JSON each, like real ones), deterministic for a seed.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use rand::{Rng, rngs::StdRng};
+use serde_json::{Value, json};
+
+use crate::sim::kubelet::node_status;
+use crate::sim::scenario::{NodeOverride, Pool};
+
+/// Kubelet version every generated node reports (matches the server's `/version`).
+pub const KUBELET_VERSION: &str = "v1.32.4";
+
+/// Everything that decides one generated node.
+#[derive(Clone, Debug)]
+pub struct NodeShape<'a> {
+    /// The pool it belongs to.
+    pub pool: &'a Pool,
+    /// 1-based index within the pool (names and addresses derive from it).
+    pub index: usize,
+    /// The label key naming the pool.
+    pub pool_label: &'a str,
+    /// When the node was created.
+    pub created: Timestamp,
+    /// Scenario changes for this node, if any.
+    pub override_: Option<&'a NodeOverride>,
+}
+
+/// Builds the node object.
+pub fn node_object(shape: &NodeShape<'_>, rng: &mut StdRng) -> Value {
+    let pool = shape.pool;
+    let name = pool.node_name(shape.index);
+    let zone = zone_of(pool, shape.index);
+    let created = shape.created.to_string();
+    let instance_id = format!("i-0{:016x}", rng.random::<u64>());
+    let internal_ip = internal_ip(pool, shape.index);
+    let mut node = json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "creationTimestamp": created,
+            "labels": labels(shape, &name, &zone),
+            "annotations": {
+                "alpha.kubernetes.io/provided-node-ip": internal_ip,
+                "csi.volume.kubernetes.io/nodeid": format!("{{\"ebs.csi.aws.com\":\"{instance_id}\"}}"),
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+        },
+        "spec": {
+            "podCIDR": pod_cidr(pool, shape.index),
+            "podCIDRs": [pod_cidr(pool, shape.index)],
+            "providerID": format!("aws:///{zone}/{instance_id}"),
+        },
+        "status": status(shape, &name, &internal_ip, rng),
+    });
+    apply_taints_and_flags(&mut node, shape, &created);
+    node
+}
+
+fn labels(shape: &NodeShape<'_>, name: &str, zone: &str) -> BTreeMap<String, String> {
+    let pool = shape.pool;
+    let mut labels: BTreeMap<String, String> = [
+        ("beta.kubernetes.io/arch", pool.arch.as_str()),
+        (
+            "beta.kubernetes.io/instance-type",
+            pool.instance_type.as_str(),
+        ),
+        ("beta.kubernetes.io/os", "linux"),
+        ("failure-domain.beta.kubernetes.io/region", region_of(zone)),
+        ("failure-domain.beta.kubernetes.io/zone", zone),
+        ("kubernetes.io/arch", pool.arch.as_str()),
+        ("kubernetes.io/hostname", name),
+        ("kubernetes.io/os", "linux"),
+        (
+            "node.kubernetes.io/instance-type",
+            pool.instance_type.as_str(),
+        ),
+        ("topology.kubernetes.io/region", region_of(zone)),
+        ("topology.kubernetes.io/zone", zone),
+        (shape.pool_label, pool.name.as_str()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    labels.extend(pool.labels.clone());
+    if let Some(extra) = shape.override_ {
+        labels.extend(extra.labels.clone());
+    }
+    labels
+}
+
+fn apply_taints_and_flags(node: &mut Value, shape: &NodeShape<'_>, created: &str) {
+    let mut taints = shape.pool.taints.clone();
+    if let Some(extra) = shape.override_ {
+        taints.extend(extra.taints.iter().cloned());
+        if extra.cordoned {
+            node["spec"]["unschedulable"] = json!(true);
+            taints.push(k8s_openapi::api::core::v1::Taint {
+                key: "node.kubernetes.io/unschedulable".to_owned(),
+                effect: "NoSchedule".to_owned(),
+                ..Default::default()
+            });
+        }
+    }
+    if !taints.is_empty() {
+        node["spec"]["taints"] = serde_json::to_value(&taints).unwrap_or_default();
+    }
+    if shape.override_.is_some_and(|o| o.not_ready) {
+        node_status::mark_unreachable(node, created);
+    }
+}
+
+fn status(shape: &NodeShape<'_>, name: &str, internal_ip: &str, rng: &mut StdRng) -> Value {
+    let pool = shape.pool;
+    let memory_ki = u64::from(pool.memory_gib) * 1024 * 1024 - 420_000;
+    let allocatable_memory_ki =
+        memory_ki.saturating_sub(u64::from(pool.memory_gib) * 60_000 + 300_000);
+    let created = shape.created.to_string();
+    let (kernel, os_image) = match pool.arch.as_str() {
+        "arm64" => (
+            "6.1.112-124.190.amzn2023.aarch64",
+            "Amazon Linux 2023.6.20241111",
+        ),
+        _ => (
+            "6.1.112-124.190.amzn2023.x86_64",
+            "Amazon Linux 2023.6.20241111",
+        ),
+    };
+    json!({
+        "capacity": {
+            "cpu": pool.cpu.to_string(),
+            "ephemeral-storage": "104845292Ki",
+            "hugepages-1Gi": "0",
+            "hugepages-2Mi": "0",
+            "memory": format!("{memory_ki}Ki"),
+            "pods": "110",
+        },
+        "allocatable": {
+            "cpu": format!("{}m", u64::from(pool.cpu) * 1000 - 90),
+            "ephemeral-storage": "95551679124",
+            "hugepages-1Gi": "0",
+            "hugepages-2Mi": "0",
+            "memory": format!("{allocatable_memory_ki}Ki"),
+            "pods": "110",
+        },
+        "conditions": node_status::healthy_conditions(&created, &created),
+        "addresses": [
+            {"type": "InternalIP", "address": internal_ip},
+            {"type": "InternalDNS", "address": format!("ip-{}.{}.compute.internal", internal_ip.replace('.', "-"), "eu-west-1")},
+            {"type": "Hostname", "address": name},
+        ],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": {
+            "architecture": pool.arch,
+            "bootID": uuid(rng),
+            "containerRuntimeVersion": "containerd://1.7.23",
+            "kernelVersion": kernel,
+            "kubeProxyVersion": KUBELET_VERSION,
+            "kubeletVersion": KUBELET_VERSION,
+            "machineID": format!("{:016x}{:016x}", rng.random::<u64>(), rng.random::<u64>()),
+            "operatingSystem": "linux",
+            "osImage": os_image,
+            "systemUUID": uuid(rng),
+        },
+        "images": super::images::node_images(rng),
+    })
+}
+
+/// A random RFC 4122-shaped UUID from the seeded generator.
+pub fn uuid(rng: &mut StdRng) -> String {
+    let a: u128 = rng.random();
+    let hex = format!("{a:032x}");
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
+}
+
+/// The zone of the `index`th node: pools spread round-robin over their zones.
+pub fn zone_of(pool: &Pool, index: usize) -> String {
+    if pool.zones.is_empty() {
+        return "zone-a".to_owned();
+    }
+    pool.zones[(index - 1) % pool.zones.len()].clone()
+}
+
+/// The region a zone belongs to (`eu-west-1a` → `eu-west-1`).
+fn region_of(zone: &str) -> &str {
+    match zone.rfind(|c: char| c.is_ascii_digit()) {
+        Some(last_digit) => &zone[..=last_digit],
+        None => zone,
+    }
+}
+
+/// A stable per-pool /16 keeps addresses unique across pools of up to 65,000 nodes.
+fn pool_octet(pool: &Pool) -> u8 {
+    let sum: u32 = pool.name.bytes().map(u32::from).sum();
+    u8::try_from(sum % 200).unwrap_or(0) + 16
+}
+
+fn internal_ip(pool: &Pool, index: usize) -> String {
+    let (hi, lo) = (index / 250, index % 250 + 2);
+    format!("10.{}.{}.{}", pool_octet(pool), hi % 256, lo)
+}
+
+fn pod_cidr(pool: &Pool, index: usize) -> String {
+    format!(
+        "100.{}.{}.0/24",
+        64 + usize::from(pool_octet(pool)) % 64,
+        index % 256
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::sim::scenario::Scenario;
+
+    #[test]
+    fn nodes_are_realistic_and_deterministic() {
+        let scenario = Scenario::load("default").expect("default");
+        let pool = &scenario.pools[0];
+        let shape = NodeShape {
+            pool,
+            index: 2,
+            pool_label: "node-pool",
+            created: Timestamp::UNIX_EPOCH,
+            override_: None,
+        };
+        let a = node_object(&shape, &mut StdRng::seed_from_u64(1));
+        let b = node_object(&shape, &mut StdRng::seed_from_u64(1));
+        assert_eq!(a, b);
+        let size = serde_json::to_vec(&a).expect("json").len();
+        assert!((5_000..=10_000).contains(&size), "node is {size} bytes");
+        assert_eq!(
+            a["metadata"]["labels"]["topology.kubernetes.io/region"],
+            "eu-west-1"
+        );
+        assert_eq!(a["metadata"]["labels"]["kubernetes.io/hostname"], "cp-02");
+        assert_eq!(
+            a["spec"]["taints"][0]["key"],
+            "node-role.kubernetes.io/control-plane"
+        );
+        let node: crate::model::Node = serde_json::from_value(a).expect("decodes");
+        assert!(node.is_ready());
+    }
+
+    #[test]
+    fn overrides_cordon_and_break_nodes() {
+        let scenario = Scenario::load("default").expect("default");
+        let pool = &scenario.pools[1];
+        let override_ = NodeOverride {
+            name: pool.node_name(1),
+            cordoned: true,
+            not_ready: true,
+            ..NodeOverride::default()
+        };
+        let shape = NodeShape {
+            pool,
+            index: 1,
+            pool_label: "node-pool",
+            created: Timestamp::UNIX_EPOCH,
+            override_: Some(&override_),
+        };
+        let node: crate::model::Node =
+            serde_json::from_value(node_object(&shape, &mut StdRng::seed_from_u64(1)))
+                .expect("decodes");
+        assert!(node.spec.unschedulable);
+        assert!(!node.is_ready());
+        let keys: Vec<_> = node.spec.taints.iter().map(|t| t.key.as_str()).collect();
+        assert!(keys.contains(&"node.kubernetes.io/unreachable"), "{keys:?}");
+    }
+}

@@ -1,0 +1,214 @@
+//! What the kubelets learn from store events: new pods (bound, pinned or
+//! settled), deletions starting (Killing, then termination after the grace
+//! period), pods gone, nodes changing readiness (pods marked not ready, as the
+//! node lifecycle controller does, and resumed when the node is back), nodes
+//! cordoned (the `node.kubernetes.io/unschedulable` taint follows
+//! `spec.unschedulable`) and nodes deleted (their pods garbage-collected).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::fleet::{Fleet, PodKey, PodLife, Stage};
+use super::pod_status;
+use crate::sim::controller::pod::pinned_node;
+use crate::sim::resources::ResourceKind;
+use crate::sim::store::{DeleteOptions, Subresource, WriteOptions};
+
+const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+fn pod_key(pod: &Value) -> PodKey {
+    let meta = &pod["metadata"];
+    (
+        meta["namespace"].as_str().unwrap_or_default().to_owned(),
+        meta["name"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// The stage a pod first seen in this state is at.
+fn initial_stage(pod: &Value) -> Stage {
+    let phase = pod["status"]["phase"].as_str().unwrap_or_default();
+    if matches!(phase, "Succeeded" | "Failed") {
+        Stage::Done
+    } else if pod["spec"]["nodeName"].as_str().is_none_or(str::is_empty) {
+        Stage::Unscheduled
+    } else if pod_status::is_ready(pod) {
+        Stage::Ready
+    } else {
+        Stage::Bound
+    }
+}
+
+fn grace(pod: &Value) -> Duration {
+    let seconds = pod["metadata"]["deletionGracePeriodSeconds"]
+        .as_u64()
+        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_u64())
+        .unwrap_or(30);
+    Duration::from_secs(seconds)
+}
+
+impl Fleet {
+    /// A pod was created or changed.
+    pub fn on_pod(&mut self, pod: &Value) {
+        let key = pod_key(pod);
+        let uid = pod["metadata"]["uid"].as_str().unwrap_or_default();
+        if self.pods.get(&key).is_some_and(|life| life.uid != uid) {
+            self.forget(&key);
+        }
+        let terminating = pod["metadata"]["deletionTimestamp"].is_string();
+        if let Some(life) = self.pods.get(&key) {
+            if terminating && life.stage != Stage::Terminating {
+                self.begin_termination(&key, grace(pod));
+            }
+            return;
+        }
+        self.adopt(&key, uid, pod, terminating);
+    }
+
+    fn adopt(&mut self, key: &PodKey, uid: &str, pod: &Value, terminating: bool) {
+        let node = pod["spec"]["nodeName"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .or_else(|| pinned_node(pod))
+            .map(str::to_owned);
+        let container = &pod["spec"]["containers"][0];
+        let stage = initial_stage(pod);
+        let restarts = pod["status"]["containerStatuses"][0]["restartCount"]
+            .as_u64()
+            .unwrap_or(0);
+        let life = PodLife {
+            uid: uid.to_owned(),
+            node: node.clone(),
+            image: container["image"].as_str().unwrap_or_default().to_owned(),
+            container: container["name"].as_str().unwrap_or_default().to_owned(),
+            stage,
+            restarts: u32::try_from(restarts).unwrap_or(u32::MAX),
+            pull_failures: 0,
+            token: 0,
+            pull_started: None,
+            grace: grace(pod),
+        };
+        self.pods.insert(key.clone(), life);
+        self.index(key, node.as_deref());
+        if terminating {
+            self.begin_termination(key, grace(pod));
+        } else if stage != Stage::Ready
+            && (stage == Stage::Unscheduled
+                || node
+                    .as_ref()
+                    .and_then(|n| self.nodes.get(n))
+                    .is_some_and(|n| n.ready))
+        {
+            self.resume(key);
+        }
+    }
+
+    /// A pod was removed.
+    pub fn on_pod_deleted(&mut self, pod: &Value) {
+        let key = pod_key(pod);
+        if self
+            .pods
+            .get(&key)
+            .is_some_and(|life| Some(life.uid.as_str()) == pod["metadata"]["uid"].as_str())
+        {
+            self.forget(&key);
+        }
+    }
+
+    /// A node was created or changed.
+    pub fn on_node(&mut self, node: &Value) {
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let info = self.node_info(node);
+        let was_ready = self.nodes.get(&name).map(|n| n.ready);
+        let ready = info.ready;
+        self.nodes.insert(name.clone(), info);
+        self.sync_unschedulable_taint(&name, node);
+        match (was_ready, ready) {
+            (Some(true), false) => self.node_went_away(&name),
+            (Some(false) | None, true) => {
+                for key in self.pods_on(&name) {
+                    self.resume(&key);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The node stopped reporting: freeze its pods and mark them not ready
+    /// (upstream node lifecycle `MarkPodsNotReady`).
+    fn node_went_away(&mut self, node: &str) {
+        for key in self.pods_on(node) {
+            self.cancel(&key);
+            let stage = self.pods.get(&key).map(|l| l.stage);
+            if matches!(stage, Some(Stage::Ready | Stage::Started)) {
+                self.write_status(&key, |pod, now| {
+                    pod_status::set_condition(pod, "Ready", "False", None, None, now);
+                });
+            }
+        }
+    }
+
+    /// A node was deleted: its pods are garbage-collected (upstream podgc
+    /// force-deletes pods bound to nodes that no longer exist).
+    pub fn on_node_deleted(&mut self, node: &Value) {
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        self.nodes.remove(&name);
+        for key in self.pods_on(&name) {
+            let options = DeleteOptions {
+                grace_period_seconds: Some(0),
+                ..DeleteOptions::default()
+            };
+            let _ = self
+                .store
+                .delete_with(ResourceKind::Pod, &key.0, &key.1, &options);
+            self.forget(&key);
+        }
+    }
+
+    /// Keeps the unschedulable taint in step with `spec.unschedulable`, as
+    /// the node lifecycle controller's taint-by-condition does on cordon.
+    fn sync_unschedulable_taint(&self, name: &str, node: &Value) {
+        let cordoned = node["spec"]["unschedulable"] == true;
+        let tainted = node["spec"]["taints"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["key"] == UNSCHEDULABLE_TAINT));
+        if cordoned == tainted {
+            return;
+        }
+        let result = self.store.modify_with(
+            ResourceKind::Node,
+            "",
+            name,
+            Subresource::Main,
+            WriteOptions::default(),
+            |current| {
+                let mut next = current.clone();
+                let mut taints: Vec<Value> = next["spec"]["taints"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                taints.retain(|t| t["key"] != UNSCHEDULABLE_TAINT);
+                if next["spec"]["unschedulable"] == true {
+                    taints.push(json!({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}));
+                }
+                if taints.is_empty() {
+                    if let Some(spec) = next["spec"].as_object_mut() {
+                        spec.remove("taints");
+                    }
+                } else {
+                    next["spec"]["taints"] = Value::Array(taints);
+                }
+                Ok(next)
+            },
+        );
+        if let Err(err) = result {
+            tracing::debug!(node = name, %err, "cannot sync the unschedulable taint");
+        }
+    }
+}

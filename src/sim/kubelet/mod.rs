@@ -1,0 +1,118 @@
+//! Simulated kubelets (plus the small parts of the scheduler and the node
+//! lifecycle controller a daemon pod's life needs): pods go Pending →
+//! ContainerCreating → Running → Ready after scenario delays on tokio time,
+//! image rules inject pull failures, crash loops and never-ready containers,
+//! deleted pods finish after their grace period, and nodes go NotReady,
+//! come back, join and leave on the scenario timeline.
+//!
+//! Writes only pod binding and status, node objects and Events; it never
+//! creates or deletes daemon pods (the controller does).
+
+pub mod clock;
+pub mod fleet;
+mod intake;
+mod lifecycle;
+pub mod node_status;
+pub mod pod_status;
+pub mod rules;
+mod timeline;
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::sim::resources::ResourceKind;
+use crate::sim::store::{EventType, Store, StoreEvent};
+use clock::SimClock;
+pub use fleet::{Fleet, KubeletOptions};
+
+/// The running kubelet fleet.
+#[derive(Debug)]
+pub struct KubeletHandle {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl KubeletHandle {
+    /// Stops the kubelets.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// Starts the kubelet fleet on the current tokio runtime.
+pub fn spawn(store: Store, clock: SimClock, options: KubeletOptions) -> KubeletHandle {
+    let (stop, stopped) = watch::channel(false);
+    let fleet = Fleet::new(store, clock, options);
+    let task = tokio::spawn(run(fleet, stopped));
+    KubeletHandle { stop, task }
+}
+
+async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
+    let mut changes = fleet.store.subscribe();
+    list_all(&mut fleet);
+    let start = Instant::now();
+    let speed = fleet.options.speed.max(0.001);
+    let mut timeline = fleet.options.scenario.timeline.clone();
+    timeline.sort_by_key(|entry| entry.at);
+    let mut timeline = timeline.into_iter().peekable();
+    loop {
+        for key in fleet.due() {
+            fleet.fire(&key);
+        }
+        let next_entry = timeline.peek().map(|entry| start + entry.at.div_f64(speed));
+        let wake = match (fleet.next_deadline(), next_entry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        tokio::select! {
+            () = sleep_until(wake) => {
+                while let Some(entry) = timeline.next_if(|e| start + e.at.div_f64(speed) <= Instant::now()) {
+                    fleet.apply_timeline(&entry);
+                }
+            }
+            batch = changes.next_batch() => match batch {
+                Ok(events) => events.iter().for_each(|event| apply(&mut fleet, event)),
+                Err(err) => {
+                    tracing::info!(%err, "kubelets re-listing");
+                    changes = fleet.store.subscribe();
+                    list_all(&mut fleet);
+                }
+            },
+            _ = stopped.changed() => return,
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Learns every node, then every pod (nodes first, so pods find their node).
+fn list_all(fleet: &mut Fleet) {
+    let (nodes, _) = fleet.store.list(ResourceKind::Node, None);
+    for node in &nodes {
+        fleet.on_node(node);
+    }
+    let (pods, _) = fleet.store.list(ResourceKind::Pod, None);
+    for pod in &pods {
+        fleet.on_pod(pod);
+    }
+}
+
+fn apply(fleet: &mut Fleet, event: &Arc<StoreEvent>) {
+    let value = event.object.value();
+    match (event.kind, event.event_type) {
+        (ResourceKind::Pod, EventType::Deleted) => fleet.on_pod_deleted(&value),
+        (ResourceKind::Pod, _) => fleet.on_pod(&value),
+        (ResourceKind::Node, EventType::Deleted) => fleet.on_node_deleted(&value),
+        (ResourceKind::Node, _) => fleet.on_node(&value),
+        _ => {}
+    }
+}

@@ -1,0 +1,262 @@
+//! Pod status as the kubelet reports it at each step of a container's life:
+//! the phase, the four pod conditions with lastTransitionTime, per-container
+//! state (waiting / running / terminated with reasons), restart counts,
+//! hostIP, podIP and startTime. Pure edits of a pod's JSON; the timing and
+//! the choice of step are [`super::lifecycle`]'s.
+
+use serde_json::{Value, json};
+
+/// The container names of a pod's spec.
+pub fn container_names(pod: &Value) -> Vec<String> {
+    pod["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn container_image<'a>(pod: &'a Value, name: &str) -> &'a str {
+    pod["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == name)
+        .and_then(|c| c["image"].as_str())
+        .unwrap_or_default()
+}
+
+/// Sets a pod condition, changing lastTransitionTime only when the status changes.
+pub fn set_condition(
+    pod: &mut Value,
+    type_: &str,
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+    now: &str,
+) {
+    if !pod["status"]["conditions"].is_array() {
+        pod["status"]["conditions"] = json!([]);
+    }
+    let Some(conditions) = pod["status"]["conditions"].as_array_mut() else {
+        return;
+    };
+    let mut condition =
+        json!({"type": type_, "status": status, "lastProbeTime": null, "lastTransitionTime": now});
+    if let Some(reason) = reason {
+        condition["reason"] = json!(reason);
+    }
+    if let Some(message) = message {
+        condition["message"] = json!(message);
+    }
+    match conditions.iter_mut().find(|c| c["type"] == type_) {
+        Some(existing) => {
+            if existing["status"] == status {
+                condition["lastTransitionTime"] = existing["lastTransitionTime"].clone();
+            }
+            *existing = condition;
+        }
+        None => conditions.push(condition),
+    }
+}
+
+/// The pod is bound to a node: PodScheduled True.
+pub fn scheduled(pod: &mut Value, node: &str, now: &str) {
+    pod["spec"]["nodeName"] = json!(node);
+    set_condition(pod, "PodScheduled", "True", None, None, now);
+}
+
+/// The kubelet accepted the pod: Pending, Initialized, containers waiting
+/// in ContainerCreating, hostIP and startTime set.
+pub fn accepted(pod: &mut Value, host_ip: &str, now: &str) {
+    pod["status"]["phase"] = json!("Pending");
+    pod["status"]["hostIP"] = json!(host_ip);
+    pod["status"]["hostIPs"] = json!([{"ip": host_ip}]);
+    pod["status"]["startTime"] = json!(now);
+    pod["status"]["qosClass"] = json!("Burstable");
+    set_condition(pod, "PodReadyToStartContainers", "False", None, None, now);
+    set_condition(pod, "Initialized", "True", None, None, now);
+    set_condition(pod, "PodScheduled", "True", None, None, now);
+    not_ready(pod, now);
+    let statuses: Vec<Value> = container_names(pod)
+        .iter()
+        .map(|name| {
+            json!({
+                "name": name, "image": container_image(pod, name), "imageID": "",
+                "ready": false, "restartCount": 0, "started": false,
+                "state": {"waiting": {"reason": "ContainerCreating"}},
+                "lastState": {},
+            })
+        })
+        .collect();
+    pod["status"]["containerStatuses"] = Value::Array(statuses);
+}
+
+/// Ready and ContainersReady False because containers are not ready.
+pub fn not_ready(pod: &mut Value, now: &str) {
+    let names = container_names(pod).join(" ");
+    let message = format!("containers with unready status: [{names}]");
+    set_condition(
+        pod,
+        "Ready",
+        "False",
+        Some("ContainersNotReady"),
+        Some(&message),
+        now,
+    );
+    set_condition(
+        pod,
+        "ContainersReady",
+        "False",
+        Some("ContainersNotReady"),
+        Some(&message),
+        now,
+    );
+}
+
+fn each_container(pod: &mut Value, mut edit: impl FnMut(&mut Value)) {
+    if let Some(statuses) = pod["status"]["containerStatuses"].as_array_mut() {
+        statuses.iter_mut().for_each(&mut edit);
+    }
+}
+
+/// Containers wait with `reason` (ErrImagePull, ImagePullBackOff, CrashLoopBackOff, ...).
+pub fn waiting(pod: &mut Value, reason: &str, message: &str) {
+    each_container(pod, |c| {
+        c["state"] = json!({"waiting": {"reason": reason, "message": message}});
+        c["ready"] = json!(false);
+        c["started"] = json!(false);
+    });
+}
+
+/// The image is present: containers record its digest.
+pub fn pulled(pod: &mut Value, digest: &str) {
+    each_container(pod, |c| {
+        let image = c["image"].as_str().unwrap_or_default();
+        let repository = image.rsplit_once(':').map_or(image, |(repo, _)| repo);
+        c["imageID"] = json!(format!("{repository}@{digest}"));
+    });
+}
+
+/// Containers started: phase Running, containers running since `now`, podIP set.
+pub fn running(pod: &mut Value, pod_ip: &str, container_id: &str, now: &str) {
+    pod["status"]["phase"] = json!("Running");
+    pod["status"]["podIP"] = json!(pod_ip);
+    pod["status"]["podIPs"] = json!([{"ip": pod_ip}]);
+    set_condition(pod, "PodReadyToStartContainers", "True", None, None, now);
+    each_container(pod, |c| {
+        c["state"] = json!({"running": {"startedAt": now}});
+        c["containerID"] = json!(format!("containerd://{container_id}"));
+        c["started"] = json!(true);
+        c["ready"] = json!(false);
+    });
+}
+
+/// The readiness probe passed: Ready and ContainersReady True.
+pub fn ready(pod: &mut Value, now: &str) {
+    set_condition(pod, "ContainersReady", "True", None, None, now);
+    set_condition(pod, "Ready", "True", None, None, now);
+    each_container(pod, |c| c["ready"] = json!(true));
+}
+
+/// Containers exited with `exit_code`: lastState terminated, restartCount + 1,
+/// waiting in CrashLoopBackOff for `backoff_seconds`.
+pub fn crashed(pod: &mut Value, exit_code: i32, message: &str, backoff_seconds: u64, now: &str) {
+    let pod_name = pod["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let namespace = pod["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    not_ready(pod, now);
+    each_container(pod, |c| {
+        let started = c["state"]["running"]["startedAt"].clone();
+        let name = c["name"].as_str().unwrap_or_default().to_owned();
+        c["lastState"] = json!({"terminated": {
+            "exitCode": exit_code, "reason": "Error", "message": message,
+            "startedAt": started, "finishedAt": now,
+            "containerID": c["containerID"].clone(),
+        }});
+        c["restartCount"] = json!(c["restartCount"].as_i64().unwrap_or(0) + 1);
+        let wait = format!(
+            "back-off {} restarting failed container={name} pod={pod_name}_{namespace}",
+            humantime::format_duration(std::time::Duration::from_secs(backoff_seconds))
+        );
+        c["state"] = json!({"waiting": {"reason": "CrashLoopBackOff", "message": wait}});
+        c["ready"] = json!(false);
+        c["started"] = json!(false);
+    });
+}
+
+/// Whether every container is ready and the pod Running.
+pub fn is_ready(pod: &Value) -> bool {
+    pod["status"]["phase"] == "Running"
+        && pod["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod() -> Value {
+        json!({"metadata": {"name": "agent-x", "namespace": "ns"},
+               "spec": {"containers": [{"name": "agent", "image": "reg/agent:1"}]}})
+    }
+
+    #[test]
+    fn a_pod_walks_to_ready() {
+        let mut p = pod();
+        scheduled(&mut p, "n1", "2026-01-01T00:00:00Z");
+        accepted(&mut p, "10.0.0.1", "2026-01-01T00:00:01Z");
+        assert_eq!(
+            p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+            "ContainerCreating"
+        );
+        pulled(&mut p, "sha256:ab");
+        assert_eq!(
+            p["status"]["containerStatuses"][0]["imageID"],
+            "reg/agent@sha256:ab"
+        );
+        running(&mut p, "100.64.0.5", "c0ffee", "2026-01-01T00:00:02Z");
+        assert!(!is_ready(&p));
+        ready(&mut p, "2026-01-01T00:00:03Z");
+        assert!(is_ready(&p));
+        let typed: crate::model::Pod = serde_json::from_value(p.clone()).expect("decodes");
+        assert!(typed.is_ready());
+        let ready_since = typed
+            .ready_condition()
+            .and_then(|c| c.last_transition_time.clone());
+        assert_eq!(
+            ready_since.map(|t| t.0.to_string()).as_deref(),
+            Some("2026-01-01T00:00:03Z")
+        );
+    }
+
+    #[test]
+    fn crashes_count_restarts_and_keep_transition_times() {
+        let mut p = pod();
+        accepted(&mut p, "10.0.0.1", "2026-01-01T00:00:01Z");
+        running(&mut p, "100.64.0.5", "c1", "2026-01-01T00:00:02Z");
+        crashed(&mut p, 1, "boom", 10, "2026-01-01T00:00:03Z");
+        crashed(&mut p, 1, "boom", 20, "2026-01-01T00:00:04Z");
+        let c = &p["status"]["containerStatuses"][0];
+        assert_eq!(c["restartCount"], 2);
+        assert_eq!(c["state"]["waiting"]["reason"], "CrashLoopBackOff");
+        assert_eq!(c["lastState"]["terminated"]["exitCode"], 1);
+        let ready = p["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+            .cloned();
+        assert_eq!(
+            ready.map(|r| r["lastTransitionTime"].clone()),
+            Some(json!("2026-01-01T00:00:01Z")),
+            "still False since t1"
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! The console's rollout dialogs as data: a confirmation holding the action
+//! value it will run (nothing happens until the user says yes), and the
+//! rollback picker (revisions newest first, the template diff of the selected
+//! one). Plus their view model and widget. No I/O.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+
+use super::view_model::{Cell, Tone};
+use super::widgets::theme::span;
+use crate::ops::auto::AutoPolicy;
+use crate::ops::write::WriteRequest;
+
+/// What a confirmed dialog runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Intent {
+    /// Send these writes, in order.
+    Writes(Vec<WriteRequest>),
+    /// Record the auto-advance settings, then start stepping.
+    StartAuto {
+        /// Batch size, soak and timeout.
+        policy: AutoPolicy,
+        /// The state write that records it.
+        state: Box<WriteRequest>,
+    },
+    /// Patch the template back; on OnDelete, then move nodes back in `order`.
+    Rollback {
+        /// The template patch.
+        patch: Box<WriteRequest>,
+        /// The state write (rolling back; clears an OnDelete pause).
+        state: Box<WriteRequest>,
+        /// Node order (most recently updated first); empty for RollingUpdate.
+        order: Vec<String>,
+        /// The revision rolled back to.
+        to: i64,
+        /// The Ready timeout per node.
+        timeout: std::time::Duration,
+    },
+}
+
+/// A pending confirmation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confirm {
+    /// The question.
+    pub title: String,
+    /// What exactly will happen (pods, revisions, diff).
+    pub lines: Vec<String>,
+    /// What runs on yes.
+    pub intent: Intent,
+}
+
+/// The rollback picker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RollbackPicker {
+    /// `(number, label)` newest first.
+    pub revisions: Vec<(i64, String)>,
+    /// Selected position.
+    pub selected: usize,
+    /// The diff from the live template to the selected revision.
+    pub diff: Vec<String>,
+}
+
+/// The open dialog.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Modal {
+    /// Confirm an action.
+    Confirm(Box<Confirm>),
+    /// Choose a revision.
+    Rollback(RollbackPicker),
+    /// Read-only text (the rollout plan).
+    Info {
+        /// Title.
+        title: String,
+        /// Lines.
+        lines: Vec<String>,
+    },
+}
+
+/// What the dialog widget draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DialogVm {
+    /// Title.
+    pub title: String,
+    /// Lines, each with a tone.
+    pub lines: Vec<Cell>,
+}
+
+impl Modal {
+    /// The view model of the dialog.
+    pub fn view(&self) -> DialogVm {
+        match self {
+            Self::Confirm(confirm) => DialogVm {
+                title: format!(" {} ", confirm.title),
+                lines: confirm
+                    .lines
+                    .iter()
+                    .map(|l| Cell::new(l, diff_tone(l)))
+                    .chain([
+                        Cell::empty(),
+                        Cell::new("y / Enter: yes    n / Esc: no", Tone::Accent),
+                    ])
+                    .collect(),
+            },
+            Self::Rollback(picker) => {
+                let mut lines: Vec<Cell> = picker
+                    .revisions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, label))| {
+                        let marker = if i == picker.selected { "▶ " } else { "  " };
+                        Cell::new(
+                            &format!("{marker}{label}"),
+                            if i == picker.selected {
+                                Tone::Accent
+                            } else {
+                                Tone::Normal
+                            },
+                        )
+                    })
+                    .collect();
+                lines.push(Cell::empty());
+                lines.extend(picker.diff.iter().map(|l| Cell::new(l, diff_tone(l))));
+                DialogVm {
+                    title: " roll back to which revision? ".to_owned(),
+                    lines,
+                }
+            }
+            Self::Info { title, lines } => DialogVm {
+                title: format!(" {title} "),
+                lines: lines
+                    .iter()
+                    .map(|l| {
+                        Cell::new(
+                            l,
+                            if l.starts_with("skip") {
+                                Tone::Dim
+                            } else {
+                                Tone::Normal
+                            },
+                        )
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+fn diff_tone(line: &str) -> Tone {
+    if line.starts_with('+') && !line.starts_with("+++") {
+        Tone::Good
+    } else if line.starts_with('-') && !line.starts_with("---") {
+        Tone::Bad
+    } else {
+        Tone::Normal
+    }
+}
+
+impl Widget for &DialogVm {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let [_, middle, _] = Layout::vertical([
+            Constraint::Percentage(10),
+            Constraint::Percentage(80),
+            Constraint::Percentage(10),
+        ])
+        .areas(area);
+        let [_, dialog, _] = Layout::horizontal([
+            Constraint::Percentage(10),
+            Constraint::Percentage(80),
+            Constraint::Percentage(10),
+        ])
+        .areas(middle);
+        Clear.render(dialog, buf);
+        let lines: Vec<Line<'_>> = self.lines.iter().map(|c| Line::from(span(c))).collect();
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(self.title.as_str()),
+            )
+            .render(dialog, buf);
+    }
+}

@@ -1,0 +1,167 @@
+//! Auto-advance in the console: `A` starts it (after confirming) or stops it;
+//! on every cache change and tick the pure [`AutoRun`] machine decides the next
+//! move from a fresh snapshot, and its deletes go to the effects task like any
+//! other confirmed write. A failed gate pauses the rollout for every console.
+
+use super::app::{App, Effect};
+use super::confirm::{Confirm, Intent, Modal};
+use super::ops_keys::{DEFAULT_POLICY, state_request};
+use crate::cluster::cache::Cache;
+use crate::ops::advance::delete_requests;
+use crate::ops::auto::{AutoPolicy, Step};
+use crate::ops::drive::ensure_actionable;
+use crate::ops::pause::{PauseRequest, pause};
+use crate::ops::rbac::Operation;
+use crate::ops::snapshot::Snapshot;
+use crate::ops::state::{Mode, RolloutState};
+
+impl App {
+    pub(super) fn toggle_auto(&mut self, cache: &Cache) -> Result<Option<Effect>, String> {
+        if let Some(session) = self.ops.auto.take() {
+            self.ui.info(format!(
+                "{} stopped in this console ({} node(s) done)",
+                session.label,
+                session.run.done().len()
+            ));
+            let snapshot = self.snapshot(cache)?;
+            let before = snapshot.state().map_err(|e| e.to_string())?;
+            let after = RolloutState {
+                mode: Mode::Idle,
+                batch_nodes: Vec::new(),
+                ..before.clone()
+            };
+            let request = state_request(&snapshot, before, after, "auto-stop", None);
+            return Ok(Some(Effect::Writes(self.ops.submit(vec![request]))));
+        }
+        self.ops.allowed(Operation::Auto, "auto-advance")?;
+        let snapshot = self.snapshot(cache)?;
+        let before = snapshot.state().map_err(|e| e.to_string())?;
+        ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
+        if let Some(running) = before.run_in_progress() {
+            return Err(running);
+        }
+        let policy = AutoPolicy {
+            batch: before
+                .batch
+                .and_then(|b| usize::try_from(b).ok())
+                .unwrap_or(DEFAULT_POLICY.batch),
+            soak: before.soak.unwrap_or(DEFAULT_POLICY.soak),
+            timeout: before.timeout.unwrap_or(DEFAULT_POLICY.timeout),
+        };
+        let after = RolloutState {
+            mode: Mode::Auto,
+            batch: u32::try_from(policy.batch).ok(),
+            soak: Some(policy.soak),
+            timeout: Some(policy.timeout),
+            ..before.clone()
+        }
+        .touched(&self.ops.actor, jiff::Timestamp::now());
+        let state = state_request(&snapshot, before, after, "auto-start", None);
+        let lines = vec![format!(
+            "batches of {}, soak {}, Ready timeout {}; a failure pauses the rollout (A again stops)",
+            policy.batch,
+            humantime::format_duration(policy.soak),
+            humantime::format_duration(policy.timeout)
+        )];
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: "start auto-advance?".to_owned(),
+            lines,
+            intent: Intent::StartAuto {
+                policy,
+                state: Box::new(state),
+            },
+        })));
+        Ok(None)
+    }
+
+    /// Steps the auto run (on cache changes and ticks); returns the writes it asks for.
+    pub fn ops_on_change(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
+        if self.ops.auto.is_none() || !self.ops.pending.is_empty() {
+            return None;
+        }
+        let snapshot = self.snapshot(cache).ok()?;
+        let state = snapshot.state().ok()?;
+        if let Some(pause) = &state.pause {
+            let session = self.ops.auto.take()?;
+            self.ui.error(format!(
+                "{} stopped: the rollout was paused by {}",
+                session.label, pause.by
+            ));
+            return None;
+        }
+        let index = snapshot.index();
+        if !index.current_matches_template() {
+            return None;
+        }
+        let rows = snapshot.rows(&index, now);
+        let plan = snapshot.plan(&rows, &state).ok()?;
+        let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
+        let step = self
+            .ops
+            .auto
+            .as_mut()?
+            .run
+            .step(&plan, &rows, min_ready, now);
+        self.auto_step(&snapshot, state, step)
+    }
+
+    fn auto_step(
+        &mut self,
+        snapshot: &Snapshot,
+        state: RolloutState,
+        step: Step,
+    ) -> Option<Effect> {
+        match step {
+            Step::Wait { .. } => None,
+            Step::Delete(victims) => {
+                let to = snapshot.index().current().map(|c| c.number);
+                // Record the batch first, so every console shows what is in flight.
+                let batch = RolloutState {
+                    batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
+                    ..state.clone()
+                };
+                let mut requests = vec![state_request(snapshot, state, batch, "batch", None)];
+                requests.extend(delete_requests(
+                    &snapshot.target(),
+                    &victims,
+                    to,
+                    "auto-advance",
+                ));
+                let ids = self.ops.submit(requests);
+                let session = self.ops.auto.as_mut()?;
+                for ((id, _), victim) in ids.iter().skip(1).zip(&victims) {
+                    session.deletes.insert(*id, victim.node.clone());
+                }
+                let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+                self.ui
+                    .info(format!("{}: advancing {}", session.label, nodes.join(", ")));
+                Some(Effect::Writes(ids))
+            }
+            Step::Pause { node, reason } => {
+                let session = self.ops.auto.take()?;
+                self.ui
+                    .error(format!("{} paused: node {node}: {reason}", session.label));
+                let request = PauseRequest {
+                    by: format!("rollcall auto ({})", self.ops.actor),
+                    reason: Some(format!("node {node}: {reason}")),
+                    node: Some(node),
+                };
+                let write = pause(snapshot, &request, jiff::Timestamp::now()).ok()?;
+                Some(Effect::Writes(self.ops.submit(vec![write])))
+            }
+            Step::Completed { advanced } => {
+                let session = self.ops.auto.take()?;
+                self.ui
+                    .info(format!("{} completed: {advanced} node(s)", session.label));
+                let after = RolloutState {
+                    mode: Mode::Idle,
+                    batch_nodes: Vec::new(),
+                    rollback_to: None,
+                    ..state.clone()
+                };
+                let request = state_request(snapshot, state, after, "auto-done", None);
+                Some(Effect::Writes(self.ops.submit(vec![request])))
+            }
+        }
+    }
+}

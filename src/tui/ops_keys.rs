@@ -1,0 +1,392 @@
+//! The console's rollout keys: advance (`a`, `n`), canary (`c`/Space),
+//! auto-advance (`A`), pause/resume (`p`) and rollback (`r`). Every key builds
+//! the action value from a snapshot of the cache and opens a confirmation;
+//! only "yes" turns it into writes for the effects task; results come back as
+//! [`OpsEvent`]s and show in the status line. Auto-advance stepping lives in
+//! `ops_auto`, the rollback dialog in `rollback_dialog`, the plan in `plan_view`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::app::{App, Effect};
+use super::confirm::{Confirm, Intent, Modal};
+use super::keymap::{Action, Context};
+use crate::cluster::cache::Cache;
+use crate::ops::advance::{AdvanceTarget, choose, delete_requests};
+use crate::ops::auto::{AutoPolicy, AutoRun};
+use crate::ops::drive::ensure_actionable;
+use crate::ops::error::OpsError;
+use crate::ops::pause::{PauseRequest, pause, resume};
+use crate::ops::rbac::{Operation, Permissions};
+use crate::ops::snapshot::{Snapshot, Target};
+use crate::ops::state::RolloutState;
+use crate::ops::write::{Record, Write, WriteEvent, WriteRequest};
+
+/// State writes that only record what a run is doing; their success is not news.
+const BOOKKEEPING: [&str; 5] = [
+    "auto-start",
+    "auto-done",
+    "auto-stop",
+    "batch",
+    "rollback-state",
+];
+
+/// Defaults for auto-advance when the DaemonSet has no stored settings.
+pub const DEFAULT_POLICY: AutoPolicy = AutoPolicy {
+    batch: 1,
+    soak: Duration::from_secs(30),
+    timeout: Duration::from_secs(300),
+};
+
+/// What comes back from the effects side.
+#[derive(Debug)]
+pub enum OpsEvent {
+    /// A write finished.
+    Write(Box<WriteEvent>),
+    /// The RBAC pre-check answered.
+    Permissions(Permissions),
+}
+
+/// An auto-advance (or rollback) run in this console.
+#[derive(Debug)]
+pub struct AutoSession {
+    pub(super) run: AutoRun,
+    /// Write id → node, for the deletes it asked for.
+    pub(super) deletes: BTreeMap<u64, String>,
+    /// Shown in messages: `auto-advance` or `rollback`.
+    pub(super) label: &'static str,
+}
+
+/// The console's rollout-operation state.
+#[derive(Debug, Default)]
+pub struct OpsConsole {
+    /// Writes are refused (`--read-only`).
+    pub read_only: bool,
+    /// Who acts (for the journal and annotations).
+    pub actor: String,
+    /// The RBAC answers, once in.
+    pub permissions: Option<Permissions>,
+    /// The open dialog.
+    pub modal: Option<Modal>,
+    /// The auto run, when on.
+    pub auto: Option<AutoSession>,
+    /// Writes sent and not yet answered.
+    pub pending: BTreeMap<u64, String>,
+    next_id: u64,
+}
+
+impl OpsConsole {
+    /// A console that may write (unless `read_only`) as `actor`.
+    pub fn new(read_only: bool, actor: String) -> Self {
+        Self {
+            read_only,
+            actor,
+            ..Self::default()
+        }
+    }
+
+    /// The keymap context of the open dialog, if any.
+    pub fn context(&self) -> Option<Context> {
+        match self.modal {
+            Some(Modal::Confirm(_)) => Some(Context::Confirm),
+            Some(Modal::Rollback(_)) => Some(Context::RollbackPicker),
+            Some(Modal::Info { .. }) => Some(Context::PlanView),
+            None => None,
+        }
+    }
+
+    /// Numbers the writes and remembers what they are.
+    pub(super) fn submit(&mut self, requests: Vec<WriteRequest>) -> Vec<(u64, WriteRequest)> {
+        requests
+            .into_iter()
+            .map(|request| {
+                self.next_id += 1;
+                let label = request.record.node.as_ref().map_or_else(
+                    || request.record.action.clone(),
+                    |n| format!("{} {n}", request.record.action),
+                );
+                self.pending.insert(self.next_id, label);
+                (self.next_id, request)
+            })
+            .collect()
+    }
+
+    /// Refuses an operation the console may not do, with why.
+    pub(super) fn allowed(&self, operation: Operation, what: &str) -> Result<(), String> {
+        if self.read_only {
+            return Err(format!("read-only mode: {what} is disabled"));
+        }
+        if let Some(permissions) = &self.permissions {
+            permissions
+                .allows(operation)
+                .map_err(|why| format!("{what} disabled: {why}"))?;
+        }
+        if !self.pending.is_empty() {
+            return Err(format!(
+                "{what}: busy, waiting for {}",
+                self.pending
+                    .values()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl App {
+    /// Handles the rollout keys and dialog keys; `None` when `action` is not one.
+    pub fn ops_update(&mut self, action: Action, cache: &Cache) -> Option<Option<Effect>> {
+        let result = match action {
+            // Yes/no belong to the console's own confirmation unless a rollout dialog is open.
+            Action::Confirm if self.ops.modal.is_some() => Ok(self.dialog_yes(cache)),
+            Action::Cancel if self.ops.modal.is_some() => {
+                if !matches!(self.ops.modal.take(), Some(Modal::Info { .. })) {
+                    self.ui.info("cancelled");
+                }
+                Ok(None)
+            }
+            Action::ShowPlan => self.show_plan(cache).map(|()| None),
+            Action::DialogUp | Action::DialogDown => {
+                self.move_rollback_selection(action, cache);
+                Ok(None)
+            }
+            Action::AdvanceSelected => self.ask_advance(cache, true).map(|()| None),
+            Action::AdvanceNext => self.ask_advance(cache, false).map(|()| None),
+            Action::ToggleCanary => self.ask_canary(cache).map(|()| None),
+            Action::ToggleAuto => self.toggle_auto(cache),
+            Action::TogglePause => self.ask_pause(cache).map(|()| None),
+            Action::Rollback => self.open_rollback(cache).map(|()| None),
+            _ => return None,
+        };
+        Some(result.unwrap_or_else(|message| {
+            self.ui.error(message);
+            None
+        }))
+    }
+
+    pub(super) fn snapshot(&self, cache: &Cache) -> Result<Snapshot, String> {
+        let key = self.ui.target.as_deref().ok_or("no daemonset selected")?;
+        let target = Target::parse(key, "default").map_err(|e| e.to_string())?;
+        Snapshot::from_cache(cache, &target)
+            .ok_or_else(|| format!("daemonset {key} not loaded yet"))
+    }
+
+    fn ask_advance(&mut self, cache: &Cache, selected: bool) -> Result<(), String> {
+        self.ops.allowed(Operation::Advance, "advance")?;
+        let snapshot = self.snapshot(cache)?;
+        let state = snapshot.state().map_err(|e| e.to_string())?;
+        ensure_actionable(&snapshot, &state).map_err(|e| e.to_string())?;
+        let now = jiff::Timestamp::now();
+        let rows = snapshot.rows(&snapshot.index(), now);
+        let plan = snapshot.plan(&rows, &state).map_err(|e| e.to_string())?;
+        let target = if selected {
+            AdvanceTarget::Nodes(vec![
+                self.ui.selected_node.clone().ok_or("no node selected")?,
+            ])
+        } else {
+            AdvanceTarget::Next(1)
+        };
+        let victims = choose(&plan, &target, &std::collections::BTreeSet::new())
+            .map_err(|e| e.to_string())?;
+        let to = snapshot.index().current().map(|c| c.number);
+        let requests = delete_requests(&snapshot.target(), &victims, to, "advance");
+        let lines = victims
+            .iter()
+            .map(|v| {
+                let from = v.revision_from.map_or_else(|| "?".to_owned(), |r| r.to_string());
+                let to = to.map_or_else(|| "?".to_owned(), |r| r.to_string());
+                format!("delete pod {} on node {} (revision {from} → {to}), only if its UID is still {}", v.pod, v.node, v.uid)
+            })
+            .collect();
+        let node = victims.first().map(|v| v.node.clone()).unwrap_or_default();
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: format!("advance node {node}?"),
+            lines,
+            intent: Intent::Writes(requests),
+        })));
+        Ok(())
+    }
+
+    fn ask_canary(&mut self, cache: &Cache) -> Result<(), String> {
+        self.ops.allowed(Operation::EditPlan, "marking canaries")?;
+        let node = self.ui.selected_node.clone().ok_or("no node selected")?;
+        let snapshot = self.snapshot(cache)?;
+        let before = snapshot.state().map_err(|e| e.to_string())?;
+        let mut after = before
+            .clone()
+            .touched(&self.ops.actor, jiff::Timestamp::now());
+        let marking = after.canaries.insert(node.clone());
+        if !marking {
+            after.canaries.remove(&node);
+        }
+        let verb = if marking { "mark" } else { "unmark" };
+        let request = state_request(&snapshot, before, after, "canary", Some(node.clone()));
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: format!("{verb} node {node} as a canary?"),
+            lines: vec!["canaries are advanced first, as their own batch; stored on the DaemonSet for every console".to_owned()],
+            intent: Intent::Writes(vec![request]),
+        })));
+        Ok(())
+    }
+
+    fn ask_pause(&mut self, cache: &Cache) -> Result<(), String> {
+        self.ops.allowed(Operation::Pause, "pause/resume")?;
+        let snapshot = self.snapshot(cache)?;
+        let state = snapshot.state().map_err(|e| e.to_string())?;
+        let now = jiff::Timestamp::now();
+        let (title, request) = if state.is_paused() {
+            (
+                "resume the rollout?",
+                resume(&snapshot, &self.ops.actor, now),
+            )
+        } else {
+            let request = PauseRequest {
+                by: self.ops.actor.clone(),
+                reason: None,
+                node: None,
+            };
+            ("pause the rollout?", pause(&snapshot, &request, now))
+        };
+        let request = request.map_err(|e| e.to_string())?;
+        let detail = match &request.write {
+            Write::PatchStrategy { strategy, .. } => {
+                format!("set spec.updateStrategy to {strategy} (the template is not touched)")
+            }
+            _ => "record it on the DaemonSet (auto-advance stops in every console)".to_owned(),
+        };
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: title.to_owned(),
+            lines: vec![detail],
+            intent: Intent::Writes(vec![request]),
+        })));
+        Ok(())
+    }
+
+    fn dialog_yes(&mut self, cache: &Cache) -> Option<Effect> {
+        match self.ops.modal.take()? {
+            Modal::Info { .. } => None,
+            Modal::Rollback(picker) => {
+                if let Err(message) = self.ask_rollback(cache, &picker) {
+                    self.ui.error(message);
+                }
+                None
+            }
+            Modal::Confirm(confirm) => match confirm.intent {
+                Intent::Writes(requests) => {
+                    self.ui
+                        .info(format!("{}: sent", confirm.title.trim_end_matches('?')));
+                    Some(Effect::Writes(self.ops.submit(requests)))
+                }
+                Intent::StartAuto { policy, state } => {
+                    self.ops.auto = Some(AutoSession {
+                        run: AutoRun::new(policy),
+                        deletes: BTreeMap::new(),
+                        label: "auto-advance",
+                    });
+                    self.ui.info("auto-advance started");
+                    Some(Effect::Writes(self.ops.submit(vec![*state])))
+                }
+                Intent::Rollback {
+                    patch,
+                    state,
+                    order,
+                    to,
+                    timeout,
+                } => {
+                    if !order.is_empty() {
+                        let policy = AutoPolicy {
+                            batch: 1,
+                            soak: Duration::ZERO,
+                            timeout,
+                        };
+                        let run = AutoRun::new(policy).with_priority(order);
+                        self.ops.auto = Some(AutoSession {
+                            run,
+                            deletes: BTreeMap::new(),
+                            label: "rollback",
+                        });
+                    }
+                    self.ui.info(format!("rolling back to revision {to}"));
+                    Some(Effect::Writes(self.ops.submit(vec![*patch, *state])))
+                }
+            },
+        }
+    }
+
+    /// Applies a result from the effects side.
+    pub fn ops_on_event(&mut self, event: OpsEvent) {
+        match event {
+            OpsEvent::Permissions(permissions) => {
+                // An answer for a namespace the console has since left is stale.
+                let current = self
+                    .ui
+                    .target
+                    .as_deref()
+                    .and_then(|t| t.split_once('/'))
+                    .map(|(ns, _)| ns);
+                if current.is_none_or(|ns| ns == permissions.namespace()) {
+                    self.ops.permissions = Some(permissions);
+                }
+            }
+            OpsEvent::Write(event) => {
+                let event = *event;
+                let label = self.ops.pending.remove(&event.id).unwrap_or_default();
+                if let Some(session) = self.ops.auto.as_mut()
+                    && let Some(node) = session.deletes.remove(&event.id)
+                {
+                    session.run.deleted(
+                        &node,
+                        event.result.as_ref().map(|_| ()),
+                        jiff::Timestamp::now(),
+                    );
+                }
+                match (&event.result, &event.journal_error) {
+                    (Err(err), _) => self.ui.error(write_error(&label, err)),
+                    (Ok(_), Some(journal)) => {
+                        self.ui.error(format!("{label}: done, but {journal}"));
+                    }
+                    // Bookkeeping writes succeed quietly, so the run's own message stays.
+                    (Ok(_), None)
+                        if BOOKKEEPING.contains(&event.request.record.action.as_str()) => {}
+                    (Ok(_), None) => self.ui.info(format!("{label}: done")),
+                }
+            }
+        }
+    }
+}
+
+fn write_error(label: &str, err: &OpsError) -> String {
+    if err.needs_refresh() {
+        format!("{label}: {err}")
+    } else {
+        format!("{label} failed: {err}")
+    }
+}
+
+/// A state write that sends only the changed keys.
+pub fn state_request(
+    snapshot: &Snapshot,
+    before: RolloutState,
+    after: RolloutState,
+    action: &str,
+    node: Option<String>,
+) -> WriteRequest {
+    let target = snapshot.target();
+    WriteRequest {
+        write: Write::PatchState {
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            before,
+            after,
+            resource_version: None,
+        },
+        record: Record {
+            action: action.to_owned(),
+            daemonset: target.key(),
+            node,
+            ..Record::default()
+        },
+    }
+}

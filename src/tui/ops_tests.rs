@@ -1,0 +1,263 @@
+//! Tests of the console's rollout keys: every action waits in a confirmation
+//! holding its value; read-only and RBAC denials disable keys with a reason;
+//! auto-advance and rollback produce exactly the writes they should.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::app::{App, Effect};
+use super::confirm::Modal;
+use super::fixtures::{self, now};
+use super::keymap::{Action, Context};
+use super::ops_keys::{OpsConsole, OpsEvent};
+use super::view_model::ConsoleInfo;
+use crate::cluster::cache::Cache;
+use crate::ops::rbac::{Access, Operation, Permission, Permissions};
+use crate::ops::write::{Outcome, Write, WriteEvent};
+
+fn app_on(cache: &mut Cache) -> App {
+    let info = ConsoleInfo {
+        context: "kind-test".into(),
+        server: "https://127.0.0.1:6443/".into(),
+        note: None,
+    };
+    let mut app = App::new(info, Some("kube-system/agent".into()), (120, 24));
+    app.refresh(cache, now());
+    app.ops = OpsConsole::new(false, "ana@box".into());
+    app
+}
+
+fn select(app: &mut App, node: &str) {
+    app.ui.selected_node = Some(node.to_owned());
+}
+
+fn writes(effect: Option<Effect>) -> Vec<(u64, crate::ops::write::WriteRequest)> {
+    match effect {
+        Some(Effect::Writes(writes)) => writes,
+        other => panic!("expected writes, got {other:?}"),
+    }
+}
+
+fn done(app: &mut App, id: u64, request: crate::ops::write::WriteRequest) {
+    let result = Ok(match request.write {
+        Write::DeletePod { .. } => Outcome::PodDeleted,
+        _ => Outcome::DaemonSetPatched {
+            resource_version: None,
+        },
+    });
+    app.ops_on_event(OpsEvent::Write(Box::new(WriteEvent {
+        id,
+        request,
+        result,
+        journal_error: None,
+    })));
+}
+
+#[test]
+fn advance_waits_for_yes_and_sends_one_uid_delete() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    select(&mut app, "node-06");
+    assert!(app.update(Action::AdvanceSelected, &cache).is_none());
+    assert_eq!(app.ops.context(), Some(Context::Confirm));
+    let mut terminal = Terminal::new(TestBackend::new(120, 24)).unwrap();
+    let view = app.view_model(&cache, now());
+    terminal
+        .draw(|frame| frame.render_widget(&view, frame.area()))
+        .unwrap();
+    insta::assert_snapshot!(terminal.backend());
+    assert!(
+        app.update(Action::Cancel, &cache).is_none(),
+        "no means nothing is sent"
+    );
+    assert!(app.ops.modal.is_none());
+
+    app.update(Action::AdvanceSelected, &cache);
+    let sent = writes(app.update(Action::Confirm, &cache));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].1.write,
+        Write::DeletePod {
+            namespace: "kube-system".into(),
+            name: "agent-n6old".into(),
+            uid: "uid-agent-n6old".into()
+        }
+    );
+    app.update(Action::AdvanceNext, &cache);
+    assert!(
+        app.ops.modal.is_none(),
+        "single flight: no new action while a write is pending"
+    );
+    assert!(
+        app.ui
+            .message
+            .as_ref()
+            .is_some_and(|m| m.text.contains("busy"))
+    );
+}
+
+#[test]
+fn skipped_nodes_say_why() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    select(&mut app, "node-04");
+    app.update(Action::AdvanceSelected, &cache);
+    assert!(app.ops.modal.is_none());
+    let message = app.ui.message.clone().unwrap().text;
+    assert_eq!(message, "node node-04 is skipped: cordoned");
+}
+
+#[test]
+fn read_only_and_rbac_disable_keys_with_a_reason() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.ops = OpsConsole::new(true, "ana".into());
+    select(&mut app, "node-06");
+    app.update(Action::AdvanceSelected, &cache);
+    assert!(app.ops.modal.is_none());
+    assert!(
+        app.ui
+            .message
+            .clone()
+            .unwrap()
+            .text
+            .starts_with("read-only mode")
+    );
+
+    app.ops = OpsConsole::new(false, "ana".into());
+    let delete = Permission {
+        verb: "delete",
+        group: "",
+        resource: "pods",
+    };
+    app.ops.permissions = Some(Permissions::from_answers(
+        "kube-system",
+        [(delete, Access::Denied(String::new()))].into(),
+    ));
+    app.update(Action::AdvanceSelected, &cache);
+    assert!(app.ops.modal.is_none());
+    assert_eq!(
+        app.ui.message.clone().unwrap().text,
+        "advance disabled: not allowed to delete pods in namespace kube-system"
+    );
+    assert!(
+        app.ops
+            .permissions
+            .as_ref()
+            .unwrap()
+            .allows(Operation::Pause)
+            .is_ok()
+    );
+}
+
+#[test]
+fn dialogs_are_modal() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    select(&mut app, "node-06");
+    app.update(Action::AdvanceSelected, &cache);
+    let q = crossterm::event::Event::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('q'),
+        crossterm::event::KeyModifiers::NONE,
+    ));
+    assert_eq!(
+        app.action_for_event(&q),
+        None,
+        "q must not quit over a confirmation"
+    );
+    let y = crossterm::event::Event::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('y'),
+        crossterm::event::KeyModifiers::NONE,
+    ));
+    assert_eq!(app.action_for_event(&y), Some(Action::Confirm));
+}
+
+#[test]
+fn rollback_picks_previous_shows_diff_and_moves_nodes_back() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.update(Action::Rollback, &cache);
+    let Some(Modal::Rollback(picker)) = &app.ops.modal else {
+        panic!("{:?}", app.ops.modal)
+    };
+    assert_eq!(picker.revisions[picker.selected].0, 1);
+    assert!(
+        picker
+            .diff
+            .iter()
+            .any(|l| l.starts_with('+') && l.contains("agent:v1")),
+        "{:?}",
+        picker.diff
+    );
+    app.update(Action::Confirm, &cache);
+    assert_eq!(app.ops.context(), Some(Context::Confirm));
+    let sent = writes(app.update(Action::Confirm, &cache));
+    assert!(
+        matches!(sent[0].1.write, Write::PatchTemplate { .. }),
+        "{sent:?}"
+    );
+    assert!(
+        matches!(sent[1].1.write, Write::PatchState { .. }),
+        "{sent:?}"
+    );
+    assert!(
+        app.ops.auto.is_some(),
+        "OnDelete: nodes move back through the advance machinery"
+    );
+}
+
+#[test]
+fn auto_advance_starts_with_the_first_plan_node() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.update(Action::ToggleAuto, &cache);
+    let sent = writes(app.update(Action::Confirm, &cache));
+    assert_eq!(sent.len(), 1, "first the state write");
+    assert!(
+        app.ops_on_change(&cache, now()).is_none(),
+        "nothing while a write is pending"
+    );
+    for (id, request) in sent {
+        done(&mut app, id, request);
+    }
+    let deletes = writes(app.ops_on_change(&cache, now()));
+    let nodes: Vec<_> = deletes
+        .iter()
+        .filter_map(|(_, r)| r.record.node.clone())
+        .collect();
+    assert_eq!(
+        nodes,
+        ["node-06"],
+        "cordoned node-04 and NotReady node-05 are skipped"
+    );
+    app.update(Action::ToggleAuto, &cache);
+    assert!(app.ops.auto.is_none());
+}
+
+#[test]
+fn plan_overlay_lists_order_canaries_and_skips() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.update(Action::ShowPlan, &cache);
+    assert_eq!(app.ops.context(), Some(Context::PlanView));
+    let Some(Modal::Info { lines, .. }) = &app.ops.modal else {
+        panic!("{:?}", app.ops.modal)
+    };
+    assert!(lines.iter().any(|l| l.contains("1. node-06")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l == "skip node-04: cordoned"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l == "skip node-05: node not Ready"),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("skip gpu-01: not eligible: taint dedicated=gpu:NoSchedule")),
+        "{lines:?}"
+    );
+    app.update(Action::Cancel, &cache);
+    assert!(app.ops.modal.is_none());
+}

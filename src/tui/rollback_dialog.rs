@@ -1,0 +1,151 @@
+//! The rollback dialog: `r` lists the revisions (newest first, the previous
+//! one selected) with the template diff of the selection; Enter asks to
+//! confirm the patch and, for OnDelete, moving the nodes back newest first.
+
+use super::app::App;
+use super::confirm::{Confirm, Intent, Modal, RollbackPicker};
+use super::keymap::Action;
+use super::ops_keys::{DEFAULT_POLICY, state_request};
+use crate::cluster::cache::Cache;
+use crate::ops::rbac::Operation;
+use crate::ops::snapshot::Snapshot;
+use crate::ops::state::{Mode, RolloutState};
+
+/// Builds the rollback picker for the DaemonSet.
+pub fn rollback_picker(snapshot: &Snapshot) -> Result<RollbackPicker, String> {
+    let index = snapshot.index();
+    let current = index.current().map(|c| c.number);
+    let revisions: Vec<(i64, String)> = index
+        .list()
+        .iter()
+        .rev()
+        .map(|r| {
+            let images = r.template["spec"]["containers"]
+                .as_array()
+                .map(|cs| {
+                    cs.iter()
+                        .filter_map(|c| c["image"].as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .unwrap_or_default();
+            let mark = if Some(r.number) == current {
+                " (current)"
+            } else {
+                ""
+            };
+            (r.number, format!("revision {}{mark}  {images}", r.number))
+        })
+        .collect();
+    if revisions.len() < 2 {
+        return Err("no last revision to roll back to".to_owned());
+    }
+    let selected = revisions
+        .iter()
+        .position(|(n, _)| Some(*n) != current)
+        .unwrap_or(0);
+    let mut picker = RollbackPicker {
+        revisions,
+        selected,
+        diff: Vec::new(),
+    };
+    picker.diff = diff_lines(snapshot, picker.revisions[selected].0);
+    Ok(picker)
+}
+
+fn diff_lines(snapshot: &Snapshot, number: i64) -> Vec<String> {
+    match crate::ops::rollback::plan(snapshot, Some(number)) {
+        Ok(plan) if plan.diff.is_empty() => vec!["(identical to the current template)".to_owned()],
+        Ok(plan) => plan.diff.lines().map(str::to_owned).collect(),
+        Err(err) => vec![err.to_string()],
+    }
+}
+
+impl App {
+    pub(super) fn open_rollback(&mut self, cache: &Cache) -> Result<(), String> {
+        self.ops.allowed(Operation::Rollback, "rollback")?;
+        let snapshot = self.snapshot(cache)?;
+        self.ops.modal = Some(Modal::Rollback(rollback_picker(&snapshot)?));
+        Ok(())
+    }
+
+    pub(super) fn move_rollback_selection(&mut self, action: Action, cache: &Cache) {
+        let Ok(snapshot) = self.snapshot(cache) else {
+            return;
+        };
+        let Some(Modal::Rollback(picker)) = self.ops.modal.as_mut() else {
+            return;
+        };
+        let last = picker.revisions.len().saturating_sub(1);
+        picker.selected = match action {
+            Action::DialogUp => picker.selected.saturating_sub(1),
+            _ => (picker.selected + 1).min(last),
+        };
+        if let Some((number, _)) = picker.revisions.get(picker.selected) {
+            picker.diff = diff_lines(&snapshot, *number);
+        }
+    }
+
+    pub(super) fn ask_rollback(
+        &mut self,
+        cache: &Cache,
+        picker: &RollbackPicker,
+    ) -> Result<(), String> {
+        let snapshot = self.snapshot(cache)?;
+        let (number, _) = picker
+            .revisions
+            .get(picker.selected)
+            .ok_or("no revision selected")?;
+        let plan =
+            crate::ops::rollback::plan(&snapshot, Some(*number)).map_err(|e| e.to_string())?;
+        let patch = plan.request.ok_or_else(|| {
+            format!("skipped rollback: the template already matches revision {number}")
+        })?;
+        let before = snapshot.state().map_err(|e| e.to_string())?;
+        if before.saved_strategy.is_some() {
+            return Err(
+                "paused with the RollingUpdate strategy frozen: resume first (p)".to_owned(),
+            );
+        }
+        if let Some(running) = before.run_in_progress() {
+            return Err(running);
+        }
+        let after = RolloutState {
+            mode: Mode::RollingBack,
+            rollback_to: Some(*number),
+            pause: None,
+            ..before.clone()
+        }
+        .touched(&self.ops.actor, jiff::Timestamp::now());
+        let state = state_request(&snapshot, before, after, "rollback-state", None);
+        let order = if snapshot.strategy_type() == "OnDelete" {
+            crate::ops::drive::rollback_nodes(&snapshot)
+        } else {
+            Vec::new()
+        };
+        let mut lines = vec![format!(
+            "patch the template to revision {number}{}",
+            if order.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", then move {} node(s) back one by one, newest first",
+                    order.len()
+                )
+            }
+        )];
+        lines.extend(plan.diff.lines().map(str::to_owned));
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: format!("roll back to revision {number}?"),
+            lines,
+            intent: Intent::Rollback {
+                patch: Box::new(patch),
+                state: Box::new(state),
+                order,
+                to: *number,
+                timeout: DEFAULT_POLICY.timeout,
+            },
+        })));
+        Ok(())
+    }
+}

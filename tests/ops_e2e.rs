@@ -1,0 +1,236 @@
+//! End to end: the headless rollout commands against the embedded cluster,
+//! with the real kubectl as the independent observer.
+
+mod common;
+mod ops_support;
+
+use ops_support::{NEW_IMAGE, OLD_IMAGE, all_ready, placements, small, text};
+use serde_json::Value;
+
+const DS: &str = "kube-system/node-agent";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advancing_one_node_moves_exactly_one_pod() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = small().await;
+    let before = placements(&env.pods_of("node-agent").await);
+    assert!(
+        before.iter().all(|(_, image, _)| image == OLD_IMAGE),
+        "{before:?}"
+    );
+
+    let output = env
+        .rollcall(&[
+            "advance",
+            DS,
+            "--node",
+            "general-01",
+            "--wait",
+            "--timeout",
+            "60s",
+            "--yes",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", text(&output));
+
+    let after = env
+        .wait_pods("node-agent", "one pod per node, all Ready", |pods| {
+            pods.len() == 5 && all_ready(pods)
+        })
+        .await;
+    let after = placements(&after);
+    let moved: Vec<_> = after.iter().filter(|p| !before.contains(p)).collect();
+    assert_eq!(moved.len(), 1, "exactly one pod replaced: {after:?}");
+    assert_eq!(
+        (moved[0].0.as_str(), moved[0].1.as_str()),
+        ("general-01", NEW_IMAGE)
+    );
+
+    let journal = env.journal_lines();
+    let deletes: Vec<&Value> = journal
+        .iter()
+        .filter(|l| l["action"] == "advance")
+        .collect();
+    assert_eq!(deletes.len(), 1, "{journal:?}");
+    let old_uid = &before
+        .iter()
+        .find(|p| p.0 == "general-01")
+        .expect("old pod")
+        .2;
+    assert_eq!(deletes[0]["pod_uid"], old_uid.as_str());
+    assert_eq!(
+        (deletes[0]["result"].as_str(), deletes[0]["node"].as_str()),
+        (Some("ok"), Some("general-01"))
+    );
+    assert_eq!(
+        (
+            deletes[0]["revision_from"].as_i64(),
+            deletes[0]["revision_to"].as_i64()
+        ),
+        (Some(1), Some(2))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_advance_pauses_at_the_failing_pool_and_status_sees_it() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = small().await;
+    // Canary the general pool first; the edge pool's new image crash-loops.
+    let output = env
+        .rollcall(&[
+            "auto",
+            DS,
+            "--canary",
+            "node-pool=general",
+            "--batch",
+            "2",
+            "--soak",
+            "1s",
+            "--timeout",
+            "60s",
+            "--yes",
+        ])
+        .await;
+    let said = text(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "paused by a failed gate: {said}"
+    );
+    assert!(said.contains("node edge-0"), "names the node: {said}");
+    assert!(
+        said.contains("CrashLoopBackOff") || said.contains("restarted"),
+        "says why: {said}"
+    );
+
+    // A second process sees the paused state on the DaemonSet.
+    let status = env.rollcall(&["status", DS, "-o", "json"]).await;
+    assert!(status.status.success(), "{}", text(&status));
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+    assert_eq!(report["state"], "paused");
+    let reason = report["rollout"]["pause"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.starts_with("node edge-0"), "{report}");
+    let general_updated = report["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter(|n| {
+            n["name"]
+                .as_str()
+                .is_some_and(|name| name.starts_with("general"))
+                && n["updated"] == true
+        })
+        .count();
+    assert_eq!(general_updated, 3, "the canary pool passed first: {report}");
+    let pods = env.pods_of("node-agent").await;
+    let edge_new = placements(&pods)
+        .into_iter()
+        .filter(|(node, image, _)| node.starts_with("edge") && image == NEW_IMAGE)
+        .count();
+    assert!(
+        edge_new <= 2,
+        "never more than one batch on the failing pool"
+    );
+
+    // A paused rollout refuses to advance until resumed.
+    let refused = env.rollcall(&["advance", DS, "--next", "1", "--yes"]).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("paused"), "{}", text(&refused));
+
+    // Rolling back supersedes the pause and brings every node back.
+    let rollback = env
+        .rollcall(&["rollback", DS, "--timeout", "60s", "--yes"])
+        .await;
+    assert!(rollback.status.success(), "{}", text(&rollback));
+    env.wait_pods("node-agent", "every node back on the old image", |pods| {
+        pods.len() == 5
+            && all_ready(pods)
+            && placements(pods)
+                .iter()
+                .all(|(_, image, _)| image == OLD_IMAGE)
+    })
+    .await;
+    let status = env.rollcall(&["status", DS, "-o", "json"]).await;
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+    assert_eq!(report["state"], "idle", "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollback_returns_every_node_to_the_old_revision() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = small().await;
+    let output = env
+        .rollcall(&[
+            "advance",
+            DS,
+            "--node",
+            "general-01",
+            "--node",
+            "general-02",
+            "--wait",
+            "--timeout",
+            "60s",
+            "--yes",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", text(&output));
+
+    let rollback = env
+        .rollcall(&["rollback", DS, "--timeout", "60s", "--yes"])
+        .await;
+    let said = text(&rollback);
+    assert!(rollback.status.success(), "{said}");
+    assert!(
+        said.contains("+  - image: registry.example.com/platform/node-agent:1.4.2")
+            || said.contains(OLD_IMAGE),
+        "shows the diff: {said}"
+    );
+
+    let pods = env
+        .wait_pods("node-agent", "every node back on the old image", |pods| {
+            pods.len() == 5
+                && all_ready(pods)
+                && placements(pods)
+                    .iter()
+                    .all(|(_, image, _)| image == OLD_IMAGE)
+        })
+        .await;
+    assert_eq!(pods.len(), 5);
+    let ds = env.daemonset("node-agent").await;
+    assert_eq!(
+        ds["spec"]["template"]["spec"]["containers"][0]["image"],
+        OLD_IMAGE
+    );
+    let history = env
+        .kubectl(&[
+            "rollout",
+            "history",
+            "daemonset/node-agent",
+            "-n",
+            "kube-system",
+        ])
+        .await;
+    assert!(
+        history.contains('3'),
+        "kubectl sees the renumbered revision: {history}"
+    );
+    let actions: Vec<String> = env
+        .journal_lines()
+        .iter()
+        .filter_map(|l| l["action"].as_str().map(str::to_owned))
+        .collect();
+    assert!(actions.contains(&"rollback".to_owned()), "{actions:?}");
+    let moved_back = actions.iter().filter(|a| *a == "auto-advance").count();
+    assert_eq!(
+        moved_back, 2,
+        "only the two updated nodes moved back: {actions:?}"
+    );
+}
