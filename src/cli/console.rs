@@ -29,6 +29,10 @@ pub struct ConsoleArgs {
     /// Rollout operations: --read-only and --journal FILE.
     #[command(flatten)]
     pub ops: ConsoleOpsArgs,
+    /// Node roster (JSON: node name to UID, as `rollcall audit --write-roster`
+    /// writes it): missing, unexpected and mismatched nodes are marked in the grid.
+    #[arg(long, value_name = "FILE")]
+    pub roster: Option<PathBuf>,
 }
 
 /// The console's rollout-operation flags.
@@ -44,6 +48,12 @@ pub struct ConsoleOpsArgs {
 
 /// Runs the console on the cluster the flags point at.
 pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode> {
+    // A bad roster is a startup error (exit 2), before the terminal is taken over.
+    let roster = args
+        .roster
+        .as_deref()
+        .map(crate::audit::Roster::load)
+        .transpose()?;
     let log = init_logging(args.log_file.as_deref())?;
     let runtime = runtime()?;
     runtime.block_on(async {
@@ -70,6 +80,7 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
             target,
             info,
             &args.ops,
+            roster,
         )
         .await
     })
@@ -88,18 +99,21 @@ pub async fn open_console(
         target,
         info,
         &ConsoleOpsArgs::default(),
+        None,
     )
     .await
 }
 
-/// As [`open_console`], with the rollout-operation flags: the effects task
-/// (single writer, journaled) and the RBAC pre-check are started here.
+/// As [`open_console`], with the rollout-operation flags (the effects task,
+/// single writer and journaled, and the RBAC pre-check are started here) and
+/// the roster to audit against, if any.
 pub async fn open_console_with(
     connection: Connection,
     namespace: Option<String>,
     target: Option<Target>,
     info: ConsoleInfo,
     ops: &ConsoleOpsArgs,
+    roster: Option<crate::audit::Roster>,
 ) -> anyhow::Result<std::process::ExitCode> {
     // Watch DaemonSets in the target's namespace, the -n namespace, or everywhere.
     let scope = target.as_ref().map(|t| t.namespace.clone()).or(namespace);
@@ -115,7 +129,8 @@ pub async fn open_console_with(
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
     let handle = watch::spawn(connection.client, scope, target.clone());
-    crate::tui::run::run_with_ops(handle, info, target.map(|t| t.key()), Some((link, console)))
+    let key = target.map(|t| t.key());
+    crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster)
         .await
         .context("console failed")?;
     Ok(std::process::ExitCode::SUCCESS)

@@ -46,6 +46,8 @@ pub struct App {
     pub info: ConsoleInfo,
     /// Rollout operations: dialogs, auto-advance, writes in flight.
     pub ops: super::ops_keys::OpsConsole,
+    /// The roster audit (`--roster FILE`), when one was given.
+    pub roster: Option<super::roster::RosterState>,
 }
 
 impl App {
@@ -67,6 +69,7 @@ impl App {
             index: GridIndex::default(),
             info,
             ops: super::ops_keys::OpsConsole::default(),
+            roster: None,
         }
     }
 
@@ -115,6 +118,9 @@ impl App {
         if changes.is_empty() {
             return false;
         }
+        if let Some(roster) = &mut self.roster {
+            roster.note_changes(&changes);
+        }
         let rows = self
             .rows
             .refresh(cache, self.ui.target.as_deref(), &changes, now);
@@ -136,8 +142,12 @@ impl App {
             index: &self.index,
             ui: &self.ui,
             info: &self.info,
+            roster: self.roster.as_ref(),
             now,
         });
+        if let Some(roster) = &self.roster {
+            roster.decorate(&mut view, self.ui.selected_node.as_deref());
+        }
         if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
             view.dialog = Some(modal.view());
             view.hints = super::keymap::hints(context);
@@ -309,6 +319,10 @@ impl App {
             self.ui.group,
             &self.ui.filter,
         );
+        if let Some(roster) = &self.roster {
+            let index = std::mem::take(&mut self.index);
+            self.index = roster.extend_index(index, self.ui.group, &self.ui.filter);
+        }
         let found = self
             .ui
             .selected_node
@@ -370,6 +384,7 @@ impl App {
             index: &self.index,
             ui: &self.ui,
             info: &self.info,
+            roster: self.roster.as_ref(),
             // Line counts do not depend on the time.
             now: jiff::Timestamp::UNIX_EPOCH,
         };

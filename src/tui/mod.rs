@@ -12,6 +12,7 @@ pub mod ops_keys;
 pub mod ops_link;
 pub mod plan_view;
 pub mod rollback_dialog;
+pub mod roster;
 pub mod rows;
 pub mod run;
 pub mod sanitize;
@@ -28,5 +29,7 @@ mod bench;
 mod fixtures;
 #[cfg(test)]
 mod ops_tests;
+#[cfg(test)]
+mod roster_tests;
 #[cfg(test)]
 mod tests;

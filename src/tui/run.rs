@@ -33,19 +33,22 @@ pub async fn run(
     info: ConsoleInfo,
     target: Option<String>,
 ) -> Result<(), ConsoleError> {
-    run_with_ops(watch, info, target, None).await
+    run_with_ops(watch, info, target, None, None).await
 }
 
-/// As [`run`], with rollout operations wired to the effects task.
+/// As [`run`], with rollout operations wired to the effects task and, with
+/// a roster, its audit marked in the grid.
 pub async fn run_with_ops(
     watch: WatchHandle,
     info: ConsoleInfo,
     target: Option<String>,
     ops: Option<(OpsLink, OpsConsole)>,
+    roster: Option<crate::audit::Roster>,
 ) -> Result<(), ConsoleError> {
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
     let mut app = App::new(info, target, (size.width, size.height));
+    app.roster = roster.map(super::roster::RosterState::new);
     let mut link = None;
     if let Some((ops_link, console)) = ops {
         app.ops = console;
@@ -149,6 +152,8 @@ async fn event_loop(
             }
             _ = tick.tick() => {
                 dirty = true;
+                // Roster comparisons start here, at most once a second, off the draw path.
+                app.roster_tick(&shared.lock(), std::time::Instant::now());
                 let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
                 dispatch(effect, app, watch, link.as_ref());
             }

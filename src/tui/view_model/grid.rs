@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::{Cell, Inputs, Tone, format};
 use crate::tui::columns::{Column, ColumnId, list_height, visible_columns};
 use crate::tui::index::Entry;
+use crate::tui::roster::RosterState;
 use crate::tui::rows::{NodeRow, RowState};
 
 /// One grid line on screen.
@@ -55,17 +56,31 @@ pub fn build(input: &Inputs<'_>, compact: bool) -> GridVm {
                 &format!("▾ {label} ({count})"),
                 Tone::Accent,
             ))),
-            Entry::Row(name) => input.rows.get(name).map(|row| GridLine::Row {
-                cells: columns
-                    .iter()
-                    .map(|c| cell(c.id, row, &columns, input.now))
-                    .collect(),
-                selected: Some(at) == selected_entry,
-            }),
+            Entry::Row(name) => match (input.rows.get(name), input.roster) {
+                (Some(row), roster) => Some(GridLine::Row {
+                    cells: columns
+                        .iter()
+                        .map(|c| {
+                            let plain = cell(c.id, row, &columns, input.now);
+                            match roster {
+                                Some(roster) => roster.mark(c.id, name, plain),
+                                None => plain,
+                            }
+                        })
+                        .collect(),
+                    selected: Some(at) == selected_entry,
+                }),
+                // A roster node absent from the cluster keeps a row of its own.
+                (None, Some(roster)) if roster.is_absent(name) => Some(GridLine::Row {
+                    cells: RosterState::absent_cells(&columns, name),
+                    selected: Some(at) == selected_entry,
+                }),
+                (None, _) => None,
+            },
         })
         .collect();
     let shown = index.rows.len();
-    let total = input.rows.len();
+    let total = input.rows.len() + input.roster.map_or(0, |r| r.absent().len());
     let mut title = if shown == 0 {
         format!("nodes 0/{total}")
     } else {

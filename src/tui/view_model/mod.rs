@@ -145,6 +145,8 @@ pub struct Inputs<'a> {
     pub ui: &'a UiState,
     /// Connection info.
     pub info: &'a ConsoleInfo,
+    /// The roster audit, when the console has a roster.
+    pub roster: Option<&'a super::roster::RosterState>,
     /// The time ages are measured against.
     pub now: jiff::Timestamp,
 }

@@ -1,0 +1,399 @@
+//! The console's roster audit (`--roster FILE`): the audit report kept beside
+//! the stores, and how it marks the grid, the header and the detail pane.
+//!
+//! The comparison is pure but costs about a second at 65,000 nodes in a debug
+//! build, so it never runs on the draw path or per watch event: changes only
+//! mark the report stale, and [`App::roster_tick`] (on the event loop's
+//! one-second tick) starts at most one comparison a second, on a snapshot of
+//! the cache, on its own thread. Roster nodes absent from the cluster get grid
+//! rows of their own so a missing node stays visible. Decides nothing about
+//! eligibility (the engine's) nor about what counts as a problem (the audit's).
+
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use super::app::App;
+use super::columns::{Column, ColumnId};
+use super::index::{Entry, Filter, GridIndex, GroupKey, natural_cmp};
+use super::view_model::{Body, Cell, Tone, ViewModel};
+use crate::audit::{AuditReport, InputError, NodeAuditStatus, Roster, compare};
+use crate::cluster::cache::{Cache, Changes};
+use crate::cluster::status::{StreamKind, StreamStatus};
+use crate::model::{DaemonSet, Node, Pod};
+
+/// Shortest time between the starts of two comparisons.
+pub const MIN_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The streams a comparison needs complete (before that, every node would look missing).
+const NEEDED_STREAMS: [StreamKind; 3] =
+    [StreamKind::Nodes, StreamKind::Pods, StreamKind::DaemonSets];
+
+/// What a comparison reads, copied out of the cache so the lock is not held
+/// while it runs.
+pub struct Snapshot {
+    ds: DaemonSet,
+    nodes: Vec<Node>,
+    pods: Vec<Pod>,
+}
+
+impl Snapshot {
+    /// Copies the target DaemonSet, every node and the pods of the DaemonSet's
+    /// namespace (owned pods live there); `None` until the lists are complete.
+    pub fn take(cache: &Cache, target: Option<&str>) -> Option<Self> {
+        let synced = NEEDED_STREAMS
+            .iter()
+            .all(|kind| cache.streams().get(kind).is_some_and(StreamStatus::synced));
+        if !synced {
+            return None;
+        }
+        let ds = cache.daemonset(target?)?.clone();
+        let namespace = ds.metadata.namespace.clone().unwrap_or_default();
+        Some(Self {
+            nodes: cache.nodes().cloned().collect(),
+            pods: cache
+                .pods()
+                .filter(|p| p.namespace() == namespace)
+                .cloned()
+                .collect(),
+            ds,
+        })
+    }
+}
+
+/// The roster, the latest report and the comparison in flight.
+pub struct RosterState {
+    roster: Roster,
+    report: Option<AuditReport>,
+    error: Option<String>,
+    /// Roster nodes with no node of that name in the cluster, in natural order.
+    absent: Vec<String>,
+    /// Nodes, pods or the DaemonSet changed since the last comparison started.
+    stale: bool,
+    /// The target the report is about.
+    target: Option<String>,
+    last_start: Option<Instant>,
+    job: Option<Receiver<Result<AuditReport, InputError>>>,
+}
+
+impl RosterState {
+    /// A state for `roster` with no report yet.
+    pub fn new(roster: Roster) -> Self {
+        Self {
+            roster,
+            report: None,
+            error: None,
+            absent: Vec::new(),
+            stale: true,
+            target: None,
+            last_start: None,
+            job: None,
+        }
+    }
+
+    /// Marks the report stale when nodes, pods or DaemonSets changed.
+    pub fn note_changes(&mut self, changes: &Changes) {
+        self.stale |= changes.all_nodes || changes.daemonsets || !changes.nodes.is_empty();
+    }
+
+    /// Runs a comparison now, on the calling thread (tests, and small clusters).
+    pub fn recompute_now(&mut self, cache: &Cache, target: Option<&str>) {
+        self.retarget(target);
+        if let Some(snapshot) = Snapshot::take(cache, target) {
+            self.stale = false;
+            let result = run(&self.roster, &snapshot);
+            self.apply(result);
+        }
+    }
+
+    /// Collects a finished comparison and starts a new one when the report is
+    /// stale and the last start is at least [`MIN_INTERVAL`] ago. Returns
+    /// whether the report changed.
+    pub fn poll(&mut self, cache: &Cache, target: Option<&str>, now: Instant) -> bool {
+        let mut changed = self.retarget(target);
+        if let Some(job) = &self.job {
+            match job.try_recv() {
+                Ok(result) => {
+                    self.job = None;
+                    self.apply(result);
+                    changed = true;
+                }
+                Err(TryRecvError::Empty) => return changed,
+                Err(TryRecvError::Disconnected) => {
+                    self.job = None;
+                    self.error = Some("the roster comparison stopped unexpectedly".to_owned());
+                    changed = true;
+                }
+            }
+        }
+        let due = self
+            .last_start
+            .is_none_or(|at| now.duration_since(at) >= MIN_INTERVAL);
+        if self.stale
+            && due
+            && let Some(snapshot) = Snapshot::take(cache, target)
+        {
+            self.stale = false;
+            self.last_start = Some(now);
+            self.job = Some(spawn(self.roster.clone(), snapshot));
+        }
+        changed
+    }
+
+    /// Forgets the report when the target changed; returns whether one was shown.
+    fn retarget(&mut self, target: Option<&str>) -> bool {
+        if self.target.as_deref() == target {
+            return false;
+        }
+        let had_report = self.report.is_some() || self.error.is_some();
+        self.target = target.map(str::to_owned);
+        self.report = None;
+        self.error = None;
+        self.absent.clear();
+        self.stale = true;
+        // A comparison in flight is about the old target: drop its result.
+        self.job = None;
+        had_report
+    }
+
+    fn apply(&mut self, result: Result<AuditReport, InputError>) {
+        match result {
+            Ok(report) => {
+                let mut absent: Vec<String> = report
+                    .details
+                    .node_identity_mismatch
+                    .iter()
+                    .filter(|(_, m)| m.cluster_uid.is_none())
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                absent.sort_by(|a, b| natural_cmp(a, b));
+                self.absent = absent;
+                self.report = Some(report);
+                self.error = None;
+            }
+            Err(err) => {
+                self.report = None;
+                self.absent.clear();
+                self.error = Some(format!("roster audit failed: {err}"));
+            }
+        }
+    }
+
+    /// The latest report, if a comparison finished.
+    pub fn report(&self) -> Option<&AuditReport> {
+        self.report.as_ref()
+    }
+
+    /// Roster nodes absent from the cluster, in natural order.
+    pub fn absent(&self) -> &[String] {
+        &self.absent
+    }
+
+    /// Whether `node` is on the roster but absent from the cluster.
+    pub fn is_absent(&self, node: &str) -> bool {
+        self.absent
+            .binary_search_by(|probe| natural_cmp(probe, node))
+            .is_ok()
+    }
+
+    /// What the latest report says about `node`.
+    pub fn status(&self, node: &str) -> Option<NodeAuditStatus> {
+        self.report.as_ref().map(|r| r.node_status(node))
+    }
+
+    /// The grid order with the absent roster nodes in front (under their own
+    /// heading when the grid is grouped); a label filter hides them (they have
+    /// no labels), a name filter applies as to any row.
+    pub fn extend_index(&self, index: GridIndex, group: GroupKey, filter: &Filter) -> GridIndex {
+        let shown: Vec<&String> = self
+            .absent
+            .iter()
+            .filter(|name| match filter {
+                Filter::None => true,
+                Filter::Substring(text) => name.to_lowercase().contains(text.as_str()),
+                Filter::Labels(_) => false,
+            })
+            .collect();
+        if shown.is_empty() {
+            return index;
+        }
+        let mut out = GridIndex::default();
+        if group != GroupKey::None {
+            out.entries.push(Entry::Heading {
+                label: "roster nodes absent from the cluster".to_owned(),
+                count: shown.len(),
+            });
+        }
+        for name in shown {
+            out.rows.push(out.entries.len());
+            out.entries.push(Entry::Row(name.clone()));
+        }
+        let shift = out.entries.len();
+        out.rows.extend(index.rows.iter().map(|at| at + shift));
+        out.entries.extend(index.entries);
+        out
+    }
+
+    /// The cells of an absent roster node's grid row.
+    pub fn absent_cells(columns: &[Column], node: &str) -> Vec<Cell> {
+        columns
+            .iter()
+            .map(|column| match column.id {
+                ColumnId::Node => Cell::new(node, Tone::Bad),
+                ColumnId::Status | ColumnId::NodeState => Cell::new("absent", Tone::Bad),
+                ColumnId::Why => Cell::new("roster: absent — not in cluster", Tone::Bad),
+                ColumnId::Event => Cell::empty(),
+                _ => Cell::new("-", Tone::Dim),
+            })
+            .collect()
+    }
+
+    /// Marks a present node's cell: the WHY cell of a node with roster
+    /// problems leads with them, in words.
+    pub fn mark(&self, column: ColumnId, node: &str, cell: Cell) -> Cell {
+        if column != ColumnId::Why {
+            return cell;
+        }
+        let Some(status) = self.status(node).filter(NodeAuditStatus::has_problem) else {
+            return cell;
+        };
+        let words = problem_words(status).join(", ");
+        let text = if cell.text.is_empty() {
+            format!("roster: {words}")
+        } else {
+            format!("roster: {words} · {}", cell.text)
+        };
+        Cell::new(&text, Tone::Bad)
+    }
+
+    /// The header count: `roster: N problems` (or why there is no number yet).
+    fn header_count(&self) -> (&'static str, String, Tone) {
+        match (&self.report, &self.error) {
+            (_, Some(_)) => ("roster", "error".to_owned(), Tone::Bad),
+            (Some(report), None) => match report.problem_count() {
+                0 => ("roster", "0 problems".to_owned(), Tone::Good),
+                1 => ("roster", "1 problem".to_owned(), Tone::Bad),
+                n => ("roster", format!("{n} problems"), Tone::Bad),
+            },
+            (None, None) => ("roster", "…".to_owned(), Tone::Dim),
+        }
+    }
+
+    /// The detail pane's roster section for `node`.
+    pub fn detail_lines(&self, node: &str) -> Vec<Vec<Cell>> {
+        let indent = || Cell::new("  ", Tone::Normal);
+        let mut lines = vec![vec![Cell::new("Roster", Tone::Accent)]];
+        if let Some(error) = &self.error {
+            lines.push(vec![indent(), Cell::new(error, Tone::Bad)]);
+            return lines;
+        }
+        let Some(report) = &self.report else {
+            lines.push(vec![indent(), Cell::new("not compared yet", Tone::Dim)]);
+            return lines;
+        };
+        match self.roster.uid(node) {
+            Some(uid) => lines.push(vec![
+                indent(),
+                Cell::new(&format!("on the roster, UID {uid}"), Tone::Normal),
+            ]),
+            None => lines.push(vec![indent(), Cell::new("not on the roster", Tone::Dim)]),
+        }
+        if let Some(mismatch) = report.details.node_identity_mismatch.get(node) {
+            let text = match &mismatch.cluster_uid {
+                None => "absent — not in cluster".to_owned(),
+                Some(found) => format!("UID differs: the cluster's node has UID {found}"),
+            };
+            lines.push(vec![indent(), Cell::new(&text, Tone::Bad)]);
+        }
+        if let Some(condition) = report.details.node_not_ready.get(node) {
+            let text = format!("node not ready: {condition}");
+            lines.push(vec![indent(), Cell::new(&text, Tone::Bad)]);
+        }
+        if let Some(explanation) = report.explanations.get(node) {
+            let text = format!("no ready daemon pod: {}", explanation.message);
+            lines.push(vec![indent(), Cell::new(&text, Tone::Bad)]);
+        }
+        let status = report.node_status(node);
+        if status.unexpected {
+            let text = "runs a daemon pod but is not on the roster";
+            lines.push(vec![indent(), Cell::new(text, Tone::Bad)]);
+        }
+        if status.multiple {
+            lines.push(vec![
+                indent(),
+                Cell::new("more than one daemon pod", Tone::Bad),
+            ]);
+        }
+        lines
+    }
+
+    /// Adds the header count and the selected node's roster section to a built view.
+    pub fn decorate(&self, view: &mut ViewModel, selected: Option<&str>) {
+        if let Some(header) = &mut view.header {
+            header.counts.push(self.header_count());
+        }
+        let (Body::Detail(_, detail), Some(node)) = (&mut view.body, selected) else {
+            return;
+        };
+        let mut lines = self.detail_lines(node);
+        if self.is_absent(node) {
+            // The node is not in the cache: the roster section is all there is.
+            detail.lines = lines;
+        } else {
+            lines.push(Vec::new());
+            lines.append(&mut detail.lines);
+            detail.lines = lines;
+        }
+    }
+}
+
+/// The problems of a node in short words, for the WHY cell.
+fn problem_words(status: NodeAuditStatus) -> Vec<&'static str> {
+    let flags = [
+        (status.mismatched, "UID differs"),
+        (status.not_ready, "node not ready"),
+        (status.missing, "no ready pod"),
+        (status.unexpected, "not on roster"),
+        (status.multiple, "multiple pods"),
+    ];
+    flags
+        .into_iter()
+        .filter_map(|(set, word)| set.then_some(word))
+        .collect()
+}
+
+fn run(roster: &Roster, snapshot: &Snapshot) -> Result<AuditReport, InputError> {
+    compare(roster, &snapshot.ds, &snapshot.nodes, &snapshot.pods)
+}
+
+/// Runs one comparison on its own thread; the receiver gets its result.
+fn spawn(roster: Roster, snapshot: Snapshot) -> Receiver<Result<AuditReport, InputError>> {
+    let (sender, receiver) = mpsc::channel();
+    let work = move || {
+        // The console may have quit or moved on: nobody to tell, nothing lost.
+        let _ = sender.send(run(&roster, &snapshot));
+    };
+    if std::thread::Builder::new()
+        .name("roster-audit".to_owned())
+        .spawn(work)
+        .is_err()
+    {
+        tracing::warn!("could not start the roster comparison thread");
+    }
+    receiver
+}
+
+impl App {
+    /// On the event loop's tick: collects and starts roster comparisons, and
+    /// re-orders the grid when a new report arrived. Returns whether to redraw.
+    pub fn roster_tick(&mut self, cache: &Cache, now: Instant) -> bool {
+        let target = self.ui.target.clone();
+        let Some(roster) = &mut self.roster else {
+            return false;
+        };
+        if !roster.poll(cache, target.as_deref(), now) {
+            return false;
+        }
+        self.rebuild_index(cache);
+        true
+    }
+}
