@@ -389,7 +389,13 @@ impl App {
             now: jiff::Timestamp::UNIX_EPOCH,
         };
         match self.ui.screen {
-            Screen::Detail => (view_model::detail::build(&inputs, ds).lines.len(), 0),
+            Screen::Detail => {
+                let node = view_model::detail::build(&inputs, ds).lines.len();
+                // The roster section (and a blank line) leads the pane.
+                let roster = (self.roster.as_ref().zip(self.ui.selected_node.as_deref()))
+                    .map_or(0, |(roster, name)| roster.detail_lines(name).len() + 1);
+                (node + roster, 0)
+            }
             Screen::History => (0, view_model::history::build(&inputs, ds).diff.len()),
             _ => (0, 0),
         }

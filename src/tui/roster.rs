@@ -24,6 +24,11 @@ use crate::model::{DaemonSet, Node, Pod};
 /// Shortest time between the starts of two comparisons.
 pub const MIN_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The snapshot copy holds the cache lock (the watch task waits meanwhile):
+/// comparisons are spaced at least this many copy-times apart, so the copy
+/// takes at most a tenth of the lock's time even on a huge cluster.
+const COPY_SHARE: u32 = 10;
+
 /// The streams a comparison needs complete (before that, every node would look missing).
 const NEEDED_STREAMS: [StreamKind; 3] =
     [StreamKind::Nodes, StreamKind::Pods, StreamKind::DaemonSets];
@@ -72,6 +77,8 @@ pub struct RosterState {
     /// The target the report is about.
     target: Option<String>,
     last_start: Option<Instant>,
+    /// How long the last snapshot copy took.
+    last_copy: Duration,
     job: Option<Receiver<Result<AuditReport, InputError>>>,
 }
 
@@ -86,6 +93,7 @@ impl RosterState {
             stale: true,
             target: None,
             last_start: None,
+            last_copy: Duration::ZERO,
             job: None,
         }
     }
@@ -106,8 +114,9 @@ impl RosterState {
     }
 
     /// Collects a finished comparison and starts a new one when the report is
-    /// stale and the last start is at least [`MIN_INTERVAL`] ago. Returns
-    /// whether the report changed.
+    /// stale and the last start is at least [`MIN_INTERVAL`] ago (longer when
+    /// the snapshot copy is slow, see `COPY_SHARE`). Returns whether the
+    /// report changed.
     pub fn poll(&mut self, cache: &Cache, target: Option<&str>, now: Instant) -> bool {
         let mut changed = self.retarget(target);
         if let Some(job) = &self.job {
@@ -125,13 +134,16 @@ impl RosterState {
                 }
             }
         }
+        let gap = MIN_INTERVAL.max(self.last_copy * COPY_SHARE);
         let due = self
             .last_start
-            .is_none_or(|at| now.duration_since(at) >= MIN_INTERVAL);
-        if self.stale
-            && due
-            && let Some(snapshot) = Snapshot::take(cache, target)
-        {
+            .is_none_or(|at| now.saturating_duration_since(at) >= gap);
+        if !(self.stale && due) {
+            return changed;
+        }
+        let copying = Instant::now();
+        if let Some(snapshot) = Snapshot::take(cache, target) {
+            self.last_copy = copying.elapsed();
             self.stale = false;
             self.last_start = Some(now);
             self.job = Some(spawn(self.roster.clone(), snapshot));

@@ -213,3 +213,46 @@ fn comparisons_are_throttled_and_run_off_the_caller() {
     }
     assert!(collected, "the second comparison never arrived");
 }
+
+/// Scale measurement (run with `cargo test --lib roster_scale -- --ignored
+/// --nocapture`, add `--release` for release numbers): the snapshot copy (taken
+/// under the cache lock) and the comparison (on its own thread) at 65,000
+/// nodes. Prints numbers; asserts only correctness.
+#[test]
+#[ignore = "measurement; prints timings"]
+fn roster_scale_65k() {
+    use crate::cluster::cache::WatchUpdate;
+    use crate::engine::fixtures::{node, pod};
+    let nodes = 65_000;
+    let mut cache = fixtures::mid_rollout();
+    let names: Vec<String> = (0..nodes).map(|i| format!("big-{i:05}")).collect();
+    let node_list = names.iter().map(|n| node(n).build()).collect();
+    // Every tenth node has no daemon pod: 6,500 missing entries.
+    let pods = (0..nodes)
+        .filter(|i| i % 10 != 0)
+        .map(|i| {
+            pod(&format!("agent-big-{i:05}"), &names[i], "h2")
+                .created(100)
+                .ready_since(110)
+                .build()
+        })
+        .collect();
+    fixtures::list(&mut cache, WatchUpdate::Node, node_list);
+    fixtures::list(&mut cache, WatchUpdate::Pod, pods);
+    let entries = names.iter().map(|n| (n.clone(), format!("uid-{n}")));
+    let roster = Roster::from_entries(entries).unwrap();
+    let started = Instant::now();
+    let snapshot = super::roster::Snapshot::take(&cache, Some("kube-system/agent")).unwrap();
+    let copied = started.elapsed();
+    let mut state = RosterState::new(roster);
+    let started = Instant::now();
+    state.recompute_now(&cache, Some("kube-system/agent"));
+    let total = started.elapsed();
+    drop(snapshot);
+    let report = state.report().unwrap();
+    assert_eq!(report.issues.missing_ready.len(), nodes / 10);
+    println!(
+        "roster audit at {nodes} nodes: snapshot copy {copied:?}, copy + compare {total:?}, {} problems",
+        report.problem_count()
+    );
+}
