@@ -46,7 +46,7 @@ pub struct ConsoleOpsArgs {
 /// `rollcall demo`: the embedded cluster in-process, with the console on it.
 #[derive(Clone, Debug, Args)]
 pub struct DemoArgs {
-    /// The DaemonSet to open, as NAMESPACE/NAME (default: the list to pick from).
+    /// The DaemonSet to open, as NAMESPACE/NAME (default: the scenario's first DaemonSet).
     #[arg(value_name = "NS/DAEMONSET")]
     pub daemonset: Option<String>,
     /// A built-in scenario (`default`, `small`) or a scenario YAML file.
@@ -117,7 +117,15 @@ async fn open_embedded(
     let connection =
         connection_from_config(cluster.server.kube_config(), "embedded".to_owned(), None)
             .context("connecting to the embedded cluster")?;
-    let target = parse_target(daemonset, &connection.namespace)?;
+    // Without a DaemonSet named, open on the scenario's first one (the tour's
+    // `kube-system/node-agent` in the default scenario); none: the list.
+    let first = cluster
+        .simulation
+        .scenario
+        .daemon_sets
+        .first()
+        .map(|ds| format!("{}/{}", ds.namespace, ds.name));
+    let target = parse_target(daemonset.or(first.as_deref()), &connection.namespace)?;
     let info = ConsoleInfo {
         context: "embedded".to_owned(),
         server: connection.server.clone(),

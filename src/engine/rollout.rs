@@ -39,7 +39,6 @@ pub const ZONE_LABEL_KEYS: [&str; 2] = [
     "failure-domain.beta.kubernetes.io/zone",
 ];
 
-
 /// How to order a rollout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanOptions {
