@@ -3,14 +3,15 @@
 //! on the embedded cluster. Wires the cluster layer, the embedded cluster and
 //! the TUI together; logs go to a file, never to the terminal.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::Args;
 
 use super::cluster_args::ClusterArgs;
-use crate::cluster::connect::{Connection, connect, find_kubeconfig};
+use crate::cluster::connect::{Connection, connect, connection_from_config, find_kubeconfig};
 use crate::cluster::watch::{self, Target};
+use crate::sim::embedded::{self, EmbeddedOptions};
 use crate::tui::view_model::ConsoleInfo;
 
 /// Flags of the console (the command line without a subcommand).
@@ -46,6 +47,103 @@ pub struct ConsoleOpsArgs {
     pub journal: Option<PathBuf>,
 }
 
+/// `rollcall demo`: the embedded cluster in-process, with the console on it.
+#[derive(Clone, Debug, Args)]
+pub struct DemoArgs {
+    /// The DaemonSet to open, as NAMESPACE/NAME (default: the scenario's first DaemonSet).
+    #[arg(value_name = "NS/DAEMONSET")]
+    pub daemonset: Option<String>,
+    /// A built-in scenario (`default`, `small`) or a scenario YAML file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub scenario: Option<String>,
+    /// Generate a cluster of N nodes instead of the scenario's pools (scale demo).
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<usize>,
+    /// Where to write a kubeconfig for kubectl (default: a file in the temp directory, shown in the title).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// RNG seed for the simulation.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Time multiplier for kubelet delays (2 = twice as fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Rollout operations: --read-only and --journal FILE.
+    #[command(flatten)]
+    pub ops: ConsoleOpsArgs,
+}
+
+/// Runs `rollcall demo`.
+pub fn run_demo(
+    args: &DemoArgs,
+    log_file: Option<&Path>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let log = init_logging(log_file)?;
+    tracing::info!(log = %log.display(), "demo starting");
+    let options = EmbeddedOptions {
+        scenario: args.scenario.clone(),
+        nodes: args.nodes,
+        seed: args.seed,
+        speed: args.speed,
+        ..EmbeddedOptions::default()
+    };
+    runtime()?.block_on(open_embedded(
+        options,
+        args.kubeconfig_out.clone(),
+        args.daemonset.as_deref(),
+        &args.ops,
+        "embedded cluster",
+    ))
+}
+
+/// Starts the embedded cluster, writes a kubeconfig for kubectl, and opens the
+/// console on it through the same kube-rs path as a real cluster.
+async fn open_embedded(
+    options: EmbeddedOptions,
+    kubeconfig_out: Option<PathBuf>,
+    daemonset: Option<&str>,
+    ops: &ConsoleOpsArgs,
+    why: &str,
+) -> anyhow::Result<std::process::ExitCode> {
+    let cluster = embedded::start(options)
+        .await
+        .context("starting the embedded cluster")?;
+    let path = kubeconfig_out.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "rollcall-demo-{}.kubeconfig",
+            cluster.addr().port()
+        ))
+    });
+    cluster
+        .server
+        .write_kubeconfig(&path)
+        .with_context(|| format!("writing the kubeconfig to {}", path.display()))?;
+    let connection =
+        connection_from_config(cluster.server.kube_config(), "embedded".to_owned(), None)
+            .context("connecting to the embedded cluster")?;
+    // Without a DaemonSet named, open on the scenario's first one (the tour's
+    // `kube-system/node-agent` in the default scenario); none: the list.
+    let first = cluster
+        .simulation
+        .scenario
+        .daemon_sets
+        .first()
+        .map(|ds| format!("{}/{}", ds.namespace, ds.name));
+    let target = parse_target(daemonset.or(first.as_deref()), &connection.namespace)?;
+    let info = ConsoleInfo {
+        context: "embedded".to_owned(),
+        server: connection.server.clone(),
+        note: Some(format!(
+            "{why} · scenario {} · kubectl --kubeconfig {}",
+            cluster.simulation.scenario.name,
+            path.display()
+        )),
+    };
+    let result = open_console_with(connection, None, target, info, ops).await;
+    cluster.shutdown().await;
+    result
+}
+
 /// Runs the console on the cluster the flags point at.
 pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode> {
     // A bad roster is a startup error (exit 2), before the terminal is taken over.
@@ -59,10 +157,15 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
     runtime.block_on(async {
         let options = args.cluster.connect_options();
         if find_kubeconfig(&options).is_none() {
-            return Err(anyhow::anyhow!(
-                "no cluster configured (no --kubeconfig, KUBECONFIG or ~/.kube/config); \
-                 run `rollcall demo` for the embedded cluster"
-            ));
+            tracing::info!("no kubeconfig found: starting the embedded cluster");
+            return open_embedded(
+                EmbeddedOptions::default(),
+                None,
+                args.daemonset.as_deref(),
+                &args.ops,
+                "no kubeconfig found: embedded cluster",
+            )
+            .await;
         }
         let connection = connect(&options)
             .await

@@ -52,6 +52,8 @@ pub enum Command {
     Rollback(rollback::RollbackArgs),
     /// Serve the embedded cluster (API server, DaemonSet controller, kubelets) until Ctrl-C.
     Sim(sim::SimArgs),
+    /// Start the embedded cluster in-process and open the console on it.
+    Demo(console::DemoArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -71,6 +73,7 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
         Some(Command::Resume(args)) => pause::run(&args, true),
         Some(Command::Rollback(args)) => rollback::run(&args),
         Some(Command::Sim(args)) => sim::run(&args),
+        Some(Command::Demo(args)) => console::run_demo(&args, cli.console.log_file.as_deref()),
         Some(Command::Audit(args)) => audit::run(&args),
     };
     match result {

@@ -18,15 +18,25 @@ use super::coverage::{NodeCoverage, PodCoverage};
 use super::selector::Selector;
 use crate::model::Node;
 
-/// Node labels that name a node pool or zone, most specific first: the keys of
-/// GKE, EKS, AKS and common conventions, then the well-known zone label.
-pub const DEFAULT_GROUP_LABEL_KEYS: [&str; 6] = [
+/// Node labels that name a node pool, most specific first: common conventions
+/// (the embedded cluster's scenarios use `node-pool`), then the keys of GKE, EKS,
+/// Karpenter and AKS.
+pub const POOL_LABEL_KEYS: [&str; 9] = [
+    "node-pool",
     "node.kubernetes.io/pool",
+    "pool",
+    "nodepool",
     "cloud.google.com/gke-nodepool",
     "eks.amazonaws.com/nodegroup",
+    "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool",
     "agentpool",
-    "pool",
+];
+
+/// Node labels that name a node's zone, the well-known one first.
+pub const ZONE_LABEL_KEYS: [&str; 2] = [
     "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/zone",
 ];
 
 /// How to order a rollout.
@@ -45,8 +55,10 @@ impl Default for PlanOptions {
         Self {
             canaries: BTreeSet::new(),
             canary_selector: None,
-            group_label_keys: DEFAULT_GROUP_LABEL_KEYS
+            // Pool first, then zone.
+            group_label_keys: POOL_LABEL_KEYS
                 .iter()
+                .chain(ZONE_LABEL_KEYS.iter())
                 .map(|k| (*k).to_owned())
                 .collect(),
         }

@@ -53,7 +53,7 @@ pub struct App {
 impl App {
     /// A console on `target` (`namespace/name`), or on the DaemonSet list when `None`.
     pub fn new(info: ConsoleInfo, target: Option<String>, size: (u16, u16)) -> Self {
-        let ui = UiState {
+        let mut ui = UiState {
             screen: if target.is_some() {
                 Screen::Grid
             } else {
@@ -63,6 +63,11 @@ impl App {
             size,
             ..UiState::default()
         };
+        // The note (e.g. "no kubeconfig found: embedded cluster") also opens the
+        // status line, where a narrow terminal still shows it.
+        if let Some(note) = &info.note {
+            ui.info(note.clone());
+        }
         Self {
             ui,
             rows: RowCache::default(),

@@ -264,3 +264,16 @@ fn a_confirmation_holds_the_effect_until_yes() {
         "an effect runs once"
     );
 }
+
+#[test]
+fn the_connection_note_opens_the_status_line() {
+    let info = ConsoleInfo {
+        note: Some("no kubeconfig found: embedded cluster".into()),
+        ..ConsoleInfo::default()
+    };
+    let app = App::new(info, None, (80, 24));
+    assert_eq!(
+        app.ui.message.map(|m| m.text).as_deref(),
+        Some("no kubeconfig found: embedded cluster")
+    );
+}
