@@ -93,6 +93,7 @@ pub fn run_demo(
         args.daemonset.as_deref(),
         &args.ops,
         "embedded cluster",
+        None,
     ))
 }
 
@@ -104,6 +105,7 @@ async fn open_embedded(
     daemonset: Option<&str>,
     ops: &ConsoleOpsArgs,
     why: &str,
+    roster: Option<crate::audit::Roster>,
 ) -> anyhow::Result<std::process::ExitCode> {
     let cluster = embedded::start(options)
         .await
@@ -139,7 +141,7 @@ async fn open_embedded(
             path.display()
         )),
     };
-    let result = open_console_with(connection, None, target, info, ops).await;
+    let result = open_console_with(connection, None, target, info, ops, roster).await;
     cluster.shutdown().await;
     result
 }
@@ -164,6 +166,7 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
                 args.daemonset.as_deref(),
                 &args.ops,
                 "no kubeconfig found: embedded cluster",
+                roster,
             )
             .await;
         }
