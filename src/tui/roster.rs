@@ -1,6 +1,6 @@
 //! The console's roster audit (`--roster FILE`): the audit report kept beside
 //! the stores and the grid order it adds; how it marks the grid, the header
-//! and the detail pane is in [`view`].
+//! and the detail pane is in `roster/view.rs`.
 //!
 //! The comparison is pure but costs about a second at 65,000 nodes in a debug
 //! build, so it never runs on the draw path or per watch event: changes only
