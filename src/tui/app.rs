@@ -10,7 +10,7 @@ use super::columns::{areas, list_height};
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Confirm, Message, Screen, UiState};
+use super::state::{Confirm, Screen, UiState};
 use super::view_model::{self, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
 use crate::cluster::watch::Target;
@@ -24,14 +24,6 @@ pub enum Effect {
     SetTarget(Target),
     /// Run these numbered rollout writes on the effects task (confirmed by the user).
     Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
-}
-
-/// What came back from an effect run outside the UI (an operation's result),
-/// delivered to [`App::apply_outcome`] by the event loop.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Show a message in the status line.
-    Message(Message),
 }
 
 /// The console's state: UI state plus the cached engine rows and grid order.
@@ -107,13 +99,6 @@ impl App {
             lines,
             effect,
         });
-    }
-
-    /// Applies what an effect sent back.
-    pub fn apply_outcome(&mut self, outcome: Outcome) {
-        match outcome {
-            Outcome::Message(message) => self.ui.message = Some(message),
-        }
     }
 
     /// Takes the cache's change set and brings rows and order up to date.
