@@ -105,7 +105,6 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
             priority_class_name: Some("system-node-critical".to_owned()),
             restart_policy: Some("Always".to_owned()),
             scheduler_name: Some("default-scheduler".to_owned()),
-            security_context: Some(k8s_openapi::api::core::v1::PodSecurityContext::default()),
             service_account_name: Some(spec.name.clone()),
             termination_grace_period_seconds: Some(30),
             tolerations: (!spec.tolerations.is_empty()).then(|| spec.tolerations.clone()),
