@@ -12,24 +12,11 @@ use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::model::{ControllerRevision, DaemonSet, Event, Node};
 
-/// Labels that name a node's pool, most specific first (the embedded cluster's
-/// scenarios use `node-pool`; the others are the managed-cluster conventions).
-pub const POOL_LABELS: &[&str] = &[
-    "node-pool",
-    "pool",
-    "nodepool",
-    "cloud.google.com/gke-nodepool",
-    "eks.amazonaws.com/nodegroup",
-    "karpenter.sh/nodepool",
-    "kubernetes.azure.com/agentpool",
-    "agentpool",
-];
+/// Labels that name a node's pool, most specific first (shared with the rollout plan).
+pub const POOL_LABELS: &[&str] = &crate::engine::rollout::POOL_LABEL_KEYS;
 
 /// Labels that name a node's zone.
-pub const ZONE_LABELS: &[&str] = &[
-    "topology.kubernetes.io/zone",
-    "failure-domain.beta.kubernetes.io/zone",
-];
+pub const ZONE_LABELS: &[&str] = &crate::engine::rollout::ZONE_LABEL_KEYS;
 
 /// Waiting/terminated reasons that mean the pod is failing, not just starting.
 const FAILING_REASONS: &[&str] = &[
@@ -168,7 +155,7 @@ impl NodeRow {
             state: classify(&coverage),
             node_ready: node.condition("Ready").map(|c| c.status == "True"),
             cordoned: node.spec.unschedulable,
-            taints: node.spec.taints.iter().map(short_taint).collect(),
+            taints: node.spec.taints.iter().map(grid_taint).collect(),
             pool: first_label(node, POOL_LABELS),
             zone: first_label(node, ZONE_LABELS),
             event,
@@ -183,6 +170,20 @@ pub fn short_taint(taint: &crate::model::Taint) -> String {
         Some(value) if !value.is_empty() => format!("{}={value}:{}", taint.key, taint.effect),
         _ => format!("{}:{}", taint.key, taint.effect),
     }
+}
+
+/// Prefixes of the well-known taint keys, dropped in the grid so the part that
+/// matters fits (`unreachable:NoExecute`, `control-plane:NoSchedule`); the detail
+/// pane shows taints whole.
+const WELL_KNOWN_TAINT_PREFIXES: [&str; 2] = ["node.kubernetes.io/", "node-role.kubernetes.io/"];
+
+/// A taint as the grid shows it: [`short_taint`] without a well-known key prefix.
+pub fn grid_taint(taint: &crate::model::Taint) -> String {
+    let full = short_taint(taint);
+    WELL_KNOWN_TAINT_PREFIXES
+        .iter()
+        .find_map(|prefix| full.strip_prefix(prefix))
+        .map_or_else(|| full.clone(), str::to_owned)
 }
 
 fn first_label(node: &Node, keys: &[&str]) -> Option<String> {
@@ -384,5 +385,45 @@ impl RowCache {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Taint;
+
+    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
+        Taint {
+            key: key.to_owned(),
+            value: value.map(str::to_owned),
+            effect: effect.to_owned(),
+            time_added: None,
+        }
+    }
+
+    #[test]
+    fn grid_taint_drops_only_well_known_prefixes() {
+        let cases = [
+            (
+                taint("node.kubernetes.io/unreachable", None, "NoExecute"),
+                "unreachable:NoExecute",
+            ),
+            (
+                taint("node-role.kubernetes.io/control-plane", None, "NoSchedule"),
+                "control-plane:NoSchedule",
+            ),
+            (
+                taint("dedicated", Some("gpu"), "NoSchedule"),
+                "dedicated=gpu:NoSchedule",
+            ),
+            (
+                taint("example.com/node.kubernetes.io/x", None, "NoSchedule"),
+                "example.com/node.kubernetes.io/x:NoSchedule",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(grid_taint(&input), expected);
+        }
     }
 }

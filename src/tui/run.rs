@@ -1,11 +1,11 @@
 //! The one event loop: `select!` over terminal input, cache notifications, a
-//! one-second tick (ages) and termination signals; queued input is drained
-//! before drawing, and frames are coalesced to at most ~30 per second.
+//! one-second tick (ages) and termination signals; every event updates state
+//! as it arrives, and frames are coalesced to at most ~30 per second.
 
 use std::time::Duration;
 
 use crossterm::event::EventStream;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use tokio::time::Instant;
 
 use super::app::{App, Effect};
@@ -123,14 +123,12 @@ async fn event_loop(
         let next_frame = last_draw + FRAME_INTERVAL;
         tokio::select! {
             event = input.next() => {
+                // One event per turn: draws are already coalesced to one per
+                // FRAME_INTERVAL. (Draining with `now_or_never` registered a no-op
+                // waker on crossterm's EventStream, so the next key waited for the
+                // one-second tick.)
                 let Some(event) = event else { return Ok(()) };
-                let mut events = vec![event?];
-                // Drain what is already queued so a burst of keys costs one frame.
-                while let Some(Some(more)) = input.next().now_or_never() {
-                    events.push(more?);
-                }
-                for event in events {
-                    let Some(action) = app.action_for_event(&event) else { continue };
+                if let Some(action) = app.action_for_event(&event?) {
                     let effect = app.update(action, &shared.lock());
                     dirty = true;
                     if dispatch(effect, app, watch, link.as_ref()) {

@@ -65,9 +65,11 @@ impl Controller {
             ResourceKind::ControllerRevision,
             ResourceKind::Pod,
         ] {
-            let (items, _) = self.store.list(kind, None);
-            for item in &items {
-                self.cache.upsert(kind, item);
+            // One decoded object at a time: a Vec of every pod as a JSON tree
+            // is what made large clusters peak at many GB.
+            let (objects, _) = self.store.list_objects(kind, None);
+            for object in &objects {
+                self.cache.upsert(kind, &object.value());
             }
         }
     }

@@ -105,7 +105,6 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
             priority_class_name: Some("system-node-critical".to_owned()),
             restart_policy: Some("Always".to_owned()),
             scheduler_name: Some("default-scheduler".to_owned()),
-            security_context: Some(k8s_openapi::api::core::v1::PodSecurityContext::default()),
             service_account_name: Some(spec.name.clone()),
             termination_grace_period_seconds: Some(30),
             tolerations: (!spec.tolerations.is_empty()).then(|| spec.tolerations.clone()),
@@ -231,7 +230,7 @@ fn workload(
         .unwrap_or_default();
     let pod_hash = template_hash(&pod_template, None);
     let image = &spec.revisions[pods_at - 1].image;
-    let pods = nodes
+    let mut pods: Vec<Value> = nodes
         .iter()
         .filter(|(node, _)| node_should_run_daemon_pod(&before_outage(node), &current).should_run)
         .map(|(node, ip)| {
@@ -239,6 +238,7 @@ fn workload(
             settled_pod(&pod_ds, &pod_hash, (node, ip), made(pods_at), !fails, rng)
         })
         .collect();
+    unique_names(&mut pods, &spec.name, rng);
     let mut daemon_set = serde_json::to_value(&current).unwrap_or(Value::Null);
     daemon_set["apiVersion"] = json!("apps/v1");
     daemon_set["kind"] = json!("DaemonSet");
@@ -262,6 +262,28 @@ fn before_outage(node: &Node) -> Node {
     healthy
 }
 
+/// Five random characters from the upstream name alphabet collide by
+/// chance in large clusters (as generateName would retry): draw again.
+fn unique_names(pods: &mut [Value], ds_name: &str, rng: &mut StdRng) {
+    let mut seen = std::collections::HashSet::new();
+    for pod in pods {
+        while !seen.insert(
+            pod["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        ) {
+            pod["metadata"]["name"] = json!(format!("{ds_name}-{}", name_suffix(rng)));
+        }
+    }
+}
+
+fn name_suffix(rng: &mut StdRng) -> String {
+    (0..5)
+        .map(|_| char::from(b"bcdfghjklmnpqrstvwxz2456789"[rng.random_range(0..27)]))
+        .collect()
+}
+
 fn scenario_image_fails(scenario: &Scenario, image: &str, node: &Node) -> bool {
     crate::sim::kubelet::rules::rule_for(
         scenario,
@@ -283,9 +305,7 @@ fn settled_pod(
     rng: &mut StdRng,
 ) -> Value {
     let mut pod = daemon_pod(ds, hash, node.name());
-    let suffix: String = (0..5)
-        .map(|_| char::from(b"bcdfghjklmnpqrstvwxz2456789"[rng.random_range(0..27)]))
-        .collect();
+    let suffix = name_suffix(rng);
     let name = format!(
         "{}-{suffix}",
         ds.metadata.name.as_deref().unwrap_or_default()

@@ -96,13 +96,14 @@ async fn sleep_until(at: Option<Instant>) {
 
 /// Learns every node, then every pod (nodes first, so pods find their node).
 fn list_all(fleet: &mut Fleet) {
-    let (nodes, _) = fleet.store.list(ResourceKind::Node, None);
+    // Decode one object at a time rather than every object of a kind at once.
+    let (nodes, _) = fleet.store.list_objects(ResourceKind::Node, None);
     for node in &nodes {
-        fleet.on_node(node);
+        fleet.on_node(&node.value());
     }
-    let (pods, _) = fleet.store.list(ResourceKind::Pod, None);
+    let (pods, _) = fleet.store.list_objects(ResourceKind::Pod, None);
     for pod in &pods {
-        fleet.on_pod(pod);
+        fleet.on_pod(&pod.value());
     }
 }
 

@@ -1,0 +1,441 @@
+//! The whole embedded cluster (API server, DaemonSet controller, kubelets) on
+//! the small scenario, driven by the real kubectl: get and describe; label
+//! and taint a node and see daemon pods come and go; cordon and uncordon;
+//! delete an OnDelete pod and see it replaced at the new revision; rollout
+//! history, set image + rollout status, undo; and `get pods -w` streaming.
+//! Each kubectl run gets its own cache dir and the written kubeconfig.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use rollcall::model::Pod;
+use rollcall::sim::embedded::{self, EmbeddedCluster, EmbeddedOptions};
+use rollcall::sim::resources::ResourceKind;
+
+struct Sim {
+    cluster: EmbeddedCluster,
+    dir: tempfile::TempDir,
+}
+
+impl Sim {
+    async fn start() -> Sim {
+        let options = EmbeddedOptions {
+            scenario: Some("small".to_owned()),
+            speed: 2.0,
+            ..EmbeddedOptions::default()
+        };
+        let cluster = embedded::start(options)
+            .await
+            .expect("embedded cluster starts");
+        let dir = tempfile::tempdir().expect("temp dir");
+        cluster
+            .server
+            .write_kubeconfig(&dir.path().join("kubeconfig"))
+            .expect("kubeconfig written");
+        Sim { cluster, dir }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let cache: PathBuf = tempfile::tempdir().expect("cache dir").keep();
+        let mut command = Command::new("kubectl");
+        command
+            .arg(format!(
+                "--kubeconfig={}",
+                self.dir.path().join("kubeconfig").display()
+            ))
+            .arg(format!("--cache-dir={}", cache.display()))
+            .args(args)
+            .env("KUBECACHEDIR", &cache)
+            .env("HOME", self.dir.path())
+            .env_remove("KUBECONFIG");
+        command
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        tokio::task::spawn_blocking(move || command.output().expect("kubectl runs"))
+            .await
+            .expect("joined")
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args).await;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+
+    fn pods(&self, prefix: &str) -> Vec<Pod> {
+        let (pods, _) = self
+            .cluster
+            .simulation
+            .store
+            .list_as::<Pod>(ResourceKind::Pod, Some("kube-system"))
+            .expect("pods decode");
+        pods.into_iter()
+            .filter(|p| p.name().starts_with(prefix))
+            .collect()
+    }
+
+    fn pod_on(&self, prefix: &str, node: &str) -> Option<Pod> {
+        self.pods(prefix)
+            .into_iter()
+            .find(|p| p.node_name() == Some(node) && !p.is_terminating())
+    }
+
+    /// Polls `done` (on real time; the cluster runs at 2x speed) for up to 30 s.
+    async fn wait(&self, what: &str, mut done: impl FnMut(&Sim) -> bool) {
+        for _ in 0..300 {
+            if done(self) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    async fn ready(&self) {
+        self.wait("node-agent ready on all five nodes", |s| {
+            s.pods("node-agent-")
+                .iter()
+                .filter(|p| p.is_ready())
+                .count()
+                == 5
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_and_describe_nodes_pods_and_daemonsets() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = Sim::start().await;
+    sim.ready().await;
+    let nodes = sim.ok(&["get", "nodes"]).await;
+    assert_eq!(
+        nodes.lines().filter(|l| l.contains(" Ready ")).count(),
+        5,
+        "{nodes}"
+    );
+    let ds = sim.ok(&["get", "ds", "-A"]).await;
+    let agent = ds
+        .lines()
+        .find(|l| l.contains("node-agent"))
+        .expect("node-agent row");
+    let cells: Vec<&str> = agent.split_whitespace().collect();
+    // NAMESPACE NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE ...
+    assert_eq!(&cells[2..7], ["5", "5", "5", "0", "5"], "{ds}");
+    let proxy = ds
+        .lines()
+        .find(|l| l.contains("edge-proxy"))
+        .expect("edge-proxy row");
+    assert!(proxy.contains("example.com/proxy=true"), "{proxy}");
+    let pods = sim
+        .ok(&["get", "pods", "-n", "kube-system", "-o", "wide"])
+        .await;
+    assert!(
+        pods.contains("Running") && pods.contains("general-01"),
+        "{pods}"
+    );
+    let describe = sim
+        .ok(&["describe", "ds", "log-shipper", "-n", "kube-system"])
+        .await;
+    assert!(
+        describe.contains("Pods Status:")
+            && describe.contains("cr.fluentbit.io/fluent/fluent-bit:3.2.2"),
+        "{describe}"
+    );
+    let node = sim.ok(&["describe", "node", "edge-01"]).await;
+    assert!(
+        node.contains("kubernetes.io/arch=arm64") && node.contains("node-agent-"),
+        "{node}"
+    );
+    sim.cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn labels_and_taints_add_and_remove_daemon_pods() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = Sim::start().await;
+    sim.ready().await;
+    assert!(sim.pod_on("edge-proxy-", "general-02").is_none());
+    sim.ok(&["label", "node", "general-02", "example.com/proxy=true"])
+        .await;
+    sim.wait("edge-proxy pod on general-02", |s| {
+        s.pod_on("edge-proxy-", "general-02")
+            .is_some_and(|p| p.is_ready())
+    })
+    .await;
+    sim.ok(&["label", "node", "general-02", "example.com/proxy-"])
+        .await;
+    sim.wait("edge-proxy pod gone", |s| s.pods("edge-proxy-").is_empty())
+        .await;
+    // A NoExecute taint the daemon pods do not tolerate evicts them.
+    sim.ok(&["taint", "node", "general-03", "maintenance=now:NoExecute"])
+        .await;
+    sim.wait("node-agent gone from general-03", |s| {
+        s.pods("node-agent-")
+            .iter()
+            .all(|p| p.node_name() != Some("general-03"))
+    })
+    .await;
+    sim.ok(&["taint", "node", "general-03", "maintenance=now:NoExecute-"])
+        .await;
+    sim.wait("node-agent back on general-03", |s| {
+        s.pod_on("node-agent-", "general-03").is_some()
+    })
+    .await;
+    sim.cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cordon_keeps_daemon_pods_and_shows_scheduling_disabled() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = Sim::start().await;
+    sim.ready().await;
+    let before = sim
+        .pod_on("node-agent-", "general-01")
+        .expect("agent on general-01");
+    sim.ok(&["cordon", "general-01"]).await;
+    sim.wait("unschedulable taint", |s| {
+        s.cluster
+            .simulation
+            .store
+            .get(ResourceKind::Node, "", "general-01")
+            .is_some_and(|n| n.to_string().contains("node.kubernetes.io/unschedulable"))
+    })
+    .await;
+    let nodes = sim.ok(&["get", "node", "general-01"]).await;
+    assert!(nodes.contains("Ready,SchedulingDisabled"), "{nodes}");
+    // Daemon pods tolerate the unschedulable taint: the pod stays.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        sim.pod_on("node-agent-", "general-01")
+            .map(|p| p.uid().to_owned()),
+        Some(before.uid().to_owned())
+    );
+    sim.ok(&["uncordon", "general-01"]).await;
+    sim.wait("taint removed", |s| {
+        s.cluster
+            .simulation
+            .store
+            .get(ResourceKind::Node, "", "general-01")
+            .is_some_and(|n| !n.to_string().contains("node.kubernetes.io/unschedulable"))
+    })
+    .await;
+    sim.cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_an_on_delete_pod_replaces_it_at_the_new_revision() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = Sim::start().await;
+    sim.ready().await;
+    let old = sim
+        .pod_on("node-agent-", "general-01")
+        .expect("agent on general-01");
+    let history = sim
+        .ok(&["rollout", "history", "ds/node-agent", "-n", "kube-system"])
+        .await;
+    assert!(
+        history.contains("\n1 ") && history.contains("\n2 "),
+        "{history}"
+    );
+    sim.ok(&["delete", "pod", old.name(), "-n", "kube-system"])
+        .await;
+    sim.wait("replacement ready", |s| {
+        s.pod_on("node-agent-", "general-01")
+            .is_some_and(|p| p.uid() != old.uid() && p.is_ready())
+    })
+    .await;
+    let new = sim
+        .pod_on("node-agent-", "general-01")
+        .expect("replacement");
+    assert_ne!(new.revision_hash(), old.revision_hash());
+    let image = sim
+        .ok(&[
+            "get",
+            "pod",
+            new.name(),
+            "-n",
+            "kube-system",
+            "-o",
+            "jsonpath={.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(image, "registry.example.com/platform/node-agent:1.5.0");
+    let ds = sim
+        .ok(&[
+            "get",
+            "ds",
+            "node-agent",
+            "-n",
+            "kube-system",
+            "-o",
+            "jsonpath={.status.updatedNumberScheduled}",
+        ])
+        .await;
+    assert_eq!(ds, "1");
+    sim.cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn set_image_rollout_status_history_and_undo() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = Sim::start().await;
+    sim.ready().await;
+    let ns = ["-n", "kube-system"];
+    sim.ok(&[
+        &[
+            "set",
+            "image",
+            "ds/log-shipper",
+            "fluent-bit=cr.fluentbit.io/fluent/fluent-bit:3.3.0",
+        ][..],
+        &ns,
+    ]
+    .concat())
+        .await;
+    let status = sim
+        .ok(&[
+            &["rollout", "status", "ds/log-shipper", "--timeout=60s"][..],
+            &ns,
+        ]
+        .concat())
+        .await;
+    assert!(status.contains("successfully rolled out"), "{status}");
+    let history = sim
+        .ok(&[&["rollout", "history", "ds/log-shipper"][..], &ns].concat())
+        .await;
+    let numbers: Vec<&str> = history
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(numbers, ["1", "2", "3"], "{history}");
+    let undo = sim
+        .ok(&[&["rollout", "undo", "ds/log-shipper"][..], &ns].concat())
+        .await;
+    assert!(undo.contains("rolled back"), "{undo}");
+    let status = sim
+        .ok(&[
+            &["rollout", "status", "ds/log-shipper", "--timeout=60s"][..],
+            &ns,
+        ]
+        .concat())
+        .await;
+    assert!(status.contains("successfully rolled out"), "{status}");
+    // upstream constructHistory: revision 2 came back and is renumbered to 4.
+    let history = sim
+        .ok(&[&["rollout", "history", "ds/log-shipper"][..], &ns].concat())
+        .await;
+    let numbers: Vec<&str> = history
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(numbers, ["1", "3", "4"], "{history}");
+    assert!(
+        sim.pods("log-shipper-")
+            .iter()
+            .all(|p| p.spec.containers[0].image.as_deref()
+                == Some("cr.fluentbit.io/fluent/fluent-bit:3.2.2"))
+    );
+    let on_delete = sim
+        .run(&[&["rollout", "status", "ds/node-agent"][..], &ns].concat())
+        .await;
+    assert!(
+        String::from_utf8_lossy(&on_delete.stderr).contains("only available for RollingUpdate")
+    );
+    sim.cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_pods_watch_streams_the_replacement() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = Sim::start().await;
+    sim.ready().await;
+    let mut watch = sim
+        .command(&[
+            "get",
+            "pods",
+            "-n",
+            "kube-system",
+            "-w",
+            "--output-watch-events",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get -w starts");
+    let stdout = watch.stdout.take().expect("stdout");
+    let (lines_tx, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The initial list arrives first.
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.recv())
+        .await
+        .expect("first line")
+        .expect("a line");
+    assert!(first.contains("NAME"), "{first}");
+    let old = sim
+        .pod_on("log-shipper-", "general-02")
+        .expect("log-shipper on general-02");
+    sim.ok(&[
+        "delete",
+        "pod",
+        old.name(),
+        "-n",
+        "kube-system",
+        "--wait=false",
+    ])
+    .await;
+    sim.wait("replacement", |s| {
+        s.pod_on("log-shipper-", "general-02")
+            .is_some_and(|p| p.uid() != old.uid())
+    })
+    .await;
+    let new = sim
+        .pod_on("log-shipper-", "general-02")
+        .expect("replacement")
+        .name()
+        .to_owned();
+    let mut saw_delete = false;
+    let mut saw_added = false;
+    while !(saw_delete && saw_added) {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.recv())
+            .await
+            .expect("watch line in time")
+            .expect("watch open");
+        saw_delete |= line.starts_with("DELETED") && line.contains(old.name());
+        saw_added |= line.starts_with("ADDED") && line.contains(&new);
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    sim.cluster.shutdown().await;
+}

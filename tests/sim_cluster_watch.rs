@@ -1,0 +1,106 @@
+//! kube-rs watchers through the whole embedded cluster (server, controller,
+//! kubelets): a pod watcher keeps converging while the server times the
+//! watch out, drops connections, and answers a 410 after its history is
+//! compacted. After each disruption a daemon pod is deleted, and the watcher
+//! must see the controller's replacement become Ready through the kubelets.
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, reflector};
+use kube::{Api, Client};
+use rollcall::model::Pod;
+use rollcall::sim::embedded::{self, EmbeddedOptions};
+use rollcall::sim::resources::ResourceKind;
+use rollcall::sim::store::{Preconditions, Store};
+
+fn agent_on(store: &Store, node: &str) -> Option<Pod> {
+    let (pods, _) = store
+        .list_as::<Pod>(ResourceKind::Pod, Some("kube-system"))
+        .ok()?;
+    pods.into_iter().find(|p| {
+        p.name().starts_with("node-agent-") && p.node_name() == Some(node) && !p.is_terminating()
+    })
+}
+
+/// Deletes the agent pod on `node` and waits until the reflector holds a
+/// Ready replacement with another uid.
+async fn replace_and_observe(store: &Store, reader: &reflector::Store<Pod>, node: &str) {
+    let old = agent_on(store, node).expect("an agent pod");
+    store
+        .delete(
+            ResourceKind::Pod,
+            "kube-system",
+            old.name(),
+            &Preconditions::default(),
+        )
+        .expect("delete");
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let seen = reader.state().iter().any(|p| {
+                p.node_name() == Some(node)
+                    && p.uid() != old.uid()
+                    && p.name().starts_with("node-agent-")
+                    && p.is_ready()
+            });
+            let old_gone = reader.state().iter().all(|p| p.uid() != old.uid());
+            if seen && old_gone {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("watcher never saw the replacement on {node}"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pod_watcher_survives_timeouts_drops_and_410_through_the_embedded_cluster() {
+    let options = EmbeddedOptions {
+        scenario: Some("small".to_owned()),
+        speed: 2.0,
+        ..EmbeddedOptions::default()
+    };
+    let cluster = embedded::start(options).await.expect("starts");
+    let store = cluster.simulation.store.clone();
+    let client = Client::try_from(cluster.server.kube_config()).expect("client");
+    let pods: Api<Pod> = Api::namespaced(client, "kube-system");
+    let (reader, writer) = reflector::store();
+    let (inits_tx, mut inits) = tokio::sync::mpsc::unbounded_channel();
+    let stream = watcher::watcher(pods, watcher::Config::default().timeout(1))
+        .default_backoff()
+        .inspect_ok(move |event| {
+            if matches!(event, Event::Init) {
+                let _ = inits_tx.send(());
+            }
+        })
+        .reflect(writer)
+        .applied_objects();
+    let task = tokio::spawn(async move {
+        let mut stream = stream.boxed();
+        while stream.next().await.is_some() {}
+    });
+    reader.wait_until_ready().await.expect("reflector ready");
+    inits.recv().await.expect("first list");
+
+    // Server-side timeouts (1 s) end the stream; kube re-watches from its version.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    replace_and_observe(&store, &reader, "general-01").await;
+
+    // A dropped connection: kube reconnects and catches up by replay.
+    cluster.server.drop_connections();
+    replace_and_observe(&store, &reader, "general-02").await;
+
+    // History compacted while disconnected: an in-stream 410, then a re-list.
+    cluster.server.drop_connections();
+    store.compact();
+    replace_and_observe(&store, &reader, "general-03").await;
+    tokio::time::timeout(Duration::from_secs(20), inits.recv())
+        .await
+        .expect("a re-list after 410")
+        .expect("open");
+
+    task.abort();
+    cluster.shutdown().await;
+}
