@@ -10,13 +10,13 @@ use crate::cluster::connect::ConnectOptions;
 #[derive(Clone, Debug, Default, Args)]
 pub struct ClusterArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use (default: its current-context).
-    #[arg(long, value_name = "NAME", global = true)]
+    #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
     /// The namespace (default: the context's namespace, else "default").
-    #[arg(short = 'n', long, value_name = "NS", global = true)]
+    #[arg(short = 'n', long, value_name = "NS")]
     pub namespace: Option<String>,
 }
 
