@@ -13,5 +13,6 @@ pub mod cluster;
 pub mod engine;
 pub mod model;
 pub mod ops;
+pub mod sanitize;
 pub mod sim;
 pub mod tui;

@@ -264,12 +264,10 @@ fn count_line(nodes: &[NodeExplanation]) -> String {
     line
 }
 
-/// API text without control characters or escape sequences, so a hostile
-/// name or message cannot drive the terminal.
+/// API text made safe to print (the one sanitizer the console uses too), so a
+/// hostile name or message cannot drive the terminal.
 fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::sanitize::sanitize(text).into_owned()
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub mod rollback_dialog;
 pub mod roster;
 pub mod rows;
 pub mod run;
-pub mod sanitize;
+pub use crate::sanitize;
 pub mod state;
 pub mod terminal;
 pub mod view_model;
