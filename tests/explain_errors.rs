@@ -3,23 +3,14 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/snapshots")
-        .join(name)
-        .display()
-        .to_string()
+    common::fixture_path(&format!("snapshots/{name}"))
 }
 
 fn explain(args: &[&str]) -> Output {
-    Command::new(common::rollcall_bin())
-        .arg("explain")
-        .args(args)
-        .output()
-        .expect("run rollcall")
+    common::run_rollcall(&[&["explain"], args].concat())
 }
 
 fn failure(args: &[&str]) -> String {

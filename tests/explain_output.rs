@@ -4,25 +4,16 @@
 mod common;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
 fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/snapshots")
-        .join(name)
-        .display()
-        .to_string()
+    common::fixture_path(&format!("snapshots/{name}"))
 }
 
 fn explain(args: &[&str]) -> Output {
-    Command::new(common::rollcall_bin())
-        .arg("explain")
-        .args(args)
-        .output()
-        .expect("run rollcall")
+    common::run_rollcall(&[&["explain"], args].concat())
 }
 
 fn all_fixtures() -> Vec<String> {

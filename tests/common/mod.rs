@@ -33,3 +33,20 @@ pub fn tool_available(name: &str) -> bool {
 pub fn rollcall_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_rollcall"))
 }
+
+/// The path of a file under `tests/fixtures/`, as a string for command lines.
+pub fn fixture_path(relative: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(relative)
+        .display()
+        .to_string()
+}
+
+/// Runs the `rollcall` binary with `args` and collects its output.
+pub fn run_rollcall(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(rollcall_bin())
+        .args(args)
+        .output()
+        .expect("run rollcall")
+}
