@@ -69,6 +69,10 @@ pub struct NodeStatus {
     pub available: bool,
     /// Its waiting/terminated reason, if any.
     pub problem: Option<String>,
+    /// When the pod is failing: the reason and the container's own words
+    /// (last termination, waiting message), from the one health classification.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     /// How many live daemon pods the node has.
     pub pod_count: usize,
     /// Marked or selected as a canary.
@@ -132,6 +136,7 @@ impl StatusReport {
                     ready: pod.is_some_and(|p| p.ready),
                     available: pod.is_some_and(|p| p.available),
                     problem: pod.and_then(|p| p.problem.clone()),
+                    failure: pod.and_then(|p| crate::engine::health::pod_health(p).failure_text()),
                     pod_count: live.len(),
                     canary: canaries.contains(row.node.as_str())
                         || state.canaries.contains(&row.node),
@@ -201,8 +206,9 @@ impl StatusReport {
             let detail = match (&n.pod, n.reasons.first()) {
                 (Some(pod), _) => format!(
                     "{pod}{}",
-                    n.problem
+                    n.failure
                         .as_ref()
+                        .or(n.problem.as_ref())
                         .map(|p| format!(" {p}"))
                         .unwrap_or_default()
                 ),
