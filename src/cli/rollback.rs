@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::act_args::{ActArgs, block_on, confirm, open, parse_duration, precheck};
+use crate::cli::act_args::{
+    ActArgs, block_on, confirm, install_interrupt, open, parse_duration, precheck, progress_printer,
+};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::ops::auto::AutoPolicy;
-use crate::ops::drive::{AutoSettings, auto, rollback_nodes};
+use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
 use crate::ops::follow::Follower;
 use crate::ops::rbac::Operation;
 use crate::ops::rollback::plan;
@@ -33,6 +35,10 @@ pub struct RollbackArgs {
     /// How long each node may take to become Ready again.
     #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// Also move back cordoned nodes (by default they are listed and left,
+    /// and the rollback ends incomplete with exit 1).
+    #[arg(long)]
+    pub include_cordoned: bool,
     /// --yes, --read-only, --journal.
     #[command(flatten)]
     pub act: ActArgs,
@@ -55,7 +61,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
                 session.target
             );
         }
-        if let Some(running) = state.run_in_progress() {
+        if let Some(running) = state.run_in_progress(jiff::Timestamp::now()) {
             anyhow::bail!("{running}");
         }
         let rollback = plan(&snapshot, args.to_revision)?;
@@ -100,9 +106,25 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             },
             canary_selector: None,
             rollback: Some((order, rollback.to.number)),
+            despite_failing: true,
+            include_cordoned: args.include_cordoned,
         };
-        let end = auto(&session.executor, &follower, &settings).await?;
-        Ok(crate::cli::auto::report(&end))
+        let interrupt = install_interrupt(&session);
+        let progress = progress_printer(&args.act);
+        let ctx = RunContext {
+            executor: &session.executor,
+            follower: &follower,
+            interrupt: &interrupt,
+            progress: progress.as_ref(),
+        };
+        let left_on = snapshot.index().current().map(|c| c.number);
+        let end = auto(&ctx, &settings).await?;
+        Ok(crate::cli::auto::report(
+            &end,
+            &args.act,
+            "moved back",
+            left_on,
+        ))
     })
 }
 

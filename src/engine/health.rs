@@ -130,7 +130,7 @@ pub fn failure_detail(pod: &Pod) -> Option<String> {
                 None => "terminated".to_owned(),
             };
             if let Some(reason) = t.reason.as_deref().filter(|r| !r.is_empty()) {
-                text.push_str(&format!(" ({reason})"));
+                text = format!("{text} ({reason})");
             }
             if let Some(message) = t
                 .message

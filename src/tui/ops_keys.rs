@@ -55,6 +55,8 @@ pub struct AutoSession {
     pub(super) deletes: BTreeMap<u64, String>,
     /// Shown in messages: `auto-advance` or `rollback`.
     pub(super) label: &'static str,
+    /// When this console last wrote the run's heartbeat (its lease).
+    pub(super) renewed_at: jiff::Timestamp,
 }
 
 /// The console's rollout-operation state.
@@ -201,8 +203,20 @@ impl App {
             })
             .collect();
         let node = victims.first().map(|v| v.node.clone()).unwrap_or_default();
+        let mut lines: Vec<String> = lines;
+        let mut title = format!("advance node {node}?");
+        // The same refusal `advance --next` makes: a new node is not moved onto
+        // a revision that is failing elsewhere without an explicit yes.
+        let failing = crate::ops::preflight::failing_updated(&rows);
+        if !selected && !failing.is_empty() {
+            title = format!(
+                "{} updated node(s) are failing: advance node {node} anyway?",
+                failing.len()
+            );
+            lines.insert(0, crate::ops::preflight::failing_text(&failing, 3));
+        }
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
-            title: format!("advance node {node}?"),
+            title,
             lines,
             intent: Intent::Writes(requests),
         })));
@@ -284,6 +298,7 @@ impl App {
                         run: AutoRun::new(policy),
                         deletes: BTreeMap::new(),
                         label: "auto-advance",
+                        renewed_at: jiff::Timestamp::now(),
                     });
                     self.ui.info("auto-advance started");
                     Some(Effect::Writes(self.ops.submit(vec![*state])))
@@ -301,11 +316,12 @@ impl App {
                             soak: Duration::ZERO,
                             timeout,
                         };
-                        let run = AutoRun::new(policy).with_priority(order);
+                        let run = AutoRun::new(policy).only(order);
                         self.ops.auto = Some(AutoSession {
                             run,
                             deletes: BTreeMap::new(),
                             label: "rollback",
+                            renewed_at: jiff::Timestamp::now(),
                         });
                     }
                     self.ui.info(format!("rolling back to revision {to}"));

@@ -34,7 +34,7 @@ pub struct HeaderVm {
 }
 
 /// Builds the header from the DaemonSet and its revision index.
-pub fn build(ds: &DaemonSet, rows: &RowCache, _now: jiff::Timestamp) -> HeaderVm {
+pub fn build(ds: &DaemonSet, rows: &RowCache, now: jiff::Timestamp) -> HeaderVm {
     let namespace = ds.metadata.namespace.as_deref().unwrap_or_default();
     let name = ds.metadata.name.as_deref().unwrap_or_default();
     let status = ds.status.clone().unwrap_or_default();
@@ -90,7 +90,7 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, _now: jiff::Timestamp) -> HeaderVm
         counts,
         progress,
         progress_label: format!("{updated}/{desired} updated"),
-        state: rollout_state(ds, updated, desired),
+        state: rollout_state(ds, updated, desired, now),
     }
 }
 
@@ -121,9 +121,9 @@ fn strategy(ds: &DaemonSet) -> String {
     format!("RollingUpdate maxUnavailable={max_unavailable} maxSurge={max_surge}")
 }
 
-fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
-    if let Some(headline) = crate::ops::state::headline(ds.metadata.annotations.as_ref()) {
-        let tone = if headline.starts_with("paused") {
+fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32, now: jiff::Timestamp) -> Cell {
+    if let Some(headline) = crate::ops::state::headline(ds.metadata.annotations.as_ref(), now) {
+        let tone = if headline.starts_with("paused") || headline.contains("stopped responding") {
             Tone::Warn
         } else {
             Tone::Accent
@@ -194,7 +194,11 @@ mod tests {
             ("ops mode", &auto, 2, 5, "auto"),
         ];
         for (name, ds, updated, desired, expected) in cases {
-            assert_eq!(rollout_state(ds, updated, desired).text, expected, "{name}");
+            assert_eq!(
+                rollout_state(ds, updated, desired, jiff::Timestamp::UNIX_EPOCH).text,
+                expected,
+                "{name}"
+            );
         }
     }
 
