@@ -103,7 +103,7 @@ async fn sigint_during_auto_pauses_with_interrupted_and_exits_130() {
         return;
     }
     let env = small().await;
-    let mut child = std::process::Command::new(common::rollcall_bin())
+    let child = std::process::Command::new(common::rollcall_bin())
         .args([
             "auto",
             DS,
