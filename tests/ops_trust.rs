@@ -9,7 +9,7 @@ mod ops_support;
 
 use std::time::Duration;
 
-use ops_support::{NEW_IMAGE, OLD_IMAGE, placements, small, text};
+use ops_support::{NEW_IMAGE, OLD_IMAGE, default_scenario, placements, small, text};
 
 const DS: &str = "kube-system/node-agent";
 
@@ -202,4 +202,51 @@ async fn rollback_leaving_a_cordoned_node_on_the_bad_revision_exits_1_and_names_
             .any(|(node, image, _)| node == "general-02" && image == NEW_IMAGE),
         "the cordoned node was left alone: {pods:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = default_scenario().await;
+    env.wait_pods("log-shipper", "log-shipper running", |pods| {
+        pods.len() >= 12
+    })
+    .await;
+    env.kubectl(&[
+        "-n",
+        "kube-system",
+        "set",
+        "image",
+        "daemonset/log-shipper",
+        "fluent-bit=cr.fluentbit.io/fluent/fluent-bit:3.3.0",
+    ])
+    .await;
+    // Upstream: the new pod on NotReady general-06 holds the only
+    // maxUnavailable=1 slot, so the controller deletes no other old pod.
+    let deadline = std::time::Instant::now() + Duration::from_secs(45);
+    loop {
+        let output = env
+            .rollcall(&["status", "kube-system/log-shipper", "-o", "json"])
+            .await;
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        let message = report["blocker"]["message"].as_str().unwrap_or_default();
+        if report["blocker"]["code"] == "maxUnavailableSpent" && message.contains("general-06") {
+            assert_eq!(report["state"], "stuck", "{report}");
+            assert!(message.contains("node NotReady"), "{message}");
+            let table = env.rollcall(&["status", "kube-system/log-shipper"]).await;
+            assert!(
+                text(&table).contains("general-06 (node NotReady)"),
+                "{}",
+                text(&table)
+            );
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never explained: {report}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

@@ -12,6 +12,7 @@ pub mod selector;
 pub mod taints;
 
 // Revisions, coverage and planning ("plan" helper).
+pub mod blockers;
 pub mod coverage;
 #[cfg(test)]
 pub mod fixtures;

@@ -27,8 +27,12 @@ pub struct StatusReport {
     pub strategy: String,
     /// The current revision number.
     pub current_revision: Option<i64>,
-    /// `idle`, `advancing`, `auto`, `paused` or `rolling-back`.
+    /// The one state word (see [`crate::ops::state::state_word`]): `idle`,
+    /// `waiting`, `rolling`, `stuck`, `advancing`, `auto`, `rolling-back`,
+    /// `stalled` or `paused`.
     pub state: String,
+    /// Why the rollout is (not) moving, with the nodes that hold it up.
+    pub blocker: crate::engine::blockers::Blocker,
     /// The durable rollout state in full.
     pub rollout: RolloutState,
     /// The DaemonSet status fields, computed.
@@ -143,13 +147,18 @@ impl StatusReport {
                 }
             })
             .collect();
+        let blocker = crate::ops::state::blocker_with_pause(
+            &state,
+            crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes),
+        );
         let target = snapshot.target();
         Ok(Self {
             namespace: target.namespace,
             name: target.name,
             strategy: snapshot.strategy_type().to_owned(),
             current_revision: index.current().map(|c| c.number),
-            state: state.label().to_owned(),
+            state: crate::ops::state::state_word(&state, &blocker, now).to_owned(),
+            blocker,
             totals: Snapshot::totals(&rows),
             nodes,
             plan: plan
@@ -192,6 +201,11 @@ impl StatusReport {
             t.desired, t.current, t.updated, t.ready, t.available
         );
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
+        let _ = writeln!(
+            out,
+            "why   {}",
+            crate::sanitize::sanitize(&self.blocker.message)
+        );
         let _ = writeln!(out);
         let _ = writeln!(
             out,

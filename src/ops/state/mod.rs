@@ -145,6 +145,55 @@ impl RunOwner {
     }
 }
 
+/// The one state word every console and `rollcall status` show: `paused`,
+/// the running mode (`auto`, `rolling-back`, `advancing`; `stalled` when its
+/// driver stopped responding), else what the rollout itself is doing
+/// (`idle`, `waiting` for an operator, `rolling`, `stuck`).
+pub fn state_word(
+    state: &RolloutState,
+    blocker: &crate::engine::blockers::Blocker,
+    now: jiff::Timestamp,
+) -> &'static str {
+    use crate::engine::blockers::BlockerCode;
+    if state.is_paused() {
+        return "paused";
+    }
+    if matches!(state.run_owner(now), RunOwner::Expired { .. }) {
+        return "stalled";
+    }
+    if state.mode != Mode::Idle {
+        return state.mode.as_str();
+    }
+    match blocker.code {
+        BlockerCode::NothingToDo => "idle",
+        BlockerCode::WaitingForOperator => "waiting",
+        BlockerCode::Progressing | BlockerCode::WaitingForMinReadySeconds => "rolling",
+        BlockerCode::MaxUnavailableSpent
+        | BlockerCode::MaxSurgeSpent
+        | BlockerCode::StuckTerminating => "stuck",
+        BlockerCode::Paused => "paused",
+    }
+}
+
+/// The engine's blocker, with a pause taking precedence (a paused rollout is
+/// held by whoever paused it, whatever the budgets say).
+pub fn blocker_with_pause(
+    state: &RolloutState,
+    blocker: crate::engine::blockers::Blocker,
+) -> crate::engine::blockers::Blocker {
+    match &state.pause {
+        Some(pause) => crate::engine::blockers::Blocker {
+            code: crate::engine::blockers::BlockerCode::Paused,
+            message: match &pause.reason {
+                Some(reason) => format!("paused by {}: {reason}", pause.by),
+                None => format!("paused by {}", pause.by),
+            },
+            nodes: blocker.nodes,
+        },
+        None => blocker,
+    }
+}
+
 /// The words for a run's mode.
 pub fn run_name(mode: Mode) -> &'static str {
     match mode {
