@@ -250,3 +250,94 @@ async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_run_is_reported_and_taken_over_by_a_second_process() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = small().await;
+    // A run whose driver died a minute ago: mode auto, an old heartbeat.
+    env.kubectl(&[
+        "-n",
+        "kube-system",
+        "annotate",
+        "daemonset/node-agent",
+        "rollcall.dev/mode=auto",
+        "rollcall.dev/updated-by=ghost@gone",
+        "rollcall.dev/heartbeat=2026-01-01T00:00:00Z",
+    ])
+    .await;
+    let output = env.rollcall(&["status", DS, "-o", "json"]).await;
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("status JSON");
+    assert_eq!(report["state"], "stalled", "{report}");
+    let table = text(&env.rollcall(&["status", DS]).await);
+    assert!(
+        table.contains("auto-advance by ghost@gone stopped responding"),
+        "{table}"
+    );
+    // A fresh heartbeat is a live run: refused.
+    let now = jiff::Timestamp::now().to_string();
+    env.kubectl(&[
+        "-n",
+        "kube-system",
+        "annotate",
+        "--overwrite",
+        "daemonset/node-agent",
+        &format!("rollcall.dev/heartbeat={now}"),
+    ])
+    .await;
+    let refused = env
+        .rollcall(&[
+            "auto",
+            DS,
+            "--batch",
+            "5",
+            "--soak",
+            "0s",
+            "--timeout",
+            "30s",
+            "--yes",
+        ])
+        .await;
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("already running"),
+        "{}",
+        text(&refused)
+    );
+    // Expired again: the second process takes over and finishes the healthy nodes.
+    env.kubectl(&[
+        "-n",
+        "kube-system",
+        "annotate",
+        "--overwrite",
+        "daemonset/node-agent",
+        "rollcall.dev/heartbeat=2026-01-01T00:00:00Z",
+    ])
+    .await;
+    let output = env
+        .rollcall(&[
+            "auto",
+            DS,
+            "--canary",
+            "node-pool=general",
+            "--batch",
+            "5",
+            "--soak",
+            "0s",
+            "--timeout",
+            "30s",
+            "--yes",
+        ])
+        .await;
+    let said = text(&output);
+    assert!(said.contains("taking over"), "{said}");
+    let ds = env.daemonset("node-agent").await;
+    assert_eq!(
+        annotation(&ds, "rollcall.dev/mode"),
+        None,
+        "the run ended: {ds}"
+    );
+    assert_eq!(annotation(&ds, "rollcall.dev/heartbeat"), None);
+}

@@ -32,7 +32,8 @@ pub struct RollbackArgs {
     /// follows each node until Ready before moving the next.
     #[arg(long)]
     pub wait: bool,
-    /// How long each node may take to become Ready again.
+    /// How long each node may take to become Ready again (OnDelete), or the
+    /// whole rollout may take with --wait (RollingUpdate).
     #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
     /// Also move back cordoned nodes (by default they are listed and left,
@@ -90,7 +91,14 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         );
         if snapshot.strategy_type() != "OnDelete" {
             if args.wait {
-                wait_rolled_out(&follower).await?;
+                if let Err(why) = wait_rolled_out(&follower, args.timeout).await? {
+                    eprintln!(
+                        "not finished after {}: {}",
+                        humantime::format_duration(args.timeout),
+                        crate::sanitize::sanitize(&why)
+                    );
+                    return Ok(ExitCode::from(1));
+                }
                 println!(
                     "rollout finished: every node runs revision {}",
                     rollback.to.number
@@ -128,19 +136,31 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Waits until the controller reports every desired node updated and available.
-async fn wait_rolled_out(follower: &Follower) -> anyhow::Result<()> {
+/// Waits until the controller reports every desired node updated and
+/// available, or `timeout` passes: then `Err` says why the rollout is not
+/// moving (the engine's blocker).
+async fn wait_rolled_out(
+    follower: &Follower,
+    timeout: Duration,
+) -> anyhow::Result<Result<(), String>> {
+    let deadline = jiff::Timestamp::now()
+        + jiff::SignedDuration::try_from(timeout).unwrap_or(jiff::SignedDuration::MAX);
     loop {
         let snapshot = follower.snapshot().await?;
         let index = snapshot.index();
+        let now = jiff::Timestamp::now();
+        let rows = snapshot.rows(&index, now);
         if index.current_matches_template() {
-            let totals = crate::ops::snapshot::Snapshot::totals(
-                &snapshot.rows(&index, jiff::Timestamp::now()),
-            );
+            let totals = crate::ops::snapshot::Snapshot::totals(&rows);
             if totals.updated == totals.desired && totals.available == totals.desired {
-                return Ok(());
+                return Ok(Ok(()));
             }
         }
-        follower.changed_or(None).await;
+        if now >= deadline {
+            let blocker =
+                crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes);
+            return Ok(Err(blocker.message));
+        }
+        follower.changed_or(Some(deadline)).await;
     }
 }

@@ -33,6 +33,10 @@ pub struct StatusReport {
     pub state: String,
     /// Why the rollout is (not) moving, with the nodes that hold it up.
     pub blocker: crate::engine::blockers::Blocker,
+    /// For a run whose driver stopped renewing its lease: "auto-advance by X
+    /// stopped responding at T" (a new run may take it over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<String>,
     /// The durable rollout state in full.
     pub rollout: RolloutState,
     /// The DaemonSet status fields, computed.
@@ -158,6 +162,7 @@ impl StatusReport {
             strategy: snapshot.strategy_type().to_owned(),
             current_revision: index.current().map(|c| c.number),
             state: crate::ops::state::state_word(&state, &blocker, now).to_owned(),
+            stalled: state.run_owner(now).expired_text(),
             blocker,
             totals: Snapshot::totals(&rows),
             nodes,
@@ -253,6 +258,9 @@ impl StatusReport {
 
     fn state_detail(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(stalled) = &self.stalled {
+            parts.push(stalled.clone());
+        }
         if let Some(pause) = &self.rollout.pause {
             parts.push(format!("by {}", pause.by));
             if let Some(at) = pause.at {

@@ -25,6 +25,8 @@ pub enum Intent {
         /// The state write that records it.
         state: Box<WriteRequest>,
     },
+    /// Stop this console's run by pausing the rollout, then quit.
+    StopAndQuit(Box<WriteRequest>),
     /// Patch the template back; on OnDelete, then move nodes back in `order`.
     Rollback {
         /// The template patch.

@@ -74,6 +74,9 @@ pub struct OpsConsole {
     pub auto: Option<AutoSession>,
     /// Writes sent and not yet answered.
     pub pending: BTreeMap<u64, String>,
+    /// The user chose to stop this console's run and quit: the console exits
+    /// once the pause is answered (written, or failed and journalled).
+    pub quit_when_idle: bool,
     next_id: u64,
 }
 
@@ -149,6 +152,9 @@ impl App {
                 }
                 Ok(None)
             }
+            // Quitting while this console drives a run would leave it with
+            // nobody driving: ask first (a second quit key means yes).
+            Action::Quit if self.ops.auto.is_some() => Ok(self.ask_quit_during_run(cache)),
             Action::ShowPlan => self.show_plan(cache).map(|()| None),
             Action::DialogUp | Action::DialogDown => {
                 self.move_rollback_selection(action, cache);
@@ -278,6 +284,38 @@ impl App {
         Ok(())
     }
 
+    fn ask_quit_during_run(&mut self, cache: &Cache) -> Option<Effect> {
+        if let Some(Modal::Confirm(confirm)) = &self.ops.modal
+            && matches!(confirm.intent, Intent::StopAndQuit(_))
+        {
+            return self.dialog_yes(cache);
+        }
+        let label = self.ops.auto.as_ref().map_or("auto-advance", |s| s.label);
+        let Ok(snapshot) = self.snapshot(cache) else {
+            return Some(Effect::Quit);
+        };
+        let request = PauseRequest {
+            by: self.ops.actor.clone(),
+            reason: Some(format!(
+                "{label} stopped: console closed by {}",
+                self.ops.actor
+            )),
+            node: None,
+        };
+        let Ok(write) = pause(&snapshot, &request, jiff::Timestamp::now()) else {
+            return Some(Effect::Quit);
+        };
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: format!("{label} is running in this console: stop it and quit?"),
+            lines: vec![
+                "y: pause the rollout (reason: console closed) and quit".to_owned(),
+                "Esc: keep it running and stay".to_owned(),
+            ],
+            intent: Intent::StopAndQuit(Box::new(write)),
+        })));
+        None
+    }
+
     fn dialog_yes(&mut self, cache: &Cache) -> Option<Effect> {
         match self.ops.modal.take()? {
             Modal::Info { .. } => None,
@@ -292,6 +330,12 @@ impl App {
                     self.ui
                         .info(format!("{}: sent", confirm.title.trim_end_matches('?')));
                     Some(Effect::Writes(self.ops.submit(requests)))
+                }
+                Intent::StopAndQuit(pause) => {
+                    self.ops.auto = None;
+                    self.ops.quit_when_idle = true;
+                    self.ui.info("pausing the rollout, then quitting");
+                    Some(Effect::Writes(self.ops.submit(vec![*pause])))
                 }
                 Intent::StartAuto { policy, state } => {
                     self.ops.auto = Some(AutoSession {
