@@ -4,17 +4,30 @@
 //! other confirmed write. A failed gate pauses the rollout for every console.
 
 use super::app::{App, Effect};
-use super::confirm::{Confirm, Intent, Modal};
+use super::auto_form::AutoForm;
+use super::confirm::Modal;
+use super::ops_keys::AutoSession;
 use super::ops_keys::{DEFAULT_POLICY, state_request};
 use crate::cluster::cache::Cache;
 use crate::ops::advance::delete_requests;
-use crate::ops::auto::Step;
+use crate::ops::auto::{AutoPolicy, AutoRun, Step};
 use crate::ops::drive::{AutoSettings, StartRefusal, check_start, ensure_actionable};
 use crate::ops::pause::{PauseRequest, pause};
 use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::{LEASE_RENEW, Mode, RolloutState};
+
+/// The console's run settings: canaries are the nodes marked with `c`.
+fn settings(policy: AutoPolicy, despite_failing: bool) -> AutoSettings {
+    AutoSettings {
+        policy,
+        canary_selector: None,
+        rollback: None,
+        despite_failing,
+        include_cordoned: false,
+    }
+}
 
 impl App {
     pub(super) fn toggle_auto(&mut self, cache: &Cache) -> Result<Option<Effect>, String> {
@@ -40,32 +53,50 @@ impl App {
         let before = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
         let now = jiff::Timestamp::now();
-        // This run's settings are the defaults shown in the dialog, never what
-        // an earlier run left in the annotations.
-        let policy = DEFAULT_POLICY;
-        let settings = AutoSettings {
-            policy,
-            canary_selector: None,
-            rollback: None,
-            despite_failing: false,
-            include_cordoned: false,
-        };
-        let mut title = "start auto-advance?".to_owned();
-        let mut lines = Vec::new();
-        match check_start(&snapshot, &before, &settings, now) {
+        let mut warnings = Vec::new();
+        let mut despite_failing = false;
+        match check_start(&snapshot, &before, &settings(DEFAULT_POLICY, false), now) {
             Ok(()) => {}
             Err(StartRefusal::Invalid(err)) => return Err(err.to_string()),
             Err(StartRefusal::Failing(failing)) => {
-                title = format!(
-                    "{} updated node(s) are failing: start auto-advance anyway?",
-                    failing.len()
-                );
-                lines.push(failing_text(&failing, 3));
+                warnings.push(format!(
+                    "{}: starting is an explicit yes to advancing anyway",
+                    failing_text(&failing, 3)
+                ));
+                despite_failing = true;
             }
         }
         if let Some(text) = before.run_owner(now).expired_text() {
-            lines.push(format!("{text}: this console takes it over"));
+            warnings.push(format!("{text}: this console takes it over"));
         }
+        // This run's settings start from the defaults, never from what an
+        // earlier run left in the annotations.
+        self.ops.modal = Some(Modal::AutoForm(Box::new(AutoForm::new(
+            DEFAULT_POLICY,
+            warnings,
+            despite_failing,
+        ))));
+        Ok(None)
+    }
+
+    /// Starts auto-advance with the form's settings, checked again on the
+    /// current snapshot (the cluster may have changed while the form was open).
+    pub(super) fn start_auto(
+        &mut self,
+        cache: &Cache,
+        form: &AutoForm,
+    ) -> Result<Option<Effect>, String> {
+        let snapshot = self.snapshot(cache)?;
+        let before = snapshot.state().map_err(|e| e.to_string())?;
+        let now = jiff::Timestamp::now();
+        check_start(
+            &snapshot,
+            &before,
+            &settings(form.policy, form.despite_failing),
+            now,
+        )
+        .map_err(|refusal| refusal.to_string())?;
+        let policy = form.policy;
         let after = RolloutState {
             mode: Mode::Auto,
             batch: u32::try_from(policy.batch).ok(),
@@ -78,24 +109,19 @@ impl App {
         }
         .touched(&self.ops.actor, now);
         let state = state_request(&snapshot, before, after, "auto-start", None);
-        lines.insert(
-            0,
-            format!(
-                "batches of {}, soak {}, Ready timeout {} (the defaults; `rollcall auto` takes others); canaries: those marked with c; a failure pauses the rollout (A again stops)",
-                policy.batch,
-                humantime::format_duration(policy.soak),
-                humantime::format_duration(policy.timeout)
-            ),
-        );
-        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
-            title,
-            lines,
-            intent: Intent::StartAuto {
-                policy,
-                state: Box::new(state),
-            },
-        })));
-        Ok(None)
+        self.ops.auto = Some(AutoSession {
+            run: AutoRun::new(policy),
+            deletes: std::collections::BTreeMap::new(),
+            label: "auto-advance",
+            renewed_at: now,
+        });
+        self.ui.info(format!(
+            "auto-advance started: batches of {}, soak {}, Ready timeout {}",
+            policy.batch,
+            humantime::format_duration(policy.soak),
+            humantime::format_duration(policy.timeout)
+        ));
+        Ok(Some(Effect::Writes(self.ops.submit(vec![state]))))
     }
 
     /// Steps the auto run (on cache changes and ticks); returns the writes it asks for.

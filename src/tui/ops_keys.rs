@@ -96,6 +96,7 @@ impl OpsConsole {
             Some(Modal::Confirm(_)) => Some(Context::Confirm),
             Some(Modal::Rollback(_)) => Some(Context::RollbackPicker),
             Some(Modal::Info { .. }) => Some(Context::PlanView),
+            Some(Modal::AutoForm(_)) => Some(Context::AutoForm),
             None => None,
         }
     }
@@ -156,6 +157,19 @@ impl App {
             // nobody driving: ask first (a second quit key means yes).
             Action::Quit if self.ops.auto.is_some() => Ok(self.ask_quit_during_run(cache)),
             Action::ShowPlan => self.show_plan(cache).map(|()| None),
+            Action::DialogUp | Action::DialogDown | Action::FormLess | Action::FormMore
+                if matches!(self.ops.modal, Some(Modal::AutoForm(_))) =>
+            {
+                if let Some(Modal::AutoForm(form)) = self.ops.modal.as_mut() {
+                    match action {
+                        Action::DialogUp | Action::DialogDown => {
+                            form.select(action == Action::DialogUp);
+                        }
+                        _ => form.adjust(action == Action::FormLess),
+                    }
+                }
+                Ok(None)
+            }
             Action::DialogUp | Action::DialogDown => {
                 self.move_rollback_selection(action, cache);
                 Ok(None)
@@ -319,6 +333,13 @@ impl App {
     fn dialog_yes(&mut self, cache: &Cache) -> Option<Effect> {
         match self.ops.modal.take()? {
             Modal::Info { .. } => None,
+            Modal::AutoForm(form) => match self.start_auto(cache, &form) {
+                Ok(effect) => effect,
+                Err(message) => {
+                    self.ui.error(message);
+                    None
+                }
+            },
             Modal::Rollback(picker) => {
                 if let Err(message) = self.ask_rollback(cache, &picker) {
                     self.ui.error(message);
@@ -336,16 +357,6 @@ impl App {
                     self.ops.quit_when_idle = true;
                     self.ui.info("pausing the rollout, then quitting");
                     Some(Effect::Writes(self.ops.submit(vec![*pause])))
-                }
-                Intent::StartAuto { policy, state } => {
-                    self.ops.auto = Some(AutoSession {
-                        run: AutoRun::new(policy),
-                        deletes: BTreeMap::new(),
-                        label: "auto-advance",
-                        renewed_at: jiff::Timestamp::now(),
-                    });
-                    self.ui.info("auto-advance started");
-                    Some(Effect::Writes(self.ops.submit(vec![*state])))
                 }
                 Intent::Rollback {
                     patch,
