@@ -169,7 +169,7 @@ mod tests {
             &mut crashing,
             1,
             "exec format error",
-            10,
+            std::time::Duration::from_secs(10),
             "2026-01-01T00:00:04Z",
         );
         let mut healthy = pod("healthy", &["agent"]);

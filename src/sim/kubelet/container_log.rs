@@ -159,7 +159,17 @@ fn lines(attempt: &Attempt<'_>, container: &str, image: &str, node: &str) -> Vec
         ));
     }
     if let Some(code) = attempt.exit_code {
-        let end = attempt.finished_at.map_or_else(|| at(1000), str::to_owned);
+        // finishedAt has whole seconds: never log the exit before the start-up lines.
+        let startup_end =
+            start.and_then(|t| t.checked_add(jiff::SignedDuration::from_millis(500)).ok());
+        let finished = attempt
+            .finished_at
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+        let end = match (finished, startup_end) {
+            (Some(f), Some(s)) if f >= s => f.to_string(),
+            (Some(f), None) => f.to_string(),
+            _ => at(500),
+        };
         let message = attempt
             .message
             .map(str::trim)
@@ -222,7 +232,13 @@ mod tests {
         let mut p = pod();
         pod_status::accepted(&mut p, "10.0.0.1", "2026-01-01T00:00:01Z");
         pod_status::running(&mut p, "100.64.0.5", "c1", "2026-01-01T00:00:02Z");
-        pod_status::crashed(&mut p, 1, "exec format error", 10, "2026-01-01T00:00:04Z");
+        pod_status::crashed(
+            &mut p,
+            1,
+            "exec format error",
+            std::time::Duration::from_secs(10),
+            "2026-01-01T00:00:04Z",
+        );
         for previous in [false, true] {
             let lines = container_log(&p, "agent", previous).expect("terminated");
             let failure = lines
@@ -230,6 +246,11 @@ mod tests {
                 .find(|l| l.text.contains("exec format error"))
                 .expect("failure line");
             assert_eq!(failure.time, "2026-01-01T00:00:04Z");
+            let times: Vec<jiff::Timestamp> = lines
+                .iter()
+                .map(|l| l.time.parse().expect("RFC 3339"))
+                .collect();
+            assert!(times.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
             assert!(texts(&lines).last().is_some_and(|l| l.ends_with("code=1")));
         }
         // Restarted: the current run has only started; the previous one failed.
@@ -242,6 +263,22 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("exec format error"))
         );
+    }
+
+    #[test]
+    fn a_crash_within_the_start_second_is_logged_after_the_start_up() {
+        let mut p = pod();
+        pod_status::accepted(&mut p, "10.0.0.1", "2026-01-01T00:00:01Z");
+        pod_status::running(&mut p, "100.64.0.5", "c1", "2026-01-01T00:00:02Z");
+        let backoff = std::time::Duration::from_millis(500);
+        pod_status::crashed(&mut p, 2, "boom", backoff, "2026-01-01T00:00:02Z");
+        let lines = container_log(&p, "agent", true).expect("previous");
+        let times: Vec<jiff::Timestamp> = lines
+            .iter()
+            .map(|l| l.time.parse().expect("RFC 3339"))
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+        assert_eq!(lines[3].text, "level=error msg=\"boom\"");
     }
 
     #[test]
