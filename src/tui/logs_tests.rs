@@ -263,3 +263,13 @@ fn errors_show_in_words() {
         "{shown}"
     );
 }
+
+#[tokio::test]
+async fn an_unreachable_cluster_is_said_in_words() {
+    // Nothing listens on port 1 of the loopback: the connection is refused at once.
+    let config = kube::Config::new("http://127.0.0.1:1".parse().expect("url"));
+    let client = kube::Client::try_from(config).expect("client");
+    let answer = super::logs_link::fetch(client, &crash_request()).await;
+    let message = answer.expect_err("no cluster there");
+    assert!(message.starts_with("cluster unreachable: "), "{message}");
+}
