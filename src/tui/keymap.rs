@@ -71,6 +71,8 @@ pub enum Action {
     Rollback,
     /// Rollout: show the plan (order, canaries, skipped nodes with reasons).
     ShowPlan,
+    /// Show the selected node's pod log (the previous container's after a crash).
+    ShowLogs,
     /// In a dialog: previous entry.
     DialogUp,
     /// In a dialog: next entry.
@@ -110,6 +112,8 @@ pub enum Context {
     PlanView,
     /// Editing the auto-advance settings.
     AutoForm,
+    /// Reading a pod's log (the list keys scroll it).
+    Logs,
 }
 
 impl Context {
@@ -127,6 +131,7 @@ impl Context {
             Self::RollbackPicker => "Rollback dialog",
             Self::PlanView => "Rollout plan",
             Self::AutoForm => "Auto-advance settings",
+            Self::Logs => "Pod log",
         }
     }
 }
@@ -248,6 +253,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('p')], action: Action::TogglePause, hint: Some("pause"), help: "pause or resume the rollout for every console" },
     Binding { contexts: &[Context::Grid, Context::Detail, Context::History], keys: &[Key::char('r')], action: Action::Rollback, hint: Some("rollback"), help: "roll back: pick a revision, see the diff, confirm" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('P')], action: Action::ShowPlan, hint: Some("plan"), help: "show the rollout plan: order, canaries, skipped nodes and why" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('l')], action: Action::ShowLogs, hint: Some("logs"), help: "the node's pod log; after a crash, the previous run's" },
     Binding { contexts: &[Context::Confirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
     Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::Cancel, hint: Some("close"), help: "close the plan" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "newer revision" },
@@ -274,7 +280,7 @@ pub fn active_contexts(screen: Context) -> Vec<Context> {
         | Context::AutoForm => {
             vec![screen]
         }
-        Context::Grid | Context::Picker | Context::History => {
+        Context::Grid | Context::Picker | Context::History | Context::Logs => {
             vec![screen, Context::List, Context::Global]
         }
         other => vec![other, Context::Global],

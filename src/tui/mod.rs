@@ -8,6 +8,8 @@ pub mod columns;
 pub mod confirm;
 pub mod index;
 pub mod keymap;
+pub mod logs;
+pub mod logs_link;
 pub mod ops_auto;
 pub mod ops_keys;
 pub mod ops_link;
@@ -28,6 +30,8 @@ mod app_tests;
 mod bench;
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod logs_tests;
 #[cfg(test)]
 mod ops_tests;
 #[cfg(test)]
