@@ -348,6 +348,7 @@ async fn auto_loop(
     run: &mut AutoRun,
     settings: &AutoSettings,
 ) -> Result<AutoEnd, OpsError> {
+    let mut said = std::collections::BTreeMap::<String, String>::new();
     loop {
         // Between steps only: a delete and its journal line are never split.
         if ctx.interrupt.requested() {
@@ -393,8 +394,13 @@ async fn auto_loop(
                 delete_batch(ctx, run, settings, &snapshot, &state, &victims).await?;
             }
             Step::Wait { wake_at, waiting } => {
+                // One line when what a node waits for changes, not on every wake.
                 for (node, what) in waiting.iter().take(3) {
-                    (ctx.progress)(Progress::new("waiting", Some(node), waiting_text(what)));
+                    let text = waiting_text(what);
+                    if said.get(node) != Some(&text) {
+                        (ctx.progress)(Progress::new("waiting", Some(node), text.clone()));
+                        said.insert(node.clone(), text);
+                    }
                 }
                 let wake = wake_at.map_or(next_renewal, |w| w.min(next_renewal));
                 wait_or_interrupt(ctx, Some(wake)).await;
@@ -481,10 +487,18 @@ fn waiting_text(what: &crate::engine::rollout::WaitingFor) -> String {
         WaitingFor::ReplacementPod => {
             "waiting for the controller to create the replacement pod".to_owned()
         }
-        WaitingFor::Ready { deadline } => format!("waiting for Ready (until {deadline})"),
-        WaitingFor::Available { at } => format!("waiting for minReadySeconds (until {at})"),
-        WaitingFor::Soak { until } => format!("soaking (until {until})"),
+        WaitingFor::Ready { deadline } => {
+            format!("waiting for Ready (until {})", second(*deadline))
+        }
+        WaitingFor::Available { at } => {
+            format!("waiting for minReadySeconds (until {})", second(*at))
+        }
+        WaitingFor::Soak { until } => format!("soaking (until {})", second(*until)),
     }
+}
+
+fn second(at: jiff::Timestamp) -> jiff::Timestamp {
+    at.round(jiff::Unit::Second).unwrap_or(at)
 }
 
 /// Waits for a change, `wake_at`, or an interrupt.
