@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::act_args::{ActArgs, block_on, confirm, open, parse_duration, precheck};
+use crate::cli::act_args::{
+    ActArgs, block_on, confirm, open, parse_duration, precheck, print_dry_run,
+};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::engine::selector::Selector;
+use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoEnd, AutoSettings, auto};
 use crate::ops::follow::Follower;
@@ -18,9 +21,10 @@ use crate::ops::rbac::Operation;
 /// Arguments of `rollcall auto`.
 #[derive(Debug, Args)]
 pub struct AutoArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
     /// Canary nodes by label selector (kubectl syntax); they go first, as their own batch.
     #[arg(long, value_name = "SELECTOR")]
     pub canary: Option<String>,
@@ -33,11 +37,11 @@ pub struct AutoArgs {
     /// How long a replacement may take to become Ready.
     #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
-    /// --yes, --read-only, --journal.
+    /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
@@ -73,6 +77,17 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             canary_selector: args.canary.clone(),
             rollback: None,
         };
+        if let Some(dry_run) = session.executor.dry_run() {
+            // A dry run shows the writes up to the first batch's deletes: what
+            // follows waits for the cluster to react, which it never will.
+            tokio::select! {
+                end = auto(&session.executor, &follower, &settings) => { end?; }
+                () = dry_run.first_delete() => {}
+            }
+            let code = print_dry_run(&session).unwrap_or(ExitCode::SUCCESS);
+            println!("(later batches follow as each batch passes its gate)");
+            return Ok(code);
+        }
         let end = auto(&session.executor, &follower, &settings).await?;
         Ok(report(&end))
     })

@@ -21,7 +21,12 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
     /// Load a real cluster's export (`kubectl get nodes,pods,ds,controllerrevisions -A -o json`); repeatable.
-    #[arg(short = 'f', long = "file", value_name = "SNAPSHOT")]
+    #[arg(
+        short = 'f',
+        long = "filename",
+        alias = "file",
+        value_name = "SNAPSHOT"
+    )]
     pub snapshot: Vec<PathBuf>,
     /// Address to listen on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]

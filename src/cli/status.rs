@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 
 use crate::cli::act_args::{ActArgs, block_on, open};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::model::DsRef;
 use crate::ops::follow::Follower;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
@@ -23,17 +24,18 @@ pub enum Output {
 /// Arguments of `rollcall status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Keep printing as the rollout changes (until interrupted).
     #[arg(short = 'w', long)]
     pub watch: bool,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
