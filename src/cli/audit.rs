@@ -17,7 +17,8 @@ use crate::audit::table::render_table;
 use crate::audit::{AuditReport, Roster, annotate_with_events, compare};
 use crate::cluster::connect::{Connection, connect};
 use crate::engine::selector::Selector;
-use crate::model::snapshot::{Snapshot, load_paths};
+use crate::model::LoadedSnapshot;
+use crate::model::snapshot::Snapshot;
 use crate::model::{DaemonSet, DsRef, Event, Node, Pod};
 
 const AFTER_HELP: &str = "\
@@ -175,7 +176,7 @@ fn write_roster(args: &AuditArgs, path: &Path, selector_text: &str) -> anyhow::R
                 .with_context(|| format!("cluster {}", connection.server))
         })?
     } else {
-        load_snapshot(&args.files)?.nodes
+        load_snapshot(&args.files)?.snapshot.nodes
     };
     let roster = Roster::from_matching_nodes(&nodes, &selector).map_err(|problem| {
         crate::audit::RosterError {
@@ -214,7 +215,10 @@ fn read_live(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
 }
 
 fn read_snapshot(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
-    let snapshot = load_snapshot(&args.files)?;
+    let loaded = load_snapshot(&args.files)?;
+    // Say what the files held: an empty file is usually a failed `kubectl get > file`.
+    crate::cli::input::require_daemonsets(&args.files, &loaded)?;
+    let snapshot = loaded.snapshot;
     let daemonset = find_daemonset(&snapshot, ds_arg, args.cluster.namespace.as_deref())?.clone();
     Ok(AuditInput {
         daemonset,
@@ -224,8 +228,8 @@ fn read_snapshot(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput>
     })
 }
 
-fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<Snapshot> {
-    let loaded = load_paths(files).context("cannot load the snapshot")?;
+fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<LoadedSnapshot> {
+    let loaded = crate::cli::input::load(files)?;
     for warning in &loaded.warnings {
         // The loader keeps the last of two same-named objects; for the audit two
         // versions of a node or pod mean two states were mixed, so that is an error.
@@ -234,7 +238,7 @@ fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<Snapshot> {
         }
         eprintln!("warning: {warning}");
     }
-    Ok(loaded.snapshot)
+    Ok(loaded)
 }
 
 /// The snapshot loader's "X appears more than once" warning for a kind the audit compares.

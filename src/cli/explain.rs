@@ -15,7 +15,6 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
-use crate::model::snapshot::load_paths;
 use crate::model::{DaemonSet, DsRef, Snapshot};
 
 /// Arguments of `rollcall explain`.
@@ -113,10 +112,12 @@ fn present_list(present: &[String]) -> String {
 /// Runs `rollcall explain`: loads the snapshot, prints warnings on stderr and
 /// the report on stdout. Exit 0 on success; errors go to `cli::run` (exit 2).
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
-    let loaded = load_paths(&args.files).context("cannot load the snapshot")?;
+    let loaded = crate::cli::input::load(&args.files)?;
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
+    // Nothing to explain is an error (exit 2): it hides a failed `kubectl get > file`.
+    crate::cli::input::require_daemonsets(&args.files, &loaded)?;
     let only = args
         .daemonset
         .as_ref()

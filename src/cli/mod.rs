@@ -12,6 +12,7 @@ pub mod console;
 pub mod explain;
 pub mod generate;
 pub mod history;
+pub mod input;
 pub mod pause;
 pub mod rollback;
 pub mod sim;
