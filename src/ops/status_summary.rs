@@ -97,6 +97,10 @@ impl Summary {
             ..Self::default()
         };
         let mut revisions: BTreeMap<Option<i64>, usize> = BTreeMap::new();
+        // The current revision is listed even before any node runs it.
+        if report.current_revision.is_some() {
+            revisions.insert(report.current_revision, 0);
+        }
         let mut problems: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for node in &report.nodes {
             match eligibility_word(node) {
@@ -282,11 +286,11 @@ fn node_change(was: &NodeStatus, now: &NodeStatus) -> Option<String> {
         parts.push(if now.ready { "Ready" } else { "not Ready" }.to_owned());
     }
     if was.problem != now.problem {
-        parts.push(
-            now.problem
-                .clone()
-                .unwrap_or_else(|| "recovered".to_owned()),
-        );
+        parts.push(match (&was.problem, &now.problem) {
+            (_, Some(problem)) => problem.clone(),
+            (Some(gone), None) => format!("{gone} cleared"),
+            (None, None) => String::new(),
+        });
     }
     if eligibility_word(was) != eligibility_word(now) {
         parts.push(format!(
@@ -337,6 +341,35 @@ mod tests {
         let json = serde_json::to_value(&summary).unwrap();
         assert_eq!(json["notEligible"], 0);
         assert_eq!(json["notReady"], 0);
+    }
+
+    #[test]
+    fn the_current_revision_is_listed_before_any_node_runs_it() {
+        let nodes = ["n1", "n2"];
+        let summary = Summary::build(&report(&nodes, all_old(&nodes)));
+        assert!(
+            summary.render().contains("revisions: r2 (current) 0, r1 2"),
+            "{}",
+            summary.render()
+        );
+    }
+
+    #[test]
+    fn the_table_lists_nodes_only_when_few_or_asked() {
+        let names: Vec<String> = (1..=31).map(|i| format!("node-{i:02}")).collect();
+        let nodes: Vec<&str> = names.iter().map(String::as_str).collect();
+        let big = report(&nodes, all_old(&nodes));
+        let summary_only = big.render_table(false);
+        assert!(
+            summary_only.contains("31 nodes: not listed (--all"),
+            "{summary_only}"
+        );
+        assert!(!summary_only.contains("node-31"), "{summary_only}");
+        assert!(summary_only.contains("… 21 more (--all)"), "{summary_only}");
+        let all = big.render_table(true);
+        assert!(all.contains("NODE ") && all.contains("node-31"), "{all}");
+        let few = report(&nodes[..30], all_old(&nodes[..30])).render_table(false);
+        assert!(few.contains("node-30"), "{few}");
     }
 
     #[test]
