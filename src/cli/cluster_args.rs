@@ -10,6 +10,7 @@ use crate::cluster::connect::ConnectOptions;
 
 /// `--kubeconfig`, `--context`, `-n/--namespace` (and `KUBECONFIG`), as kubectl has them.
 #[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct ClusterArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
     #[arg(long, value_name = "FILE", global = true)]
@@ -35,6 +36,7 @@ impl ClusterArgs {
 
 /// Every global flag, parsed once at the top and handed to the command.
 #[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// kubectl's cluster flags.
     #[command(flatten)]

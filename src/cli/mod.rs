@@ -48,7 +48,8 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Explain, node by node, whether each DaemonSet of a snapshot should run there and why not.
     Explain(explain::ExplainArgs),
-    /// Show a DaemonSet's rollout: state, nodes (revision, readiness, eligibility) and the plan.
+    /// Show a DaemonSet's rollout: state, a summary (eligibility, revisions, readiness,
+    /// problems), the nodes (when few, or --all) and the plan.
     Status(status::StatusArgs),
     /// List a DaemonSet's revisions (images, node counts) or show one with its diff.
     History(history::HistoryArgs),
