@@ -266,7 +266,11 @@ fn empty_or_kindless_input_exits_2_saying_what_was_there() {
         services.display().to_string(),
         roster.display().to_string(),
     );
-    let cases: [(Vec<&str>, String); 3] = [
+    let cases: [(Vec<&str>, String); 4] = [
+        (
+            vec!["sim", "--filename", &empty],
+            format!("no DaemonSets found in {empty} (no Nodes or Pods either"),
+        ),
         (
             vec!["explain", "-f", &empty],
             format!("no DaemonSets found in {empty} (0 objects)"),
