@@ -108,15 +108,13 @@ pub fn from_matches(matches: &clap::ArgMatches) -> Result<Cli, clap::Error> {
         if let Some(daemonset) = &console.daemonset {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
-                format!(
-                    "'{daemonset}' before the subcommand '{name}': put the DaemonSet after it\n"
-                ),
+                format!("'{daemonset}' before the subcommand '{name}': put the DaemonSet after it"),
             ));
         }
         if console.roster.is_some() {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
-                format!("--roster before the subcommand '{name}': put it after the subcommand\n"),
+                format!("--roster before the subcommand '{name}': put it after the subcommand"),
             ));
         }
     }
