@@ -1,8 +1,6 @@
-//! The `rollcall` binary: parses the command line and hands over to [`rollcall::cli`].
-
-use clap::Parser;
+//! The `rollcall` binary (also the kubectl plugin `kubectl-rollcall`): parses
+//! the command line and hands over to [`rollcall::cli`].
 
 fn main() -> std::process::ExitCode {
-    let cli = rollcall::cli::Cli::parse();
-    rollcall::cli::run(cli)
+    rollcall::cli::run(rollcall::cli::parse())
 }

@@ -78,7 +78,7 @@ fn an_unknown_daemonset_lists_the_ones_present() {
 fn a_snapshot_without_daemonsets_says_so_for_an_unknown_name() {
     let stderr = failure(&["-f", &fixture("nodes.json"), "--daemonset", "a/b"]);
     assert!(
-        stderr.contains("the snapshot has no DaemonSets"),
+        stderr.contains("no DaemonSets found in") && stderr.contains("of kind Node"),
         "{stderr}"
     );
 }

@@ -339,9 +339,11 @@ async fn read_only_and_missing_confirmation_change_nothing() {
             "--read-only",
         ])
         .await;
-    assert_eq!(read_only.status.code(), Some(2), "{}", text(&read_only));
+    // --read-only is a dry run: it prints the delete it would send, exits 0, sends nothing.
+    assert_eq!(read_only.status.code(), Some(0), "{}", text(&read_only));
     assert!(
-        text(&read_only).contains("read-only mode"),
+        text(&read_only).contains("dry run (--read-only): nothing was changed")
+            && text(&read_only).contains("DELETE /api/v1/namespaces/kube-system/pods/"),
         "{}",
         text(&read_only)
     );

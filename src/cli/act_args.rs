@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::cluster_args::{ClusterArgs, GlobalArgs};
 use crate::cluster::connect::{Connection, connect};
+use crate::model::DsRef;
 use crate::ops::drive::Progress;
 use crate::ops::error::OpsError;
 use crate::ops::interrupt::Interrupt;
@@ -24,11 +25,11 @@ pub struct ActArgs {
     /// Do not ask for confirmation (required when there is no terminal).
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Refuse every write (show what would happen and stop).
-    #[arg(long)]
+    /// The global `--read-only` (filled in from [`GlobalArgs`]).
+    #[arg(skip)]
     pub read_only: bool,
-    /// Journal file (default: $XDG_STATE_HOME/rollcall/journal.jsonl or ~/.local/state/rollcall/journal.jsonl).
-    #[arg(long, value_name = "FILE")]
+    /// The global `--journal` (filled in from [`GlobalArgs`]).
+    #[arg(skip)]
     pub journal: Option<PathBuf>,
     /// No progress lines (the result and errors are still printed).
     #[arg(long, short = 'q')]
@@ -103,6 +104,16 @@ pub fn install_interrupt(session: &Session) -> Interrupt {
     })
 }
 
+impl ActArgs {
+    /// Takes `--read-only` and `--journal` from the global flags.
+    pub fn apply(&mut self, global: &GlobalArgs) {
+        self.read_only = global.read_only;
+        self.journal.clone_from(&global.journal);
+        // A dry run changes nothing, so there is nothing to confirm.
+        self.yes |= global.read_only;
+    }
+}
+
 /// A connected session on one DaemonSet.
 pub struct Session {
     /// The connection.
@@ -125,16 +136,16 @@ pub fn block_on<T>(
         .block_on(future)
 }
 
-/// Connects and resolves `NS/NAME`.
+/// Connects and resolves the DaemonSet (its own namespace, else `-n`, else the context's).
 pub async fn open(
     cluster: &ClusterArgs,
-    daemonset: &str,
+    daemonset: &DsRef,
     act: &ActArgs,
 ) -> anyhow::Result<Session> {
     let connection = connect(&cluster.connect_options())
         .await
         .context("cannot connect to the cluster")?;
-    let target = Target::parse(daemonset, &connection.namespace)?;
+    let target = resolve(daemonset, cluster, &connection.namespace)?;
     let journal = Journal::from_flag(act.journal.as_deref())?;
     let executor = Executor::new(
         connection.client.clone(),
@@ -143,6 +154,13 @@ pub async fn open(
         connection.context.clone(),
         local_actor(),
     );
+    // --read-only on an acting command is a dry run: the writes are recorded
+    // and printed, never sent.
+    let executor = if act.read_only {
+        executor.into_dry_run()
+    } else {
+        executor
+    };
     Ok(Session {
         connection,
         target,
@@ -150,7 +168,14 @@ pub async fn open(
     })
 }
 
-/// Refuses in read-only mode, then asks the server whether the user may do
+/// The DaemonSet's namespace and name: from the text, else `-n`, else `default`
+/// (the context's namespace).
+pub fn resolve(daemonset: &DsRef, cluster: &ClusterArgs, default: &str) -> anyhow::Result<Target> {
+    let (namespace, name) = daemonset.resolve(cluster.namespace.as_deref(), default)?;
+    Ok(Target { namespace, name })
+}
+
+/// Refuses in read-only mode (a dry run goes on), then asks the server whether the user may do
 /// `operation` (SelfSubjectAccessReview); a denial is an error saying which
 /// permission is missing.
 pub async fn precheck(session: &Session, operation: Operation, action: &str) -> anyhow::Result<()> {
@@ -161,9 +186,32 @@ pub async fn precheck(session: &Session, operation: Operation, action: &str) -> 
         .into());
     }
     let permissions = rbac::check(&session.connection.client, &session.target.namespace).await;
-    permissions
+    let allowed = permissions
         .allows(operation)
-        .map_err(|why| anyhow::anyhow!("cannot {action} {}: {why}", session.target))
+        .map_err(|why| anyhow::anyhow!("cannot {action} {}: {why}", session.target));
+    match allowed {
+        // A dry run still shows its writes; it says the real run would be refused.
+        Err(err) if session.executor.dry_run().is_some() => {
+            eprintln!("note: the real run would fail: {err}");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// In a dry run (`--read-only`), prints the writes that would have been sent,
+/// one line each, and returns exit 0; `None` when this is not a dry run.
+pub fn print_dry_run(session: &Session) -> Option<std::process::ExitCode> {
+    let dry_run = session.executor.dry_run()?;
+    let planned = dry_run.planned();
+    println!(
+        "dry run (--read-only): nothing was changed; {} write(s) rollcall would make:",
+        planned.len()
+    );
+    for request in &planned {
+        println!("{}", request.write.describe_request());
+    }
+    Some(std::process::ExitCode::SUCCESS)
 }
 
 /// Asks `question` on the terminal unless `--yes`; refuses without a terminal.

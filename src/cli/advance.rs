@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::act_args::{ActArgs, block_on, confirm, open, parse_duration, precheck};
+use crate::cli::act_args::{
+    ActArgs, block_on, confirm, open, parse_duration, precheck, print_dry_run,
+};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::model::DsRef;
 use crate::ops::advance::{AdvanceTarget, choose};
 use crate::ops::drive::{advance, ensure_actionable, follow_flights};
 use crate::ops::follow::Follower;
@@ -20,9 +23,10 @@ use crate::ops::snapshot::Snapshot;
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("which").required(true).args(["nodes", "next"])))]
 pub struct AdvanceArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
     /// Advance this node (repeatable).
     #[arg(long = "node", value_name = "NODE")]
     pub nodes: Vec<String>,
@@ -38,11 +42,11 @@ pub struct AdvanceArgs {
     /// How long a replacement may take to become Ready (with --wait).
     #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
-    /// --yes, --read-only, --journal.
+    /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
@@ -95,6 +99,9 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             &AdvanceTarget::Nodes(victims.iter().map(|v| v.node.clone()).collect()),
         )
         .await?;
+        if let Some(code) = print_dry_run(&session) {
+            return Ok(code);
+        }
         for flight in &flights {
             println!(
                 "deleted pod {} on node {}",

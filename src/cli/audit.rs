@@ -17,8 +17,9 @@ use crate::audit::table::render_table;
 use crate::audit::{AuditReport, Roster, annotate_with_events, compare};
 use crate::cluster::connect::{Connection, connect};
 use crate::engine::selector::Selector;
-use crate::model::snapshot::{Snapshot, load_paths};
-use crate::model::{DaemonSet, Event, Node, Pod};
+use crate::model::LoadedSnapshot;
+use crate::model::snapshot::Snapshot;
+use crate::model::{DaemonSet, DsRef, Event, Node, Pod};
 
 const AFTER_HELP: &str = "\
 Roster file: a JSON object mapping node name to node UID, e.g.
@@ -60,9 +61,18 @@ Exit status: 0 every list empty, 1 some list not empty, 2 error.";
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct AuditArgs {
-    /// The DaemonSet to audit (`NAMESPACE/NAME`, or `NAME` in the -n namespace).
-    #[arg(long, value_name = "NS/NAME", required_unless_present = "write_roster")]
-    pub daemonset: Option<String>,
+    /// The DaemonSet to audit: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`,
+    /// `daemonset/NAME`, `daemonsets.apps/NAME` in the -n namespace.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: Option<DsRef>,
+    /// The same as the DAEMONSET argument (kept for older scripts).
+    #[arg(
+        long = "daemonset",
+        value_name = "DAEMONSET",
+        hide = true,
+        conflicts_with = "daemonset"
+    )]
+    pub daemonset_flag: Option<DsRef>,
     /// The roster: a JSON object mapping node name to node UID.
     #[arg(
         long,
@@ -86,8 +96,9 @@ pub struct AuditArgs {
     /// Let --write-roster replace an existing file.
     #[arg(long, requires = "write_roster")]
     pub force: bool,
-    /// Cluster connection (ignored with -f, except -n for a bare NAME).
-    #[command(flatten)]
+    /// The global cluster flags (ignored with -f, except -n for a bare NAME);
+    /// filled in from [`crate::cli::cluster_args::GlobalArgs`].
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
@@ -105,8 +116,11 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     if let (Some(path), Some(selector)) = (&args.write_roster, &args.nodes_selector) {
         return write_roster(args, path, selector);
     }
-    let (Some(ds_arg), Some(roster_path)) = (&args.daemonset, &args.roster) else {
-        bail!("--daemonset and --roster are required (or --write-roster with --nodes-selector)");
+    let (Some(ds_arg), Some(roster_path)) = (
+        args.daemonset.as_ref().or(args.daemonset_flag.as_ref()),
+        &args.roster,
+    ) else {
+        bail!("a DAEMONSET and --roster are required (or --write-roster with --nodes-selector)");
     };
     // The roster first: a bad roster is the user's to fix before any cluster call.
     let roster = Roster::load(roster_path)?;
@@ -162,7 +176,7 @@ fn write_roster(args: &AuditArgs, path: &Path, selector_text: &str) -> anyhow::R
                 .with_context(|| format!("cluster {}", connection.server))
         })?
     } else {
-        load_snapshot(&args.files)?.nodes
+        load_snapshot(&args.files)?.snapshot.nodes
     };
     let roster = Roster::from_matching_nodes(&nodes, &selector).map_err(|problem| {
         crate::audit::RosterError {
@@ -183,10 +197,11 @@ struct AuditInput {
     events: Vec<Event>,
 }
 
-fn read_live(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<AuditInput> {
+fn read_live(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
     runtime()?.block_on(async {
         let connection = connect_cluster(&args.cluster).await?;
-        let (namespace, name) = split_daemonset(ds_arg, Some(&connection.namespace))?;
+        let (namespace, name) =
+            ds_arg.resolve(args.cluster.namespace.as_deref(), &connection.namespace)?;
         let read = live::read_consistent(&connection.client, &namespace, &name, MAX_ATTEMPTS)
             .await
             .with_context(|| format!("cluster {}", connection.server))?;
@@ -199,8 +214,11 @@ fn read_live(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<AuditInput> {
     })
 }
 
-fn read_snapshot(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<AuditInput> {
-    let snapshot = load_snapshot(&args.files)?;
+fn read_snapshot(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
+    let loaded = load_snapshot(&args.files)?;
+    // Say what the files held: an empty file is usually a failed `kubectl get > file`.
+    crate::cli::input::require_daemonsets(&args.files, &loaded)?;
+    let snapshot = loaded.snapshot;
     let daemonset = find_daemonset(&snapshot, ds_arg, args.cluster.namespace.as_deref())?.clone();
     Ok(AuditInput {
         daemonset,
@@ -210,8 +228,8 @@ fn read_snapshot(args: &AuditArgs, ds_arg: &str) -> anyhow::Result<AuditInput> {
     })
 }
 
-fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<Snapshot> {
-    let loaded = load_paths(files).context("cannot load the snapshot")?;
+fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<LoadedSnapshot> {
+    let loaded = crate::cli::input::load(files)?;
     for warning in &loaded.warnings {
         // The loader keeps the last of two same-named objects; for the audit two
         // versions of a node or pod mean two states were mixed, so that is an error.
@@ -220,7 +238,7 @@ fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<Snapshot> {
         }
         eprintln!("warning: {warning}");
     }
-    Ok(loaded.snapshot)
+    Ok(loaded)
 }
 
 /// The snapshot loader's "X appears more than once" warning for a kind the audit compares.
@@ -234,19 +252,19 @@ fn is_duplicate_warning(message: &str) -> bool {
 /// Finds `NS/NAME`, or a bare `NAME` in `namespace` (or, without one, unique by name).
 fn find_daemonset<'a>(
     snapshot: &'a Snapshot,
-    wanted: &str,
+    wanted: &DsRef,
     namespace: Option<&str>,
 ) -> anyhow::Result<&'a DaemonSet> {
-    let (ns, name) = match split_daemonset(wanted, namespace) {
-        Ok((ns, name)) => (Some(ns), name),
-        Err(_) if !wanted.contains('/') && !wanted.is_empty() => (None, wanted.to_owned()),
-        Err(e) => return Err(e),
-    };
+    let ns = wanted.namespace.as_deref().or(namespace);
+    if let (Some(named), Some(flag)) = (&wanted.namespace, namespace) {
+        wanted.resolve(Some(flag), named)?;
+    }
+    let name = wanted.name.as_str();
     let matches: Vec<&DaemonSet> = snapshot
         .daemonsets
         .iter()
-        .filter(|d| d.metadata.name.as_deref() == Some(name.as_str()))
-        .filter(|d| ns.is_none() || d.metadata.namespace.as_deref() == ns.as_deref())
+        .filter(|d| d.metadata.name.as_deref() == Some(name))
+        .filter(|d| ns.is_none() || d.metadata.namespace.as_deref() == ns)
         .collect();
     match matches.as_slice() {
         [one] => Ok(one),
@@ -277,20 +295,6 @@ fn present_daemonsets(snapshot: &Snapshot) -> String {
     }
 }
 
-/// `NS/NAME` → (NS, NAME); `NAME` → (namespace, NAME) when a namespace is known.
-fn split_daemonset(text: &str, namespace: Option<&str>) -> anyhow::Result<(String, String)> {
-    match text.split_once('/') {
-        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
-            Ok((ns.to_owned(), name.to_owned()))
-        }
-        None if !text.is_empty() => match namespace {
-            Some(ns) => Ok((ns.to_owned(), text.to_owned())),
-            None => bail!("--daemonset {text:?}: give NAMESPACE/NAME or -n NAMESPACE"),
-        },
-        _ => bail!("--daemonset {text:?}: expected NAMESPACE/NAME"),
-    }
-}
-
 async fn connect_cluster(args: &ClusterArgs) -> anyhow::Result<Connection> {
     connect(&args.connect_options())
         .await
@@ -307,20 +311,6 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn daemonset_argument_forms() {
-        let ok = |t: &str, ns: Option<&str>| split_daemonset(t, ns).unwrap();
-        assert_eq!(
-            ok("kube-system/agent", None),
-            ("kube-system".into(), "agent".into())
-        );
-        assert_eq!(ok("agent", Some("ops")), ("ops".into(), "agent".into()));
-        for bad in ["", "/agent", "ns/", "a/b/c"] {
-            assert!(split_daemonset(bad, Some("x")).is_err(), "{bad}");
-        }
-        assert!(split_daemonset("agent", None).is_err());
-    }
 
     #[test]
     fn color_needs_a_terminal_and_no_no_color() {

@@ -12,22 +12,24 @@ use clap::Args;
 
 use crate::cli::act_args::{
     ActArgs, StepOutput, block_on, confirm, install_interrupt, open, parse_duration, precheck,
-    progress_printer,
+    print_dry_run, progress_printer,
 };
 use crate::cli::cluster_args::ClusterArgs;
 use crate::engine::selector::Selector;
+use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoEnd, AutoSettings, RunContext, StartRefusal, auto, check_start};
 use crate::ops::follow::Follower;
-use crate::ops::interrupt::EXIT_INTERRUPTED;
+use crate::ops::interrupt::{EXIT_INTERRUPTED, Interrupt};
 use crate::ops::rbac::Operation;
 
 /// Arguments of `rollcall auto`.
 #[derive(Debug, Args)]
 pub struct AutoArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
     /// Canary nodes by label selector (kubectl syntax); they go first, as their
     /// own batch. Must match at least one node the DaemonSet runs on.
     #[arg(long, value_name = "SELECTOR")]
@@ -44,11 +46,11 @@ pub struct AutoArgs {
     /// How long a replacement may take to become Ready.
     #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
-    /// --yes, --read-only, --journal.
+    /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
@@ -97,7 +99,12 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        let interrupt = install_interrupt(&session);
+        let dry_run = session.executor.dry_run();
+        let interrupt = if dry_run.is_some() {
+            Interrupt::never()
+        } else {
+            install_interrupt(&session)
+        };
         let progress = progress_printer(&args.act);
         let ctx = RunContext {
             executor: &session.executor,
@@ -105,6 +112,17 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             interrupt: &interrupt,
             progress: progress.as_ref(),
         };
+        if let Some(dry_run) = dry_run {
+            // A dry run shows the writes up to the first batch's deletes: what
+            // follows waits for the cluster to react, which it never will.
+            tokio::select! {
+                end = auto(&ctx, &settings) => { end?; }
+                () = dry_run.first_delete() => {}
+            }
+            let code = print_dry_run(&session).unwrap_or(ExitCode::SUCCESS);
+            println!("(later batches follow as each batch passes its gate)");
+            return Ok(code);
+        }
         let end = auto(&ctx, &settings).await?;
         Ok(report(&end, &args.act, "advanced", None))
     })

@@ -1,4 +1,6 @@
-//! kubectl-style cluster flags shared by every command that talks to a cluster.
+//! The global flags, accepted before or after the subcommand as kubectl users
+//! type them: the kubectl cluster flags (`--kubeconfig`, `--context`,
+//! `-n/--namespace`) and rollcall's own (`--read-only`, `--journal`, `--log-file`).
 
 use std::path::PathBuf;
 
@@ -8,15 +10,16 @@ use crate::cluster::connect::ConnectOptions;
 
 /// `--kubeconfig`, `--context`, `-n/--namespace` (and `KUBECONFIG`), as kubectl has them.
 #[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct ClusterArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use (default: its current-context).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
     /// The namespace (default: the context's namespace, else "default").
-    #[arg(short = 'n', long, value_name = "NS")]
+    #[arg(short = 'n', long, value_name = "NS", global = true)]
     pub namespace: Option<String>,
 }
 
@@ -29,4 +32,23 @@ impl ClusterArgs {
             namespace: self.namespace.clone(),
         }
     }
+}
+
+/// Every global flag, parsed once at the top and handed to the command.
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// kubectl's cluster flags.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Change nothing: the console disables its rollout keys; pause, resume,
+    /// advance, auto and rollback print the writes they would make and exit 0.
+    #[arg(long, global = true)]
+    pub read_only: bool,
+    /// Journal file for rollout actions (default: $XDG_STATE_HOME/rollcall/journal.jsonl, else ~/.local/state/rollcall/journal.jsonl).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub journal: Option<PathBuf>,
+    /// Where logs go (default: $XDG_STATE_HOME/rollcall/rollcall.log); RUST_LOG sets the level.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub log_file: Option<PathBuf>,
 }

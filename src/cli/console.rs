@@ -8,27 +8,29 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use clap::Args;
 
-use super::cluster_args::ClusterArgs;
+use super::cluster_args::{ClusterArgs, GlobalArgs};
 use crate::cluster::connect::{Connection, connect, connection_from_config, find_kubeconfig};
 use crate::cluster::watch::{self, Target};
+use crate::model::DsRef;
 use crate::sim::embedded::{self, EmbeddedOptions};
 use crate::tui::view_model::ConsoleInfo;
 
 /// Flags of the console (the command line without a subcommand).
 #[derive(Clone, Debug, Default, Args)]
 pub struct ConsoleArgs {
-    /// The DaemonSet to open, as NAMESPACE/NAME (or NAME in the -n namespace);
-    /// without it, the console lists DaemonSets to pick from.
-    #[arg(value_name = "NS/DAEMONSET")]
-    pub daemonset: Option<String>,
-    /// kubectl-style cluster flags.
-    #[command(flatten)]
+    /// The DaemonSet to open: NAMESPACE/NAME, or NAME, ds/NAME, daemonset/NAME,
+    /// daemonsets.apps/NAME in the -n namespace; without it, the console lists
+    /// DaemonSets to pick from.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: Option<DsRef>,
+    /// The global cluster flags (filled in from [`GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
-    /// Where logs go (default: $XDG_STATE_HOME/rollcall/rollcall.log); RUST_LOG sets the level.
-    #[arg(long, value_name = "FILE", global = true)]
+    /// The global `--log-file` (filled in from [`GlobalArgs`]).
+    #[arg(skip)]
     pub log_file: Option<PathBuf>,
-    /// Rollout operations: --read-only and --journal FILE.
-    #[command(flatten)]
+    /// The global `--read-only` and `--journal` (filled in from [`GlobalArgs`]).
+    #[arg(skip)]
     pub ops: ConsoleOpsArgs,
     /// Node roster (JSON: node name to UID, as `rollcall audit --write-roster`
     /// writes it): missing, unexpected and mismatched nodes are marked in the grid.
@@ -36,30 +38,48 @@ pub struct ConsoleArgs {
     pub roster: Option<PathBuf>,
 }
 
-/// The console's rollout-operation flags.
-#[derive(Clone, Debug, Default, Args)]
+/// The console's rollout-operation settings (from the global flags).
+#[derive(Clone, Debug, Default)]
 pub struct ConsoleOpsArgs {
     /// Show everything, change nothing: every rollout key is disabled.
-    #[arg(long)]
     pub read_only: bool,
     /// Journal file for rollout actions (default: $XDG_STATE_HOME/rollcall/journal.jsonl).
-    #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+}
+
+impl ConsoleOpsArgs {
+    /// `--read-only` and `--journal` from the global flags.
+    pub fn from_global(global: &GlobalArgs) -> Self {
+        Self {
+            read_only: global.read_only,
+            journal: global.journal.clone(),
+        }
+    }
+}
+
+impl ConsoleArgs {
+    /// Takes the global flags.
+    pub fn apply(&mut self, global: &GlobalArgs) {
+        self.cluster = global.cluster.clone();
+        self.log_file.clone_from(&global.log_file);
+        self.ops = ConsoleOpsArgs::from_global(global);
+    }
 }
 
 /// `rollcall demo`: the embedded cluster in-process, with the console on it.
 #[derive(Clone, Debug, Args)]
 pub struct DemoArgs {
-    /// The DaemonSet to open, as NAMESPACE/NAME (default: the scenario's first DaemonSet).
-    #[arg(value_name = "NS/DAEMONSET")]
-    pub daemonset: Option<String>,
+    /// The DaemonSet to open, as NAMESPACE/NAME, NAME or ds/NAME (default: the scenario's first DaemonSet).
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: Option<DsRef>,
     /// A built-in scenario (`default`, `small`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes instead of the scenario's pools (scale demo).
     #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
-    /// Where to write a kubeconfig for kubectl (default: a file in the temp directory, shown in the title).
+    /// Where to write a kubeconfig for kubectl, kept after exit (default: a file
+    /// in the temp directory, shown in the title and removed when the demo exits).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
     /// RNG seed for the simulation.
@@ -68,9 +88,12 @@ pub struct DemoArgs {
     /// Time multiplier for kubelet delays (2 = twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
-    /// Rollout operations: --read-only and --journal FILE.
-    #[command(flatten)]
+    /// The global `--read-only` and `--journal` (filled in from [`GlobalArgs`]).
+    #[arg(skip)]
     pub ops: ConsoleOpsArgs,
+    /// The global cluster flags: only `-n` is used (for a bare DaemonSet NAME).
+    #[arg(skip)]
+    pub cluster: ClusterArgs,
 }
 
 /// Runs `rollcall demo`.
@@ -90,11 +113,36 @@ pub fn run_demo(
     runtime()?.block_on(open_embedded(
         options,
         args.kubeconfig_out.clone(),
-        args.daemonset.as_deref(),
+        Pick {
+            daemonset: args.daemonset.as_ref(),
+            cluster: &args.cluster,
+        },
         &args.ops,
         "embedded cluster",
         None,
     ))
+}
+
+/// The DaemonSet the user named and the flags that resolve a bare name.
+#[derive(Clone, Copy)]
+struct Pick<'a> {
+    daemonset: Option<&'a DsRef>,
+    cluster: &'a ClusterArgs,
+}
+
+/// Removes a file this process wrote for others (the demo's kubeconfig, whose
+/// token dies with the embedded cluster) when dropped: on return, error or panic.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take()
+            && let Err(err) = std::fs::remove_file(&path)
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %path.display(), %err, "cannot remove the demo kubeconfig");
+        }
+    }
 }
 
 /// Starts the embedded cluster, writes a kubeconfig for kubectl, and opens the
@@ -102,7 +150,7 @@ pub fn run_demo(
 async fn open_embedded(
     options: EmbeddedOptions,
     kubeconfig_out: Option<PathBuf>,
-    daemonset: Option<&str>,
+    pick: Pick<'_>,
     ops: &ConsoleOpsArgs,
     why: &str,
     roster: Option<crate::audit::Roster>,
@@ -110,12 +158,14 @@ async fn open_embedded(
     let cluster = embedded::start(options)
         .await
         .context("starting the embedded cluster")?;
+    let keep = kubeconfig_out.is_some();
     let path = kubeconfig_out.unwrap_or_else(|| {
         std::env::temp_dir().join(format!(
             "rollcall-demo-{}.kubeconfig",
             cluster.addr().port()
         ))
     });
+    let _remove = RemoveOnDrop((!keep).then(|| path.clone()));
     cluster
         .server
         .write_kubeconfig(&path)
@@ -130,8 +180,15 @@ async fn open_embedded(
         .scenario
         .daemon_sets
         .first()
-        .map(|ds| format!("{}/{}", ds.namespace, ds.name));
-    let target = parse_target(daemonset.or(first.as_deref()), &connection.namespace)?;
+        .map(|ds| DsRef {
+            namespace: Some(ds.namespace.clone()),
+            name: ds.name.clone(),
+        });
+    let target = parse_target(
+        pick.daemonset.or(first.as_ref()),
+        pick.cluster,
+        &connection.namespace,
+    )?;
     let info = ConsoleInfo {
         context: "embedded".to_owned(),
         server: connection.server.clone(),
@@ -163,7 +220,10 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
             return open_embedded(
                 EmbeddedOptions::default(),
                 None,
-                args.daemonset.as_deref(),
+                Pick {
+                    daemonset: args.daemonset.as_ref(),
+                    cluster: &args.cluster,
+                },
                 &args.ops,
                 "no kubeconfig found: embedded cluster",
                 roster,
@@ -173,7 +233,11 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
         let connection = connect(&options)
             .await
             .context("connecting to the cluster")?;
-        let target = parse_target(args.daemonset.as_deref(), &connection.namespace)?;
+        let target = parse_target(
+            args.daemonset.as_ref(),
+            &args.cluster,
+            &connection.namespace,
+        )?;
         let info = ConsoleInfo {
             context: connection.context.clone(),
             server: connection.server.clone(),
@@ -243,21 +307,17 @@ pub async fn open_console_with(
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// `NS/NAME`, or `NAME` in the default namespace; an error for anything else.
-pub fn parse_target(text: Option<&str>, namespace: &str) -> anyhow::Result<Option<Target>> {
-    let Some(text) = text else { return Ok(None) };
-    let (namespace, name) = match text.split_once('/') {
-        Some((ns, name)) => (ns, name),
-        None => (namespace, text),
+/// The DaemonSet to open: its own namespace, else `-n`, else the context's.
+pub fn parse_target(
+    daemonset: Option<&DsRef>,
+    cluster: &ClusterArgs,
+    namespace: &str,
+) -> anyhow::Result<Option<Target>> {
+    let Some(daemonset) = daemonset else {
+        return Ok(None);
     };
-    anyhow::ensure!(
-        !namespace.is_empty() && !name.is_empty() && !name.contains('/'),
-        "expected NAMESPACE/NAME or NAME, got {text:?}"
-    );
-    Ok(Some(Target {
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-    }))
+    let (namespace, name) = daemonset.resolve(cluster.namespace.as_deref(), namespace)?;
+    Ok(Some(Target { namespace, name }))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -307,21 +367,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn targets_parse_like_kubectl_names() {
+    fn targets_resolve_like_kubectl_names() {
+        let flag = ClusterArgs {
+            namespace: Some("ops".to_owned()),
+            ..ClusterArgs::default()
+        };
+        let none = ClusterArgs::default();
         let cases = [
-            (Some("kube-system/agent"), Some(("kube-system", "agent"))),
-            (Some("agent"), Some(("default", "agent"))),
-            (None, None),
+            ("kube-system/agent", &none, ("kube-system", "agent")),
+            ("agent", &none, ("default", "agent")),
+            ("ds/agent", &flag, ("ops", "agent")),
+            ("daemonsets.apps/agent", &none, ("default", "agent")),
         ];
-        for (text, expected) in cases {
-            let parsed = parse_target(text, "default").unwrap();
-            let parsed = parsed
-                .as_ref()
-                .map(|t| (t.namespace.as_str(), t.name.as_str()));
-            assert_eq!(parsed, expected, "{text:?}");
+        for (text, cluster, expected) in cases {
+            let wanted: DsRef = text.parse().unwrap();
+            let parsed = parse_target(Some(&wanted), cluster, "default")
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                (parsed.namespace.as_str(), parsed.name.as_str()),
+                expected,
+                "{text}"
+            );
         }
-        for bad in ["a/b/c", "/x", "ns/"] {
-            assert!(parse_target(Some(bad), "default").is_err(), "{bad}");
-        }
+        assert!(parse_target(None, &none, "default").unwrap().is_none());
+        let elsewhere: DsRef = "kube-system/agent".parse().unwrap();
+        assert!(parse_target(Some(&elsewhere), &flag, "default").is_err());
+    }
+
+    #[test]
+    fn the_demo_kubeconfig_is_removed_unless_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let removed = dir.path().join("removed.kubeconfig");
+        let kept = dir.path().join("kept.kubeconfig");
+        std::fs::write(&removed, "x").unwrap();
+        std::fs::write(&kept, "x").unwrap();
+        drop(RemoveOnDrop(Some(removed.clone())));
+        drop(RemoveOnDrop(None));
+        assert!(!removed.exists());
+        assert!(kept.exists());
     }
 }

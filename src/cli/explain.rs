@@ -15,8 +15,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
-use crate::model::snapshot::load_paths;
-use crate::model::{DaemonSet, Snapshot};
+use crate::model::{DaemonSet, DsRef, Snapshot};
 
 /// Arguments of `rollcall explain`.
 #[derive(Debug, clap::Args)]
@@ -24,9 +23,21 @@ pub struct ExplainArgs {
     /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them; repeatable; `-` reads stdin.
     #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Only this DaemonSet (`NAMESPACE/NAME`, or `NAME` when unique).
-    #[arg(long, value_name = "NS/NAME")]
-    pub daemonset: Option<String>,
+    /// Only this DaemonSet: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`, `daemonset/NAME`,
+    /// `daemonsets.apps/NAME` (in the -n namespace, else unique across namespaces).
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: Option<DsRef>,
+    /// The same as the DAEMONSET argument (kept for older scripts).
+    #[arg(
+        long = "daemonset",
+        value_name = "DAEMONSET",
+        hide = true,
+        conflicts_with = "daemonset"
+    )]
+    pub daemonset_flag: Option<DsRef>,
+    /// The global `-n` (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
+    pub namespace: Option<String>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = ExplainFormat::Table)]
     pub output: ExplainFormat,
@@ -101,11 +112,21 @@ fn present_list(present: &[String]) -> String {
 /// Runs `rollcall explain`: loads the snapshot, prints warnings on stderr and
 /// the report on stdout. Exit 0 on success; errors go to `cli::run` (exit 2).
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
-    let loaded = load_paths(&args.files).context("cannot load the snapshot")?;
+    let loaded = crate::cli::input::load(&args.files)?;
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
-    let report = explain(&loaded.snapshot, args.daemonset.as_deref())?;
+    // Nothing to explain is an error (exit 2): it hides a failed `kubectl get > file`.
+    crate::cli::input::require_daemonsets(&args.files, &loaded)?;
+    let only = args
+        .daemonset
+        .as_ref()
+        .or(args.daemonset_flag.as_ref())
+        .map(|wanted| match (&wanted.namespace, &args.namespace) {
+            (None, Some(namespace)) => format!("{namespace}/{}", wanted.name),
+            _ => wanted.to_string(),
+        });
+    let report = explain(&loaded.snapshot, only.as_deref())?;
     let text = match args.output {
         ExplainFormat::Json => {
             let mut json = serde_json::to_string_pretty(&report)?;
@@ -162,12 +183,20 @@ fn select(
     wanted: &str,
 ) -> Result<(String, String), ExplainError> {
     let shown = |(namespace, name): &(String, String)| format!("{namespace}/{name}");
-    let matches: Vec<&(String, String)> = match wanted.split_once('/') {
-        Some((namespace, name)) => daemonsets
+    let parsed: Option<DsRef> = wanted.parse().ok();
+    let matches: Vec<&(String, String)> = match &parsed {
+        Some(DsRef {
+            namespace: Some(namespace),
+            name,
+        }) => daemonsets
             .keys()
             .filter(|(ns, n)| ns == namespace && n == name)
             .collect(),
-        None => daemonsets.keys().filter(|(_, n)| n == wanted).collect(),
+        Some(DsRef {
+            namespace: None,
+            name,
+        }) => daemonsets.keys().filter(|(_, n)| n == name).collect(),
+        None => Vec::new(),
     };
     match matches.as_slice() {
         [one] => Ok((*one).clone()),

@@ -10,20 +10,22 @@ use clap::Args;
 use crate::cli::act_args::{ActArgs, block_on, open};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::engine::revision::RevisionInfo;
+use crate::model::DsRef;
 use crate::ops::rollback::{live_template, normalized_template, template_diff, to_yaml};
 use crate::ops::snapshot::Snapshot;
 
 /// Arguments of `rollcall history`.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
     /// Show this revision's template and its diff to the current template.
     #[arg(long, value_name = "R")]
     pub revision: Option<i64>,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 

@@ -1,4 +1,7 @@
 //! Command-line interface: argument parsing and the headless commands.
+//!
+//! The global flags ([`cluster_args::GlobalArgs`]) are parsed once at the top,
+//! before or after the subcommand, and handed to the command that runs.
 
 pub mod act_args;
 pub mod advance;
@@ -7,18 +10,24 @@ pub mod auto;
 pub mod cluster_args;
 pub mod console;
 pub mod explain;
+pub mod generate;
 pub mod history;
+pub mod input;
 pub mod pause;
 pub mod rollback;
 pub mod sim;
 pub mod status;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 /// rollcall — a terminal rollout console for Kubernetes DaemonSets.
 #[derive(Debug, Parser)]
 #[command(name = "rollcall", version, about, long_about = None)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(after_help = "\
+A DAEMONSET is NAME (in the -n namespace), NAMESPACE/NAME, ds/NAME, daemonset/NAME or \
+daemonsets.apps/NAME. Global options go before or after the subcommand.
+Installed as kubectl-rollcall (a symlink or a copy on PATH), this is the kubectl plugin \
+`kubectl rollcall`.")]
 pub struct Cli {
     /// What to do; without a subcommand, the console opens.
     #[command(subcommand)]
@@ -26,6 +35,9 @@ pub struct Cli {
     /// The console's arguments (used when no subcommand is given).
     #[command(flatten)]
     pub console: console::ConsoleArgs,
+    /// Global flags, accepted before or after the subcommand.
+    #[command(flatten)]
+    pub global: cluster_args::GlobalArgs,
 }
 
 /// The subcommands.
@@ -36,7 +48,8 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Explain, node by node, whether each DaemonSet of a snapshot should run there and why not.
     Explain(explain::ExplainArgs),
-    /// Show a DaemonSet's rollout: state, nodes (revision, readiness, eligibility) and the plan.
+    /// Show a DaemonSet's rollout: state, a summary (eligibility, revisions, readiness,
+    /// problems), the nodes (when few, or --all) and the plan.
     Status(status::StatusArgs),
     /// List a DaemonSet's revisions (images, node counts) or show one with its diff.
     History(history::HistoryArgs),
@@ -47,21 +60,112 @@ pub enum Command {
     /// Pause the rollout for every console (freezes a RollingUpdate DaemonSet).
     Pause(pause::PauseArgs),
     /// Resume a paused rollout (restores the exact previous update strategy).
-    Resume(pause::PauseArgs),
+    Resume(pause::ResumeArgs),
     /// Roll the template back to the previous or a chosen revision.
     Rollback(rollback::RollbackArgs),
     /// Serve the embedded cluster (API server, DaemonSet controller, kubelets) until Ctrl-C.
     Sim(sim::SimArgs),
     /// Start the embedded cluster in-process and open the console on it.
     Demo(console::DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completion(generate::CompletionArgs),
+    /// Print the man page (roff), e.g. `rollcall man | man -l -`.
+    Man,
+}
+
+/// The name to show in help and usage: `kubectl rollcall` when the binary runs
+/// as the kubectl plugin (`kubectl-rollcall` on PATH), else `rollcall`.
+pub fn display_name(argv0: Option<&std::ffi::OsStr>) -> &'static str {
+    let stem = argv0
+        .map(std::path::Path::new)
+        .and_then(std::path::Path::file_stem)
+        .and_then(std::ffi::OsStr::to_str);
+    match stem {
+        Some(stem) if stem.starts_with("kubectl-rollcall") => "kubectl rollcall",
+        _ => "rollcall",
+    }
+}
+
+/// The clap command, named as it is invoked (see [`display_name`]).
+pub fn command(name: &'static str) -> clap::Command {
+    Cli::command().bin_name(name).display_name(name)
+}
+
+/// Parses the process's arguments (exits with usage on error, as clap does).
+pub fn parse() -> Cli {
+    let mut args = std::env::args_os();
+    let name = display_name(args.next().as_deref());
+    let matches = command(name).get_matches();
+    from_matches(&matches).unwrap_or_else(|err| err.format(&mut command(name)).exit())
+}
+
+/// The parsed command line; the console's own arguments (a DAEMONSET, `--roster`)
+/// with a subcommand are a usage error, not silently ignored.
+pub fn from_matches(matches: &clap::ArgMatches) -> Result<Cli, clap::Error> {
+    let cli = Cli::from_arg_matches(matches)?;
+    if let Some((name, _)) = matches.subcommand() {
+        let console = &cli.console;
+        if let Some(daemonset) = &console.daemonset {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("'{daemonset}' before the subcommand '{name}': put the DaemonSet after it"),
+            ));
+        }
+        if console.roster.is_some() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("--roster before the subcommand '{name}': put it after the subcommand"),
+            ));
+        }
+    }
+    Ok(cli)
+}
+
+/// Hands the global flags to the command that uses them.
+fn apply_globals(cli: &mut Cli) {
+    let global = &cli.global;
+    cli.console.apply(global);
+    let cluster = global.cluster.clone();
+    match &mut cli.command {
+        None | Some(Command::Sim(_) | Command::Completion(_) | Command::Man) => {}
+        Some(Command::Explain(args)) => args.namespace.clone_from(&cluster.namespace),
+        Some(Command::Audit(args)) => args.cluster = cluster,
+        Some(Command::Status(args)) => args.cluster = cluster,
+        Some(Command::History(args)) => args.cluster = cluster,
+        Some(Command::Advance(args)) => {
+            args.cluster = cluster;
+            args.act.apply(global);
+        }
+        Some(Command::Auto(args)) => {
+            args.cluster = cluster;
+            args.act.apply(global);
+        }
+        Some(Command::Pause(args)) => {
+            args.cluster = cluster;
+            args.act.apply(global);
+        }
+        Some(Command::Resume(args)) => {
+            args.cluster = cluster;
+            args.act.apply(global);
+        }
+        Some(Command::Rollback(args)) => {
+            args.cluster = cluster;
+            args.act.apply(global);
+        }
+        Some(Command::Demo(args)) => {
+            args.cluster = cluster;
+            args.ops = console::ConsoleOpsArgs::from_global(global);
+        }
+    }
 }
 
 /// Runs the parsed command line and returns the process exit code.
 ///
 /// Commands return their own exit code (0 success, 1 "ran but found problems",
-/// as documented per command); an error prints `error: ...` with its causes on
-/// stderr and exits 2.
-pub fn run(cli: Cli) -> std::process::ExitCode {
+/// as documented per command); an error prints `error: ...` with each of its
+/// causes once on stderr and exits 2.
+pub fn run(mut cli: Cli) -> std::process::ExitCode {
+    apply_globals(&mut cli);
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
         None => console::run_console(&cli.console),
         Some(Command::Explain(args)) => explain::run(&args),
@@ -69,18 +173,41 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
         Some(Command::History(args)) => history::run(&args),
         Some(Command::Advance(args)) => advance::run(&args),
         Some(Command::Auto(args)) => auto::run(&args),
-        Some(Command::Pause(args)) => pause::run(&args, false),
-        Some(Command::Resume(args)) => pause::run(&args, true),
+        Some(Command::Pause(args)) => pause::run_pause(&args),
+        Some(Command::Resume(args)) => pause::run_resume(&args),
         Some(Command::Rollback(args)) => rollback::run(&args),
         Some(Command::Sim(args)) => sim::run(&args),
-        Some(Command::Demo(args)) => console::run_demo(&args, cli.console.log_file.as_deref()),
+        Some(Command::Demo(args)) => console::run_demo(&args, cli.global.log_file.as_deref()),
         Some(Command::Audit(args)) => audit::run(&args),
+        Some(Command::Completion(args)) => generate::completion(&args),
+        Some(Command::Man) => generate::man(),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_text(&err));
             std::process::ExitCode::from(2)
         }
     }
 }
+
+/// The error and its causes joined by `: `, each cause once: an error whose
+/// message already includes its source's text (a `thiserror` `{source}` in the
+/// message) does not print that text a second time.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let message = cause.to_string();
+        if text.contains(&message) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&message);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,60 +1,117 @@
-//! `rollcall pause NS/NAME` and `rollcall resume NS/NAME`: stop and restart a
-//! rollout for every console (on RollingUpdate, by switching the strategy to
-//! OnDelete and back, exactly as it was).
+//! `rollcall pause DAEMONSET [--reason TEXT]` and `rollcall resume DAEMONSET`:
+//! stop and restart a rollout for every console (on RollingUpdate, by switching
+//! the strategy to OnDelete and back, exactly as it was). With `--read-only`,
+//! print the write instead of sending it.
 
 use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::act_args::{ActArgs, block_on, confirm, open, precheck};
+use crate::cli::act_args::{ActArgs, block_on, confirm, open, precheck, print_dry_run};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::model::DsRef;
 use crate::ops::drive::retry_on_conflict;
 use crate::ops::follow::Follower;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
 
-/// Arguments of `rollcall pause` and `rollcall resume`.
+/// Arguments of `rollcall pause`.
 #[derive(Debug, Args)]
 pub struct PauseArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
-    /// --yes, --read-only, --journal.
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
+    /// Why, for every console and `status` to show (stored on the DaemonSet).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
-/// Runs `rollcall pause` (`resume: false`) or `rollcall resume`.
-pub fn run(args: &PauseArgs, resuming: bool) -> anyhow::Result<ExitCode> {
-    let action = if resuming { "resume" } else { "pause" };
+/// Arguments of `rollcall resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
+    /// --yes (and the global --read-only, --journal).
+    #[command(flatten)]
+    pub act: ActArgs,
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
+    pub cluster: ClusterArgs,
+}
+
+/// Runs `rollcall pause`.
+pub fn run_pause(args: &PauseArgs) -> anyhow::Result<ExitCode> {
+    run(
+        &args.daemonset,
+        &args.act,
+        &args.cluster,
+        Change::Pause(args.reason.clone()),
+    )
+}
+
+/// Runs `rollcall resume`.
+pub fn run_resume(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
+    run(&args.daemonset, &args.act, &args.cluster, Change::Resume)
+}
+
+/// Which of the two a run does.
+enum Change {
+    /// Pause, with the reason if given.
+    Pause(Option<String>),
+    /// Resume.
+    Resume,
+}
+
+fn run(
+    daemonset: &DsRef,
+    act: &ActArgs,
+    cluster: &ClusterArgs,
+    change: Change,
+) -> anyhow::Result<ExitCode> {
+    let action = match change {
+        Change::Pause(_) => "pause",
+        Change::Resume => "resume",
+    };
     block_on(async {
-        let session = open(&args.cluster, &args.daemonset, &args.act).await?;
+        let session = open(cluster, daemonset, act).await?;
         precheck(&session, Operation::Pause, action).await?;
-        confirm(&format!("{action} {}", session.target), args.act.yes)?;
+        confirm(&format!("{action} {}", session.target), act.yes)?;
         let follower = Follower::start(session.connection.client.clone(), &session.target);
         let by = session.executor.actor().to_owned();
-        if resuming {
-            retry_on_conflict(
-                &follower,
-                |snap| resume(snap, &by, jiff::Timestamp::now()),
-                &session.executor,
-            )
-            .await?;
-        } else {
-            let request = PauseRequest {
-                by,
-                reason: None,
-                node: None,
-            };
-            retry_on_conflict(
-                &follower,
-                |snap| pause(snap, &request, jiff::Timestamp::now()),
-                &session.executor,
-            )
-            .await?;
+        match change {
+            Change::Resume => {
+                retry_on_conflict(
+                    &follower,
+                    |snap| resume(snap, &by, jiff::Timestamp::now()),
+                    &session.executor,
+                )
+                .await?;
+            }
+            Change::Pause(reason) => {
+                let request = PauseRequest {
+                    by,
+                    reason,
+                    node: None,
+                };
+                retry_on_conflict(
+                    &follower,
+                    |snap| pause(snap, &request, jiff::Timestamp::now()),
+                    &session.executor,
+                )
+                .await?;
+            }
+        }
+        if let Some(code) = print_dry_run(&session) {
+            return Ok(code);
         }
         println!("{} {action}d", session.target);
         Ok(ExitCode::SUCCESS)

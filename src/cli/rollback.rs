@@ -10,9 +10,11 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, block_on, confirm, install_interrupt, open, parse_duration, precheck, progress_printer,
+    ActArgs, block_on, confirm, install_interrupt, open, parse_duration, precheck, print_dry_run,
+    progress_printer,
 };
 use crate::cli::cluster_args::ClusterArgs;
+use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
 use crate::ops::follow::Follower;
@@ -22,9 +24,10 @@ use crate::ops::rollback::plan;
 /// Arguments of `rollcall rollback`.
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
     /// The revision to go back to (default: the previous one).
     #[arg(long, value_name = "R")]
     pub to_revision: Option<i64>,
@@ -40,11 +43,11 @@ pub struct RollbackArgs {
     /// and the rollback ends incomplete with exit 1).
     #[arg(long)]
     pub include_cordoned: bool,
-    /// --yes, --read-only, --journal.
+    /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
@@ -85,6 +88,16 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             args.act.yes,
         )?;
         session.executor.run(&request).await?;
+        if let Some(code) = print_dry_run(&session) {
+            // Nothing was patched, so the node moves cannot be run; say which would follow.
+            if snapshot.strategy_type() == "OnDelete" && !order.is_empty() {
+                println!(
+                    "then, one node at a time (each Ready before the next), delete the pods on: {}",
+                    order.join(", ")
+                );
+            }
+            return Ok(code);
+        }
         println!(
             "{} rolled back to revision {}",
             session.target, rollback.to.number

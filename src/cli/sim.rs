@@ -21,7 +21,12 @@ pub struct SimArgs {
     #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
     /// Load a real cluster's export (`kubectl get nodes,pods,ds,controllerrevisions -A -o json`); repeatable.
-    #[arg(short = 'f', long = "file", value_name = "SNAPSHOT")]
+    #[arg(
+        short = 'f',
+        long = "filename",
+        alias = "file",
+        value_name = "SNAPSHOT"
+    )]
     pub snapshot: Vec<PathBuf>,
     /// Address to listen on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
@@ -58,6 +63,20 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let cluster = embedded::start(options)
         .await
         .context("cannot start the embedded cluster")?;
+    let loaded = cluster.simulation.loaded;
+    if !args.snapshot.is_empty() && loaded.nodes + loaded.daemon_sets + loaded.pods == 0 {
+        // An empty export (a failed `kubectl get > file`) would serve an empty cluster.
+        cluster.shutdown().await;
+        let files: Vec<String> = args
+            .snapshot
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        anyhow::bail!(
+            "no DaemonSets found in {} (no Nodes or Pods either; see the log for skipped objects)",
+            files.join(", ")
+        );
+    }
     let path = args.kubeconfig_out.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("rollcall-sim-{}.kubeconfig", cluster.addr().port()))
     });
@@ -65,7 +84,6 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         .server
         .write_kubeconfig(&path)
         .with_context(|| format!("cannot write the kubeconfig to {}", path.display()))?;
-    let loaded = cluster.simulation.loaded;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

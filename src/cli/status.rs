@@ -1,14 +1,17 @@
-//! `rollcall status NS/NAME [-o json|table] [--watch]`: the rollout state as
-//! every console sees it (from the DaemonSet's annotations), per node revision,
-//! readiness and eligibility, and the plan with skipped nodes.
+//! `rollcall status DAEMONSET [-o json|table] [--all] [--watch]`: the rollout
+//! state as every console sees it (from the DaemonSet's annotations), a summary
+//! (counts by eligibility, revision and readiness, the problems), then per node
+//! revision, readiness and eligibility when few (or `--all`), and the plan.
 
 use clap::{Args, ValueEnum};
 
 use crate::cli::act_args::{ActArgs, block_on, open};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::model::DsRef;
 use crate::ops::follow::Follower;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
+use crate::ops::status_summary::changes;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -23,17 +26,23 @@ pub enum Output {
 /// Arguments of `rollcall status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
-    #[arg(value_name = "NS/NAME")]
-    pub daemonset: String,
+    /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
+    /// `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
-    /// Keep printing as the rollout changes (until interrupted).
+    /// Keep watching: after the report, print one timestamped line per change
+    /// (state, counts, the nodes that moved); with -o json, one document per change.
     #[arg(short = 'w', long)]
     pub watch: bool,
-    /// Cluster flags.
-    #[command(flatten)]
+    /// List every node and the whole plan (by default only with at most 30 nodes;
+    /// a summary always comes first).
+    #[arg(short = 'A', long)]
+    pub all: bool,
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
     pub cluster: ClusterArgs,
 }
 
@@ -51,38 +60,40 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         .await?;
         if !args.watch {
             let snapshot = Snapshot::load(&session.connection.client, &session.target).await?;
-            print!(
-                "{}",
-                render(
-                    &StatusReport::build(&snapshot, jiff::Timestamp::now())?,
-                    args.output
-                )?
-            );
+            let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+            print!("{}", render(&report, args)?);
             return Ok(std::process::ExitCode::SUCCESS);
         }
         let follower = Follower::start(session.connection.client.clone(), &session.target);
-        let mut last = String::new();
+        let mut last: Option<StatusReport> = None;
         loop {
             let snapshot = follower.snapshot().await?;
-            let text = render(
-                &StatusReport::build(&snapshot, jiff::Timestamp::now())?,
-                args.output,
-            )?;
-            if text != last {
-                print!("{text}");
-                if args.output == Output::Table {
-                    println!("---");
+            let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+            match (&last, args.output) {
+                (None, _) => print!("{}", render(&report, args)?),
+                (Some(before), Output::Json) => {
+                    if serde_json::to_value(before)? != serde_json::to_value(&report)? {
+                        print!("{}", render(&report, args)?);
+                    }
                 }
-                last = text;
+                (Some(before), Output::Table) => {
+                    let changes = changes(before, &report);
+                    if !changes.is_empty() {
+                        let now = jiff::Timestamp::now().round(jiff::Unit::Second)?;
+                        println!("{now}  {}", changes.join(" · "));
+                    }
+                }
             }
+            std::io::Write::flush(&mut std::io::stdout())?;
+            last = Some(report);
             follower.changed_or(None).await;
         }
     })
 }
 
-fn render(report: &StatusReport, output: Output) -> anyhow::Result<String> {
-    Ok(match output {
-        Output::Table => report.render_table(),
+fn render(report: &StatusReport, args: &StatusArgs) -> anyhow::Result<String> {
+    Ok(match args.output {
+        Output::Table => report.render_table(args.all),
         Output::Json => format!("{}\n", serde_json::to_string(report)?),
     })
 }

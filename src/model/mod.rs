@@ -6,12 +6,14 @@
 //! ControllerRevisions are few and their templates matter whole, so they are the
 //! upstream `k8s-openapi` types. This module does no I/O.
 
+mod ds_ref;
 mod event;
 mod node;
 mod pod;
 mod resource;
 pub mod snapshot;
 
+pub use ds_ref::{DsRef, DsRefError};
 pub use event::{Event, InvolvedObject};
 pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
 pub use pod::{

@@ -22,6 +22,7 @@ pub mod rollback;
 pub mod snapshot;
 pub mod state;
 pub mod status;
+pub mod status_summary;
 pub mod write;
 
 #[cfg(test)]

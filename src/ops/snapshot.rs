@@ -14,7 +14,7 @@ use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{PlanOptions, RolloutPlan, plan_rollout};
 use crate::engine::selector::Selector;
-use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
+use crate::model::{ControllerRevision, DaemonSet, DsRef, Node, Pod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::state::RolloutState;
 
@@ -28,22 +28,20 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses `NAMESPACE/NAME`, or `NAME` in `default_namespace`.
+    /// Parses a DaemonSet as the command line names it ([`DsRef`]: `NAMESPACE/NAME`,
+    /// or `NAME`, `ds/NAME`, … in `default_namespace`).
     pub fn parse(text: &str, default_namespace: &str) -> Result<Self, OpsError> {
-        let (namespace, name) = match text.split_once('/') {
-            Some((ns, name)) => (ns, name),
-            None => (default_namespace, text),
-        };
-        let valid = |s: &str| !s.is_empty() && !s.contains('/');
-        if !valid(namespace) || !valid(name) {
+        let invalid = |e: crate::model::DsRefError| OpsError::Invalid(e.to_string());
+        let (namespace, name) = text
+            .parse::<DsRef>()
+            .and_then(|ds| ds.resolve(None, default_namespace))
+            .map_err(invalid)?;
+        if namespace.is_empty() {
             return Err(OpsError::Invalid(format!(
-                "bad DaemonSet reference {text:?}: expected NAMESPACE/NAME or NAME"
+                "bad DaemonSet reference {text:?}: no namespace"
             )));
         }
-        Ok(Self {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-        })
+        Ok(Self { namespace, name })
     }
 
     /// `namespace/name`.
@@ -261,6 +259,7 @@ mod tests {
         let cases = [
             ("kube-system/agent", Some(("kube-system", "agent"))),
             ("agent", Some(("default", "agent"))),
+            ("ds/agent", Some(("default", "agent"))),
             ("/agent", None),
             ("ns/", None),
             ("a/b/c", None),

@@ -14,6 +14,7 @@ use crate::ops::advance::skip_text;
 use crate::ops::error::OpsError;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
+use crate::ops::status_summary::{Summary, eligibility_word, names};
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -41,6 +42,8 @@ pub struct StatusReport {
     pub rollout: RolloutState,
     /// The DaemonSet status fields, computed.
     pub totals: Totals,
+    /// Counts by eligibility, revision and readiness; the problems.
+    pub summary: Summary,
     /// One entry per node, by name.
     pub nodes: Vec<NodeStatus>,
     /// The nodes still to advance, in order.
@@ -103,6 +106,7 @@ pub struct PlanEntry {
 
 /// A skipped node.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SkippedEntry {
     /// Node name.
     pub node: String,
@@ -156,7 +160,7 @@ impl StatusReport {
             crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes),
         );
         let target = snapshot.target();
-        Ok(Self {
+        let mut report = Self {
             namespace: target.namespace,
             name: target.name,
             strategy: snapshot.strategy_type().to_owned(),
@@ -185,11 +189,16 @@ impl StatusReport {
                 })
                 .collect(),
             rollout: state,
-        })
+            summary: Summary::default(),
+        };
+        report.summary = Summary::build(&report);
+        Ok(report)
     }
 
-    /// The human-readable table.
-    pub fn render_table(&self) -> String {
+    /// The human-readable report: the header and the summary, then the node
+    /// table and the whole plan when `all` or when there are at most
+    /// [`NODES_LISTED`] nodes (else a count and how to see them).
+    pub fn render_table(&self, all: bool) -> String {
         let mut out = String::new();
         let t = &self.totals;
         let revision = self
@@ -211,7 +220,24 @@ impl StatusReport {
             "why   {}",
             crate::sanitize::sanitize(&self.blocker.message)
         );
+        out.push_str(&self.summary.render());
         let _ = writeln!(out);
+        let all = all || self.nodes.len() <= NODES_LISTED;
+        if all {
+            self.render_nodes(&mut out);
+        } else {
+            let _ = writeln!(
+                out,
+                "{} nodes: not listed (--all lists every node; -o json has them all)",
+                self.nodes.len()
+            );
+        }
+        let _ = writeln!(out);
+        self.render_plan(&mut out, all);
+        out
+    }
+
+    fn render_nodes(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "{:<28} {:<9} {:<8} {:<6} {:<8} POD / REASON",
@@ -238,22 +264,43 @@ impl StatusReport {
                 out,
                 "{:<28} {:<9} {:<8} {:<6} {:<8} {detail}",
                 n.name,
-                yes_no(n.eligible),
+                eligibility_word(n),
                 revision,
                 yes_no(n.ready),
                 if n.canary { "canary" } else { "" },
             );
         }
-        let _ = writeln!(out);
+    }
+
+    fn render_plan(&self, out: &mut String, all: bool) {
         let _ = writeln!(out, "plan ({} to advance):", self.plan.len());
-        for (i, step) in self.plan.iter().enumerate() {
+        let shown = if all { self.plan.len() } else { PLAN_LISTED };
+        for (i, step) in self.plan.iter().enumerate().take(shown) {
             let canary = if step.canary { " [canary]" } else { "" };
             let _ = writeln!(out, "  {:>3}. {}{canary} {}", i + 1, step.node, step.group);
         }
-        for s in &self.skipped {
-            let _ = writeln!(out, "  skip {}: {}", s.node, s.reason);
+        if self.plan.len() > shown {
+            let _ = writeln!(out, "  … {} more (--all)", self.plan.len() - shown);
         }
-        out
+        if all {
+            for s in &self.skipped {
+                let _ = writeln!(out, "  skip {}: {}", s.node, s.reason);
+            }
+            return;
+        }
+        let mut reasons: std::collections::BTreeMap<&str, Vec<String>> =
+            std::collections::BTreeMap::new();
+        for s in &self.skipped {
+            reasons.entry(&s.reason).or_default().push(s.node.clone());
+        }
+        for (reason, nodes) in reasons {
+            let _ = writeln!(
+                out,
+                "  skip {} node(s): {reason} ({})",
+                nodes.len(),
+                names(&nodes)
+            );
+        }
     }
 
     fn state_detail(&self) -> String {
@@ -284,6 +331,12 @@ impl StatusReport {
 fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
 }
+
+/// Up to this many nodes, `status` lists every node without `--all`.
+pub const NODES_LISTED: usize = 30;
+
+/// Without `--all`, a long plan shows this many steps.
+const PLAN_LISTED: usize = 10;
 
 #[cfg(test)]
 mod tests {
@@ -331,7 +384,10 @@ mod tests {
             "already runs the current revision"
         );
         assert_eq!(json["totals"]["updated"], 1);
-        let table = report.render_table();
+        assert_eq!(json["summary"]["nodes"], 3);
+        assert!(json["rollout"].get("batchNodes").is_some(), "{json}");
+        assert!(json["rollout"].get("batch_nodes").is_none(), "{json}");
+        let table = report.render_table(false);
         assert!(
             table.contains("state paused (by rollcall auto, reason: node n2: CrashLoopBackOff)"),
             "{table}"

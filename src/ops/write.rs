@@ -106,6 +106,38 @@ impl Write {
         }
     }
 
+    /// The write as one line for a dry run: the request (method, path, patch
+    /// type) and its body, as it would be sent.
+    pub fn describe_request(&self) -> String {
+        let (method, path, kind) = match self {
+            Self::DeletePod {
+                namespace, name, ..
+            } => (
+                "DELETE",
+                format!("/api/v1/namespaces/{namespace}/pods/{name}"),
+                "",
+            ),
+            Self::PatchState {
+                namespace, name, ..
+            }
+            | Self::PatchStrategy {
+                namespace, name, ..
+            } => (
+                "PATCH",
+                format!("/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"),
+                " (merge)",
+            ),
+            Self::PatchTemplate {
+                namespace, name, ..
+            } => (
+                "PATCH",
+                format!("/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"),
+                " (strategic merge)",
+            ),
+        };
+        format!("{method} {path}{kind} {}", self.body())
+    }
+
     /// The request body this write sends (for tests and `--dry-run`-style display).
     pub fn body(&self) -> Value {
         match self {
@@ -194,6 +226,41 @@ pub struct Executor {
     read_only: bool,
     context: String,
     actor: String,
+    /// In a dry run, the writes that would have been sent, in order (nothing is
+    /// sent or journaled).
+    dry_run: Option<DryRun>,
+}
+
+/// The writes a dry-run executor was asked to make, shared with its clones.
+#[derive(Clone, Debug, Default)]
+pub struct DryRun {
+    planned: std::sync::Arc<std::sync::Mutex<Vec<WriteRequest>>>,
+    first: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl DryRun {
+    /// The writes recorded so far, in order.
+    pub fn planned(&self) -> Vec<WriteRequest> {
+        self.planned
+            .lock()
+            .map(|planned| planned.clone())
+            .unwrap_or_default()
+    }
+
+    /// Resolves once a pod delete has been recorded (the first step a dry run
+    /// of a multi-step flow can show; what follows depends on the cluster reacting).
+    pub async fn first_delete(&self) {
+        self.first.notified().await;
+    }
+
+    fn record(&self, request: &WriteRequest) {
+        if let Ok(mut planned) = self.planned.lock() {
+            planned.push(request.clone());
+        }
+        if matches!(request.write, Write::DeletePod { .. }) {
+            self.first.notify_one();
+        }
+    }
 }
 
 impl Executor {
@@ -211,7 +278,23 @@ impl Executor {
             read_only,
             context,
             actor,
+            dry_run: None,
         }
+    }
+
+    /// The same executor in dry-run mode: every write is recorded (see
+    /// [`Executor::dry_run`]) and answered as if it had succeeded; nothing is
+    /// sent to the cluster and nothing is journaled. Overrides read-only.
+    #[must_use]
+    pub fn into_dry_run(mut self) -> Self {
+        self.read_only = false;
+        self.dry_run = Some(DryRun::default());
+        self
+    }
+
+    /// The recorded writes when this is a dry run.
+    pub fn dry_run(&self) -> Option<&DryRun> {
+        self.dry_run.as_ref()
     }
 
     /// Whether writes are refused.
@@ -245,6 +328,16 @@ impl Executor {
         &self,
         request: &WriteRequest,
     ) -> (Result<Outcome, OpsError>, Option<OpsError>) {
+        if let Some(dry_run) = &self.dry_run {
+            dry_run.record(request);
+            let outcome = match request.write {
+                Write::DeletePod { .. } => Outcome::PodDeleted,
+                _ => Outcome::DaemonSetPatched {
+                    resource_version: None,
+                },
+            };
+            return (Ok(outcome), None);
+        }
         if self.read_only {
             let action = request.record.action.clone();
             return (Err(OpsError::ReadOnly { action }), None);
@@ -433,6 +526,38 @@ mod tests {
 #[cfg(test)]
 mod executor_tests {
     use super::*;
+
+    #[tokio::test]
+    async fn dry_run_records_and_sends_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("j.jsonl"));
+        // Port 9 (discard) on loopback: a request, if sent, would fail as unreachable.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let executor =
+            Executor::new(client, journal.clone(), true, "ctx".into(), "ana".into()).into_dry_run();
+        assert!(!executor.read_only());
+        let request = WriteRequest {
+            write: Write::DeletePod {
+                namespace: "ns".into(),
+                name: "p".into(),
+                uid: "u".into(),
+            },
+            record: Record {
+                action: "advance".into(),
+                ..Record::default()
+            },
+        };
+        assert_eq!(executor.run(&request).await.unwrap(), Outcome::PodDeleted);
+        let dry_run = executor.dry_run().unwrap();
+        dry_run.first_delete().await;
+        assert_eq!(dry_run.planned(), std::slice::from_ref(&request));
+        assert_eq!(
+            request.write.describe_request(),
+            r#"DELETE /api/v1/namespaces/ns/pods/p {"preconditions":{"uid":"u"}}"#
+        );
+        assert!(!journal.path().exists());
+    }
 
     #[tokio::test]
     async fn read_only_refuses_before_any_request_and_journals_nothing() {

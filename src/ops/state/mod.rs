@@ -51,6 +51,7 @@ impl Mode {
 
 /// Why and by whom the rollout is paused.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Pause {
     /// Who paused (`user@host`, or `rollcall auto` for an automatic pause).
     pub by: String,
@@ -62,6 +63,7 @@ pub struct Pause {
 
 /// The rollout state stored on the DaemonSet.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RolloutState {
     /// What is in progress.
     pub mode: Mode,

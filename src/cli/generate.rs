@@ -1,0 +1,92 @@
+//! `rollcall completion SHELL` and `rollcall man`: a shell completion script and
+//! the man page, both generated from the clap definitions so they never drift
+//! from `--help`. Writes only to stdout.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+/// Arguments of `rollcall completion`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  source <(rollcall completion bash)
+  rollcall completion zsh > \"${fpath[1]}/_rollcall\"
+  rollcall completion fish > ~/.config/fish/completions/rollcall.fish")]
+pub struct CompletionArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// The completion script for `shell`, for the command named `name`.
+pub fn completion_script(shell: clap_complete::Shell, name: &str) -> Vec<u8> {
+    let mut command = super::command("rollcall");
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut command, name, &mut out);
+    out
+}
+
+/// The man page in roff.
+pub fn man_page() -> anyhow::Result<Vec<u8>> {
+    let command = super::command("rollcall");
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command)
+        .render(&mut out)
+        .context("cannot render the man page")?;
+    Ok(out)
+}
+
+/// Runs `rollcall completion SHELL`.
+pub fn completion(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
+    write_stdout(&completion_script(args.shell, "rollcall"))
+}
+
+/// Runs `rollcall man`.
+pub fn man() -> anyhow::Result<ExitCode> {
+    write_stdout(&man_page()?)
+}
+
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("cannot write to stdout")
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completions_name_the_subcommands_and_global_flags() {
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let script = String::from_utf8(completion_script(shell, "rollcall")).unwrap();
+            for word in ["status", "rollback", "kubeconfig", "read-only"] {
+                assert!(script.contains(word), "{shell}: {word} missing");
+            }
+        }
+    }
+
+    #[test]
+    fn man_page_has_the_sections() {
+        let page = String::from_utf8(man_page().unwrap()).unwrap();
+        assert!(
+            page.starts_with(".ie") || page.contains(".TH rollcall"),
+            "{page}"
+        );
+        assert!(
+            page.contains(".SH SUBCOMMANDS") || page.contains("rollcall\\-status"),
+            "{page}"
+        );
+        assert!(page.contains("kubeconfig"), "{page}");
+    }
+}
