@@ -234,7 +234,7 @@ pub async fn open_console_with(
     );
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
-    let handle = watch::spawn(connection.client, scope, target.clone());
+    let handle = watch::spawn(connection.watch_client, scope, target.clone());
     let key = target.map(|t| t.key());
     crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster)
         .await
