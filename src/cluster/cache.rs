@@ -146,6 +146,10 @@ impl Cache {
     /// Records that the server changed identity or went backwards: every
     /// stream must re-list, and the console says so.
     fn server_changed(&mut self, message: String, now: jiff::Timestamp) {
+        // Everything held came from the old server: stale until re-listed.
+        for status in self.streams.values_mut() {
+            status.failed("the server changed, relisting".into(), now);
+        }
         self.relist = Some(message.clone());
         self.notice = Some((message, now));
         self.changes.streams = true;

@@ -328,6 +328,7 @@ where
                     };
                 }
             };
+            let first = !delivered;
             delivered = true;
             self.last_delivery = Instant::now();
             match event {
@@ -352,7 +353,9 @@ where
                 }
                 WatchEvent::Error(status) => {
                     let error = kube::Error::Api(status);
-                    if self.report(&error).await {
+                    // A 410 is routine (re-list at once) unless the watch
+                    // from a fresh list gets it at once: then back off.
+                    if self.report(&error).await || first {
                         self.pause(server_wait(&error)).await;
                     }
                     return Ended::Relist;

@@ -312,6 +312,7 @@ impl Tap {
         if self.done {
             return None;
         }
+        let mut pending: Option<Result<Bytes, std::io::Error>> = None;
         loop {
             match self.faults.watch_effect(self.stalled) {
                 WatchEffect::Stall => {
@@ -334,12 +335,16 @@ impl Tap {
                 }
                 WatchEffect::End => return None,
                 WatchEffect::Hold(until) => tokio::time::sleep_until(until).await,
+                WatchEffect::Pass(_) if pending.is_some() => return pending,
                 WatchEffect::Pass(boundary) => {
-                    let wake =
-                        boundary.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+                    // Look again at the next window edge, and at least every
+                    // 100 ms (a plan may be installed at any time).
+                    let soon = Instant::now() + Duration::from_millis(100);
+                    let wake = boundary.map_or(soon, |b| b.min(soon));
                     tokio::select! {
                         item = self.inner.next() => {
-                            return item.map(|r| r.map_err(std::io::Error::other));
+                            // Judge the chunk by the plan at the time it is sent.
+                            pending = Some(item?.map_err(std::io::Error::other));
                         }
                         () = tokio::time::sleep_until(wake) => {}
                     }
