@@ -530,3 +530,68 @@ async fn a_new_ca_is_reported_as_a_changed_certificate() {
     new.server.shutdown().await;
     new.simulation.shutdown().await;
 }
+
+mod common;
+
+/// `rollcall sim --fault` itself: the CLI parses the spec and the server
+/// answers with the injected fault, then recovers; its versions start above
+/// any earlier run's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollcall_sim_fault_flag_injects_and_recovers() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut child = std::process::Command::new(common::rollcall_bin())
+        .args(["sim", "--scenario", "small", "--bookmark-interval", "1"])
+        .args(["--fault", "5xx:500=0s+3s"])
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start rollcall sim");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|line| line.starts_with("kubeconfig:"));
+    assert!(started, "rollcall sim printed its kubeconfig");
+    let origin = Instant::now();
+    let loaded = kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig");
+    let mut config =
+        kube::Config::from_custom_kubeconfig(loaded, &kube::config::KubeConfigOptions::default())
+            .await
+            .expect("config");
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).expect("client");
+    let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client);
+    let during = nodes.list(&kube::api::ListParams::default()).await;
+    let code = match &during {
+        Err(kube::Error::Api(status)) => status.code,
+        other => panic!("expected the injected 500, got {other:?}"),
+    };
+    assert_eq!(code, 500);
+    assert!(
+        origin.elapsed() < Duration::from_secs(3),
+        "still in the window"
+    );
+    tokio::time::sleep(Duration::from_secs(3).saturating_sub(origin.elapsed())).await;
+    let after = nodes
+        .list(&kube::api::ListParams::default())
+        .await
+        .expect("the list works after the window");
+    assert_eq!(after.items.len(), 5);
+    let version: u64 = after
+        .metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .expect("numeric resourceVersion");
+    assert!(
+        version > 1_000_000_000_000_000,
+        "versions start above any earlier run (microseconds since the epoch): {version}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
