@@ -299,21 +299,15 @@ impl Cache {
             }
             _ => false,
         };
-        if replaced_uid {
-            // Same name, another UID, and no delete seen in between: the
-            // server's state was replaced under us (a restarted or different
-            // cluster). Re-list everything rather than mix two worlds.
-            let key = match &event {
-                watcher::Event::Apply(ds) => super::store::object_key(&ds.metadata),
-                _ => String::new(),
-            };
-            self.server_changed(
-                format!(
-                    "daemonset {key} was replaced (new UID) without a delete: relisting everything"
-                ),
-                now,
-            );
-        }
+        // Same name, another UID, and no delete seen in between: the server's
+        // state was replaced under us (a restarted or different cluster).
+        // Re-list everything rather than mix two worlds.
+        let replaced = match &event {
+            watcher::Event::Apply(ds) if replaced_uid => {
+                Some(super::store::object_key(&ds.metadata))
+            }
+            _ => None,
+        };
         let applied = self.daemonsets.apply(event);
         match (&applied, before) {
             (Applied::Buffered, _) => {}
@@ -334,6 +328,14 @@ impl Cache {
             }
         }
         self.mark_received(StreamKind::DaemonSets, self.daemonsets.listing(), now);
+        if let Some(key) = replaced {
+            self.server_changed(
+                format!(
+                    "daemonset {key} was replaced (new UID) without a delete: relisting everything"
+                ),
+                now,
+            );
+        }
     }
 
     fn apply_revision(&mut self, event: watcher::Event<ControllerRevision>, now: jiff::Timestamp) {
