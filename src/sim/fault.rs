@@ -194,9 +194,20 @@ impl Plan {
 
 /// The fault plan shared by the server and whoever controls it. Cheap to
 /// clone; an empty plan costs one read lock per request.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Faults {
     plan: Arc<RwLock<Plan>>,
+    /// Bumped on every install, so open watch streams look again.
+    installed: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            plan: Arc::default(),
+            installed: Arc::new(tokio::sync::watch::Sender::new(0)),
+        }
+    }
 }
 
 /// What to do with the bytes of an open watch right now.
@@ -220,6 +231,8 @@ impl Faults {
         let mut plan = self.plan.write().unwrap_or_else(PoisonError::into_inner);
         plan.origin = Some(Instant::now());
         plan.faults = faults;
+        drop(plan);
+        self.installed.send_modify(|n| *n += 1);
     }
 
     /// Removes every fault.
@@ -288,6 +301,7 @@ impl Faults {
         let (parts, body) = response.into_parts();
         let tap = Tap {
             faults: self.clone(),
+            installed: self.installed.subscribe(),
             inner: body.into_data_stream(),
             stalled: false,
             done: false,
@@ -302,6 +316,7 @@ impl Faults {
 
 struct Tap {
     faults: Faults,
+    installed: tokio::sync::watch::Receiver<u64>,
     inner: axum::body::BodyDataStream,
     stalled: bool,
     done: bool,
@@ -337,16 +352,21 @@ impl Tap {
                 WatchEffect::Hold(until) => tokio::time::sleep_until(until).await,
                 WatchEffect::Pass(_) if pending.is_some() => return pending,
                 WatchEffect::Pass(boundary) => {
-                    // Look again at the next window edge, and at least every
-                    // 100 ms (a plan may be installed at any time).
-                    let soon = Instant::now() + Duration::from_millis(100);
-                    let wake = boundary.map_or(soon, |b| b.min(soon));
+                    // Look again at the next window edge or when a plan is installed.
+                    let edge = async {
+                        match boundary {
+                            Some(at) => tokio::time::sleep_until(at).await,
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
                         item = self.inner.next() => {
                             // Judge the chunk by the plan at the time it is sent.
                             pending = Some(item?.map_err(std::io::Error::other));
                         }
-                        () = tokio::time::sleep_until(wake) => {}
+                        () = edge => {}
+                        // Never an error: this tap holds the sender (in `faults`).
+                        _ = self.installed.changed() => {}
                     }
                 }
             }
