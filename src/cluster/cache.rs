@@ -199,6 +199,18 @@ impl Cache {
         &self.streams
     }
 
+    /// The earliest "stale since" among `kinds` (and which stream), or `None`
+    /// when all of them are fresh: what a gate checks before judging pods.
+    pub fn stale_since(&self, kinds: &[StreamKind]) -> Option<(StreamKind, jiff::Timestamp)> {
+        kinds
+            .iter()
+            .filter_map(|kind| {
+                let since = self.streams.get(kind)?.stale_since()?;
+                Some((*kind, since))
+            })
+            .min_by_key(|(_, since)| *since)
+    }
+
     /// How many objects of a kind are held (or listed so far, during a list).
     pub fn count(&self, kind: StreamKind) -> usize {
         match kind {

@@ -97,6 +97,13 @@ impl StreamStatus {
         self.synced_once
     }
 
+    /// Since when the data is known stale (a failure, stall or throttle not yet
+    /// cleared by fresh data); `None` when the stream is live or loading.
+    /// Gates decide only on fresh data: "waiting: view stale since T".
+    pub fn stale_since(&self) -> Option<jiff::Timestamp> {
+        self.error.as_ref().map(|(_, since)| *since)
+    }
+
     /// Records a failure at `now`; keeps the time of the first failure in a row.
     pub fn failed(&mut self, message: String, now: jiff::Timestamp) {
         let since = self.error.as_ref().map_or(now, |(_, since)| *since);
@@ -213,6 +220,18 @@ mod tests {
         );
         assert!(status.alive());
         assert_eq!(status.state(), StreamState::Live);
+    }
+
+    #[test]
+    fn stale_since_is_the_first_failure_until_fresh_data() {
+        let mut status = StreamStatus::default();
+        status.received(false, at(1));
+        assert_eq!(status.stale_since(), None);
+        status.failed("reset".into(), at(5));
+        status.failed("refused".into(), at(6));
+        assert_eq!(status.stale_since(), Some(at(5)));
+        status.received(false, at(7));
+        assert_eq!(status.stale_since(), None);
     }
 
     #[test]
