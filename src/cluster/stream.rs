@@ -482,3 +482,46 @@ pub fn describe(error: &kube::Error) -> String {
         innermost
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::Status;
+
+    fn status(json: serde_json::Value) -> Status {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn upstreams_too_large_answer_is_recognised() {
+        let too_large = status(serde_json::json!({
+            "code": 504, "reason": "Timeout",
+            "message": "Too large resource version: 90, current: 12",
+            "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}
+        }));
+        assert!(is_too_large(&too_large));
+        let timeout = status(
+            serde_json::json!({"code": 504, "reason": "Timeout", "message": "request timed out"}),
+        );
+        assert!(!is_too_large(&timeout));
+    }
+
+    #[test]
+    fn retry_after_comes_from_the_status_details() {
+        let throttled = status(serde_json::json!({
+            "code": 429, "reason": "TooManyRequests", "message": "slow down",
+            "details": {"retryAfterSeconds": 95}
+        }));
+        assert_eq!(retry_after(&throttled), Some(Duration::from_secs(95)));
+        let bare = status(serde_json::json!({"code": 429}));
+        assert_eq!(retry_after(&bare), None);
+    }
+
+    #[test]
+    fn api_errors_are_described_with_code_reason_and_message() {
+        let error = kube::Error::Api(Box::new(status(serde_json::json!({
+            "code": 503, "reason": "ServiceUnavailable", "message": "etcd is down"
+        }))));
+        assert_eq!(describe(&error), "503 ServiceUnavailable: etcd is down");
+    }
+}
