@@ -50,7 +50,8 @@ impl Default for StreamConfig {
             idle_floor: Duration::from_secs(3),
             // Upstream sends a bookmark about once a minute.
             idle_ceiling: Duration::from_secs(75),
-            backoff_max: Duration::from_secs(15),
+            // Short enough that the view is right soon after an outage ends.
+            backoff_max: Duration::from_secs(10),
             page_size: 500,
             watch_timeout: 290,
         }

@@ -258,6 +258,13 @@ fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
                 Some(StreamState::Reconnecting { error, .. }) => {
                     format!("{}: cannot list yet, retrying: {error}", kind.label())
                 }
+                Some(StreamState::Throttled { retry_at, .. }) => {
+                    let wait = retry_at.duration_since(input.now).as_secs().max(0);
+                    format!(
+                        "{}: cannot list yet, throttled (429), retrying in {wait}s",
+                        kind.label()
+                    )
+                }
                 Some(_) => format!(
                     "{}: loading… {} so far",
                     kind.label(),
