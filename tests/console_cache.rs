@@ -254,3 +254,80 @@ async fn daemonset_status_updates_do_not_recompute_every_row() {
     cache.apply(WatchUpdate::DaemonSet(Event::Apply(spec)), at(2));
     assert!(cache.take_changes().all_nodes, "a spec change does");
 }
+
+#[test]
+fn stalls_throttling_and_bookmarks_drive_the_shown_state() {
+    let mut cache = Cache::new();
+    cache.apply(WatchUpdate::Node(Event::Init), at(0));
+    cache.apply(WatchUpdate::Node(Event::InitDone), at(0));
+    cache.apply(
+        WatchUpdate::Stalled(StreamKind::Nodes, std::time::Duration::from_secs(7)),
+        at(10),
+    );
+    match cache.streams()[&StreamKind::Nodes].state() {
+        StreamState::Reconnecting { error, since } => {
+            assert!(error.contains("stalled"), "{error}");
+            assert_eq!(since, at(3), "stale since the last delivery");
+        }
+        other => panic!("a stall is not live: {other:?}"),
+    }
+    // The restart re-lists: still stale until the list completes.
+    cache.apply(WatchUpdate::Node(Event::Init), at(11));
+    assert!(matches!(
+        cache.streams()[&StreamKind::Nodes].state(),
+        StreamState::Reconnecting { .. }
+    ));
+    cache.apply(WatchUpdate::Node(Event::InitDone), at(11));
+    assert_eq!(
+        cache.streams()[&StreamKind::Nodes].state(),
+        StreamState::Live
+    );
+    cache.apply(
+        WatchUpdate::Throttled(StreamKind::Nodes, std::time::Duration::from_secs(95)),
+        at(20),
+    );
+    assert_eq!(
+        cache.streams()[&StreamKind::Nodes].state(),
+        StreamState::Throttled {
+            retry_at: at(115),
+            since: at(20)
+        }
+    );
+    // A bookmark is proof of life: it clears the badge.
+    cache.apply(WatchUpdate::Alive(StreamKind::Nodes), at(21));
+    assert_eq!(
+        cache.streams()[&StreamKind::Nodes].state(),
+        StreamState::Live
+    );
+}
+
+#[test]
+fn a_daemonset_back_with_another_uid_and_no_delete_means_relist_everything() {
+    let mut cache = Cache::new();
+    let mut ds = model::DaemonSet::default();
+    ds.metadata.name = Some("agent".into());
+    ds.metadata.namespace = Some("kube-system".into());
+    ds.metadata.uid = Some("uid-1".into());
+    cache.apply(WatchUpdate::DaemonSet(Event::Init), at(0));
+    cache.apply(WatchUpdate::DaemonSet(Event::InitApply(ds.clone())), at(0));
+    cache.apply(WatchUpdate::DaemonSet(Event::InitDone), at(0));
+    cache.apply(WatchUpdate::DaemonSet(Event::Apply(ds.clone())), at(1));
+    assert_eq!(cache.take_relist(), None, "same UID: nothing to see");
+    let mut replaced = ds;
+    replaced.metadata.uid = Some("uid-2".into());
+    cache.apply(WatchUpdate::DaemonSet(Event::Apply(replaced)), at(2));
+    let reason = cache.take_relist().expect("relist everything");
+    assert!(reason.contains("new UID"), "{reason}");
+    assert!(
+        cache
+            .notice()
+            .is_some_and(|(text, when)| text == reason && when == at(2))
+    );
+    assert!(
+        !matches!(
+            cache.streams()[&StreamKind::DaemonSets].state(),
+            StreamState::Live
+        ),
+        "stale until relisted"
+    );
+}

@@ -62,7 +62,7 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         let client = &session.connection.client;
         let follower = args
             .wait
-            .then(|| Follower::start(client.clone(), &session.target));
+            .then(|| Follower::start(session.connection.watch_client.clone(), &session.target));
         let snapshot = match &follower {
             Some(f) => f.snapshot().await?,
             None => Snapshot::load(client, &session.target).await?,

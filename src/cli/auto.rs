@@ -76,7 +76,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             ),
             args.act.yes,
         )?;
-        let follower = Follower::start(session.connection.client.clone(), &session.target);
+        let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
         let settings = AutoSettings {
             policy: AutoPolicy {
                 batch: args.batch,

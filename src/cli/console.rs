@@ -108,6 +108,8 @@ pub fn run_demo(
         nodes: args.nodes,
         seed: args.seed,
         speed: args.speed,
+        // Frequent bookmarks: the console tells a silent watch from a quiet one by them.
+        bookmark_interval: Some(std::time::Duration::from_secs(5)),
         ..EmbeddedOptions::default()
     };
     runtime()?.block_on(open_embedded(
@@ -299,7 +301,7 @@ pub async fn open_console_with(
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
     let logs = crate::tui::logs_link::start(connection.client.clone());
-    let handle = watch::spawn(connection.client, scope, target.clone());
+    let handle = watch::spawn(connection.watch_client, scope, target.clone());
     let key = target.map(|t| t.key());
     crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster, Some(logs))
         .await

@@ -85,7 +85,7 @@ fn run(
         let session = open(cluster, daemonset, act).await?;
         precheck(&session, Operation::Pause, action).await?;
         confirm(&format!("{action} {}", session.target), act.yes)?;
-        let follower = Follower::start(session.connection.client.clone(), &session.target);
+        let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
         let by = session.executor.actor().to_owned();
         match change {
             Change::Resume => {

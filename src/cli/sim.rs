@@ -9,7 +9,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
+use std::time::Duration;
+
 use crate::sim::embedded::{self, EmbeddedOptions};
+use crate::sim::fault::{self, Faults};
 
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
@@ -40,6 +43,17 @@ pub struct SimArgs {
     /// Time multiplier for kubelet delays (2 = twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// Inject API faults for rehearsal, in windows counted from the start:
+    /// `NAME[:ARG]=[START+]LENGTH`, comma-separated or repeated. NAME is
+    /// drop-watches, stall-watches (silent for good), freeze (TCP freeze),
+    /// gone (watches end with 410), 5xx[:CODE] (default 503), throttle[:SECONDS]
+    /// (429 with Retry-After) or latency[:DURATION]. Example:
+    /// `--fault stall-watches=10s+20s,throttle:60=1m+30s`.
+    #[arg(long, value_name = "SPEC")]
+    pub fault: Vec<String>,
+    /// How often watches get a BOOKMARK (clients use them as proof of life).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+    pub bookmark_interval: u64,
 }
 
 /// Runs `rollcall sim`.
@@ -59,7 +73,15 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         listen: Some(args.listen),
         seed: args.seed,
         speed: args.speed,
+        faults: Faults::none(),
+        first_resource_version: resource_version_floor(),
+        bookmark_interval: Some(Duration::from_secs(args.bookmark_interval.max(1))),
     };
+    let mut faults = Vec::new();
+    for spec in &args.fault {
+        faults.extend(fault::parse(spec)?);
+    }
+    let installed = options.faults.clone();
     let cluster = embedded::start(options)
         .await
         .context("cannot start the embedded cluster")?;
@@ -76,6 +98,10 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
             "no DaemonSets found in {} (no Nodes or Pods either; see the log for skipped objects)",
             files.join(", ")
         );
+    }
+    if !faults.is_empty() {
+        tracing::info!(?faults, "fault injection on");
+        installed.install(faults);
     }
     let path = args.kubeconfig_out.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("rollcall-sim-{}.kubeconfig", cluster.addr().port()))
@@ -106,6 +132,16 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     wait_for_signal().await?;
     cluster.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A first resourceVersion above any earlier run's (microseconds since the
+/// epoch), so a client of a previous `rollcall sim` on the same address sees
+/// versions go forward, gets 410 for its old ones and relists, as it would
+/// after a real API server restart.
+fn resource_version_floor() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 2))
 }
 
 #[cfg(unix)]

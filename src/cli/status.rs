@@ -64,7 +64,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
             print!("{}", render(&report, args)?);
             return Ok(std::process::ExitCode::SUCCESS);
         }
-        let follower = Follower::start(session.connection.client.clone(), &session.target);
+        let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
         let mut last: Option<StatusReport> = None;
         loop {
             let snapshot = follower.snapshot().await?;

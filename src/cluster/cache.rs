@@ -37,6 +37,16 @@ pub enum WatchUpdate {
     NodeEvent(watcher::Event<Event>),
     /// A stream failed; the watcher retries with backoff.
     Error(StreamKind, String),
+    /// A bookmark arrived: the stream is alive and caught up.
+    Alive(StreamKind),
+    /// Nothing arrived for this long (past the expected bookmark interval);
+    /// the watch is being restarted.
+    Stalled(StreamKind, std::time::Duration),
+    /// The server answered 429; the stream retries after this long.
+    Throttled(StreamKind, std::time::Duration),
+    /// The server went backwards or was replaced (said in words); everything
+    /// is re-listed.
+    ServerChanged(StreamKind, String),
 }
 
 /// What changed since the reader last took the change set.
@@ -82,6 +92,10 @@ pub struct Cache {
     pods_by_node: HashMap<String, BTreeSet<ObjectKey>>,
     streams: BTreeMap<StreamKind, StreamStatus>,
     changes: Changes,
+    /// The last "the server changed" notice and when.
+    notice: Option<(String, jiff::Timestamp)>,
+    /// Why every stream must re-list (taken by the watch task).
+    relist: Option<String>,
 }
 
 impl Cache {
@@ -103,7 +117,52 @@ impl Cache {
                 self.streams.entry(kind).or_default().failed(message, now);
                 self.changes.streams = true;
             }
+            WatchUpdate::Alive(kind) => {
+                if self.streams.entry(kind).or_default().alive() {
+                    self.changes.streams = true;
+                }
+            }
+            WatchUpdate::Stalled(kind, silent_for) => {
+                let last = now.checked_sub(silent_for).unwrap_or(now);
+                let message = format!(
+                    "no data for {}s, watch stalled, restarting",
+                    silent_for.as_secs()
+                );
+                self.streams.entry(kind).or_default().stalled(message, last);
+                self.changes.streams = true;
+            }
+            WatchUpdate::Throttled(kind, retry_in) => {
+                let retry_at = now.checked_add(retry_in).unwrap_or(now);
+                self.streams
+                    .entry(kind)
+                    .or_default()
+                    .throttled(retry_at, now);
+                self.changes.streams = true;
+            }
+            WatchUpdate::ServerChanged(_, message) => self.server_changed(message, now),
         }
+    }
+
+    /// Records that the server changed identity or went backwards: every
+    /// stream must re-list, and the console says so.
+    fn server_changed(&mut self, message: String, now: jiff::Timestamp) {
+        // Everything held came from the old server: stale until re-listed.
+        for status in self.streams.values_mut() {
+            status.failed("the server changed, relisting".into(), now);
+        }
+        self.relist = Some(message.clone());
+        self.notice = Some((message, now));
+        self.changes.streams = true;
+    }
+
+    /// Why every stream must re-list now, if it must (the watch task takes it).
+    pub fn take_relist(&mut self) -> Option<String> {
+        self.relist.take()
+    }
+
+    /// The last "the server changed" notice and when it was noticed.
+    pub fn notice(&self) -> Option<(&str, jiff::Timestamp)> {
+        self.notice.as_ref().map(|(text, at)| (text.as_str(), *at))
     }
 
     /// Marks a stream as started (its initial list is being fetched).
@@ -138,6 +197,18 @@ impl Cache {
     /// The connection state of each started stream.
     pub fn streams(&self) -> &BTreeMap<StreamKind, StreamStatus> {
         &self.streams
+    }
+
+    /// The earliest "stale since" among `kinds` (and which stream), or `None`
+    /// when all of them are fresh: what a gate checks before judging pods.
+    pub fn stale_since(&self, kinds: &[StreamKind]) -> Option<(StreamKind, jiff::Timestamp)> {
+        kinds
+            .iter()
+            .filter_map(|kind| {
+                let since = self.streams.get(kind)?.stale_since()?;
+                Some((*kind, since))
+            })
+            .min_by_key(|(_, since)| *since)
     }
 
     /// How many objects of a kind are held (or listed so far, during a list).
@@ -234,6 +305,21 @@ impl Cache {
             ),
             _ => None,
         };
+        let replaced_uid = match (&event, &before) {
+            (watcher::Event::Apply(ds), Some(Some((_, Some(old))))) => {
+                ds.metadata.uid.as_ref().is_some_and(|uid| uid != old)
+            }
+            _ => false,
+        };
+        // Same name, another UID, and no delete seen in between: the server's
+        // state was replaced under us (a restarted or different cluster).
+        // Re-list everything rather than mix two worlds.
+        let replaced = match &event {
+            watcher::Event::Apply(ds) if replaced_uid => {
+                Some(super::store::object_key(&ds.metadata))
+            }
+            _ => None,
+        };
         let applied = self.daemonsets.apply(event);
         match (&applied, before) {
             (Applied::Buffered, _) => {}
@@ -254,6 +340,14 @@ impl Cache {
             }
         }
         self.mark_received(StreamKind::DaemonSets, self.daemonsets.listing(), now);
+        if let Some(key) = replaced {
+            self.server_changed(
+                format!(
+                    "daemonset {key} was replaced (new UID) without a delete: relisting everything"
+                ),
+                now,
+            );
+        }
     }
 
     fn apply_revision(&mut self, event: watcher::Event<ControllerRevision>, now: jiff::Timestamp) {

@@ -22,8 +22,12 @@ pub struct ConnectOptions {
 /// A client and where it points.
 #[derive(Clone)]
 pub struct Connection {
-    /// The client every watch and write goes through.
+    /// The client writes and one-off reads go through.
     pub client: kube::Client,
+    /// The same cluster without kube's automatic retry of 429/503/504, for
+    /// the watch streams: they retry themselves and show that they do
+    /// ("throttled, retrying in 95s") instead of waiting silently inside a request.
+    pub watch_client: kube::Client,
     /// The kubeconfig context in use (`in-cluster` or `embedded` when there is none).
     pub context: String,
     /// The namespace commands default to.
@@ -139,9 +143,13 @@ pub fn connection_from_config(
     }
     let namespace = config.default_namespace.clone();
     let server = config.cluster_url.to_string();
+    let mut watch_config = config.clone();
+    watch_config.default_retry = false;
     let client = kube::Client::try_from(config).map_err(ConnectError::Client)?;
+    let watch_client = kube::Client::try_from(watch_config).map_err(ConnectError::Client)?;
     Ok(Connection {
         client,
+        watch_client,
         context,
         namespace,
         server,

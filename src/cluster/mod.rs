@@ -5,4 +5,5 @@ pub mod cache;
 pub mod connect;
 pub mod status;
 pub mod store;
+pub mod stream;
 pub mod watch;

@@ -1,6 +1,9 @@
 //! Connection state of each watch stream: loading its first list, live,
-//! re-listing, or reconnecting after an error (with the error and since when
-//! the data is stale). Pure state; the watch task feeds it, the console shows it.
+//! re-listing, reconnecting after an error or a stall, or throttled (with why,
+//! since when the data is stale and when the next try is). Health is evidence:
+//! only delivered data (an event, a completed list, a bookmark) clears a
+//! failure; a re-list that has not completed keeps the data stale. Pure state;
+//! the watch task feeds it, the console shows it.
 
 /// The watched kinds, in the order the console lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -49,6 +52,13 @@ pub enum StreamState {
         /// When the stream first failed (data is stale since then).
         since: jiff::Timestamp,
     },
+    /// The server answered 429; the stream waits until `retry_at`.
+    Throttled {
+        /// When the stream tries again.
+        retry_at: jiff::Timestamp,
+        /// Since when the data is stale.
+        since: jiff::Timestamp,
+    },
 }
 
 /// Connection bookkeeping for one stream.
@@ -57,12 +67,19 @@ pub struct StreamStatus {
     synced_once: bool,
     listing: bool,
     error: Option<(String, jiff::Timestamp)>,
+    retry_at: Option<jiff::Timestamp>,
 }
 
 impl StreamStatus {
     /// The state to show.
     pub fn state(&self) -> StreamState {
         if let Some((error, since)) = &self.error {
+            if let Some(retry_at) = self.retry_at {
+                return StreamState::Throttled {
+                    retry_at,
+                    since: *since,
+                };
+            }
             return StreamState::Reconnecting {
                 error: error.clone(),
                 since: *since,
@@ -80,17 +97,58 @@ impl StreamStatus {
         self.synced_once
     }
 
+    /// Since when the data is known stale (a failure, stall or throttle not yet
+    /// cleared by fresh data); `None` when the stream is live or loading.
+    /// Gates decide only on fresh data: "waiting: view stale since T".
+    pub fn stale_since(&self) -> Option<jiff::Timestamp> {
+        self.error.as_ref().map(|(_, since)| *since)
+    }
+
     /// Records a failure at `now`; keeps the time of the first failure in a row.
     pub fn failed(&mut self, message: String, now: jiff::Timestamp) {
         let since = self.error.as_ref().map_or(now, |(_, since)| *since);
         self.error = Some((message, since));
+        self.retry_at = None;
+    }
+
+    /// Records a stall: nothing was delivered since `last_delivery`, so the
+    /// data is stale since then (or since an earlier failure).
+    pub fn stalled(&mut self, message: String, last_delivery: jiff::Timestamp) {
+        let since = self
+            .error
+            .as_ref()
+            .map_or(last_delivery, |(_, since)| (*since).min(last_delivery));
+        self.error = Some((message, since));
+        self.retry_at = None;
+    }
+
+    /// Records a 429: the stream retries at `retry_at`.
+    pub fn throttled(&mut self, retry_at: jiff::Timestamp, now: jiff::Timestamp) {
+        self.failed("throttled (429)".into(), now);
+        self.retry_at = Some(retry_at);
+    }
+
+    /// Records a bookmark: proof the stream is alive and caught up. Clears a
+    /// failure once the data is complete. Returns whether the shown state changed.
+    pub fn alive(&mut self) -> bool {
+        let before = self.state();
+        if !self.listing && self.synced_once {
+            self.error = None;
+            self.retry_at = None;
+        }
+        before != self.state()
     }
 
     /// Records a successful watcher event; `listing` is whether a (re)list is in
-    /// progress after it. Returns whether the shown state changed.
+    /// progress after it. A failure clears only once the data is complete again
+    /// (a re-list in progress after an error is still stale). Returns whether
+    /// the shown state changed.
     pub fn received(&mut self, listing: bool, _now: jiff::Timestamp) -> bool {
         let before = self.state();
-        self.error = None;
+        if !listing {
+            self.error = None;
+            self.retry_at = None;
+        }
         self.listing = listing;
         if !listing {
             self.synced_once = true;
@@ -133,6 +191,62 @@ mod tests {
             }
         );
         assert!(status.received(false, at(30)));
+        assert_eq!(status.state(), StreamState::Live);
+    }
+
+    #[test]
+    fn a_relist_after_a_failure_stays_stale_until_it_completes() {
+        let mut status = StreamStatus::default();
+        status.received(false, at(1));
+        status.failed("503".into(), at(10));
+        status.received(true, at(11));
+        assert!(matches!(status.state(), StreamState::Reconnecting { .. }));
+        assert!(!status.alive(), "a bookmark mid-list proves nothing");
+        status.received(false, at(12));
+        assert_eq!(status.state(), StreamState::Live);
+    }
+
+    #[test]
+    fn stalls_date_back_to_the_last_delivery_and_bookmarks_clear_them() {
+        let mut status = StreamStatus::default();
+        status.received(false, at(1));
+        status.stalled("no data for 9s".into(), at(3));
+        assert_eq!(
+            status.state(),
+            StreamState::Reconnecting {
+                error: "no data for 9s".into(),
+                since: at(3)
+            }
+        );
+        assert!(status.alive());
+        assert_eq!(status.state(), StreamState::Live);
+    }
+
+    #[test]
+    fn stale_since_is_the_first_failure_until_fresh_data() {
+        let mut status = StreamStatus::default();
+        status.received(false, at(1));
+        assert_eq!(status.stale_since(), None);
+        status.failed("reset".into(), at(5));
+        status.failed("refused".into(), at(6));
+        assert_eq!(status.stale_since(), Some(at(5)));
+        status.received(false, at(7));
+        assert_eq!(status.stale_since(), None);
+    }
+
+    #[test]
+    fn throttled_says_when_it_retries() {
+        let mut status = StreamStatus::default();
+        status.received(false, at(1));
+        status.throttled(at(130), at(10));
+        assert_eq!(
+            status.state(),
+            StreamState::Throttled {
+                retry_at: at(130),
+                since: at(10)
+            }
+        );
+        status.received(false, at(131));
         assert_eq!(status.state(), StreamState::Live);
     }
 }

@@ -1,18 +1,22 @@
-//! The watch task: kube-runtime watchers (with backoff) for nodes, DaemonSets
-//! and, once a target DaemonSet is known, its pods, ControllerRevisions and the
-//! events of its pods and of nodes, merged into one stream and applied to the
-//! [`Cache`] by this one writer. After each change it sends a payload-free
+//! The watch task: list-then-watch streams ([`super::stream`], with stall
+//! detection and visible throttling) for nodes, DaemonSets and, once a target
+//! DaemonSet is known, its pods, ControllerRevisions and the events of its
+//! pods and of nodes, merged into one stream and applied to the [`Cache`] by
+//! this one writer. When the server changed under us (state went backwards,
+//! a DaemonSet replaced without a delete) every stream is restarted, so
+//! everything is re-listed. After each change it sends a payload-free
 //! notification; readers pull from the cache. Never polls, never writes to the API.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use futures::StreamExt;
 use futures::stream::{BoxStream, SelectAll};
-use futures::{StreamExt, TryStreamExt};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use tokio::sync::{Notify, mpsc};
 
 use super::cache::{Cache, WatchUpdate};
 use super::status::StreamKind;
+use super::stream::{self, Selector, Signal, StreamConfig};
 use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod};
 
 /// The cache plus the change notification, shared by the writer and readers.
@@ -88,17 +92,31 @@ impl Drop for WatchHandle {
 /// Starts the watch task: nodes and DaemonSets (in `namespace`, or all
 /// namespaces when `None`) at once; the target's streams once it is set and its
 /// DaemonSet has been seen (its selector decides which pods to watch).
+///
+/// Give it a client without kube's automatic retries
+/// (`Connection::watch_client`) so throttling and 5xx show in the status.
 pub fn spawn(
     client: kube::Client,
     namespace: Option<String>,
     target: Option<Target>,
+) -> WatchHandle {
+    spawn_with(client, namespace, target, StreamConfig::default())
+}
+
+/// [`spawn`] with explicit stream timings (tests use short ones).
+pub fn spawn_with(
+    client: kube::Client,
+    namespace: Option<String>,
+    target: Option<Target>,
+    config: StreamConfig,
 ) -> WatchHandle {
     let shared = Arc::new(Shared::default());
     let (targets, target_rx) = mpsc::unbounded_channel();
     if let Some(target) = target {
         let _ = targets.send(target);
     }
-    let task = tokio::spawn(run(client, Arc::clone(&shared), namespace, target_rx));
+    let streams = Streams { client, config };
+    let task = tokio::spawn(run(streams, Arc::clone(&shared), namespace, target_rx));
     WatchHandle {
         shared,
         targets,
@@ -108,15 +126,22 @@ pub fn spawn(
 
 type UpdateStream = BoxStream<'static, WatchUpdate>;
 
-async fn run(
+/// What every stream is built from.
+struct Streams {
     client: kube::Client,
+    config: StreamConfig,
+}
+
+async fn run(
+    streams: Streams,
     shared: Arc<Shared>,
     namespace: Option<String>,
     mut target_rx: mpsc::UnboundedReceiver<Target>,
 ) {
+    let client = &streams;
     let mut base: SelectAll<UpdateStream> = SelectAll::new();
-    base.push(node_stream(&client));
-    base.push(daemonset_stream(&client, namespace.as_deref()));
+    base.push(node_stream(client));
+    base.push(daemonset_stream(client, namespace.as_deref()));
     {
         let mut cache = shared.lock();
         cache.stream_started(StreamKind::Nodes);
@@ -136,7 +161,7 @@ async fn run(
                 target_started = false;
                 target = Some(next);
                 shared.lock().reset_target();
-                start_targeted(&client, &shared, target.as_ref(), &mut targeted, &mut target_started);
+                start_targeted(client, &shared, target.as_ref(), &mut targeted, &mut target_started, true);
                 shared.notify();
                 continue;
             }
@@ -145,26 +170,41 @@ async fn run(
             tracing::warn!(stream = kind.label(), error = %message, "watch failed, retrying");
         }
         shared.apply(update, jiff::Timestamp::now());
+        let relist = shared.lock().take_relist();
+        if let Some(reason) = &relist {
+            // Every stream starts over with a list; the old data stays on
+            // screen, marked as re-listing, until each list completes.
+            tracing::warn!(%reason, "server changed: relisting every stream");
+            base = SelectAll::new();
+            base.push(node_stream(client));
+            base.push(daemonset_stream(client, namespace.as_deref()));
+            targeted = SelectAll::new();
+            target_started = false;
+        }
         if !target_started {
             start_targeted(
-                &client,
+                client,
                 &shared,
                 target.as_ref(),
                 &mut targeted,
                 &mut target_started,
+                relist.is_none(),
             );
         }
         shared.notify();
     }
 }
 
-/// Starts the pod, revision and event streams once the target DaemonSet is in the cache.
+/// Starts the pod, revision and event streams once the target DaemonSet is in
+/// the cache; `fresh` resets their status (a new target), otherwise a restart
+/// keeps it (the data on screen is re-listed, not gone).
 fn start_targeted(
-    client: &kube::Client,
+    client: &Streams,
     shared: &Shared,
     target: Option<&Target>,
     streams: &mut SelectAll<UpdateStream>,
     started: &mut bool,
+    fresh: bool,
 ) {
     let Some(target) = target else { return };
     let mut cache = shared.lock();
@@ -187,81 +227,111 @@ fn start_targeted(
         }
     };
     let ns = target.namespace.as_str();
-    let config = watcher::Config::default().labels(&labels);
+    let by_labels = Selector {
+        labels: Some(labels),
+        fields: None,
+    };
+    let kube = &client.client;
     streams.push(typed_stream(
-        kube::Api::<Pod>::namespaced(client.clone(), ns),
-        config.clone(),
+        client,
+        kube::Api::<Pod>::namespaced(kube.clone(), ns),
+        by_labels.clone(),
         StreamKind::Pods,
         WatchUpdate::Pod,
     ));
     // The controller lists revisions by the DaemonSet's selector too.
     streams.push(typed_stream(
-        kube::Api::<ControllerRevision>::namespaced(client.clone(), ns),
-        config,
+        client,
+        kube::Api::<ControllerRevision>::namespaced(kube.clone(), ns),
+        by_labels,
         StreamKind::Revisions,
         WatchUpdate::Revision,
     ));
     streams.push(typed_stream(
-        kube::Api::<Event>::namespaced(client.clone(), ns),
-        watcher::Config::default().fields("involvedObject.kind=Pod"),
+        client,
+        kube::Api::<Event>::namespaced(kube.clone(), ns),
+        fields("involvedObject.kind=Pod"),
         StreamKind::PodEvents,
         WatchUpdate::PodEvent,
     ));
-    for kind in [
-        StreamKind::Pods,
-        StreamKind::Revisions,
-        StreamKind::PodEvents,
-    ] {
-        cache.stream_started(kind);
+    if fresh {
+        for kind in [
+            StreamKind::Pods,
+            StreamKind::Revisions,
+            StreamKind::PodEvents,
+        ] {
+            cache.stream_started(kind);
+        }
     }
     *started = true;
 }
 
-fn node_stream(client: &kube::Client) -> UpdateStream {
+fn fields(selector: &str) -> Selector {
+    Selector {
+        labels: None,
+        fields: Some(selector.to_owned()),
+    }
+}
+
+fn node_stream(client: &Streams) -> UpdateStream {
     let nodes = typed_stream(
-        kube::Api::<Node>::all(client.clone()),
-        watcher::Config::default(),
+        client,
+        kube::Api::<Node>::all(client.client.clone()),
+        Selector::default(),
         StreamKind::Nodes,
         WatchUpdate::Node,
     );
     // Node events live in whichever namespace the reporter chose (usually
     // `default`), so they are watched across namespaces, filtered by kind.
     let events = typed_stream(
-        kube::Api::<Event>::all(client.clone()),
-        watcher::Config::default().fields("involvedObject.kind=Node"),
+        client,
+        kube::Api::<Event>::all(client.client.clone()),
+        fields("involvedObject.kind=Node"),
         StreamKind::NodeEvents,
         WatchUpdate::NodeEvent,
     );
     futures::stream::select(nodes, events).boxed()
 }
 
-fn daemonset_stream(client: &kube::Client, namespace: Option<&str>) -> UpdateStream {
+fn daemonset_stream(client: &Streams, namespace: Option<&str>) -> UpdateStream {
     let api = match namespace {
-        Some(ns) => kube::Api::<DaemonSet>::namespaced(client.clone(), ns),
-        None => kube::Api::<DaemonSet>::all(client.clone()),
+        Some(ns) => kube::Api::<DaemonSet>::namespaced(client.client.clone(), ns),
+        None => kube::Api::<DaemonSet>::all(client.client.clone()),
     };
     typed_stream(
+        client,
         api,
-        watcher::Config::default(),
+        Selector::default(),
         StreamKind::DaemonSets,
         WatchUpdate::DaemonSet,
     )
 }
 
-/// watcher, then backoff, then into the merged item type; errors become
-/// [`WatchUpdate::Error`] items and the watcher keeps retrying.
+/// One list-then-watch stream, its signals turned into the merged item type.
 fn typed_stream<K>(
+    streams: &Streams,
     api: kube::Api<K>,
-    config: watcher::Config,
+    selector: Selector,
     kind: StreamKind,
     wrap: fn(watcher::Event<K>) -> WatchUpdate,
 ) -> UpdateStream
 where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
 {
-    watcher(api, config)
-        .default_backoff()
-        .map_ok(wrap)
-        .map(move |item| item.unwrap_or_else(|err| WatchUpdate::Error(kind, err.to_string())))
+    stream::spawn(kind.label(), api, selector, streams.config)
+        .map(move |signal| match signal {
+            Signal::Event(event) => wrap(event),
+            Signal::Alive => WatchUpdate::Alive(kind),
+            Signal::Failed(message) => WatchUpdate::Error(kind, message),
+            Signal::Stalled { silent_for } => WatchUpdate::Stalled(kind, silent_for),
+            Signal::Throttled { retry_in } => WatchUpdate::Throttled(kind, retry_in),
+            Signal::ServerChanged(message) => WatchUpdate::ServerChanged(kind, message),
+        })
         .boxed()
 }

@@ -5,6 +5,7 @@ pub mod api;
 pub mod auth;
 pub mod controller;
 pub mod embedded;
+pub mod fault;
 pub mod generate;
 pub mod kubeconfig;
 pub mod kubelet;

@@ -53,6 +53,8 @@ pub struct ServeOptions {
     /// Certificates to reuse (from [`ServerHandle::tls`]), so a restarted
     /// server on the same port is trusted by existing clients; `None` makes new ones.
     pub tls: Option<TlsMaterial>,
+    /// Injected faults (`rollcall sim --fault`); keep a clone to change them while serving.
+    pub faults: crate::sim::fault::Faults,
 }
 
 impl Default for ServeOptions {
@@ -63,6 +65,7 @@ impl Default for ServeOptions {
             authorizer: Authorizer::allow_all(),
             bookmark_interval: Duration::from_secs(30),
             tls: None,
+            faults: crate::sim::fault::Faults::none(),
         }
     }
 }
@@ -112,6 +115,7 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         authorizer: options.authorizer.clone(),
         server_address: addr.to_string(),
         bookmark_interval: options.bookmark_interval,
+        faults: options.faults.clone(),
     });
     let (shutdown, _) = watch::channel(false);
     let (generation, _) = watch::channel(0u64);

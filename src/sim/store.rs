@@ -129,13 +129,15 @@ impl Store {
 
     /// An empty store (plus the `default` and `kube-system` namespaces).
     pub fn with_options(options: StoreOptions) -> Store {
+        let mut history = History::new(options.history_limit);
+        history.compact_through(options.first_resource_version);
         let state = State {
-            resource_version: 0,
+            resource_version: options.first_resource_version,
             objects: Default::default(),
-            history: History::new(options.history_limit),
+            history,
             rng: rand::SeedableRng::seed_from_u64(options.seed),
         };
-        let (changed, _) = tokio::sync::watch::channel(0);
+        let (changed, _) = tokio::sync::watch::channel(options.first_resource_version);
         let store = Store {
             inner: Arc::new(Inner {
                 state: RwLock::new(state),

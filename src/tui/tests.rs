@@ -207,6 +207,53 @@ fn stream_error_shows_in_the_status_line_not_over_the_grid() {
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }
 
+/// The whole screen as text, one line per row.
+fn screen(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    let width = usize::from(buffer.area.width);
+    buffer
+        .content()
+        .chunks(width)
+        .map(|row| {
+            row.iter()
+                .map(ratatui::buffer::Cell::symbol)
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn stalls_and_throttling_are_never_shown_as_live() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache, (160, 16));
+    assert!(screen(&draw(&app, &cache)).contains("● live"));
+    cache.apply(
+        WatchUpdate::Stalled(StreamKind::Pods, std::time::Duration::from_secs(9)),
+        now(),
+    );
+    app.refresh(&mut cache, now());
+    let text = screen(&draw(&app, &cache));
+    assert!(!text.contains("● live"), "{text}");
+    assert!(
+        text.contains("pods: stale 9s, reconnecting (no data for 9s"),
+        "{text}"
+    );
+    cache.apply(
+        WatchUpdate::Throttled(StreamKind::Pods, std::time::Duration::from_secs(95)),
+        now(),
+    );
+    app.refresh(&mut cache, now());
+    let text = screen(&draw(&app, &cache));
+    assert!(text.contains("throttled, retrying in 95s"), "{text}");
+    cache.apply(WatchUpdate::Alive(StreamKind::Pods), now());
+    app.refresh(&mut cache, now());
+    assert!(
+        screen(&draw(&app, &cache)).contains("● live"),
+        "a bookmark clears it"
+    );
+}
+
 #[test]
 fn hostile_text_is_sanitised_before_drawing() {
     let mut cache = fixtures::mid_rollout();

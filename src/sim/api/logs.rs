@@ -190,6 +190,7 @@ mod tests {
             authorizer: Authorizer::allow_all(),
             server_address: "127.0.0.1:0".into(),
             bookmark_interval: Duration::from_secs(60),
+            faults: crate::sim::fault::Faults::none(),
         })
     }
 

@@ -49,6 +49,8 @@ pub struct ApiState {
     pub server_address: String,
     /// How often watches that allow bookmarks get one.
     pub bookmark_interval: Duration,
+    /// Injected faults (`rollcall sim --fault`); empty by default.
+    pub faults: crate::sim::fault::Faults,
 }
 
 /// The parsed parts of a request handlers look at.
@@ -96,11 +98,20 @@ pub async fn handle(state: std::sync::Arc<ApiState>, request: Request<Body>) -> 
     if route != Some(Route::Version) && !authenticated(&state, &info) {
         return error_response(&ApiError::unauthorized());
     }
+    if let Some(injected) = state.faults.before_request().await {
+        return injected;
+    }
+    let watching = matches!(info.query.get("watch"), Some("true" | "1"));
     let result = match route {
         None => Err(ApiError::unknown_path()),
         Some(route) => dispatch(&state, &info, route, body).await,
     };
-    result.unwrap_or_else(|error| error_response(&error))
+    let response = result.unwrap_or_else(|error| error_response(&error));
+    if watching {
+        state.faults.wrap_watch(response)
+    } else {
+        response
+    }
 }
 
 fn authenticated(state: &ApiState, info: &RequestInfo) -> bool {

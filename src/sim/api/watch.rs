@@ -21,7 +21,7 @@ use super::status::ApiError;
 use super::table::{self, IncludeObject};
 use super::{ApiState, RequestInfo, ResourcePath, to_bytes};
 use crate::sim::resources::ResourceKind;
-use crate::sim::store::{EventType, StoreError, StoreEvent, StoredObject, Subscription};
+use crate::sim::store::{EventType, Store, StoreError, StoreEvent, StoredObject, Subscription};
 
 /// Upstream picks 30–60 minutes when `timeoutSeconds` is absent.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -61,7 +61,15 @@ pub fn watch(
     let store = &state.store;
     // Unset or "0" (and streaming lists) start with the current objects;
     // otherwise replay from the requested version.
+    let mut ahead = None;
     let (initial, subscription) = match requested {
+        // A version this server has not reached (it restarted, or the client
+        // saw another server): upstream waits up to 3 s for it, then answers
+        // "Too large resource version" (504 Timeout) in the stream.
+        Some(rv) if rv > store.resource_version() && !send_initial => {
+            ahead = Some((rv, store.clone()));
+            (None, store.subscribe_from(store.resource_version()))
+        }
         Some(rv) if rv > 0 && !send_initial => (None, store.subscribe_from(rv)),
         _ => {
             let page = store.list_page(kind, path.namespace.as_deref(), None, usize::MAX, |o| {
@@ -78,6 +86,7 @@ pub fn watch(
         initial,
         initial_end_bookmark: send_initial,
         subscription,
+        ahead,
         bookmarks: info
             .query
             .flag("allowWatchBookmarks")
@@ -128,6 +137,8 @@ struct Stream {
     initial: Option<(Vec<Arc<StoredObject>>, u64)>,
     initial_end_bookmark: bool,
     subscription: Result<Subscription, StoreError>,
+    /// The requested version when the store has not reached it yet.
+    ahead: Option<(u64, Store)>,
     bookmarks: Option<Duration>,
     timeout: Duration,
 }
@@ -152,6 +163,15 @@ impl Stream {
                     .is_err()
             {
                 return;
+            }
+        }
+        if let Some((wanted, store)) = self.ahead.take() {
+            match wait_for_version(&store, wanted).await {
+                Ok(()) => self.subscription = store.subscribe_from(wanted),
+                Err(current) => {
+                    let _ = sender.send(Ok(too_large_line(wanted, current))).await;
+                    return;
+                }
             }
         }
         let mut subscription = match self.subscription {
@@ -255,6 +275,41 @@ fn splice_event(event_type: &str, object: &[u8]) -> Bytes {
     line.put_slice(object);
     line.put_slice(b"}\n");
     line.freeze()
+}
+
+/// How long a watch from a version ahead of the store waits for it (upstream's
+/// watch cache blocks 3 s).
+const TOO_LARGE_WAIT: Duration = Duration::from_secs(3);
+
+/// Waits until the store reaches `wanted`; `Err(current)` after [`TOO_LARGE_WAIT`].
+async fn wait_for_version(store: &Store, wanted: u64) -> Result<(), u64> {
+    let deadline = tokio::time::Instant::now() + TOO_LARGE_WAIT;
+    loop {
+        let current = store.resource_version();
+        if current >= wanted {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(current);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Upstream's answer to a watch from a version the server has not reached:
+/// an in-stream ERROR with a 504 Timeout Status whose cause is
+/// `ResourceVersionTooLarge` (client-go's reflector relists on it).
+fn too_large_line(wanted: u64, current: u64) -> Bytes {
+    let error = ApiError::new(
+        StatusCode::GATEWAY_TIMEOUT,
+        "Timeout",
+        format!("Too large resource version: {wanted}, current: {current}"),
+    )
+    .with_details(json!({
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1
+    }));
+    splice_event("ERROR", &to_bytes(&error.to_status()))
 }
 
 /// The in-stream ERROR event (code 410, reason Expired, for a Gone version).

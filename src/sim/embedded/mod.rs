@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::model::snapshot::{SnapshotError, load_paths};
 use crate::sim::controller::{self, ControllerHandle};
+use crate::sim::fault::Faults;
 use crate::sim::generate::large::large_scenario;
 use crate::sim::kubelet::clock::SimClock;
 use crate::sim::kubelet::{self, KubeletHandle, KubeletOptions};
@@ -61,6 +62,12 @@ pub struct EmbeddedOptions {
     pub seed: Option<u64>,
     /// Time multiplier for every kubelet delay (default 1.0).
     pub speed: f64,
+    /// Injected API faults (`rollcall sim --fault`), counted from the start.
+    pub faults: Faults,
+    /// The store's first resourceVersion (see [`StoreOptions::first_resource_version`]).
+    pub first_resource_version: u64,
+    /// How often watches get a BOOKMARK (`None`: the server's default).
+    pub bookmark_interval: Option<std::time::Duration>,
 }
 
 impl Default for EmbeddedOptions {
@@ -72,6 +79,9 @@ impl Default for EmbeddedOptions {
             listen: None,
             seed: None,
             speed: 1.0,
+            faults: Faults::none(),
+            first_resource_version: 0,
+            bookmark_interval: None,
         }
     }
 }
@@ -102,6 +112,7 @@ impl Simulation {
         let store = Store::with_options(StoreOptions {
             pod_termination: PodTermination::External,
             seed,
+            first_resource_version: options.first_resource_version,
             ..StoreOptions::default()
         });
         let clock = SimClock::start();
@@ -189,9 +200,14 @@ pub async fn start(options: EmbeddedOptions) -> Result<EmbeddedCluster, SimError
     let listen = options
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+    let defaults = ServeOptions::default();
     let serve_options = ServeOptions {
         listen,
-        ..ServeOptions::default()
+        faults: options.faults.clone(),
+        bookmark_interval: options
+            .bookmark_interval
+            .unwrap_or(defaults.bookmark_interval),
+        ..defaults
     };
     let server = server::serve(simulation.store.clone(), serve_options).await?;
     Ok(EmbeddedCluster { server, simulation })

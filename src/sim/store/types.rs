@@ -162,6 +162,10 @@ pub struct StoreOptions {
     pub pod_termination: PodTermination,
     /// Seed for uids and generated names (tests fix it; the default mixes in the clock).
     pub seed: u64,
+    /// The resourceVersion the store starts at (its first write gets the next
+    /// one); watches from below it get 410 Gone. `rollcall sim` starts above
+    /// any earlier run so versions never go backwards for its clients.
+    pub first_resource_version: u64,
 }
 
 impl Default for StoreOptions {
@@ -170,6 +174,7 @@ impl Default for StoreOptions {
             history_limit: 10_000,
             pod_termination: PodTermination::After(Duration::from_secs(1)),
             seed: clock_seed(),
+            first_resource_version: 0,
         }
     }
 }

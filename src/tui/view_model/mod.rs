@@ -261,6 +261,13 @@ fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
                 Some(StreamState::Reconnecting { error, .. }) => {
                     format!("{}: cannot list yet, retrying: {error}", kind.label())
                 }
+                Some(StreamState::Throttled { retry_at, .. }) => {
+                    let wait = retry_at.duration_since(input.now).as_secs().max(0);
+                    format!(
+                        "{}: cannot list yet, throttled (429), retrying in {wait}s",
+                        kind.label()
+                    )
+                }
                 Some(_) => format!(
                     "{}: loading… {} so far",
                     kind.label(),
@@ -292,10 +299,25 @@ fn status(input: &Inputs<'_>) -> StatusVm {
                 let text = format!("{}: stale {stale}, reconnecting ({error})", kind.label());
                 streams.push(Cell::new(&text, Tone::Bad));
             }
+            StreamState::Throttled { retry_at, since } => {
+                let stale = format::age(Some(since), input.now);
+                let wait = retry_at.duration_since(input.now).as_secs().max(0);
+                let text = format!(
+                    "{}: stale {stale}, throttled, retrying in {wait}s",
+                    kind.label()
+                );
+                streams.push(Cell::new(&text, Tone::Bad));
+            }
         }
     }
     if streams.is_empty() && !input.cache.streams().is_empty() {
         streams.push(Cell::new("● live", Tone::Good));
+    }
+    // "The server changed" stays on the status line for a minute after it was noticed.
+    if let Some((notice, at)) = input.cache.notice()
+        && input.now.duration_since(at).as_secs() < 60
+    {
+        streams.push(Cell::new(notice, Tone::Warn));
     }
     let message = match (&input.ui.filter_input, &input.ui.message) {
         (Some(typing), _) => Some(Cell::new(&format!("/{typing}▏"), Tone::Accent)),

@@ -1,0 +1,528 @@
+//! One list-then-watch stream of one kind, with its health made visible.
+//!
+//! Like kube-runtime's watcher (paged list, then watch from the list's
+//! resourceVersion, re-list on 410) but it reports what the console must know
+//! to tell the truth: every BOOKMARK as proof of life ([`Signal::Alive`]), a
+//! watch that delivers nothing past its expected interval (it is restarted and
+//! reported as [`Signal::Stalled`]), throttling with the server's Retry-After
+//! ([`Signal::Throttled`]), and a server that went backwards or was replaced
+//! ([`Signal::ServerChanged`]: resourceVersion lower than seen, or "Too large
+//! resource version"). Give it a client without kube's automatic retry layer
+//! (see `connect::Connection::watch_client`), so 429/503/504 reach it instead
+//! of being retried silently inside one request.
+//!
+//! The expected interval is learnt from the bookmarks themselves: twice the
+//! last gap between two bookmarks plus a second, within
+//! [`StreamConfig::idle_floor`]..[`StreamConfig::idle_ceiling`]; before two
+//! bookmarks were seen it is the ceiling. After any failure the stream
+//! re-lists rather than resuming: the list is fresh evidence, and it clears
+//! the stale badge at once.
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{ListParams, WatchEvent, WatchParams};
+use kube::runtime::watcher;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Timings of a stream.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamConfig {
+    /// A list (all pages) that takes longer is abandoned and retried.
+    pub list_timeout: Duration,
+    /// The shortest silence that counts as a stall.
+    pub idle_floor: Duration,
+    /// The silence that counts as a stall before the bookmark interval is known.
+    pub idle_ceiling: Duration,
+    /// The longest wait between retries (without a Retry-After).
+    pub backoff_max: Duration,
+    /// Objects per list page.
+    pub page_size: u32,
+    /// `timeoutSeconds` of each watch request (the server ends it then).
+    pub watch_timeout: u32,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        StreamConfig {
+            list_timeout: Duration::from_secs(120),
+            idle_floor: Duration::from_secs(3),
+            // Upstream sends a bookmark about once a minute.
+            idle_ceiling: Duration::from_secs(75),
+            // Short enough that the view is right soon after an outage ends.
+            backoff_max: Duration::from_secs(10),
+            page_size: 500,
+            watch_timeout: 290,
+        }
+    }
+}
+
+/// What a stream reports.
+#[derive(Debug)]
+pub enum Signal<K> {
+    /// A change, with kube-runtime's watcher semantics (Init..InitDone is a relist).
+    Event(watcher::Event<K>),
+    /// A bookmark arrived: the stream is alive and up to date.
+    Alive,
+    /// A request failed; the stream retries (and re-lists).
+    Failed(String),
+    /// Nothing arrived for `silent_for`, longer than expected; the watch is
+    /// restarted (and re-lists).
+    Stalled {
+        /// Since the last event or bookmark.
+        silent_for: Duration,
+    },
+    /// The server asked to slow down; the next try is in `retry_in`.
+    Throttled {
+        /// How long the stream waits before retrying.
+        retry_in: Duration,
+    },
+    /// The server's state went backwards or it was replaced; the stream re-lists.
+    ServerChanged(String),
+}
+
+/// Starts the stream (`label` names the kind in logs); it runs until the
+/// returned stream is dropped.
+pub fn spawn<K>(
+    label: &'static str,
+    api: kube::Api<K>,
+    selector: Selector,
+    config: StreamConfig,
+) -> impl futures::Stream<Item = Signal<K>> + Send + 'static
+where
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (tx, rx) = mpsc::channel(256);
+    let task = tokio::spawn(async move {
+        let mut follower = Follower {
+            label,
+            api,
+            selector,
+            config,
+            tx,
+            resource_version: None,
+            highest: 0,
+            last_delivery: Instant::now(),
+            last_bookmark: None,
+            bookmark_gap: None,
+            failures: 0,
+        };
+        let watcher = follower.tx.clone();
+        tokio::select! {
+            () = follower.run() => {}
+            () = watcher.closed() => {}
+        }
+    });
+    let guard = AbortOnDrop(task);
+    tokio_stream::wrappers::ReceiverStream::new(rx).map(move |signal| {
+        let _ = &guard;
+        signal
+    })
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Label and field selectors of a stream.
+#[derive(Clone, Debug, Default)]
+pub struct Selector {
+    /// `labelSelector`.
+    pub labels: Option<String>,
+    /// `fieldSelector`.
+    pub fields: Option<String>,
+}
+
+struct Follower<K> {
+    label: &'static str,
+    api: kube::Api<K>,
+    selector: Selector,
+    config: StreamConfig,
+    tx: mpsc::Sender<Signal<K>>,
+    /// Where the watch resumes; `None`: re-list first.
+    resource_version: Option<String>,
+    /// The highest resourceVersion seen from this server.
+    highest: u64,
+    last_delivery: Instant,
+    last_bookmark: Option<Instant>,
+    bookmark_gap: Option<Duration>,
+    failures: u32,
+}
+
+/// How one watch request ended.
+enum Ended {
+    /// The server closed it (timeout) or it was cut: resume from the last
+    /// version. `at_once`: it ended within a second without delivering anything.
+    Resume { at_once: bool },
+    /// Re-list (410, stall, error).
+    Relist,
+}
+
+impl<K> Follower<K>
+where
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    async fn send(&self, signal: Signal<K>) {
+        let _ = self.tx.send(signal).await;
+    }
+
+    async fn run(&mut self) {
+        loop {
+            if self.resource_version.is_none()
+                && let Err(server_wait) = self.list().await
+            {
+                self.pause(server_wait).await;
+                continue;
+            }
+            match self.watch().await {
+                Ended::Resume { at_once: false } => self.failures = 0,
+                Ended::Resume { at_once: true } => {
+                    // Closed at once without a byte: back off so a cut
+                    // connection does not spin.
+                    if self.failures >= 2 {
+                        self.send(Signal::Failed("watch closed at once, retrying".into()))
+                            .await;
+                        self.resource_version = None;
+                    }
+                    self.pause(None).await;
+                }
+                Ended::Relist => self.resource_version = None,
+            }
+        }
+    }
+
+    /// The silence after which the watch counts as stalled.
+    fn idle_bound(&self) -> Duration {
+        self.bookmark_gap.map_or(self.config.idle_ceiling, |gap| {
+            (gap * 2 + Duration::from_secs(1))
+                .clamp(self.config.idle_floor, self.config.idle_ceiling)
+        })
+    }
+
+    async fn pause(&mut self, at_least: Option<Duration>) {
+        self.failures = self.failures.saturating_add(1);
+        let exponent = self.failures.min(10).saturating_sub(1);
+        let backoff =
+            (Duration::from_millis(250) * 2u32.pow(exponent)).min(self.config.backoff_max);
+        let wait = at_least.map_or(backoff, |server| server.max(Duration::from_millis(250)));
+        tokio::time::sleep(wait).await;
+    }
+
+    /// Lists every page; on failure, the wait the server asked for (if any).
+    async fn list(&mut self) -> Result<(), Option<Duration>> {
+        self.send(Signal::Event(watcher::Event::Init)).await;
+        let listed = tokio::time::timeout(self.config.list_timeout, self.list_pages()).await;
+        let version = match listed {
+            Ok(Ok(version)) => version,
+            Ok(Err(error)) => {
+                self.report(&error).await;
+                return Err(server_wait(&error));
+            }
+            Err(_) => {
+                let seconds = self.config.list_timeout.as_secs();
+                tracing::warn!(kind = self.label, "list timed out");
+                self.send(Signal::Failed(format!(
+                    "list got no answer within {seconds}s"
+                )))
+                .await;
+                return Err(None);
+            }
+        };
+        if let Some(listed) = parse_version(&version) {
+            if listed < self.highest {
+                let message = format!(
+                    "the server's resourceVersion went backwards ({} → {listed}): it was restarted or replaced; relisted",
+                    self.highest
+                );
+                tracing::warn!("{message}");
+                self.send(Signal::ServerChanged(message)).await;
+            }
+            self.highest = listed;
+        }
+        self.send(Signal::Event(watcher::Event::InitDone)).await;
+        self.resource_version = Some(version);
+        self.last_delivery = Instant::now();
+        self.failures = 0;
+        Ok(())
+    }
+
+    async fn list_pages(&self) -> Result<String, kube::Error> {
+        let mut params = ListParams::default().limit(self.config.page_size);
+        if let Some(labels) = &self.selector.labels {
+            params = params.labels(labels);
+        }
+        if let Some(fields) = &self.selector.fields {
+            params = params.fields(fields);
+        }
+        loop {
+            let page = self.api.list(&params).await?;
+            for item in page.items {
+                self.send(Signal::Event(watcher::Event::InitApply(item)))
+                    .await;
+            }
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => params = params.continue_token(&token),
+                None => return Ok(page.metadata.resource_version.unwrap_or_default()),
+            }
+        }
+    }
+
+    async fn watch(&mut self) -> Ended {
+        let version = self.resource_version.clone().unwrap_or_default();
+        let mut params = WatchParams::default().timeout(self.config.watch_timeout);
+        if let Some(labels) = &self.selector.labels {
+            params = params.labels(labels);
+        }
+        if let Some(fields) = &self.selector.fields {
+            params = params.fields(fields);
+        }
+        let stream = match tokio::time::timeout(
+            self.idle_bound(),
+            self.api.watch(&params, &version),
+        )
+        .await
+        {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                self.report(&error).await;
+                self.pause(server_wait(&error)).await;
+                return Ended::Relist;
+            }
+            Err(_) => return self.stalled().await,
+        };
+        let mut stream = std::pin::pin!(stream.into_stream());
+        let mut delivered = false;
+        let started = Instant::now();
+        let at_once = |delivered: bool| !delivered && started.elapsed() < Duration::from_secs(1);
+        loop {
+            let next = tokio::time::timeout(self.idle_bound(), stream.try_next()).await;
+            let event = match next {
+                Err(_) => return self.stalled().await,
+                Ok(Ok(None)) => {
+                    return Ended::Resume {
+                        at_once: at_once(delivered),
+                    };
+                }
+                Ok(Ok(Some(event))) => event,
+                Ok(Err(error)) => {
+                    // A cut connection mid-stream: resume from the last version.
+                    tracing::info!(error = %describe(&error), "watch stream ended with an error, resuming");
+                    return Ended::Resume {
+                        at_once: at_once(delivered),
+                    };
+                }
+            };
+            let first = !delivered;
+            delivered = true;
+            self.last_delivery = Instant::now();
+            match event {
+                WatchEvent::Added(object) | WatchEvent::Modified(object) => {
+                    self.seen(object.meta().resource_version.as_deref());
+                    self.send(Signal::Event(watcher::Event::Apply(object)))
+                        .await;
+                }
+                WatchEvent::Deleted(object) => {
+                    self.seen(object.meta().resource_version.as_deref());
+                    self.send(Signal::Event(watcher::Event::Delete(object)))
+                        .await;
+                }
+                WatchEvent::Bookmark(bookmark) => {
+                    let now = Instant::now();
+                    if let Some(previous) = self.last_bookmark {
+                        self.bookmark_gap = Some(now - previous);
+                    }
+                    self.last_bookmark = Some(now);
+                    self.seen(Some(&bookmark.metadata.resource_version));
+                    self.send(Signal::Alive).await;
+                }
+                WatchEvent::Error(status) => {
+                    let error = kube::Error::Api(status);
+                    // A 410 is routine (re-list at once) unless the watch
+                    // from a fresh list gets it at once: then back off.
+                    if self.report(&error).await || first {
+                        self.pause(server_wait(&error)).await;
+                    }
+                    return Ended::Relist;
+                }
+            }
+        }
+    }
+
+    /// Records a version delivered by the watch (where to resume).
+    fn seen(&mut self, version: Option<&str>) {
+        if let Some(version) = version.filter(|v| !v.is_empty()) {
+            if let Some(number) = parse_version(version) {
+                self.highest = self.highest.max(number);
+            }
+            self.resource_version = Some(version.to_owned());
+        }
+    }
+
+    async fn stalled(&mut self) -> Ended {
+        let silent_for = self.last_delivery.elapsed();
+        tracing::warn!(
+            kind = self.label,
+            silent_secs = silent_for.as_secs_f32(),
+            bound_secs = self.idle_bound().as_secs_f32(),
+            "watch stalled: nothing delivered past the expected bookmark interval; restarting it"
+        );
+        self.send(Signal::Stalled { silent_for }).await;
+        Ended::Relist
+    }
+
+    /// Reports a failure; returns whether to back off before retrying
+    /// (not after a 410, which is routine: re-list at once).
+    async fn report(&mut self, error: &kube::Error) -> bool {
+        let kind = self.label;
+        if let kube::Error::Api(status) = error {
+            if status.code == 410 {
+                tracing::info!(kind, "resourceVersion expired (410), relisting");
+                return false;
+            }
+            if is_too_large(status) {
+                let message = format!(
+                    "the server has not reached our resourceVersion ({}): it was restarted or replaced; relisting",
+                    status.message
+                );
+                tracing::warn!(kind, "{message}");
+                self.highest = 0;
+                self.send(Signal::ServerChanged(message)).await;
+                return true;
+            }
+            if status.code == 429 {
+                let retry_in = retry_after(status).unwrap_or(Duration::from_secs(1));
+                tracing::warn!(kind, retry_secs = retry_in.as_secs(), "throttled (429)");
+                self.send(Signal::Throttled { retry_in }).await;
+                return true;
+            }
+        }
+        let message = describe(error);
+        tracing::warn!(kind, error = %message, "watch failed, retrying");
+        self.send(Signal::Failed(message)).await;
+        true
+    }
+}
+
+/// The wait a Status asks for (`details.retryAfterSeconds`).
+fn server_wait(error: &kube::Error) -> Option<Duration> {
+    match error {
+        kube::Error::Api(status) => retry_after(status),
+        _ => None,
+    }
+}
+
+fn parse_version(version: &str) -> Option<u64> {
+    version.parse().ok()
+}
+
+fn retry_after(status: &kube::core::Status) -> Option<Duration> {
+    status
+        .details
+        .as_ref()
+        .map(|d| d.retry_after_seconds)
+        .filter(|s| *s > 0)
+        .map(|s| Duration::from_secs(u64::from(s)))
+}
+
+/// Upstream's "Too large resource version" (504 Timeout, cause
+/// `ResourceVersionTooLarge`): the server is behind the version we hold.
+fn is_too_large(status: &kube::core::Status) -> bool {
+    let cause = status.details.as_ref().is_some_and(|d| {
+        d.causes
+            .iter()
+            .any(|c| c.reason == "ResourceVersionTooLarge")
+    });
+    cause || status.message.contains("Too large resource version")
+}
+
+/// An error in words an operator can act on: the API's own message for a
+/// Status, "the server's certificate changed" for a TLS trust failure, the
+/// innermost cause for a connection failure.
+pub fn describe(error: &kube::Error) -> String {
+    if let kube::Error::Api(status) = error {
+        let reason = if status.reason.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", status.reason)
+        };
+        return format!("{}{reason}: {}", status.code, status.message);
+    }
+    let mut chain = Vec::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        chain.push(current.to_string());
+        source = current.source();
+    }
+    if chain
+        .iter()
+        .any(|text| text.contains("invalid peer certificate") || text.contains("UnknownIssuer"))
+    {
+        return "the server's certificate changed: it is not signed by the CA in the kubeconfig (a new server? fetch its kubeconfig again)".into();
+    }
+    let innermost = chain.last().cloned().unwrap_or_default();
+    if chain.len() > 1 {
+        format!("{}: {innermost}", chain[0])
+    } else {
+        innermost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::Status;
+
+    fn status(json: serde_json::Value) -> Status {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn upstreams_too_large_answer_is_recognised() {
+        let too_large = status(serde_json::json!({
+            "code": 504, "reason": "Timeout",
+            "message": "Too large resource version: 90, current: 12",
+            "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}
+        }));
+        assert!(is_too_large(&too_large));
+        let timeout = status(
+            serde_json::json!({"code": 504, "reason": "Timeout", "message": "request timed out"}),
+        );
+        assert!(!is_too_large(&timeout));
+    }
+
+    #[test]
+    fn retry_after_comes_from_the_status_details() {
+        let throttled = status(serde_json::json!({
+            "code": 429, "reason": "TooManyRequests", "message": "slow down",
+            "details": {"retryAfterSeconds": 95}
+        }));
+        assert_eq!(retry_after(&throttled), Some(Duration::from_secs(95)));
+        let bare = status(serde_json::json!({"code": 429}));
+        assert_eq!(retry_after(&bare), None);
+    }
+
+    #[test]
+    fn api_errors_are_described_with_code_reason_and_message() {
+        let error = kube::Error::Api(Box::new(status(serde_json::json!({
+            "code": 503, "reason": "ServiceUnavailable", "message": "etcd is down"
+        }))));
+        assert_eq!(describe(&error), "503 ServiceUnavailable: etcd is down");
+    }
+}
