@@ -2,7 +2,7 @@
 //! `--read-only`, `--journal`, confirmation on a terminal, the RBAC pre-check,
 //! and building the session (client, target, executor).
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead as _, IsTerminal as _};
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -102,9 +102,7 @@ pub fn confirm(question: &str, yes: bool) -> anyhow::Result<()> {
     if !stdin.is_terminal() {
         anyhow::bail!("{question}: refusing without --yes (no terminal to confirm on)");
     }
-    let mut stderr = std::io::stderr();
-    write!(stderr, "{question} [y/N] ")?;
-    stderr.flush()?;
+    crate::cli::out::stderr(&format!("{question} [y/N] "));
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
     if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {

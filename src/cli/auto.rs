@@ -82,15 +82,15 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
 pub fn report(end: &AutoEnd) -> ExitCode {
     match end {
         AutoEnd::Completed { advanced } => {
-            println!("completed: {advanced} node(s) advanced");
+            crate::cli::out::line(&format!("completed: {advanced} node(s) advanced"));
             ExitCode::SUCCESS
         }
         AutoEnd::Paused { node, reason } => {
-            eprintln!("paused: node {node}: {reason}");
+            crate::cli::out::eline(&format!("paused: node {node}: {reason}"));
             ExitCode::from(1)
         }
         AutoEnd::Stopped { by } => {
-            eprintln!("stopped by {by}");
+            crate::cli::out::eline(&format!("stopped by {by}"));
             ExitCode::from(1)
         }
     }

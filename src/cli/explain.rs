@@ -7,13 +7,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
 
+use crate::cli::out;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
 use crate::model::snapshot::load_paths;
 use crate::model::{DaemonSet, Snapshot};
@@ -103,25 +104,21 @@ fn present_list(present: &[String]) -> String {
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_paths(&args.files).context("cannot load the snapshot")?;
     for warning in &loaded.warnings {
-        eprintln!("warning: {warning}");
+        out::warning(warning);
     }
     let report = explain(&loaded.snapshot, args.daemonset.as_deref())?;
-    let text = match args.output {
+    let written = match args.output {
         ExplainFormat::Json => {
-            let mut json = serde_json::to_string_pretty(&report)?;
+            let mut json = out::json(&report, true)?;
             json.push('\n');
-            json
+            out::stdout_json(&json)
         }
         ExplainFormat::Table => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            render_table(&report, color)
+            out::stdout_colored(&render_table(&report, color))
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
-    stdout.flush().context("cannot write to stdout")?;
+    written.context("cannot write to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,6 +8,7 @@ pub mod cluster_args;
 pub mod console;
 pub mod explain;
 pub mod history;
+pub mod out;
 pub mod pause;
 pub mod rollback;
 pub mod sim;
@@ -60,7 +61,7 @@ pub enum Command {
 ///
 /// Commands return their own exit code (0 success, 1 "ran but found problems",
 /// as documented per command); an error prints `error: ...` with its causes on
-/// stderr and exits 2.
+/// stderr (sanitised and bounded: errors often echo API or file text) and exits 2.
 pub fn run(cli: Cli) -> std::process::ExitCode {
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
         None => console::run_console(&cli.console),
@@ -79,7 +80,7 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            out::error(&err);
             std::process::ExitCode::from(2)
         }
     }

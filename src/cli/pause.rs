@@ -56,7 +56,7 @@ pub fn run(args: &PauseArgs, resuming: bool) -> anyhow::Result<ExitCode> {
             )
             .await?;
         }
-        println!("{} {action}d", session.target);
+        crate::cli::out::line(&format!("{} {action}d", session.target));
         Ok(ExitCode::SUCCESS)
     })
 }

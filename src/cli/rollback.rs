@@ -11,6 +11,7 @@ use clap::Args;
 
 use crate::cli::act_args::{ActArgs, block_on, confirm, open, parse_duration, precheck};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::out;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoSettings, auto, rollback_nodes};
 use crate::ops::follow::Follower;
@@ -60,13 +61,13 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         }
         let rollback = plan(&snapshot, args.to_revision)?;
         let Some(request) = rollback.request.clone() else {
-            println!(
+            out::line(&format!(
                 "{} skipped rollback (current template already matches revision {})",
                 session.target, rollback.to.number
-            );
+            ));
             return Ok(ExitCode::SUCCESS);
         };
-        eprint!("{}", rollback.diff);
+        out::stderr(&rollback.diff);
         let order = rollback_nodes(&snapshot);
         confirm(
             &format!(
@@ -78,17 +79,17 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             args.act.yes,
         )?;
         session.executor.run(&request).await?;
-        println!(
+        out::line(&format!(
             "{} rolled back to revision {}",
             session.target, rollback.to.number
-        );
+        ));
         if snapshot.strategy_type() != "OnDelete" {
             if args.wait {
                 wait_rolled_out(&follower).await?;
-                println!(
+                out::line(&format!(
                     "rollout finished: every node runs revision {}",
                     rollback.to.number
-                );
+                ));
             }
             return Ok(ExitCode::SUCCESS);
         }

@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 
 use crate::cli::act_args::{ActArgs, block_on, open};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::out;
 use crate::ops::follow::Follower;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
@@ -51,13 +52,13 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         .await?;
         if !args.watch {
             let snapshot = Snapshot::load(&session.connection.client, &session.target).await?;
-            print!(
-                "{}",
-                render(
+            print(
+                &render(
                     &StatusReport::build(&snapshot, jiff::Timestamp::now())?,
-                    args.output
-                )?
-            );
+                    args.output,
+                )?,
+                args.output,
+            )?;
             return Ok(std::process::ExitCode::SUCCESS);
         }
         let follower = Follower::start(session.connection.client.clone(), &session.target);
@@ -69,9 +70,9 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
                 args.output,
             )?;
             if text != last {
-                print!("{text}");
+                print(&text, args.output)?;
                 if args.output == Output::Table {
-                    println!("---");
+                    out::line("---");
                 }
                 last = text;
             }
@@ -83,6 +84,14 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
 fn render(report: &StatusReport, output: Output) -> anyhow::Result<String> {
     Ok(match output {
         Output::Table => report.render_table(),
-        Output::Json => format!("{}\n", serde_json::to_string(report)?),
+        Output::Json => format!("{}\n", out::json(report, false)?),
     })
+}
+
+/// Prints rendered output: tables sanitised, JSON exact (already escaped).
+fn print(text: &str, output: Output) -> std::io::Result<()> {
+    match output {
+        Output::Table => out::stdout(text),
+        Output::Json => out::stdout_json(text),
+    }
 }
