@@ -39,6 +39,9 @@ pub struct StatusReport {
     pub plan: Vec<PlanEntry>,
     /// Nodes left out of the plan, with the reason.
     pub skipped: Vec<SkippedEntry>,
+    /// Malformed `rollcall.dev/...` annotations that were ignored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One node.
@@ -166,6 +169,7 @@ impl StatusReport {
                 })
                 .collect(),
             rollout: state,
+            warnings: snapshot.state_warnings(),
         })
     }
 
@@ -187,6 +191,9 @@ impl StatusReport {
             t.desired, t.current, t.updated, t.ready, t.available
         );
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
+        for warning in &self.warnings {
+            let _ = writeln!(out, "warning: {warning}");
+        }
         let _ = writeln!(out);
         let _ = writeln!(
             out,
@@ -263,6 +270,30 @@ mod tests {
     use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
 
     const NODES: [&str; 3] = ["n1", "n2", "n3"];
+
+    #[test]
+    fn malformed_annotations_are_reported_not_fatal() {
+        let bad = ds(
+            false,
+            &[
+                ("rollcall.dev/canary-selector", "zone in (a"),
+                ("rollcall.dev/batch", "lots"),
+            ],
+        );
+        let report = StatusReport::build(&snapshot(bad, &NODES, all_old(&NODES)), t(100)).unwrap();
+        assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
+        assert_eq!(report.plan.len(), 3, "the plan is still made");
+        let table = report.render_table();
+        assert!(
+            table.contains(
+                "warning: ignored annotation rollcall.dev/canary-selector=\"zone in (a\""
+            ),
+            "{table}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["warnings"].as_array().map(Vec::len), Some(2));
+        assert_eq!(json["state"], "idle");
+    }
 
     #[test]
     fn json_reports_nodes_state_and_plan() {
