@@ -15,6 +15,7 @@ pub mod audit;
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod input_limits;
 pub mod model;
 pub mod ops;
 pub mod sanitize;
