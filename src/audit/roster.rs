@@ -32,8 +32,8 @@ pub struct Roster {
 pub struct RosterError {
     /// The file (or `-` / a label) the roster came from.
     pub path: String,
-    /// What is wrong with it.
-    #[source]
+    /// What is wrong with it (shown in the message, so not also a `source`:
+    /// `error: {err:#}` would print it twice).
     pub problem: RosterProblem,
 }
 
