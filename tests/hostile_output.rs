@@ -280,3 +280,24 @@ fn scenario_and_roster_errors_are_sanitised_and_bounded() {
     assert_eq!(roster.status.code(), Some(2), "{}", text(&roster));
     assert_clean_output("roster error", &roster);
 }
+
+#[test]
+fn a_node_count_past_the_limit_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let started = std::time::Instant::now();
+    let sim = common::run_rollcall(&[
+        "sim",
+        "--nodes",
+        "1000000000",
+        "--kubeconfig-out",
+        &dir.path().join("kc").display().to_string(),
+    ]);
+    assert_eq!(sim.status.code(), Some(2), "{}", text(&sim));
+    assert!(
+        String::from_utf8_lossy(&sim.stderr)
+            .contains("--nodes: 1000000000 nodes is more than the limit of 100000"),
+        "{}",
+        text(&sim)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}

@@ -387,6 +387,24 @@ mod tests {
     }
 
     #[test]
+    fn the_console_headline_names_an_ignored_value() {
+        let stored: BTreeMap<String, String> = [
+            (PAUSED_BY.to_owned(), "ana".to_owned()),
+            (BATCH.to_owned(), "many".to_owned()),
+        ]
+        .into();
+        assert_eq!(
+            crate::ops::state::headline(Some(&stored)).as_deref(),
+            Some("paused by ana · ignored annotation rollcall.dev/batch=\"many\": not a number")
+        );
+        let only_bad: BTreeMap<String, String> = [(MODE.to_owned(), "x".to_owned())].into();
+        assert_eq!(
+            crate::ops::state::headline(Some(&only_bad)).as_deref(),
+            Some("ignored annotation rollcall.dev/mode=\"x\": unknown mode")
+        );
+    }
+
+    #[test]
     fn a_huge_malformed_value_gives_a_short_warning() {
         let stored: BTreeMap<String, String> = [(BATCH.to_owned(), "9".repeat(1 << 20))].into();
         let (_, warnings) = RolloutState::read(Some(&stored));
