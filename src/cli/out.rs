@@ -13,6 +13,7 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
+use crate::input_limits::shorten;
 use crate::sanitize::sanitize_lines;
 
 /// Writes a table or message to stdout, sanitised line by line. A reader that
@@ -56,10 +57,21 @@ pub fn warning(text: &impl std::fmt::Display) {
     eline(&format!("warning: {text}"));
 }
 
-/// Writes `error: ...` with its causes to stderr, sanitised and bounded (an
-/// error that echoes a 10 MB value prints at most one bounded line).
+/// Longest error printed, in characters (before sanitising): an error that
+/// echoes a 10 MB value, even one full of line breaks, prints a few KB.
+pub const MAX_ERROR_CHARS: usize = 8192;
+
+/// Writes `error: ...` with its causes to stderr, sanitised and bounded.
 pub fn error(err: &anyhow::Error) {
-    eline(&format!("error: {err:#}"));
+    stderr(&error_text(err));
+}
+
+/// The `error: ...` line(s) for `err`, bounded and sanitised.
+fn error_text(err: &anyhow::Error) -> String {
+    let text = format!("error: {err:#}");
+    let mut text = sanitize_lines(&shorten(&text, MAX_ERROR_CHARS), false).into_owned();
+    text.push('\n');
+    text
 }
 
 /// `value` as JSON (pretty or compact) with every character that could
@@ -136,6 +148,23 @@ mod tests {
             let back: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(back["cause"], hostile);
         }
+    }
+
+    #[test]
+    fn a_huge_hostile_error_prints_a_few_clean_kilobytes() {
+        let value = "\u{1b}]52;c;eA==\u{07}line\n".repeat(1 << 20);
+        let err = anyhow::anyhow!("bad value {value:?}").context("cannot load x");
+        let text = error_text(&err);
+        assert!(text.len() < 4 * MAX_ERROR_CHARS, "{} bytes", text.len());
+        assert!(
+            text.starts_with("error: cannot load x: bad value \""),
+            "{text}"
+        );
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{07}'));
+        let multi = anyhow::anyhow!("{}", "\u{1b}[2Jx\n".repeat(1 << 20));
+        let text = error_text(&multi);
+        assert!(text.lines().count() <= MAX_ERROR_CHARS, "{}", text.len());
+        assert!(!text.contains('\u{1b}'));
     }
 
     #[test]
