@@ -212,6 +212,8 @@ impl App {
             | Action::Rollback
             | Action::ShowPlan
             | Action::DialogUp
+            | Action::FormLess
+            | Action::FormMore
             | Action::DialogDown => {}
         }
         None

@@ -79,6 +79,10 @@ pub enum Action {
     Confirm,
     /// Cancel the pending action of the dialog.
     Cancel,
+    /// In a form: the selected value one step down.
+    FormLess,
+    /// In a form: the selected value one step up.
+    FormMore,
 }
 
 /// Where a binding applies.
@@ -104,6 +108,8 @@ pub enum Context {
     RollbackPicker,
     /// Reading the rollout plan.
     PlanView,
+    /// Editing the auto-advance settings.
+    AutoForm,
 }
 
 impl Context {
@@ -120,6 +126,7 @@ impl Context {
             Self::Confirm => "Confirmation",
             Self::RollbackPicker => "Rollback dialog",
             Self::PlanView => "Rollout plan",
+            Self::AutoForm => "Auto-advance settings",
         }
     }
 }
@@ -247,13 +254,24 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "older revision" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("roll back to this"), help: "roll back to the selected revision (asks again)" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "close without rolling back" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "previous setting" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "next setting" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Left), Key::char('-'), Key::char('h')], action: Action::FormLess, hint: Some("less"), help: "smaller value" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Right), Key::char('+'), Key::char('l')], action: Action::FormMore, hint: Some("more"), help: "larger value" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("start"), help: "start auto-advance with these settings" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Esc), Key::char('n')], action: Action::Cancel, hint: Some("cancel"), help: "close without starting" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
 ];
 
 /// The contexts active for a screen, most specific first.
 pub fn active_contexts(screen: Context) -> Vec<Context> {
     match screen {
         // Dialogs and text input are modal: only their own keys apply.
-        Context::FilterInput | Context::Confirm | Context::RollbackPicker | Context::PlanView => {
+        Context::FilterInput
+        | Context::Confirm
+        | Context::RollbackPicker
+        | Context::PlanView
+        | Context::AutoForm => {
             vec![screen]
         }
         Context::Grid | Context::Picker | Context::History => {
@@ -317,6 +335,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::Confirm,
         Context::RollbackPicker,
         Context::PlanView,
+        Context::AutoForm,
     ];
     order
         .into_iter()

@@ -3,6 +3,7 @@
 //! turns keys into actions; the event loop runs the effects.
 
 pub mod app;
+mod auto_form;
 pub mod columns;
 pub mod confirm;
 pub mod index;

@@ -156,6 +156,7 @@ async fn event_loop(
                 dispatch(effect, app, watch, link.as_ref());
             }
             () = tokio::time::sleep_until(next_frame), if dirty => {}
+            () = std::future::ready(()), if app.ops.quit_when_idle && app.ops.pending.is_empty() => return Ok(()),
             () = terminate.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
         }

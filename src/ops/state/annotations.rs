@@ -41,9 +41,11 @@ pub const ROLLBACK_TO: &str = "rollcall.dev/rollback-to";
 pub const UPDATED_BY: &str = "rollcall.dev/updated-by";
 /// Annotation key (see [`RolloutState`] for the meaning).
 pub const UPDATED_AT: &str = "rollcall.dev/updated-at";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const HEARTBEAT: &str = "rollcall.dev/heartbeat";
 
 /// All keys, so a write can clear the ones a state no longer has.
-const ALL_KEYS: [&str; 14] = [
+const ALL_KEYS: [&str; 15] = [
     MODE,
     PAUSED_BY,
     PAUSED_AT,
@@ -58,6 +60,7 @@ const ALL_KEYS: [&str; 14] = [
     ROLLBACK_TO,
     UPDATED_BY,
     UPDATED_AT,
+    HEARTBEAT,
 ];
 
 impl RolloutState {
@@ -139,6 +142,7 @@ impl RolloutState {
             .and_then(|t| t.parse().ok()),
             updated_by: checked(UPDATED_BY, &any).map(str::to_owned),
             updated_at: checked(UPDATED_AT, &check_time).and_then(|t| t.parse().ok()),
+            heartbeat: checked(HEARTBEAT, &check_time).and_then(|t| t.parse().ok()),
         };
         (state, warnings)
     }
@@ -146,7 +150,7 @@ impl RolloutState {
     /// The annotations for this state: every rollcall key, `None` for the ones to remove.
     pub fn to_annotations(&self) -> BTreeMap<&'static str, Option<String>> {
         let pause = self.pause.as_ref();
-        let values: [(&'static str, Option<String>); 14] = [
+        let values: [(&'static str, Option<String>); 15] = [
             (
                 MODE,
                 (self.mode != Mode::Idle).then(|| self.mode.as_str().to_owned()),
@@ -167,6 +171,7 @@ impl RolloutState {
             (ROLLBACK_TO, self.rollback_to.map(|r| r.to_string())),
             (UPDATED_BY, self.updated_by.clone()),
             (UPDATED_AT, self.updated_at.map(|t| t.to_string())),
+            (HEARTBEAT, self.heartbeat.map(|t| t.to_string())),
         ];
         debug_assert_eq!(values.len(), ALL_KEYS.len());
         values.into_iter().collect()
@@ -257,6 +262,7 @@ fn join_list<'a>(items: impl Iterator<Item = &'a String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::state::RunOwner;
 
     fn full_state() -> RolloutState {
         RolloutState {
@@ -278,6 +284,7 @@ mod tests {
             rollback_to: Some(4),
             updated_by: Some("ana@laptop".into()),
             updated_at: Some("2026-11-29T13:00:01Z".parse().unwrap()),
+            heartbeat: Some("2026-11-29T13:00:01Z".parse().unwrap()),
         }
     }
 
@@ -394,12 +401,12 @@ mod tests {
         ]
         .into();
         assert_eq!(
-            crate::ops::state::headline(Some(&stored)).as_deref(),
+            crate::ops::state::headline(Some(&stored), jiff::Timestamp::UNIX_EPOCH).as_deref(),
             Some("paused by ana · ignored annotation rollcall.dev/batch=\"many\": not a number")
         );
         let only_bad: BTreeMap<String, String> = [(MODE.to_owned(), "x".to_owned())].into();
         assert_eq!(
-            crate::ops::state::headline(Some(&only_bad)).as_deref(),
+            crate::ops::state::headline(Some(&only_bad), jiff::Timestamp::UNIX_EPOCH).as_deref(),
             Some("ignored annotation rollcall.dev/mode=\"x\": unknown mode")
         );
     }
@@ -415,19 +422,29 @@ mod tests {
     fn a_run_in_progress_is_unpaused_auto_or_rollback() {
         let mut state = full_state();
         assert!(
-            state.run_in_progress().is_none(),
+            state
+                .run_in_progress("2026-11-29T13:00:05Z".parse().unwrap())
+                .is_none(),
             "paused: the run has ended"
         );
         state.pause = None;
-        let text = state.run_in_progress().unwrap();
+        let now: jiff::Timestamp = "2026-11-29T13:00:05Z".parse().unwrap();
+        state.heartbeat = Some("2026-11-29T13:00:01Z".parse().unwrap());
+        let text = state.run_in_progress(now).unwrap();
         assert!(
             text.starts_with(
                 "auto is already running (started by ana@laptop at 2026-11-29T13:00:01Z)"
             ),
             "{text}"
         );
+        let later: jiff::Timestamp = "2026-11-29T13:01:00Z".parse().unwrap();
+        assert!(
+            state.run_in_progress(later).is_none(),
+            "a run whose heartbeat expired may be taken over"
+        );
+        assert!(matches!(state.run_owner(later), RunOwner::Expired { .. }));
         state.mode = Mode::Idle;
-        assert!(state.run_in_progress().is_none());
+        assert!(state.run_in_progress(now).is_none());
     }
 
     #[test]
