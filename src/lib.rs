@@ -7,10 +7,15 @@
 //! Kubernetes API on loopback. [`cli`] holds the headless commands; only
 //! `main.rs` and [`cli`] wire the parts together.
 
+// Headless output goes through `cli::out` (sanitised); the console draws
+// through ratatui. No stray print may reach the terminal raw.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod audit;
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod input_limits;
 pub mod model;
 pub mod ops;
 pub mod sanitize;

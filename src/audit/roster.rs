@@ -12,10 +12,11 @@ use std::fmt;
 use std::io::Write;
 use std::path::Path;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::selector::Selector;
+use crate::input_limits::{InputError, MAX_ROSTER_BYTES, MAX_ROSTER_NODES, read_text};
 use crate::model::Node;
 
 /// The nodes that must be covered: node name to node UID, sorted by name.
@@ -31,8 +32,8 @@ pub struct Roster {
 pub struct RosterError {
     /// The file (or `-` / a label) the roster came from.
     pub path: String,
-    /// What is wrong with it.
-    #[source]
+    /// What is wrong with it (shown in the message, so not also a `source`:
+    /// `error: {err:#}` would print it twice).
     pub problem: RosterProblem,
 }
 
@@ -42,6 +43,18 @@ pub enum RosterProblem {
     /// The file could not be read.
     #[error("cannot read the file: {0}")]
     Read(#[source] std::io::Error),
+    /// Not a regular file or pipe (`/dev/zero`, a directory).
+    #[error("is {0}, not a regular file")]
+    NotAFile(&'static str),
+    /// The file is larger than [`MAX_ROSTER_BYTES`].
+    #[error("is larger than the {} MiB limit for a roster", MAX_ROSTER_BYTES >> 20)]
+    TooLarge,
+    /// More nodes than [`MAX_ROSTER_NODES`].
+    #[error("lists {0} nodes, more than the limit of {MAX_ROSTER_NODES}")]
+    TooManyNodes(usize),
+    /// The file is not UTF-8 text.
+    #[error("is not UTF-8 text")]
+    NotText,
     /// The file is not JSON at all.
     #[error("not valid JSON: {0}")]
     Syntax(#[source] serde_json::Error),
@@ -134,12 +147,18 @@ impl Roster {
         })
     }
 
-    /// Reads and parses a roster file.
+    /// Reads and parses a roster file, bounded: at most [`MAX_ROSTER_BYTES`]
+    /// and [`MAX_ROSTER_NODES`]; devices and directories are refused.
     pub fn load(path: &Path) -> Result<Self, RosterError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| RosterError {
+        let text = read_text(path, "a roster", MAX_ROSTER_BYTES).map_err(|e| RosterError {
             path: label.clone(),
-            problem: RosterProblem::Read(e),
+            problem: match e {
+                InputError::Io { source, .. } => RosterProblem::Read(source),
+                InputError::NotAFile { kind, .. } => RosterProblem::NotAFile(kind),
+                InputError::TooLarge { .. } => RosterProblem::TooLarge,
+                InputError::NotText { .. } => RosterProblem::NotText,
+            },
         })?;
         Self::parse(&text, &label)
     }
@@ -204,15 +223,20 @@ impl Roster {
 }
 
 fn parse_entries(text: &str) -> Result<Roster, RosterProblem> {
-    // First pass: syntax and the top-level kind, with serde_json's own positions.
-    let value: serde_json::Value = serde_json::from_str(text).map_err(RosterProblem::Syntax)?;
-    if !value.is_object() {
-        return Err(RosterProblem::NotObject(json_kind(&value)));
+    // First pass: syntax only, with serde_json's own positions, keeping nothing.
+    serde_json::from_str::<IgnoredAny>(text).map_err(RosterProblem::Syntax)?;
+    let kind = top_level_kind(text);
+    if kind != "an object" {
+        return Err(RosterProblem::NotObject(kind));
     }
-    // Second pass: every entry in document order, duplicates kept.
+    // Second pass: every entry in document order, duplicates kept, at most
+    // MAX_ROSTER_NODES of them held.
     let raw: RawEntries = serde_json::from_str(text).map_err(RosterProblem::Syntax)?;
-    let mut pairs = Vec::with_capacity(raw.0.len());
-    for (name, value) in raw.0 {
+    if raw.total > MAX_ROSTER_NODES {
+        return Err(RosterProblem::TooManyNodes(raw.total));
+    }
+    let mut pairs = Vec::with_capacity(raw.entries.len());
+    for (name, value) in raw.entries {
         match value {
             serde_json::Value::String(uid) if !uid.is_empty() => pairs.push((name, uid)),
             serde_json::Value::String(_) => {
@@ -232,6 +256,18 @@ fn parse_entries(text: &str) -> Result<Roster, RosterProblem> {
     Roster::from_entries(pairs)
 }
 
+/// The kind of a syntactically valid JSON document, from its first byte.
+fn top_level_kind(text: &str) -> &'static str {
+    match text.trim_start().bytes().next() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
 fn json_kind(value: &serde_json::Value) -> &'static str {
     match value {
         serde_json::Value::Null => "null",
@@ -244,8 +280,12 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
     }
 }
 
-/// An object's entries in document order, duplicates included.
-struct RawEntries(Vec<(String, serde_json::Value)>);
+/// An object's entries in document order, duplicates included: the first
+/// [`MAX_ROSTER_NODES`] + 1 kept, the rest only counted.
+struct RawEntries {
+    entries: Vec<(String, serde_json::Value)>,
+    total: usize,
+}
 
 impl<'de> Deserialize<'de> for RawEntries {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -263,11 +303,19 @@ impl<'de> Visitor<'de> for RawEntriesVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEntries, A::Error> {
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
-        while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
-            entries.push((key, value));
+        let mut entries = Vec::new();
+        while entries.len() <= MAX_ROSTER_NODES {
+            let Some(entry) = map.next_entry::<String, serde_json::Value>()? else {
+                let total = entries.len();
+                return Ok(RawEntries { entries, total });
+            };
+            entries.push(entry);
         }
-        Ok(RawEntries(entries))
+        let mut total = entries.len();
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+            total += 1;
+        }
+        Ok(RawEntries { entries, total })
     }
 }
 
@@ -327,6 +375,44 @@ mod tests {
             problem(r#"{"a":"u","a":"u"}"#),
             RosterProblem::Duplicate(n) if n == "a"
         ));
+    }
+
+    #[test]
+    fn too_many_nodes_are_refused_with_the_limit() {
+        use std::fmt::Write as _;
+        let mut text = String::from("{");
+        for i in 0..=MAX_ROSTER_NODES {
+            let _ = write!(text, "\"n{i}\":\"u{i}\",");
+        }
+        text.push_str("\"last\":\"u\"}");
+        let err = Roster::parse(&text, "big.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "roster big.json: lists {} nodes, more than the limit of {MAX_ROSTER_NODES}",
+                MAX_ROSTER_NODES + 2
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_oversized_files_are_refused() {
+        let err = Roster::load(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "roster /dev/zero: is a character device, not a regular file"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.json");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_ROSTER_BYTES + 1).unwrap();
+        let err = Roster::load(&path).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("is larger than the 16 MiB limit for a roster"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `--read-only`, `--journal`, confirmation on a terminal, the RBAC pre-check,
 //! and building the session (client, target, executor).
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead as _, IsTerminal as _};
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -60,8 +60,8 @@ pub fn progress_printer(act: &ActArgs) -> Box<dyn Fn(Progress) + Send + Sync> {
         }
         match output {
             StepOutput::Json => {
-                if let Ok(line) = serde_json::to_string(&step) {
-                    println!("{line}");
+                if let Ok(line) = crate::cli::out::json(&step, false) {
+                    let _ = crate::cli::out::stdout_json(&format!("{line}\n"));
                 }
             }
             StepOutput::Table => {
@@ -75,11 +75,11 @@ pub fn progress_printer(act: &ActArgs) -> Box<dyn Fn(Progress) + Send + Sync> {
                     (Some(from), Some(to)) => format!(" r{from} → r{to}"),
                     _ => String::new(),
                 };
-                eprintln!(
+                crate::cli::out::eline(&format!(
                     "{time}{}{revisions}: {}",
                     crate::sanitize::sanitize(&node),
                     crate::sanitize::sanitize(&step.message)
-                );
+                ));
             }
         }
     })
@@ -192,7 +192,7 @@ pub async fn precheck(session: &Session, operation: Operation, action: &str) -> 
     match allowed {
         // A dry run still shows its writes; it says the real run would be refused.
         Err(err) if session.executor.dry_run().is_some() => {
-            eprintln!("note: the real run would fail: {err}");
+            crate::cli::out::eline(&format!("note: the real run would fail: {err}"));
             Ok(())
         }
         other => other,
@@ -204,12 +204,12 @@ pub async fn precheck(session: &Session, operation: Operation, action: &str) -> 
 pub fn print_dry_run(session: &Session) -> Option<std::process::ExitCode> {
     let dry_run = session.executor.dry_run()?;
     let planned = dry_run.planned();
-    println!(
+    crate::cli::out::line(&format!(
         "dry run (--read-only): nothing was changed; {} write(s) rollcall would make:",
         planned.len()
-    );
+    ));
     for request in &planned {
-        println!("{}", request.write.describe_request());
+        crate::cli::out::line(&request.write.describe_request());
     }
     Some(std::process::ExitCode::SUCCESS)
 }
@@ -223,9 +223,7 @@ pub fn confirm(question: &str, yes: bool) -> anyhow::Result<()> {
     if !stdin.is_terminal() {
         anyhow::bail!("{question}: refusing without --yes (no terminal to confirm on)");
     }
-    let mut stderr = std::io::stderr();
-    write!(stderr, "{question} [y/N] ")?;
-    stderr.flush()?;
+    crate::cli::out::stderr(&format!("{question} [y/N] "));
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
     if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {

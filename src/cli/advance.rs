@@ -73,10 +73,10 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         if args.next.is_some() && !args.despite_failing {
             let failing = crate::ops::preflight::failing_updated(&rows);
             if !failing.is_empty() {
-                eprintln!(
+                crate::cli::out::eline(&format!(
                     "refused: {} (--despite-failing)",
                     crate::ops::preflight::failing_text(&failing, 10)
-                );
+                ));
                 return Ok(ExitCode::from(1));
             }
         }
@@ -103,21 +103,21 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             return Ok(code);
         }
         for flight in &flights {
-            println!(
+            crate::cli::out::line(&format!(
                 "deleted pod {} on node {}",
                 flight.victim.pod, flight.victim.node
-            );
+            ));
         }
         let Some(follower) = follower else {
             return Ok(ExitCode::SUCCESS);
         };
         match follow_flights(&follower, flights, args.timeout).await? {
             Ok(()) => {
-                println!("all replacements Ready and available");
+                crate::cli::out::line("all replacements Ready and available");
                 Ok(ExitCode::SUCCESS)
             }
             Err((node, reason)) => {
-                eprintln!("node {node}: {reason}");
+                crate::cli::out::eline(&format!("node {node}: {reason}"));
                 Ok(ExitCode::from(1))
             }
         }

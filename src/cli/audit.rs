@@ -5,13 +5,14 @@
 //! Wires inputs to [`crate::audit::compare`] and prints the report; decides
 //! nothing itself. Exit codes: 0 all clear, 1 problems found, 2 error.
 
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
 use super::cluster_args::ClusterArgs;
+use super::out;
 use crate::audit::live::{self, MAX_ATTEMPTS};
 use crate::audit::table::render_table;
 use crate::audit::{AuditReport, Roster, annotate_with_events, compare};
@@ -137,26 +138,22 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_report(report: &AuditReport, format: AuditFormat) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    let text = match format {
+    // A reader that stopped early (`| head`) is not an audit error (out ignores it).
+    let written = match format {
         AuditFormat::Json => {
-            let mut text = serde_json::to_string_pretty(&report.json())?;
+            let mut text = out::json(&report.json(), true)?;
             text.push('\n');
-            text
+            out::stdout_json(&text)
         }
         AuditFormat::Table => {
             let color = wants_color(
                 std::io::stdout().is_terminal(),
                 std::env::var_os("NO_COLOR").as_deref(),
             );
-            render_table(report, color)
+            out::stdout_colored(&render_table(report, color))
         }
     };
-    match stdout.write_all(text.as_bytes()) {
-        // A reader that stopped early (`| head`) is not an audit error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("cannot write the report"),
-    }
+    written.context("cannot write the report")
 }
 
 /// Color only on a terminal, and never when `NO_COLOR` is set to anything non-empty (no-color.org).
@@ -185,7 +182,11 @@ fn write_roster(args: &AuditArgs, path: &Path, selector_text: &str) -> anyhow::R
         }
     })?;
     roster.write(path, args.force)?;
-    eprintln!("wrote {} nodes to {}", roster.len(), path.display());
+    out::eline(&format!(
+        "wrote {} nodes to {}",
+        roster.len(),
+        path.display()
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -236,7 +237,7 @@ fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<LoadedSnapshot> {
         if is_duplicate_warning(&warning.message) {
             bail!("{warning} (the audit refuses input that mixes two states)");
         }
-        eprintln!("warning: {warning}");
+        out::warning(warning);
     }
     Ok(loaded)
 }

@@ -15,6 +15,7 @@ use crate::cli::act_args::{
     print_dry_run, progress_printer,
 };
 use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::out;
 use crate::engine::selector::Selector;
 use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
@@ -95,7 +96,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             Ok(()) => {}
             Err(StartRefusal::Invalid(err)) => return Err(err.into()),
             Err(refusal @ StartRefusal::Failing(_)) => {
-                eprintln!("refused: {refusal} (--despite-failing)");
+                crate::cli::out::eline(&format!("refused: {refusal} (--despite-failing)"));
                 return Ok(ExitCode::from(1));
             }
         }
@@ -120,7 +121,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
                 () = dry_run.first_delete() => {}
             }
             let code = print_dry_run(&session).unwrap_or(ExitCode::SUCCESS);
-            println!("(later batches follow as each batch passes its gate)");
+            out::line("(later batches follow as each batch passes its gate)");
             return Ok(code);
         }
         let end = auto(&ctx, &settings).await?;
@@ -166,11 +167,13 @@ pub fn report(end: &AutoEnd, act: &ActArgs, verb: &str, revision: Option<i64>) -
             "exitCode": code,
             "message": text,
         });
-        println!("{line}");
+        if let Ok(line) = crate::cli::out::json(&line, false) {
+            let _ = crate::cli::out::stdout_json(&format!("{line}\n"));
+        }
     } else if code == 0 {
-        println!("{text}");
+        crate::cli::out::line(&text);
     } else {
-        eprintln!("{text}");
+        crate::cli::out::eline(&text);
     }
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

@@ -7,13 +7,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
 
+use crate::cli::out;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
 use crate::model::{DaemonSet, DsRef, Snapshot};
 
@@ -114,7 +115,7 @@ fn present_list(present: &[String]) -> String {
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let loaded = crate::cli::input::load(&args.files)?;
     for warning in &loaded.warnings {
-        eprintln!("warning: {warning}");
+        out::warning(warning);
     }
     // Nothing to explain is an error (exit 2): it hides a failed `kubectl get > file`.
     crate::cli::input::require_daemonsets(&args.files, &loaded)?;
@@ -127,22 +128,18 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
             _ => wanted.to_string(),
         });
     let report = explain(&loaded.snapshot, only.as_deref())?;
-    let text = match args.output {
+    let written = match args.output {
         ExplainFormat::Json => {
-            let mut json = serde_json::to_string_pretty(&report)?;
+            let mut json = out::json(&report, true)?;
             json.push('\n');
-            json
+            out::stdout_json(&json)
         }
         ExplainFormat::Table => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            render_table(&report, color)
+            out::stdout_colored(&render_table(&report, color))
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
-    stdout.flush().context("cannot write to stdout")?;
+    written.context("cannot write to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 

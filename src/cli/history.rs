@@ -46,7 +46,7 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<std::process::ExitCode> {
             None => list(&snapshot),
             Some(number) => detail(&snapshot, number)?,
         };
-        print!("{text}");
+        crate::cli::out::stdout(&text)?;
         Ok(std::process::ExitCode::SUCCESS)
     })
 }

@@ -13,6 +13,7 @@ pub mod explain;
 pub mod generate;
 pub mod history;
 pub mod input;
+pub mod out;
 pub mod pause;
 pub mod rollback;
 pub mod sim;
@@ -163,7 +164,8 @@ fn apply_globals(cli: &mut Cli) {
 ///
 /// Commands return their own exit code (0 success, 1 "ran but found problems",
 /// as documented per command); an error prints `error: ...` with each of its
-/// causes once on stderr and exits 2.
+/// causes once on stderr (sanitised and bounded: errors often echo API or file
+/// text) and exits 2.
 pub fn run(mut cli: Cli) -> std::process::ExitCode {
     apply_globals(&mut cli);
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
@@ -185,7 +187,7 @@ pub fn run(mut cli: Cli) -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", error_text(&err));
+            out::error(&err);
             std::process::ExitCode::from(2)
         }
     }

@@ -113,7 +113,7 @@ fn run(
         if let Some(code) = print_dry_run(&session) {
             return Ok(code);
         }
-        println!("{} {action}d", session.target);
+        crate::cli::out::line(&format!("{} {action}d", session.target));
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -14,6 +14,7 @@ use crate::cli::act_args::{
     progress_printer,
 };
 use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::out;
 use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
@@ -70,13 +71,13 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         }
         let rollback = plan(&snapshot, args.to_revision)?;
         let Some(request) = rollback.request.clone() else {
-            println!(
+            out::line(&format!(
                 "{} skipped rollback (current template already matches revision {})",
                 session.target, rollback.to.number
-            );
+            ));
             return Ok(ExitCode::SUCCESS);
         };
-        eprint!("{}", rollback.diff);
+        out::stderr(&rollback.diff);
         let order = rollback_nodes(&snapshot);
         confirm(
             &format!(
@@ -91,31 +92,30 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         if let Some(code) = print_dry_run(&session) {
             // Nothing was patched, so the node moves cannot be run; say which would follow.
             if snapshot.strategy_type() == "OnDelete" && !order.is_empty() {
-                println!(
+                out::line(&format!(
                     "then, one node at a time (each Ready before the next), delete the pods on: {}",
                     order.join(", ")
-                );
+                ));
             }
             return Ok(code);
         }
-        println!(
+        out::line(&format!(
             "{} rolled back to revision {}",
             session.target, rollback.to.number
-        );
+        ));
         if snapshot.strategy_type() != "OnDelete" {
             if args.wait {
                 if let Err(why) = wait_rolled_out(&follower, args.timeout).await? {
-                    eprintln!(
-                        "not finished after {}: {}",
+                    out::eline(&format!(
+                        "not finished after {}: {why}",
                         humantime::format_duration(args.timeout),
-                        crate::sanitize::sanitize(&why)
-                    );
+                    ));
                     return Ok(ExitCode::from(1));
                 }
-                println!(
+                out::line(&format!(
                     "rollout finished: every node runs revision {}",
                     rollback.to.number
-                );
+                ));
             }
             return Ok(ExitCode::SUCCESS);
         }

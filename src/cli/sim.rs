@@ -1,7 +1,6 @@
 //! `rollcall sim`: serve the embedded cluster headless until SIGINT or
 //! SIGTERM, printing where its kubeconfig is and how to use it.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,25 +109,20 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         .server
         .write_kubeconfig(&path)
         .with_context(|| format!("cannot write the kubeconfig to {}", path.display()))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at https://{}",
+    // The scenario name comes from a file: printed through the sanitiser.
+    crate::cli::out::stdout(&format!(
+        "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at https://{}\n\
+         kubeconfig: {}\n\
+         try: kubectl --kubeconfig {} get ds -A\n\
+         stop with Ctrl-C\n",
         cluster.simulation.scenario.name,
         loaded.nodes,
         loaded.daemon_sets,
         loaded.pods,
-        cluster.addr()
-    )?;
-    writeln!(out, "kubeconfig: {}", path.display())?;
-    writeln!(
-        out,
-        "try: kubectl --kubeconfig {} get ds -A",
-        path.display()
-    )?;
-    writeln!(out, "stop with Ctrl-C")?;
-    out.flush()?;
-    drop(out);
+        cluster.addr(),
+        path.display(),
+        path.display(),
+    ))?;
     wait_for_signal().await?;
     cluster.shutdown().await;
     Ok(ExitCode::SUCCESS)

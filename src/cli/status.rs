@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use crate::cli::act_args::{ActArgs, block_on, open};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::out;
 use crate::model::DsRef;
 use crate::ops::follow::Follower;
 use crate::ops::snapshot::Snapshot;
@@ -61,7 +62,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         if !args.watch {
             let snapshot = Snapshot::load(&session.connection.client, &session.target).await?;
             let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
-            print!("{}", render(&report, args)?);
+            print(&render(&report, args)?, args.output)?;
             return Ok(std::process::ExitCode::SUCCESS);
         }
         let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
@@ -70,17 +71,17 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
             let snapshot = follower.snapshot().await?;
             let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
             match (&last, args.output) {
-                (None, _) => print!("{}", render(&report, args)?),
+                (None, _) => print(&render(&report, args)?, args.output)?,
                 (Some(before), Output::Json) => {
                     if serde_json::to_value(before)? != serde_json::to_value(&report)? {
-                        print!("{}", render(&report, args)?);
+                        print(&render(&report, args)?, args.output)?;
                     }
                 }
                 (Some(before), Output::Table) => {
                     let changes = changes(before, &report);
                     if !changes.is_empty() {
                         let now = jiff::Timestamp::now().round(jiff::Unit::Second)?;
-                        println!("{now}  {}", changes.join(" · "));
+                        out::line(&format!("{now}  {}", changes.join(" · ")));
                     }
                 }
             }
@@ -94,6 +95,14 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
 fn render(report: &StatusReport, args: &StatusArgs) -> anyhow::Result<String> {
     Ok(match args.output {
         Output::Table => report.render_table(args.all),
-        Output::Json => format!("{}\n", serde_json::to_string(report)?),
+        Output::Json => format!("{}\n", out::json(report, false)?),
     })
+}
+
+/// Prints rendered output: tables sanitised, JSON exact (already escaped).
+fn print(text: &str, output: Output) -> std::io::Result<()> {
+    match output {
+        Output::Table => out::stdout(text),
+        Output::Json => out::stdout_json(text),
+    }
 }

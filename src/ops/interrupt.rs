@@ -36,6 +36,10 @@ impl Interrupt {
 
     /// Listens for SIGINT and SIGTERM for the rest of the process. `on_second`
     /// runs before the process exits on a second signal (it journals).
+    #[allow(
+        clippy::print_stderr,
+        reason = "constant text only; nothing from the API reaches these lines"
+    )]
     pub fn install(on_second: impl Fn() + Send + Sync + 'static) -> Self {
         let interrupt = Self::default();
         let flag = interrupt.clone();

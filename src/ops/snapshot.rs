@@ -141,9 +141,15 @@ impl Snapshot {
         self.ds.metadata.resource_version.as_deref()
     }
 
-    /// The durable rollout state from the annotations.
+    /// The durable rollout state from the annotations (malformed values ignored).
     pub fn state(&self) -> Result<RolloutState, OpsError> {
         RolloutState::from_annotations(self.ds.metadata.annotations.as_ref())
+    }
+
+    /// One warning per malformed `rollcall.dev/...` annotation that
+    /// [`Snapshot::state`] ignored.
+    pub fn state_warnings(&self) -> Vec<String> {
+        RolloutState::read(self.ds.metadata.annotations.as_ref()).1
     }
 
     /// `spec.updateStrategy.type` (`RollingUpdate` when unset, the API default).

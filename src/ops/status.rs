@@ -50,6 +50,9 @@ pub struct StatusReport {
     pub plan: Vec<PlanEntry>,
     /// Nodes left out of the plan, with the reason.
     pub skipped: Vec<SkippedEntry>,
+    /// Malformed `rollcall.dev/...` annotations that were ignored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One node.
@@ -189,6 +192,7 @@ impl StatusReport {
                 })
                 .collect(),
             rollout: state,
+            warnings: snapshot.state_warnings(),
             summary: Summary::default(),
         };
         report.summary = Summary::build(&report);
@@ -215,6 +219,9 @@ impl StatusReport {
             t.desired, t.current, t.updated, t.ready, t.available
         );
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
+        for warning in &self.warnings {
+            let _ = writeln!(out, "warning: {warning}");
+        }
         let _ = writeln!(
             out,
             "why   {}",
@@ -344,6 +351,30 @@ mod tests {
     use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
 
     const NODES: [&str; 3] = ["n1", "n2", "n3"];
+
+    #[test]
+    fn malformed_annotations_are_reported_not_fatal() {
+        let bad = ds(
+            false,
+            &[
+                ("rollcall.dev/canary-selector", "zone in (a"),
+                ("rollcall.dev/batch", "lots"),
+            ],
+        );
+        let report = StatusReport::build(&snapshot(bad, &NODES, all_old(&NODES)), t(100)).unwrap();
+        assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
+        assert_eq!(report.plan.len(), 3, "the plan is still made");
+        let table = report.render_table(true);
+        assert!(
+            table.contains(
+                "warning: ignored annotation rollcall.dev/canary-selector=\"zone in (a\""
+            ),
+            "{table}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["warnings"].as_array().map(Vec::len), Some(2));
+        assert_eq!(json["rollout"]["mode"], "idle");
+    }
 
     #[test]
     fn json_reports_nodes_state_and_plan() {

@@ -127,7 +127,7 @@ async fn event_loop(
     let shared = std::sync::Arc::clone(&watch.shared);
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    let mut terminate = terminate_signal()?;
+    let mut terminate = TerminateSignals::new()?;
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
     loop {
@@ -181,13 +181,55 @@ async fn event_loop(
             }
             () = tokio::time::sleep_until(next_frame), if dirty => {}
             () = std::future::ready(()), if app.ops.quit_when_idle && app.ops.pending.is_empty() => return Ok(()),
-            _ = terminate.recv() => return Ok(()),
+            () = terminate.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
         }
     }
 }
 
+/// The signals that end the console like `q` does, so the terminal is
+/// restored (alternate screen left, mouse reporting off, cursor shown):
+/// SIGTERM, SIGHUP (the SSH session or terminal tab closed) and SIGQUIT.
+/// Ctrl-C arrives as a key in raw mode, or as SIGINT from `kill`.
 #[cfg(unix)]
-fn terminate_signal() -> std::io::Result<tokio::signal::unix::Signal> {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+struct TerminateSignals {
+    term: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl TerminateSignals {
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            quit: signal(SignalKind::quit())?,
+        })
+    }
+
+    /// Waits for any of them.
+    async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.hangup.recv() => {}
+            _ = self.quit.recv() => {}
+        }
+    }
+}
+
+#[cfg(not(unix))]
+struct TerminateSignals;
+
+#[cfg(not(unix))]
+impl TerminateSignals {
+    #[allow(clippy::unnecessary_wraps, reason = "same shape as the unix version")]
+    fn new() -> std::io::Result<Self> {
+        Ok(Self)
+    }
+
+    async fn recv(&mut self) {
+        std::future::pending::<()>().await;
+    }
 }

@@ -1,6 +1,7 @@
 //! Terminal setup and teardown: raw mode, alternate screen and mouse capture
 //! on; all of it undone on every exit path — normal return, error, panic (a
-//! panic hook) and drop of the guard.
+//! panic hook), drop of the guard, and SIGTERM/SIGHUP/SIGQUIT (the event loop
+//! in `run.rs` ends on them like on `q`).
 
 use std::io::stdout;
 
@@ -38,8 +39,15 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Gives the terminal back: mouse capture off, raw mode off, main screen.
+/// Gives the terminal back: mouse capture off, raw mode off, main screen,
+/// cursor shown. Each step is tried on its own, so one failing (a hung-up
+/// terminal after SIGHUP) does not skip the others.
 pub fn restore() {
     let _ = execute!(stdout(), DisableMouseCapture);
-    ratatui::restore();
+    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = execute!(
+        stdout(),
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{Mode, Pause, RolloutState};
+use crate::engine::selector::Selector;
 use crate::ops::error::OpsError;
 
 /// Every key rollcall writes starts with this.
@@ -64,62 +65,86 @@ const ALL_KEYS: [&str; 15] = [
 
 impl RolloutState {
     /// Reads the state from a DaemonSet's annotations. Missing keys mean the
-    /// defaults (idle, not paused); a value rollcall cannot have written is an error
-    /// naming the key, never a panic.
+    /// defaults (idle, not paused). Never fails: annotations are untrusted (anyone
+    /// who may annotate the DaemonSet can write them), so a value rollcall cannot
+    /// have written is ignored; [`RolloutState::read`] also says which.
     pub fn from_annotations(
         annotations: Option<&BTreeMap<String, String>>,
     ) -> Result<Self, OpsError> {
+        Ok(Self::read(annotations).0)
+    }
+
+    /// Reads the state like [`RolloutState::from_annotations`], and returns one
+    /// warning per malformed `rollcall.dev/...` value, naming the key and why it
+    /// was ignored (`status` and the console show them).
+    pub fn read(annotations: Option<&BTreeMap<String, String>>) -> (Self, Vec<String>) {
         let empty = BTreeMap::new();
         let map = annotations.unwrap_or(&empty);
-        let get = |key: &str| map.get(key).map(String::as_str).filter(|v| !v.is_empty());
-        let mode = match get(MODE) {
-            None => Mode::Idle,
-            Some(text) => Mode::parse(text).ok_or_else(|| bad(MODE, "unknown mode"))?,
+        let mut warnings = Vec::new();
+        let mut checked = |key: &'static str, check: &dyn Fn(&str) -> Result<(), String>| {
+            let text = map.get(key).map(String::as_str).filter(|v| !v.is_empty())?;
+            match check(text) {
+                Ok(()) => Some(text),
+                Err(why) => {
+                    warnings.push(ignored(key, text, &why));
+                    None
+                }
+            }
         };
-        let pause = match get(PAUSED_BY) {
-            None => None,
-            Some(by) => Some(Pause {
-                by: by.to_owned(),
-                at: get(PAUSED_AT)
-                    .map(|t| parse_time(PAUSED_AT, t))
-                    .transpose()?,
-                reason: get(PAUSE_REASON).map(str::to_owned),
-            }),
-        };
-        Ok(Self {
+        let any = |_: &str| Ok(());
+        let mode = checked(MODE, &|t| {
+            Mode::parse(t)
+                .map(|_| ())
+                .ok_or_else(|| "unknown mode".to_owned())
+        })
+        .and_then(Mode::parse)
+        .unwrap_or_default();
+        let pause = checked(PAUSED_BY, &any).map(|by| Pause {
+            by: by.to_owned(),
+            at: checked(PAUSED_AT, &check_time).and_then(|t| t.parse().ok()),
+            reason: checked(PAUSE_REASON, &any).map(str::to_owned),
+        });
+        let state = Self {
             mode,
             pause,
-            saved_strategy: get(SAVED_STRATEGY)
-                .map(|t| serde_json::from_str(t).map_err(|e| bad(SAVED_STRATEGY, &e.to_string())))
-                .transpose()?,
-            canaries: get(CANARIES)
+            saved_strategy: checked(SAVED_STRATEGY, &|t| {
+                serde_json::from_str::<Value>(t)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|t| serde_json::from_str(t).ok()),
+            canaries: checked(CANARIES, &any)
                 .map(split_list)
                 .unwrap_or_default()
                 .into_iter()
                 .collect(),
-            canary_selector: get(CANARY_SELECTOR).map(str::to_owned),
-            batch: get(BATCH)
-                .map(|t| t.parse().map_err(|_| bad(BATCH, "not a number")))
-                .transpose()?,
-            soak: get(SOAK).map(|t| parse_duration(SOAK, t)).transpose()?,
-            timeout: get(TIMEOUT)
-                .map(|t| parse_duration(TIMEOUT, t))
-                .transpose()?,
-            batch_nodes: get(BATCH_NODES).map(split_list).unwrap_or_default(),
-            rollback_to: get(ROLLBACK_TO)
-                .map(|t| {
-                    t.parse()
-                        .map_err(|_| bad(ROLLBACK_TO, "not a revision number"))
-                })
-                .transpose()?,
-            updated_by: get(UPDATED_BY).map(str::to_owned),
-            updated_at: get(UPDATED_AT)
-                .map(|t| parse_time(UPDATED_AT, t))
-                .transpose()?,
-            heartbeat: get(HEARTBEAT)
-                .map(|t| parse_time(HEARTBEAT, t))
-                .transpose()?,
-        })
+            canary_selector: checked(CANARY_SELECTOR, &|t| {
+                Selector::parse(t).map(|_| ()).map_err(|e| e.to_string())
+            })
+            .map(str::to_owned),
+            batch: checked(BATCH, &|t| {
+                t.parse::<u32>()
+                    .map(|_| ())
+                    .map_err(|_| "not a number".to_owned())
+            })
+            .and_then(|t| t.parse().ok()),
+            soak: checked(SOAK, &check_duration).and_then(|t| humantime::parse_duration(t).ok()),
+            timeout: checked(TIMEOUT, &check_duration)
+                .and_then(|t| humantime::parse_duration(t).ok()),
+            batch_nodes: checked(BATCH_NODES, &any)
+                .map(split_list)
+                .unwrap_or_default(),
+            rollback_to: checked(ROLLBACK_TO, &|t| {
+                t.parse::<i64>()
+                    .map(|_| ())
+                    .map_err(|_| "not a revision number".to_owned())
+            })
+            .and_then(|t| t.parse().ok()),
+            updated_by: checked(UPDATED_BY, &any).map(str::to_owned),
+            updated_at: checked(UPDATED_AT, &check_time).and_then(|t| t.parse().ok()),
+            heartbeat: checked(HEARTBEAT, &check_time).and_then(|t| t.parse().ok()),
+        };
+        (state, warnings)
     }
 
     /// The annotations for this state: every rollcall key, `None` for the ones to remove.
@@ -196,13 +221,29 @@ fn format_duration(duration: Duration) -> String {
     humantime::format_duration(duration).to_string()
 }
 
-fn parse_duration(key: &str, text: &str) -> Result<Duration, OpsError> {
-    humantime::parse_duration(text).map_err(|e| bad(key, &e.to_string()))
+fn check_duration(text: &str) -> Result<(), String> {
+    humantime::parse_duration(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
-fn parse_time(key: &str, text: &str) -> Result<jiff::Timestamp, OpsError> {
-    text.parse()
-        .map_err(|e: jiff::Error| bad(key, &e.to_string()))
+fn check_time(text: &str) -> Result<(), String> {
+    text.parse::<jiff::Timestamp>()
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Longest part of a malformed value quoted in its warning.
+const QUOTED_CHARS: usize = 64;
+
+/// The warning for an ignored value: key, the value's start, why.
+fn ignored(key: &str, value: &str, why: &str) -> String {
+    let mut quoted: String = value.chars().take(QUOTED_CHARS).collect();
+    if value.chars().nth(QUOTED_CHARS).is_some() {
+        quoted.push('…');
+    }
+    let why: String = why.chars().take(QUOTED_CHARS * 2).collect();
+    format!("ignored annotation {key}={quoted:?}: {why}")
 }
 
 fn split_list(text: &str) -> Vec<String> {
@@ -216,13 +257,6 @@ fn split_list(text: &str) -> Vec<String> {
 fn join_list<'a>(items: impl Iterator<Item = &'a String>) -> Option<String> {
     let joined = items.map(String::as_str).collect::<Vec<_>>().join(",");
     (!joined.is_empty()).then_some(joined)
-}
-
-fn bad(key: &str, message: &str) -> OpsError {
-    OpsError::BadState {
-        key: key.to_owned(),
-        message: message.to_owned(),
-    }
 }
 
 #[cfg(test)]
@@ -325,22 +359,63 @@ mod tests {
     }
 
     #[test]
-    fn hostile_values_are_errors_naming_the_key() {
+    fn malformed_values_are_ignored_with_a_warning_naming_the_key() {
         let cases = [
             (MODE, "sideways"),
             (BATCH, "-1"),
             (SOAK, "forever"),
+            (TIMEOUT, "\u{1b}]52;c;ZXZpbA==\u{07}"),
             (SAVED_STRATEGY, "{not json"),
             (PAUSED_AT, "yesterday"),
             (ROLLBACK_TO, "x"),
+            (UPDATED_AT, "soon"),
+            (CANARY_SELECTOR, "zone in (a"),
         ];
         for (key, value) in cases {
             let mut stored: BTreeMap<String, String> =
-                [(PAUSED_BY.to_owned(), "x".to_owned())].into();
+                [(PAUSED_BY.to_owned(), "ana".to_owned())].into();
             stored.insert(key.to_owned(), value.to_owned());
-            let err = RolloutState::from_annotations(Some(&stored)).unwrap_err();
-            assert!(err.to_string().contains(key), "{key}: {err}");
+            let (state, warnings) = RolloutState::read(Some(&stored));
+            assert_eq!(warnings.len(), 1, "{key}: {warnings:?}");
+            assert!(warnings[0].contains(key), "{key}: {warnings:?}");
+            let expected = RolloutState {
+                pause: Some(Pause {
+                    by: "ana".into(),
+                    ..Pause::default()
+                }),
+                ..RolloutState::default()
+            };
+            assert_eq!(state, expected, "{key}: the bad value is ignored");
+            assert_eq!(
+                RolloutState::from_annotations(Some(&stored)).unwrap(),
+                expected
+            );
         }
+    }
+
+    #[test]
+    fn the_console_headline_names_an_ignored_value() {
+        let stored: BTreeMap<String, String> = [
+            (PAUSED_BY.to_owned(), "ana".to_owned()),
+            (BATCH.to_owned(), "many".to_owned()),
+        ]
+        .into();
+        assert_eq!(
+            crate::ops::state::headline(Some(&stored), jiff::Timestamp::UNIX_EPOCH).as_deref(),
+            Some("paused by ana · ignored annotation rollcall.dev/batch=\"many\": not a number")
+        );
+        let only_bad: BTreeMap<String, String> = [(MODE.to_owned(), "x".to_owned())].into();
+        assert_eq!(
+            crate::ops::state::headline(Some(&only_bad), jiff::Timestamp::UNIX_EPOCH).as_deref(),
+            Some("ignored annotation rollcall.dev/mode=\"x\": unknown mode")
+        );
+    }
+
+    #[test]
+    fn a_huge_malformed_value_gives_a_short_warning() {
+        let stored: BTreeMap<String, String> = [(BATCH.to_owned(), "9".repeat(1 << 20))].into();
+        let (_, warnings) = RolloutState::read(Some(&stored));
+        assert!(warnings[0].len() < 300, "{}", warnings[0].len());
     }
 
     #[test]

@@ -206,15 +206,22 @@ pub fn run_name(mode: Mode) -> &'static str {
 
 /// The header's words for the stored state (`paused by ana@box: node n2: ...`,
 /// `auto`, `rolling-back to 3`), or `None` when idle and not paused (the
-/// console then derives the state from the counts). Unreadable annotations say so.
+/// console then derives the state from the counts). Malformed annotations are
+/// ignored and named (`… · ignored annotation rollcall.dev/batch="x": …`).
 pub fn headline(
     annotations: Option<&std::collections::BTreeMap<String, String>>,
     now: jiff::Timestamp,
 ) -> Option<String> {
-    let state = match RolloutState::from_annotations(annotations) {
-        Ok(state) => state,
-        Err(err) => return Some(format!("unknown rollout state ({err})")),
-    };
+    let (state, warnings) = RolloutState::read(annotations);
+    let words = state_words(&state, now);
+    match (words, warnings.first()) {
+        (words, None) => words,
+        (None, Some(first)) => Some(first.clone()),
+        (Some(words), Some(first)) => Some(format!("{words} · {first}")),
+    }
+}
+
+fn state_words(state: &RolloutState, now: jiff::Timestamp) -> Option<String> {
     if let Some(text) = state.run_owner(now).expired_text() {
         return Some(text);
     }

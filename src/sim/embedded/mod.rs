@@ -118,6 +118,17 @@ impl Simulation {
         let clock = SimClock::start();
         let (scenario, loaded) = if options.snapshot.is_empty() {
             let scenario = match options.nodes {
+                Some(nodes) if nodes > crate::input_limits::MAX_SIM_NODES => {
+                    return Err(ScenarioError::Invalid {
+                        file: "--nodes".to_owned(),
+                        line: None,
+                        message: format!(
+                            "{nodes} nodes is more than the limit of {}",
+                            crate::input_limits::MAX_SIM_NODES
+                        ),
+                    }
+                    .into());
+                }
                 Some(nodes) => {
                     let mut generated = large_scenario(nodes);
                     if options.scenario.is_some() {

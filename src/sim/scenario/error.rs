@@ -2,6 +2,12 @@
 
 use std::fmt;
 
+use crate::input_limits::{InputError, shorten};
+
+/// Longest message kept in a scenario error: messages quote values from the
+/// file, and a 10 MB value must not make a 10 MB error.
+const MAX_MESSAGE_CHARS: usize = 512;
+
 /// A scenario that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -36,6 +42,9 @@ pub enum ScenarioError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is a device, too large or not text.
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// Neither a built-in scenario nor a file.
     #[error("no scenario called {name:?} (built-in: {known}; or give a file path)")]
     UnknownName {
@@ -65,10 +74,12 @@ impl ScenarioError {
             .map_or((1, 1), |location| (location.line(), location.column()));
         // serde_norway appends " at line L column C"; the prefix already says it.
         let text = err.to_string();
-        let message = text
-            .rsplit_once(" at line ")
-            .map_or(text.as_str(), |(head, _)| head)
-            .to_owned();
+        let message = shorten(
+            text.rsplit_once(" at line ")
+                .map_or(text.as_str(), |(head, _)| head),
+            MAX_MESSAGE_CHARS,
+        )
+        .into_owned();
         ScenarioError::Syntax {
             file: file.to_owned(),
             line,
@@ -90,7 +101,7 @@ impl Problem {
         ScenarioError::Invalid {
             file: file.to_owned(),
             line: self.line,
-            message: self.message,
+            message: shorten(&self.message, MAX_MESSAGE_CHARS).into_owned(),
         }
     }
 }

@@ -20,6 +20,8 @@ use serde::Deserialize;
 
 pub use error::ScenarioError;
 
+use crate::input_limits::{InputError, MAX_SCENARIO_BYTES, MAX_SCENARIO_DEPTH, read_text};
+
 /// The scenarios built into the binary, by name.
 const EMBEDDED: &[(&str, &str)] = &[
     (
@@ -360,9 +362,12 @@ impl Scenario {
                 known: Scenario::builtin_names().join(", "),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-            file: path.display().to_string(),
-            source,
+        let text = read_text(path, "a scenario", MAX_SCENARIO_BYTES).map_err(|err| match err {
+            InputError::Io { source, .. } => ScenarioError::Read {
+                file: path.display().to_string(),
+                source,
+            },
+            other => ScenarioError::Input(other),
         })?;
         Scenario::parse(&path.display().to_string(), &text)
     }
@@ -374,6 +379,7 @@ impl Scenario {
 
     /// Parses and validates scenario YAML; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        check_nesting(text).map_err(|problem| problem.in_file(file))?;
         let scenario: Scenario =
             serde_norway::from_str(text).map_err(|err| ScenarioError::syntax(file, &err))?;
         validate::validate(&scenario, text).map_err(|problem| problem.in_file(file))?;
@@ -419,6 +425,44 @@ impl Pool {
 }
 
 /// The 1-based index of `node` in a pool with `prefix`, if it is one of its names.
+/// Most flow collections (`[`, `{`) a scenario may open in all: deep flow
+/// nesting makes the YAML parser's time grow with the square of the depth.
+const MAX_FLOW_OPENERS: usize = 4096;
+
+/// Refuses YAML nested deeper than [`MAX_SCENARIO_DEPTH`] flow collections
+/// before the parser sees it (a 100,000-deep `[[[...` took minutes). Counts
+/// brackets without reading quotes, so a bracket in a string counts too; the
+/// cap on openers in all bounds what closing brackets in strings could hide.
+/// Block nesting is bounded by indentation and the file size limit.
+fn check_nesting(text: &str) -> Result<(), error::Problem> {
+    let mut depth = 0_usize;
+    let mut openers = 0_usize;
+    for (line_index, line) in text.lines().enumerate() {
+        for c in line.chars() {
+            match c {
+                '[' | '{' => {
+                    depth += 1;
+                    openers += 1;
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => continue,
+            }
+            let message = if depth > MAX_SCENARIO_DEPTH {
+                format!("nested deeper than the limit of {MAX_SCENARIO_DEPTH} levels")
+            } else if openers > MAX_FLOW_OPENERS {
+                format!("more than the limit of {MAX_FLOW_OPENERS} flow collections ([ or {{)")
+            } else {
+                continue;
+            };
+            return Err(error::Problem {
+                line: Some(line_index + 1),
+                message,
+            });
+        }
+    }
+    Ok(())
+}
+
 fn node_index(prefix: &str, node: &str) -> Option<usize> {
     node.strip_prefix(prefix)
         .filter(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))

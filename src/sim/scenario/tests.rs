@@ -119,3 +119,74 @@ fn unknown_name_lists_the_builtins() {
     let err = Scenario::load("nosuch").expect_err("unknown");
     assert!(err.to_string().contains("default"), "{err}");
 }
+
+#[test]
+fn node_counts_past_the_limit_are_refused_before_any_work() {
+    let huge = MINIMAL.replace("count: 2", "count: 1000000000");
+    let started = std::time::Instant::now();
+    let err = error_text(&huge);
+    assert!(
+        err.contains("create 1000000000 nodes, more than the limit of 100000"),
+        "{err}"
+    );
+    let joins = format!(
+        "{MINIMAL}timeline:\n  - at: 1s\n    action: join\n    pool: general\n    count: 100000\n"
+    );
+    assert!(error_text(&joins).contains("100002 nodes"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn deep_nesting_is_refused_quickly_with_the_limit() {
+    let started = std::time::Instant::now();
+    for (open, close) in [("[", "]"), ("{a: ", "}")] {
+        let deep = format!(
+            "name: t\npools: {}1{}\n",
+            open.repeat(100_000),
+            close.repeat(100_000)
+        );
+        let err = error_text(&deep);
+        assert_eq!(err, "t.yaml:2: nested deeper than the limit of 64 levels");
+    }
+    // Closing brackets hidden in strings do not let the depth grow unseen.
+    let hidden = format!("name: t\npools: {}\n", "[ \"]\" ".repeat(5000));
+    assert!(error_text(&hidden).contains("limit of 4096 flow collections"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    // Ordinary flow collections are fine.
+    let flow = MINIMAL.replace(
+        "count: 2",
+        "count: 2\n    zones: [a, b]\n    labels: {x: y}",
+    );
+    assert!(Scenario::parse("t.yaml", &flow).is_ok());
+}
+
+#[test]
+fn a_huge_value_makes_a_short_error() {
+    let big = "x".repeat(10 << 20);
+    let text = MINIMAL.replace("name: general", &format!("name: {big}\n    arch: {big}"));
+    let err = error_text(&text);
+    assert!(err.len() < 2048, "{} bytes", err.len());
+    assert!(err.starts_with("t.yaml:3: pool \"xxx"), "{}", &err[..200]);
+    assert!(err.ends_with('…'), "the cut is marked");
+}
+
+#[cfg(unix)]
+#[test]
+fn files_are_read_bounded_and_devices_refused() {
+    let err = Scenario::load("/dev/zero").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "cannot read /dev/zero: it is a character device, not a regular file"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.yaml");
+    let padding = format!("# {}\n", "x".repeat(2 << 20));
+    std::fs::write(&path, format!("{MINIMAL}{padding}")).unwrap();
+    let err = Scenario::load(path.to_str().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("is larger than the 1 MiB limit for a scenario"),
+        "{err}"
+    );
+}

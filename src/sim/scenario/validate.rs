@@ -9,10 +9,13 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::error::Problem;
 use super::{DaemonSetSpec, ImageRule, Scenario, StrategyKind, TimelineAction, TimelineEntry};
+use crate::input_limits::MAX_SIM_NODES;
 
 /// Checks `scenario`; `text` is its source, used to find line numbers.
 pub(super) fn validate(scenario: &Scenario, text: &str) -> Result<(), Problem> {
     let checker = Checker { scenario, text };
+    // First: later checks walk every node a pool would create.
+    checker.node_budget()?;
     checker.pools()?;
     checker.node_overrides()?;
     for ds in &scenario.daemon_sets {
@@ -42,6 +45,27 @@ impl Checker<'_> {
             line: line_of(self.text, needle),
             message: message.into(),
         }
+    }
+
+    /// Pools and timeline joins together create at most [`MAX_SIM_NODES`] nodes.
+    fn node_budget(&self) -> Result<(), Problem> {
+        let pools = self.scenario.pools.iter().map(|p| p.count);
+        let joins = self
+            .scenario
+            .timeline
+            .iter()
+            .filter(|e| e.action == TimelineAction::Join)
+            .map(|e| e.count.unwrap_or(1));
+        let total = pools.chain(joins).fold(0_usize, usize::saturating_add);
+        if total > MAX_SIM_NODES {
+            return Err(self.problem(
+                "count",
+                format!(
+                    "the pools and timeline joins create {total} nodes, more than the limit of {MAX_SIM_NODES}"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn pools(&self) -> Result<(), Problem> {
