@@ -11,6 +11,7 @@ pub mod history;
 pub mod pause;
 pub mod rollback;
 pub mod sim;
+pub mod sim_credential;
 pub mod status;
 
 use clap::{Parser, Subcommand};
@@ -52,6 +53,9 @@ pub enum Command {
     Rollback(rollback::RollbackArgs),
     /// Serve the embedded cluster (API server, DaemonSet controller, kubelets) until Ctrl-C.
     Sim(sim::SimArgs),
+    /// The embedded cluster's exec credential plugin (used by its kubeconfig).
+    #[command(hide = true)]
+    SimCredential(sim_credential::SimCredentialArgs),
     /// Start the embedded cluster in-process and open the console on it.
     Demo(console::DemoArgs),
 }
@@ -73,6 +77,7 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
         Some(Command::Resume(args)) => pause::run(&args, true),
         Some(Command::Rollback(args)) => rollback::run(&args),
         Some(Command::Sim(args)) => sim::run(&args),
+        Some(Command::SimCredential(args)) => sim_credential::run(&args),
         Some(Command::Demo(args)) => console::run_demo(&args, cli.console.log_file.as_deref()),
         Some(Command::Audit(args)) => audit::run(&args),
     };
