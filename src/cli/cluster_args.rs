@@ -18,6 +18,9 @@ pub struct ClusterArgs {
     /// The namespace (default: the context's namespace, else "default").
     #[arg(short = 'n', long, value_name = "NS")]
     pub namespace: Option<String>,
+    /// Bound on the first request and on each run of an exec credential plugin (default 30s).
+    #[arg(long, value_name = "D", value_parser = crate::cli::act_args::parse_duration)]
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 impl ClusterArgs {
@@ -27,6 +30,7 @@ impl ClusterArgs {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
+            request_timeout: self.request_timeout,
         }
     }
 }

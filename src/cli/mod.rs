@@ -6,6 +6,7 @@ pub mod audit;
 pub mod auto;
 pub mod cluster_args;
 pub mod console;
+pub mod exec_guard;
 pub mod explain;
 pub mod history;
 pub mod pause;
@@ -56,6 +57,9 @@ pub enum Command {
     /// The embedded cluster's exec credential plugin (used by its kubeconfig).
     #[command(hide = true)]
     SimCredential(sim_credential::SimCredentialArgs),
+    /// Runs an exec credential plugin with a timeout (used for kubeconfig exec users).
+    #[command(hide = true)]
+    ExecGuard(exec_guard::ExecGuardArgs),
     /// Start the embedded cluster in-process and open the console on it.
     Demo(console::DemoArgs),
 }
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
         Some(Command::Rollback(args)) => rollback::run(&args),
         Some(Command::Sim(args)) => sim::run(&args),
         Some(Command::SimCredential(args)) => sim_credential::run(&args),
+        Some(Command::ExecGuard(args)) => Ok(exec_guard::run(&args)),
         Some(Command::Demo(args)) => console::run_demo(&args, cli.console.log_file.as_deref()),
         Some(Command::Audit(args)) => audit::run(&args),
     };

@@ -229,7 +229,8 @@ impl Authorizer {
         }
     }
 
-    /// `Ok` when `who` may, otherwise the reason a review reports.
+    /// `Ok` when `who` may, otherwise the reason a review reports (empty when
+    /// simply no rule grants it, as upstream RBAC answers).
     pub fn check(&self, who: &Identity, attributes: &Attributes) -> Result<(), String> {
         if self.denied.iter().any(|rule| rule.matches(attributes)) {
             return Err(format!("denied by the simulator's policy for {}", who.user));
@@ -241,7 +242,7 @@ impl Authorizer {
         {
             return Ok(());
         }
-        Err(format!("no rule grants this to user \"{}\"", who.user))
+        Err(String::new())
     }
 
     /// The rules that apply to `who` in `namespace` (SelfSubjectRulesReview).
@@ -276,8 +277,22 @@ fn standard_rules(viewer_namespace: &str) -> Vec<Rule> {
         Rule::for_groups(
             &[VIEWERS_GROUP],
             &["get", "list", "watch"],
-            &["", "apps", "events.k8s.io"],
-            &["pods", "daemonsets", "controllerrevisions", "events"],
+            &[""],
+            &["pods", "events"],
+            &[viewer_namespace],
+        ),
+        Rule::for_groups(
+            &[VIEWERS_GROUP],
+            &["get", "list", "watch"],
+            &["apps"],
+            &["daemonsets", "controllerrevisions"],
+            &[viewer_namespace],
+        ),
+        Rule::for_groups(
+            &[VIEWERS_GROUP],
+            &["get", "list", "watch"],
+            &["events.k8s.io"],
+            &["events"],
             &[viewer_namespace],
         ),
         // Every user may ask what it may do, as upstream's basic-user role.
