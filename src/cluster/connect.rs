@@ -172,13 +172,21 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
 /// One `/version` request bounded by `timeout`: only silence is an error
 /// here; any other failure is left for the caller's first real request to report.
 async fn probe(connection: &Connection, timeout: Duration) -> Result<(), ConnectError> {
-    match tokio::time::timeout(timeout, connection.client.apiserver_version()).await {
-        Ok(_) => Ok(()),
-        Err(_) => Err(ConnectError::NoAnswer {
+    let started = tokio::time::Instant::now();
+    let silent = match tokio::time::timeout(timeout, connection.client.apiserver_version()).await {
+        Ok(Ok(_)) => false,
+        // The client's own connect timeout (TLS handshake never answered)
+        // ends as an opaque "deadline has elapsed": it is the same silence.
+        Ok(Err(_)) => started.elapsed() >= timeout.mul_f64(0.9),
+        Err(_) => true,
+    };
+    if silent {
+        return Err(ConnectError::NoAnswer {
             server: connection.server.clone(),
             after: timeout,
-        }),
+        });
     }
+    Ok(())
 }
 
 /// Wraps an already-built config (the embedded cluster hands one over in-process).
