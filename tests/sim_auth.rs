@@ -285,6 +285,23 @@ fn exec_tokens_expire_and_are_refreshed() {
     // Clients run the plugin again and keep working past the first token's life.
     let status = sim.rollcall("rollcall-sim-exec", &["status", DS]);
     assert!(status.status.success(), "{}", text(&status));
+    // One client, one session, across two token lifetimes: kube refreshes.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let options = rollcall::cluster::connect::ConnectOptions {
+            kubeconfig: Some(sim.kubeconfig.clone()),
+            context: Some("rollcall-sim-exec".to_owned()),
+            ..Default::default()
+        };
+        let connection = rollcall::cluster::connect::connect(&options).await.unwrap();
+        let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+            kube::Api::namespaced(connection.client.clone(), "kube-system");
+        for round in 0..3 {
+            let listed = pods.list(&kube::api::ListParams::default()).await;
+            assert!(listed.is_ok(), "round {round}: {listed:?}");
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+        }
+    });
 }
 
 #[test]

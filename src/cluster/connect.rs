@@ -155,10 +155,10 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
         KubeconfigSource::Env(paths) => load_kubeconfig(paths, Kubeconfig::read(), options).await?,
     };
     let timeout = options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
-    if let Some(exec_config) = config.auth_info.exec.as_mut() {
-        if let Some(binary) = exec::guard_binary() {
-            exec::wrap(exec_config, &binary, timeout);
-        }
+    if let Some(exec_config) = config.auth_info.exec.as_mut()
+        && let Some(binary) = exec::guard_binary()
+    {
+        exec::wrap(exec_config, &binary, timeout);
         exec::preflight(exec_config, timeout).await?;
     }
     if options.request_timeout.is_some() {

@@ -266,9 +266,13 @@ fn check_credential(plugin: &str, stdout: &[u8]) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// The rollcall binary, to run the guard with.
+/// The rollcall binary, to run the guard with; `None` when this process is
+/// not rollcall (a test or another program using the library), whose exec
+/// plugins then run as kube-rs runs them, unbounded.
 pub fn guard_binary() -> Option<PathBuf> {
-    std::env::current_exe().ok()
+    let exe = std::env::current_exe().ok()?;
+    let stem = exe.file_stem()?.to_string_lossy().into_owned();
+    matches!(stem.as_str(), "rollcall" | "kubectl-rollcall").then_some(exe)
 }
 
 #[cfg(test)]
