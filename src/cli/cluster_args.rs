@@ -1,6 +1,6 @@
 //! The global flags, accepted before or after the subcommand as kubectl users
 //! type them: the kubectl cluster flags (`--kubeconfig`, `--context`,
-//! `-n/--namespace`) and rollcall's own (`--read-only`, `--journal`, `--log-file`).
+//! `-n/--namespace`, `--request-timeout`) and rollcall's own (`--read-only`, `--journal`, `--log-file`).
 
 use std::path::PathBuf;
 
@@ -21,6 +21,9 @@ pub struct ClusterArgs {
     /// The namespace (default: the context's namespace, else "default").
     #[arg(short = 'n', long, value_name = "NS", global = true)]
     pub namespace: Option<String>,
+    /// Bound on the first request and on each run of an exec credential plugin (default 30s).
+    #[arg(long, value_name = "D", value_parser = crate::cli::act_args::parse_duration, global = true)]
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 impl ClusterArgs {
@@ -30,6 +33,7 @@ impl ClusterArgs {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
+            request_timeout: self.request_timeout,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod audit;
 pub mod auto;
 pub mod cluster_args;
 pub mod console;
+pub mod exec_guard;
 pub mod explain;
 pub mod generate;
 pub mod history;
@@ -17,6 +18,7 @@ pub mod out;
 pub mod pause;
 pub mod rollback;
 pub mod sim;
+pub mod sim_credential;
 pub mod status;
 
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
@@ -66,6 +68,12 @@ pub enum Command {
     Rollback(rollback::RollbackArgs),
     /// Serve the embedded cluster (API server, DaemonSet controller, kubelets) until Ctrl-C.
     Sim(sim::SimArgs),
+    /// The embedded cluster's exec credential plugin (used by its kubeconfig).
+    #[command(hide = true)]
+    SimCredential(sim_credential::SimCredentialArgs),
+    /// Runs an exec credential plugin with a timeout (used for kubeconfig exec users).
+    #[command(hide = true)]
+    ExecGuard(exec_guard::ExecGuardArgs),
     /// Start the embedded cluster in-process and open the console on it.
     Demo(console::DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -128,7 +136,14 @@ fn apply_globals(cli: &mut Cli) {
     cli.console.apply(global);
     let cluster = global.cluster.clone();
     match &mut cli.command {
-        None | Some(Command::Sim(_) | Command::Completion(_) | Command::Man) => {}
+        None
+        | Some(
+            Command::Sim(_)
+            | Command::Completion(_)
+            | Command::Man
+            | Command::SimCredential(_)
+            | Command::ExecGuard(_),
+        ) => {}
         Some(Command::Explain(args)) => args.namespace.clone_from(&cluster.namespace),
         Some(Command::Audit(args)) => args.cluster = cluster,
         Some(Command::Status(args)) => args.cluster = cluster,
@@ -179,6 +194,8 @@ pub fn run(mut cli: Cli) -> std::process::ExitCode {
         Some(Command::Resume(args)) => pause::run_resume(&args),
         Some(Command::Rollback(args)) => rollback::run(&args),
         Some(Command::Sim(args)) => sim::run(&args),
+        Some(Command::SimCredential(args)) => sim_credential::run(&args),
+        Some(Command::ExecGuard(args)) => Ok(exec_guard::run(&args)),
         Some(Command::Demo(args)) => console::run_demo(&args, cli.global.log_file.as_deref()),
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::Completion(args)) => generate::completion(&args),

@@ -1,17 +1,21 @@
 //! `rollcall sim`: serve the embedded cluster headless until SIGINT or
-//! SIGTERM, printing where its kubeconfig is and how to use it.
+//! SIGTERM, printing where its kubeconfig is and how to use it. Safe by
+//! default: loopback only unless `--allow-remote`, the kubeconfig created
+//! 0600 (never through a symlink) and removed on exit unless the user named it.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 
-use std::time::Duration;
-
+use crate::cli::act_args::parse_duration;
+use crate::cli::out;
 use crate::sim::embedded::{self, EmbeddedOptions};
 use crate::sim::fault::{self, Faults};
+use crate::sim::server::ServeOptions;
 
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
@@ -30,12 +34,28 @@ pub struct SimArgs {
         value_name = "SNAPSHOT"
     )]
     pub snapshot: Vec<PathBuf>,
-    /// Address to listen on.
+    /// Address to listen on (loopback only, unless --allow-remote).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,
-    /// Where to write the kubeconfig (default: a file in the temp directory, printed).
+    /// Allow a non-loopback --listen address: anyone who can reach it and
+    /// holds a credential controls the simulated cluster (a warning is printed).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Where to write the kubeconfig, kept on exit (default: a file in the
+    /// temp directory, printed, removed on exit). Created 0600; a symlink there is refused.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// API Priority and Fairness stand-in: beyond N requests in flight, answer
+    /// 429 Too Many Requests with Retry-After (watches count while starting).
+    #[arg(long, value_name = "N")]
+    pub max_inflight: Option<usize>,
+    /// How long request headers, and then a request body, may take to arrive
+    /// before the connection is cut.
+    #[arg(long, value_name = "D", default_value = "30s", value_parser = parse_duration)]
+    pub read_timeout: Duration,
+    /// How long the tokens of the exec plugin context (`rollcall-sim-exec`) are valid.
+    #[arg(long, value_name = "D", default_value = "2m", value_parser = parse_duration)]
+    pub exec_token_ttl: Duration,
     /// RNG seed for the simulation.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -65,6 +85,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
+    check_listen(args.listen, args.allow_remote)?;
+    if let Some(0) = args.max_inflight {
+        anyhow::bail!("--max-inflight must be at least 1");
+    }
     let options = EmbeddedOptions {
         scenario: args.scenario.clone(),
         nodes: args.nodes,
@@ -81,7 +105,13 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         faults.extend(fault::parse(spec)?);
     }
     let installed = options.faults.clone();
-    let cluster = embedded::start(options)
+    let serve = ServeOptions {
+        max_inflight: args.max_inflight,
+        read_timeout: args.read_timeout,
+        exec_token_ttl: args.exec_token_ttl,
+        ..ServeOptions::default()
+    };
+    let cluster = embedded::start_with(options, serve)
         .await
         .context("cannot start the embedded cluster")?;
     let loaded = cluster.simulation.loaded;
@@ -105,26 +135,61 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let path = args.kubeconfig_out.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("rollcall-sim-{}.kubeconfig", cluster.addr().port()))
     });
-    cluster
-        .server
-        .write_kubeconfig(&path)
-        .with_context(|| format!("cannot write the kubeconfig to {}", path.display()))?;
+    if let Err(error) = cluster.server.write_kubeconfig(&path) {
+        cluster.shutdown().await;
+        return Err(error)
+            .with_context(|| format!("cannot write the kubeconfig to {}", path.display()));
+    }
+    let result = announce_and_wait(args, &cluster, &path).await;
+    cluster.shutdown().await;
+    if args.kubeconfig_out.is_none() {
+        let _ = std::fs::remove_file(&path);
+    }
+    result
+}
+
+/// Refuses a non-loopback address without `--allow-remote`, and warns with it.
+fn check_listen(listen: SocketAddr, allow_remote: bool) -> anyhow::Result<()> {
+    if listen.ip().is_loopback() {
+        return Ok(());
+    }
+    if !allow_remote {
+        anyhow::bail!(
+            "--listen {listen} is not a loopback address: the embedded cluster would be reachable from other machines; add --allow-remote if that is what you want"
+        );
+    }
+    out::eline(&format!(
+        "warning: listening on {listen}, reachable from other machines: anyone with the kubeconfig's credentials controls this simulated cluster"
+    ));
+    Ok(())
+}
+
+async fn announce_and_wait(
+    args: &SimArgs,
+    cluster: &embedded::EmbeddedCluster,
+    path: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    let loaded = cluster.simulation.loaded;
     // The scenario name comes from a file: printed through the sanitiser.
-    crate::cli::out::stdout(&format!(
-        "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at https://{}\n\
-         kubeconfig: {}\n\
+    out::stdout(&format!(
+        "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at {}\n\
+         kubeconfig: {} (contexts rollcall-sim, rollcall-sim-cert, rollcall-sim-exec, rollcall-sim-viewer{})\n\
          try: kubectl --kubeconfig {} get ds -A\n\
          stop with Ctrl-C\n",
         cluster.simulation.scenario.name,
         loaded.nodes,
         loaded.daemon_sets,
         loaded.pods,
-        cluster.addr(),
+        cluster.server.url(),
         path.display(),
+        if args.kubeconfig_out.is_some() {
+            ""
+        } else {
+            "; removed on exit"
+        },
         path.display(),
     ))?;
     wait_for_signal().await?;
-    cluster.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,10 +3,22 @@
 //! in-cluster service account; `--context` and `-n/--namespace` override the
 //! kubeconfig's current context and namespace. Reports "no cluster configured"
 //! as a value so callers can fall back to the embedded cluster.
+//!
+//! Bounded: an exec credential plugin runs under `rollcall exec-guard` (killed
+//! after the request timeout, named in the error) and is tried once before
+//! the first request; a server that accepts connections but never answers
+//! fails the first request within the request timeout, with the cause said.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+
+use crate::cluster::exec::{self, ExecError};
+
+/// The request timeout when none is given: the bound on the first request
+/// and on each run of an exec credential plugin.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the user asked for on the command line (kubectl's flags).
 #[derive(Clone, Debug, Default)]
@@ -17,6 +29,9 @@ pub struct ConnectOptions {
     pub context: Option<String>,
     /// `-n/--namespace NS`.
     pub namespace: Option<String>,
+    /// `--request-timeout D`: bounds the first request (reachability) and
+    /// each run of an exec credential plugin (default [`DEFAULT_REQUEST_TIMEOUT`]).
+    pub request_timeout: Option<Duration>,
 }
 
 /// A client and where it points.
@@ -78,6 +93,20 @@ pub enum ConnectError {
     /// The HTTP client could not be built (TLS setup).
     #[error("cannot create the API client")]
     Client(#[source] kube::Error),
+    /// The kubeconfig's exec credential plugin gave no credential.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    /// The server took the connection but answered nothing in time.
+    #[error(
+        "the API server at {server} did not answer within {}s (it accepted the connection, then said nothing: overloaded, a stuck proxy, or the wrong port?)",
+        after.as_secs_f64()
+    )]
+    NoAnswer {
+        /// The server URL.
+        server: String,
+        /// The request timeout.
+        after: Duration,
+    },
 }
 
 /// Where the kubeconfig comes from, following kubectl's precedence.
@@ -118,7 +147,7 @@ pub fn find_kubeconfig(options: &ConnectOptions) -> Option<KubeconfigSource> {
 /// Connects as kubectl would with the same flags.
 pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectError> {
     let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
-    let (config, context) = match source {
+    let (mut config, context) = match source {
         KubeconfigSource::InCluster => (
             kube::Config::incluster().map_err(ConnectError::InCluster)?,
             "in-cluster".to_owned(),
@@ -129,7 +158,39 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
         }
         KubeconfigSource::Env(paths) => load_kubeconfig(paths, Kubeconfig::read(), options).await?,
     };
-    connection_from_config(config, context, options.namespace.clone())
+    let timeout = options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+    if let Some(exec_config) = config.auth_info.exec.as_mut()
+        && let Some(binary) = exec::guard_binary()
+    {
+        exec::wrap(exec_config, &binary, timeout);
+        exec::preflight(exec_config, timeout).await?;
+    }
+    if options.request_timeout.is_some() {
+        config.connect_timeout = Some(timeout);
+    }
+    let connection = connection_from_config(config, context, options.namespace.clone())?;
+    probe(&connection, timeout).await?;
+    Ok(connection)
+}
+
+/// One `/version` request bounded by `timeout`: only silence is an error
+/// here; any other failure is left for the caller's first real request to report.
+async fn probe(connection: &Connection, timeout: Duration) -> Result<(), ConnectError> {
+    let started = tokio::time::Instant::now();
+    let silent = match tokio::time::timeout(timeout, connection.client.apiserver_version()).await {
+        Ok(Ok(_)) => false,
+        // The client's own connect timeout (TLS handshake never answered)
+        // ends as an opaque "deadline has elapsed": it is the same silence.
+        Ok(Err(_)) => started.elapsed() >= timeout.mul_f64(0.9),
+        Err(_) => true,
+    };
+    if silent {
+        return Err(ConnectError::NoAnswer {
+            server: connection.server.clone(),
+            after: timeout,
+        });
+    }
+    Ok(())
 }
 
 /// Wraps an already-built config (the embedded cluster hands one over in-process).

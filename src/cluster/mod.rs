@@ -3,6 +3,7 @@
 //! decides what to show or do.
 pub mod cache;
 pub mod connect;
+pub mod exec;
 pub mod status;
 pub mod store;
 pub mod stream;

@@ -1,49 +1,163 @@
 //! The kubeconfig that points kubectl (or any client) at the embedded API:
-//! one cluster with the CA inline, one user with the bearer token, one
-//! context. Rendering and writing only.
+//! one cluster with the CA inline and one context per way in — `rollcall-sim`
+//! (admin bearer token), `rollcall-sim-cert` (client certificate, EC key),
+//! `rollcall-sim-exec` (exec credential plugin: this binary's hidden
+//! `sim-credential` command) and `rollcall-sim-viewer` (read-only user of one
+//! namespace). Rendering, and writing it safely: created 0600 in one step,
+//! never through a symlink.
 
-use std::path::Path;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-/// The cluster, user and context name used in written kubeconfigs.
+/// The cluster name and the admin context (the current context).
 pub const CONTEXT_NAME: &str = "rollcall-sim";
+/// The client-certificate context.
+pub const CERT_CONTEXT: &str = "rollcall-sim-cert";
+/// The exec-plugin context.
+pub const EXEC_CONTEXT: &str = "rollcall-sim-exec";
+/// The namespace-scoped viewer context.
+pub const VIEWER_CONTEXT: &str = "rollcall-sim-viewer";
 
-/// Renders a kubeconfig for `server` (`https://127.0.0.1:PORT`).
-pub fn render(server: &str, ca_pem: &str, token: Option<&str>) -> String {
-    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
-    let user_body = match token {
-        Some(token) => format!("  user:\n    token: {token}\n"),
-        None => "  user: {}\n".to_owned(),
-    };
+/// Everything a kubeconfig for the embedded cluster names.
+#[derive(Clone, Debug, Default)]
+pub struct KubeconfigParts {
+    /// `https://127.0.0.1:PORT`.
+    pub server: String,
+    /// The CA (PEM).
+    pub ca_pem: String,
+    /// The admin bearer token.
+    pub admin_token: String,
+    /// The client certificate and key (PEM), when the server issued one.
+    pub client_cert: Option<(String, String)>,
+    /// The exec plugin: command (this binary) and its arguments.
+    pub exec: Option<(String, Vec<String>)>,
+    /// The viewer's token and namespace.
+    pub viewer: Option<(String, String)>,
+}
+
+fn b64(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// A YAML scalar, double-quoted (JSON strings are valid YAML).
+fn quoted(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
+/// Renders the kubeconfig.
+pub fn render(parts: &KubeconfigParts) -> String {
+    let mut users = format!(
+        "- name: {CONTEXT_NAME}\n  user:\n    token: {}\n",
+        quoted(&parts.admin_token)
+    );
+    let mut contexts = vec![(CONTEXT_NAME, "default".to_owned())];
+    if let Some((cert, key)) = &parts.client_cert {
+        let _ = write!(
+            users,
+            "- name: {CERT_CONTEXT}\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n",
+            b64(cert),
+            b64(key)
+        );
+        contexts.push((CERT_CONTEXT, "default".to_owned()));
+    }
+    if let Some((command, args)) = &parts.exec {
+        let args: Vec<String> = args.iter().map(|a| quoted(a)).collect();
+        let _ = write!(
+            users,
+            "- name: {EXEC_CONTEXT}\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      args: [{}]\n      interactiveMode: Never\n      provideClusterInfo: false\n",
+            quoted(command),
+            args.join(", ")
+        );
+        contexts.push((EXEC_CONTEXT, "default".to_owned()));
+    }
+    if let Some((token, namespace)) = &parts.viewer {
+        let _ = write!(
+            users,
+            "- name: {VIEWER_CONTEXT}\n  user:\n    token: {}\n",
+            quoted(token)
+        );
+        contexts.push((VIEWER_CONTEXT, namespace.clone()));
+    }
+    let mut context_text = String::new();
+    for (name, namespace) in &contexts {
+        let _ = write!(
+            context_text,
+            "- name: {name}\n  context:\n    cluster: {CONTEXT_NAME}\n    user: {name}\n    namespace: {}\n",
+            quoted(namespace)
+        );
+    }
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: {CONTEXT_NAME}\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n\
-         users:\n- name: {CONTEXT_NAME}\n{user_body}contexts:\n- name: {CONTEXT_NAME}\n  context:\n    cluster: {CONTEXT_NAME}\n    user: {CONTEXT_NAME}\n    namespace: default\n\
-         current-context: {CONTEXT_NAME}\npreferences: {{}}\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: {CONTEXT_NAME}\n  cluster:\n    server: {}\n    certificate-authority-data: {}\n\
+         users:\n{users}contexts:\n{context_text}current-context: {CONTEXT_NAME}\npreferences: {{}}\n",
+        quoted(&parts.server),
+        b64(&parts.ca_pem)
     )
 }
 
-/// Writes the kubeconfig with owner-only permissions (it holds the token).
+/// Writes the kubeconfig (it holds credentials): refuses a symlink at
+/// `path`, writes a new file created with mode 0600 next to it (so no
+/// reader ever sees it with wider permissions or half-written), then renames
+/// it into place (a rename never follows a symlink).
 pub fn write(path: &Path, contents: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(path, contents)?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "refusing to write the kubeconfig through a symlink (it holds credentials); remove it or name another path",
+        ));
+    }
+    let temporary = temporary_path(path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
     }
-    Ok(())
+    let mut file = options.open(&temporary)?;
+    let written = file
+        .write_all(contents.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+fn temporary_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "kubeconfig".into(), |n| n.to_string_lossy().into_owned());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    path.with_file_name(format!(".{name}.{}-{nanos}.tmp", std::process::id()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parts() -> KubeconfigParts {
+        KubeconfigParts {
+            server: "https://127.0.0.1:6443".into(),
+            ca_pem: "PEM".into(),
+            admin_token: "secret".into(),
+            client_cert: Some(("CERT".into(), "KEY".into())),
+            exec: Some(("/bin/rollcall".into(), vec!["sim-credential".into()])),
+            viewer: Some(("view".into(), "kube-system".into())),
+        }
+    }
+
     #[test]
-    fn renders_valid_yaml_with_token_and_ca() {
-        let text = render("https://127.0.0.1:6443", "PEM", Some("secret"));
+    fn renders_valid_yaml_with_every_context() {
+        let text = render(&parts());
         let parsed: serde_json::Value = serde_norway::from_str(&text).unwrap();
         assert_eq!(
             parsed["clusters"][0]["cluster"]["server"],
@@ -54,14 +168,43 @@ mod tests {
             "UEVN"
         );
         assert_eq!(parsed["users"][0]["user"]["token"], "secret");
+        assert_eq!(parsed["users"][1]["user"]["client-key-data"], "S0VZ");
+        assert_eq!(
+            parsed["users"][2]["user"]["exec"]["command"],
+            "/bin/rollcall"
+        );
+        assert_eq!(
+            parsed["users"][2]["user"]["exec"]["args"][0],
+            "sim-credential"
+        );
+        assert_eq!(parsed["users"][3]["user"]["token"], "view");
+        assert_eq!(parsed["contexts"][3]["name"], VIEWER_CONTEXT);
+        assert_eq!(parsed["contexts"][3]["context"]["namespace"], "kube-system");
         assert_eq!(parsed["current-context"], CONTEXT_NAME);
-        let anonymous: serde_json::Value =
-            serde_norway::from_str(&render("https://x", "PEM", None)).unwrap();
-        assert!(
-            anonymous["users"][0]["user"]
-                .as_object()
-                .unwrap()
-                .is_empty()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writes_0600_and_refuses_symlinks() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        write(&path, "one").unwrap();
+        write(&path, "two").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let target = dir.path().join("target");
+        std::fs::write(&target, "precious").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = write(&link, "token").unwrap_err();
+        assert!(err.to_string().contains("symlink"), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            3,
+            "no temporary left"
         );
     }
 }

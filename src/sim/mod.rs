@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod authn;
 pub mod controller;
 pub mod embedded;
 pub mod fault;

@@ -1,8 +1,9 @@
 //! The HTTPS server of the embedded cluster: binds the listener, terminates
-//! TLS with the generated CA, serves HTTP/1.1 connections into the API router,
-//! and hands back a [`ServerHandle`] (address, CA, token, kubeconfig,
-//! in-process `kube::Config`, shutdown). Owns sockets and tasks; no API
-//! semantics live here.
+//! TLS with the generated CA (taking a client certificate when one is
+//! offered), serves HTTP/1.1 connections into the API router with header and
+//! body read timeouts, and hands back a [`ServerHandle`] (address, CA,
+//! credentials, kubeconfig, in-process `kube::Config`, shutdown). Owns
+//! sockets and tasks; no API semantics live here.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -17,9 +18,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::sim::api::{self, ApiState};
+use crate::sim::api::{self, ApiState, PeerCertificate};
 use crate::sim::auth::Authorizer;
-use crate::sim::kubeconfig;
+use crate::sim::authn::{self, Authenticator};
+use crate::sim::kubeconfig::{self, KubeconfigParts};
 use crate::sim::store::Store;
 use crate::sim::tls::{self, TlsError, TlsMaterial};
 
@@ -55,6 +57,14 @@ pub struct ServeOptions {
     pub tls: Option<TlsMaterial>,
     /// Injected faults (`rollcall sim --fault`); keep a clone to change them while serving.
     pub faults: crate::sim::fault::Faults,
+    /// At most this many requests in flight, beyond which 429 (`None`: no limit).
+    pub max_inflight: Option<usize>,
+    /// How long request headers, and then a request body, may take to arrive.
+    pub read_timeout: Duration,
+    /// How long the exec plugin's tokens are valid.
+    pub exec_token_ttl: Duration,
+    /// The namespace the viewer context defaults to (its rights come from the authorizer).
+    pub viewer_namespace: String,
 }
 
 impl Default for ServeOptions {
@@ -66,6 +76,10 @@ impl Default for ServeOptions {
             bookmark_interval: Duration::from_secs(30),
             tls: None,
             faults: crate::sim::fault::Faults::none(),
+            max_inflight: None,
+            read_timeout: Duration::from_secs(30),
+            exec_token_ttl: Duration::from_secs(120),
+            viewer_namespace: "kube-system".to_owned(),
         }
     }
 }
@@ -76,8 +90,11 @@ pub struct ServerHandle {
     pub addr: SocketAddr,
     /// The CA certificate (PEM) clients must trust.
     pub ca_pem: String,
-    /// The bearer token clients must send.
+    /// The admin bearer token.
     pub token: String,
+    credentials: Authenticator,
+    exec_token_ttl: Duration,
+    viewer_namespace: String,
     tls: TlsMaterial,
     shutdown: watch::Sender<bool>,
     generation: watch::Sender<u64>,
@@ -109,10 +126,19 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         None => tls::generate(&[addr.ip().to_string()])?,
     };
     let token = options.token.clone().unwrap_or_else(random_token);
+    let credentials = Authenticator {
+        admin_token: token.clone(),
+        viewer_token: random_token(),
+        exec_key: random_token(),
+    };
     let state = Arc::new(ApiState {
         store,
-        token: Some(token.clone()),
+        authenticator: Some(credentials.clone()),
         authorizer: options.authorizer.clone(),
+        inflight: options
+            .max_inflight
+            .map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1)))),
+        read_timeout: options.read_timeout,
         server_address: addr.to_string(),
         bookmark_interval: options.bookmark_interval,
         faults: options.faults.clone(),
@@ -131,6 +157,9 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         addr,
         ca_pem: material.ca_pem.clone(),
         token,
+        credentials,
+        exec_token_ttl: options.exec_token_ttl,
+        viewer_namespace: options.viewer_namespace.clone(),
         tls: material,
         shutdown,
         generation,
@@ -139,17 +168,63 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
 }
 
 impl ServerHandle {
-    /// `https://127.0.0.1:PORT`.
+    /// `https://127.0.0.1:PORT` (the loopback address when listening on all
+    /// interfaces, since `0.0.0.0` is not an address a client can reach).
     pub fn url(&self) -> String {
-        format!("https://{}", self.addr)
+        let mut addr = self.addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(if addr.is_ipv4() {
+                std::net::Ipv4Addr::LOCALHOST.into()
+            } else {
+                std::net::Ipv6Addr::LOCALHOST.into()
+            });
+        }
+        format!("https://{addr}")
     }
 
-    /// A kubeconfig (YAML) with the CA inline and the token.
+    /// The viewer's bearer token.
+    pub fn viewer_token(&self) -> &str {
+        &self.credentials.viewer_token
+    }
+
+    /// The kubeconfig's parts: the admin token always, the client
+    /// certificate, the viewer, and the exec plugin when this binary's path
+    /// is known.
+    pub fn kubeconfig_parts(&self) -> KubeconfigParts {
+        let exec = std::env::current_exe().ok().map(|binary| {
+            (
+                binary.to_string_lossy().into_owned(),
+                vec![
+                    "sim-credential".to_owned(),
+                    "--key".to_owned(),
+                    self.credentials.exec_key.clone(),
+                    "--ttl".to_owned(),
+                    format!("{}s", self.exec_token_ttl.as_secs().max(1)),
+                ],
+            )
+        });
+        KubeconfigParts {
+            server: self.url(),
+            ca_pem: self.ca_pem.clone(),
+            admin_token: self.token.clone(),
+            client_cert: Some((
+                self.tls.client_cert_pem.clone(),
+                self.tls.client_key_pem.clone(),
+            )),
+            exec,
+            viewer: Some((
+                self.credentials.viewer_token.clone(),
+                self.viewer_namespace.clone(),
+            )),
+        }
+    }
+
+    /// A kubeconfig (YAML) with the CA inline and a context per way in.
     pub fn kubeconfig_yaml(&self) -> String {
-        kubeconfig::render(&self.url(), &self.ca_pem, Some(&self.token))
+        kubeconfig::render(&self.kubeconfig_parts())
     }
 
-    /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (mode 0600).
+    /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (created 0600, never through a symlink).
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
         kubeconfig::write(path, &self.kubeconfig_yaml())
     }
@@ -205,6 +280,7 @@ async fn accept_loop(
                 };
                 let task = Connection {
                     acceptor: acceptor.clone(),
+                    read_timeout: state.read_timeout,
                     state: Arc::clone(&state),
                     shutdown: shutdown.clone(),
                     generation: generation.subscribe(),
@@ -218,6 +294,7 @@ async fn accept_loop(
 /// One client connection.
 struct Connection {
     acceptor: TlsAcceptor,
+    read_timeout: Duration,
     state: Arc<ApiState>,
     shutdown: watch::Receiver<bool>,
     generation: watch::Receiver<u64>,
@@ -226,20 +303,31 @@ struct Connection {
 impl Connection {
     async fn serve(mut self, stream: TcpStream) {
         let _ = stream.set_nodelay(true);
+        let handshake_timeout = self.read_timeout.min(Duration::from_secs(10));
         let Ok(Ok(tls)) =
-            tokio::time::timeout(Duration::from_secs(10), self.acceptor.accept(stream)).await
+            tokio::time::timeout(handshake_timeout, self.acceptor.accept(stream)).await
         else {
             return;
         };
+        let certificate = tls
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(|leaf| authn::certificate_identity(leaf))
+            .map(PeerCertificate);
         let state = Arc::clone(&self.state);
         let service =
-            hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+            hyper::service::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
                 let state = Arc::clone(&state);
+                if let Some(certificate) = &certificate {
+                    request.extensions_mut().insert(certificate.clone());
+                }
                 async move { Ok::<_, Infallible>(api::handle(state, request.map(Body::new)).await) }
             });
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(30))
+            .header_read_timeout(self.read_timeout)
             .serve_connection(TokioIo::new(tls), service);
         tokio::pin!(connection);
         tokio::select! {

@@ -1,10 +1,14 @@
-//! TLS for the embedded API: a CA and a server certificate (SAN IP
-//! 127.0.0.1, `localhost`) made fresh at every start with rcgen, and the
-//! rustls server configuration. kubectl sends its bearer token only over TLS,
-//! which is why the simulator serves HTTPS at all. No files are written here.
+//! TLS for the embedded API: a CA, a server certificate (SAN IP 127.0.0.1,
+//! `localhost`) and a client certificate (EC P-256 key, CN
+//! `rollcall-sim-cert`, O `rollcall:operators`) made fresh at every start with
+//! rcgen, and the rustls server configuration, which asks for (but does not
+//! require) a client certificate signed by the CA. kubectl sends its bearer
+//! token only over TLS, which is why the simulator serves HTTPS at all. No
+//! files are written here.
 
 use std::sync::Arc;
 
+use crate::sim::auth::{CERT_USER, OPERATORS_GROUP};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
@@ -29,6 +33,10 @@ pub struct TlsMaterial {
     pub ca_pem: String,
     /// The CA certificate, DER (what in-process clients trust).
     pub ca_der: Vec<u8>,
+    /// The client certificate (PEM) for the `rollcall-sim-cert` user.
+    pub client_cert_pem: String,
+    /// Its private key (PEM, PKCS#8 EC P-256).
+    pub client_key_pem: String,
     /// The rustls server configuration (HTTP/1.1 only).
     pub server_config: Arc<rustls::ServerConfig>,
 }
@@ -71,10 +79,31 @@ pub fn generate(extra_names: &[String]) -> Result<TlsMaterial, TlsError> {
     let server_key = KeyPair::generate()?;
     let server_cert = server_params.signed_by(&server_key, &issuer)?;
 
+    let mut client_params = CertificateParams::new(Vec::<String>::new())?;
+    client_params
+        .distinguished_name
+        .push(DnType::CommonName, CERT_USER);
+    client_params
+        .distinguished_name
+        .push(DnType::OrganizationName, OPERATORS_GROUP);
+    client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    client_params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    let client_key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
+    let client_cert = client_params.signed_by(&client_key, &issuer)?;
+
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca_cert.der().clone())?;
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| TlsError::Configure(rustls::Error::General(e.to_string())))?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
+        .with_client_cert_verifier(verifier)
         .with_single_cert(
             vec![server_cert.der().clone(), ca_cert.der().clone()],
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
@@ -83,6 +112,8 @@ pub fn generate(extra_names: &[String]) -> Result<TlsMaterial, TlsError> {
     Ok(TlsMaterial {
         ca_pem: ca_cert.pem(),
         ca_der: CertificateDer::clone(ca_cert.der()).to_vec(),
+        client_cert_pem: client_cert.pem(),
+        client_key_pem: client_key.serialize_pem(),
         server_config: Arc::new(config),
     })
 }
@@ -96,6 +127,12 @@ mod tests {
         let material = generate(&[]).unwrap();
         assert!(material.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
         assert!(!material.ca_der.is_empty());
+        assert!(material.client_key_pem.contains("PRIVATE KEY"));
+        let (_, der) =
+            x509_parser::pem::parse_x509_pem(material.client_cert_pem.as_bytes()).unwrap();
+        let who = crate::sim::authn::certificate_identity(&der.contents).unwrap();
+        assert_eq!(who.user, CERT_USER);
+        assert_eq!(who.groups, vec![OPERATORS_GROUP.to_owned()]);
         assert_eq!(
             material.server_config.alpn_protocols,
             vec![b"http/1.1".to_vec()]

@@ -102,6 +102,10 @@ pub fn resource_list(group: &str) -> Option<Value> {
             json!({"name": "selfsubjectaccessreviews", "singularName": "selfsubjectaccessreview",
             "namespaced": false, "kind": "SelfSubjectAccessReview", "verbs": ["create"]}),
         );
+        resources.push(
+            json!({"name": "selfsubjectrulesreviews", "singularName": "selfsubjectrulesreview",
+            "namespaced": false, "kind": "SelfSubjectRulesReview", "verbs": ["create"]}),
+        );
     } else if !GROUPS.contains(&group) && !group.is_empty() {
         return None;
     }
@@ -174,6 +178,9 @@ fn aggregated_group(group: &str) -> Value {
         resources.push(json!({"resource": "selfsubjectaccessreviews",
             "responseKind": {"group": "", "version": "", "kind": "SelfSubjectAccessReview"},
             "scope": "Cluster", "singularResource": "selfsubjectaccessreview", "verbs": ["create"]}));
+        resources.push(json!({"resource": "selfsubjectrulesreviews",
+            "responseKind": {"group": "", "version": "", "kind": "SelfSubjectRulesReview"},
+            "scope": "Cluster", "singularResource": "selfsubjectrulesreview", "verbs": ["create"]}));
     }
     let mut metadata = json!({"creationTimestamp": null});
     if !group.is_empty() {

@@ -186,8 +186,10 @@ mod tests {
         }
         Arc::new(ApiState {
             store,
-            token: None,
+            authenticator: None,
             authorizer: Authorizer::allow_all(),
+            inflight: None,
+            read_timeout: Duration::from_secs(30),
             server_address: "127.0.0.1:0".into(),
             bookmark_interval: Duration::from_secs(60),
             faults: crate::sim::fault::Faults::none(),

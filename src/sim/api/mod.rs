@@ -14,11 +14,13 @@ pub mod query;
 pub mod routes;
 pub mod selectors;
 pub mod ssar;
+pub mod ssrr;
 pub mod status;
 pub mod table;
 pub mod watch;
 pub mod write;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -26,7 +28,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use serde_json::Value;
 
-use crate::sim::auth::{self, Attributes, Authorizer};
+use crate::sim::auth::{self, Attributes, Authorizer, Identity};
+use crate::sim::authn::{Authenticator, Refusal};
 use crate::sim::store::Store;
 use query::Query;
 pub use routes::ResourcePath;
@@ -41,10 +44,16 @@ pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 pub struct ApiState {
     /// The objects.
     pub store: Store,
-    /// The bearer token required on every request but `/version`; `None` disables the check.
-    pub token: Option<String>,
+    /// The credentials required on every request but `/version`; `None`
+    /// disables the check (every caller is the admin).
+    pub authenticator: Option<Authenticator>,
     /// The authorization policy.
     pub authorizer: Authorizer,
+    /// API Priority and Fairness stand-in: at most this many requests in
+    /// flight (watches count only while starting); beyond, 429 with Retry-After.
+    pub inflight: Option<Arc<tokio::sync::Semaphore>>,
+    /// How long a request body may take to arrive before the request is cut.
+    pub read_timeout: Duration,
     /// `host:port` clients reach the server at (for `/api`).
     pub server_address: String,
     /// How often watches that allow bookmarks get one.
@@ -62,7 +71,14 @@ pub struct RequestInfo {
     pub query: Query,
     /// The request headers.
     pub headers: HeaderMap,
+    /// Who is asking (after impersonation).
+    pub user: Identity,
 }
+
+/// The verified client certificate's identity of the connection a request
+/// came on, put into the request's extensions by `sim::server`.
+#[derive(Clone, Debug)]
+pub struct PeerCertificate(pub Identity);
 
 impl RequestInfo {
     /// A header as text (empty when absent or not text).
@@ -87,42 +103,163 @@ impl RequestInfo {
 }
 
 /// Handles one request end to end.
-pub async fn handle(state: std::sync::Arc<ApiState>, request: Request<Body>) -> Response<Body> {
+pub async fn handle(state: Arc<ApiState>, request: Request<Body>) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    let route = route(parts.uri.path());
+    let certificate = parts.extensions.get::<PeerCertificate>().map(|c| &c.0);
+    let user = if route == Some(Route::Version) {
+        Ok(Identity::new("system:anonymous", &[]))
+    } else {
+        authenticate(&state, &parts.headers, certificate)
+    };
+    let user = match user.and_then(|user| impersonate(&state, &parts.headers, user)) {
+        Ok(user) => user,
+        Err(error) => return error_response(&error),
+    };
     let info = RequestInfo {
         method: parts.method,
         query: Query::parse(parts.uri.query().unwrap_or_default()),
         headers: parts.headers,
+        user,
     };
-    let route = route(parts.uri.path());
-    if route != Some(Route::Version) && !authenticated(&state, &info) {
-        return error_response(&ApiError::unauthorized());
-    }
+    let watching = matches!(info.query.get("watch"), Some("true" | "1"));
+    let Ok(permit) = admit(&state, route.as_ref()) else {
+        return too_many_requests();
+    };
     if let Some(injected) = state.faults.before_request().await {
         return injected;
     }
-    let watching = matches!(info.query.get("watch"), Some("true" | "1"));
     let result = match route {
         None => Err(ApiError::unknown_path()),
         Some(route) => dispatch(&state, &info, route, body).await,
     };
     let response = result.unwrap_or_else(|error| error_response(&error));
-    if watching {
-        state.faults.wrap_watch(response)
-    } else {
-        response
+    match permit {
+        // A long-running watch stops counting once it has started, as upstream;
+        // anything else counts until its body has been sent.
+        Some(permit) if !watching => hold_until_sent(response, permit),
+        _ if watching => state.faults.wrap_watch(response),
+        _ => response,
     }
 }
 
-fn authenticated(state: &ApiState, info: &RequestInfo) -> bool {
-    state.token.as_deref().is_none_or(|token| {
-        auth::bearer_matches(
-            info.headers
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok()),
-            token,
-        )
+fn authenticate(
+    state: &ApiState,
+    headers: &HeaderMap,
+    certificate: Option<&Identity>,
+) -> Result<Identity, ApiError> {
+    let Some(authenticator) = &state.authenticator else {
+        return Ok(Identity::admin());
+    };
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    authenticator
+        .authenticate(authorization, certificate, now)
+        .map_err(|refusal| match refusal {
+            Refusal::Expired => ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized",
+                "Unauthorized: the token has expired",
+            ),
+            Refusal::Missing | Refusal::UnknownToken => ApiError::unauthorized(),
+        })
+}
+
+/// Applies `Impersonate-User`/`Impersonate-Group` when `user` may impersonate.
+fn impersonate(
+    state: &ApiState,
+    headers: &HeaderMap,
+    user: Identity,
+) -> Result<Identity, ApiError> {
+    let text = |value: &header::HeaderValue| value.to_str().unwrap_or_default().to_owned();
+    let target_user = headers.get("impersonate-user").map(text);
+    let groups: Vec<String> = headers
+        .get_all("impersonate-group")
+        .iter()
+        .map(text)
+        .collect();
+    let Some(target_user) = target_user else {
+        if groups.is_empty() {
+            return Ok(user);
+        }
+        return Err(ApiError::bad_request(
+            "requested impersonation of groups without a user",
+        ));
+    };
+    let wanted = std::iter::once(("users", target_user.clone()))
+        .chain(groups.iter().map(|g| ("groups", g.clone())));
+    for (resource, name) in wanted {
+        let attributes = Attributes {
+            verb: "impersonate".into(),
+            resource: resource.into(),
+            name,
+            ..Attributes::default()
+        };
+        if state.authorizer.check(&user, &attributes).is_err() {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "Forbidden",
+                auth::forbidden_message(&user, &attributes),
+            )
+            .with_details(serde_json::json!({"kind": resource, "name": attributes.name})));
+        }
+    }
+    Ok(Identity {
+        user: target_user,
+        groups,
     })
+}
+
+/// The in-flight limit is reached.
+struct Throttled;
+
+/// The in-flight limit: a permit (`None` when unlimited), or [`Throttled`].
+fn admit(
+    state: &ApiState,
+    route: Option<&Route>,
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Throttled> {
+    let Some(inflight) = &state.inflight else {
+        return Ok(None);
+    };
+    if matches!(route, Some(Route::Version | Route::Health)) {
+        return Ok(None);
+    }
+    Arc::clone(inflight)
+        .try_acquire_owned()
+        .map(Some)
+        .map_err(|_| Throttled)
+}
+
+/// The 429 a loaded API server answers, with `Retry-After: 1`.
+fn too_many_requests() -> Response<Body> {
+    let error = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "TooManyRequests",
+        "Too many requests, please try again later.",
+    )
+    .with_details(serde_json::json!({"retryAfterSeconds": 1}));
+    let mut response = error_response(&error);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    response
+}
+
+fn hold_until_sent(
+    response: Response<Body>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Response<Body> {
+    use futures::StreamExt as _;
+    let (parts, body) = response.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let _held = &permit;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 async fn dispatch(
@@ -166,8 +303,26 @@ async fn dispatch(
             if info.method != Method::POST {
                 return Err(ApiError::method_not_allowed(&info.method));
             }
-            let body = read_body(body).await?;
-            let answer = ssar::review(&body, info.header(header::CONTENT_TYPE), &state.authorizer)?;
+            let body = read_body(state.read_timeout, body).await?;
+            let answer = ssar::review(
+                &body,
+                info.header(header::CONTENT_TYPE),
+                &state.authorizer,
+                &info.user,
+            )?;
+            Ok(json_response(StatusCode::CREATED, &answer))
+        }
+        Route::RulesReview => {
+            if info.method != Method::POST {
+                return Err(ApiError::method_not_allowed(&info.method));
+            }
+            let body = read_body(state.read_timeout, body).await?;
+            let answer = ssrr::review(
+                &body,
+                info.header(header::CONTENT_TYPE),
+                &state.authorizer,
+                &info.user,
+            )?;
             Ok(json_response(StatusCode::CREATED, &answer))
         }
         Route::Resource(path) => {
@@ -193,14 +348,37 @@ async fn resource(
     match (&path.name, &info.method) {
         (None, &Method::GET) if watching => watch::watch(state, info, path),
         (None, &Method::GET) => list::list(state, info, path),
-        (None, &Method::POST) => write::create(state, info, path, &read_body(body).await?),
-        (None, &Method::DELETE) => {
-            write::delete_collection(state, info, path, &read_body(body).await?)
-        }
+        (None, &Method::POST) => write::create(
+            state,
+            info,
+            path,
+            &read_body(state.read_timeout, body).await?,
+        ),
+        (None, &Method::DELETE) => write::delete_collection(
+            state,
+            info,
+            path,
+            &read_body(state.read_timeout, body).await?,
+        ),
         (Some(_), &Method::GET) => write::get(state, info, path),
-        (Some(_), &Method::PUT) => write::update(state, info, path, &read_body(body).await?),
-        (Some(_), &Method::PATCH) => write::patch(state, info, path, &read_body(body).await?),
-        (Some(_), &Method::DELETE) => write::delete(state, info, path, &read_body(body).await?),
+        (Some(_), &Method::PUT) => write::update(
+            state,
+            info,
+            path,
+            &read_body(state.read_timeout, body).await?,
+        ),
+        (Some(_), &Method::PATCH) => write::patch(
+            state,
+            info,
+            path,
+            &read_body(state.read_timeout, body).await?,
+        ),
+        (Some(_), &Method::DELETE) => write::delete(
+            state,
+            info,
+            path,
+            &read_body(state.read_timeout, body).await?,
+        ),
         (_, method) => Err(ApiError::method_not_allowed(method)),
     }
 }
@@ -230,29 +408,46 @@ fn authorize(state: &ApiState, info: &RequestInfo, path: &ResourcePath) -> Resul
         namespace: path.namespace.clone().unwrap_or_default(),
         name: path.name.clone().unwrap_or_default(),
     };
-    state.authorizer.check(&attributes).map_err(|_| {
-        let mut details =
-            serde_json::json!({"group": path.kind.group(), "kind": path.kind.plural()});
-        if let Some(name) = &path.name {
-            details["name"] = Value::from(name.as_str());
-        }
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            "Forbidden",
-            auth::forbidden_message(&attributes),
-        )
-        .with_details(details)
-    })
+    state
+        .authorizer
+        .check(&info.user, &attributes)
+        .map_err(|_| {
+            let mut details =
+                serde_json::json!({"group": path.kind.group(), "kind": path.kind.plural()});
+            if let Some(name) = &path.name {
+                details["name"] = Value::from(name.as_str());
+            }
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                "Forbidden",
+                auth::forbidden_message(&info.user, &attributes),
+            )
+            .with_details(details)
+        })
 }
 
-async fn read_body(body: Body) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-        ApiError::new(
+/// Reads a body up to [`MAX_BODY_BYTES`], giving up after `timeout` (a
+/// trickling body is cut: the error ends the connection, the body unread).
+async fn read_body(timeout: Duration, body: Body) -> Result<Bytes, ApiError> {
+    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES));
+    match read.await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "RequestEntityTooLarge",
-            format!("the request body is too large or could not be read (limit {MAX_BODY_BYTES} bytes)"),
-        )
-    })
+            format!(
+                "the request body is too large or could not be read (limit {MAX_BODY_BYTES} bytes)"
+            ),
+        )),
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "Timeout",
+            format!(
+                "the request body did not arrive within {}s",
+                timeout.as_secs()
+            ),
+        )),
+    }
 }
 
 /// Serializes a value (infallible for JSON values).

@@ -38,6 +38,8 @@ pub enum Route {
     OpenApiGroup(String),
     /// `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`.
     AccessReview,
+    /// `POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews`.
+    RulesReview,
     /// A resource collection, object or subresource.
     Resource(ResourcePath),
 }
@@ -62,6 +64,12 @@ pub fn route(path: &str) -> Option<Route> {
             "v1",
             "selfsubjectaccessreviews",
         ] => Some(Route::AccessReview),
+        [
+            "apis",
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectrulesreviews",
+        ] => Some(Route::RulesReview),
         ["api", "v1", rest @ ..] => resource_path("", rest).map(Route::Resource),
         ["apis", group, "v1", rest @ ..] => resource_path(group, rest).map(Route::Resource),
         _ => None,

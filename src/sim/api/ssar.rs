@@ -7,13 +7,18 @@
 use serde_json::{Value, json};
 
 use super::status::ApiError;
-use crate::sim::auth::{Attributes, Authorizer};
+use crate::sim::auth::{Attributes, Authorizer, Identity};
 
 /// The 4-byte prefix of a Kubernetes protobuf body.
-const PROTOBUF_MAGIC: &[u8] = b"k8s\0";
+pub(super) const PROTOBUF_MAGIC: &[u8] = b"k8s\0";
 
 /// Answers a review body (JSON or protobuf, by Content-Type).
-pub fn review(body: &[u8], content_type: &str, authorizer: &Authorizer) -> Result<Value, ApiError> {
+pub fn review(
+    body: &[u8],
+    content_type: &str,
+    authorizer: &Authorizer,
+    user: &Identity,
+) -> Result<Value, ApiError> {
     let (spec, attributes) = if content_type.starts_with("application/vnd.kubernetes.protobuf") {
         let attributes = decode_protobuf(body)
             .ok_or_else(|| ApiError::bad_request("malformed protobuf SelfSubjectAccessReview"))?;
@@ -25,7 +30,7 @@ pub fn review(body: &[u8], content_type: &str, authorizer: &Authorizer) -> Resul
         let attributes = from_json(&spec);
         (spec, attributes)
     };
-    let status = match authorizer.check(&attributes) {
+    let status = match authorizer.check(user, &attributes) {
         Ok(()) => json!({"allowed": true, "reason": "allowed by the simulator's policy"}),
         Err(reason) => json!({"allowed": false, "denied": true, "reason": reason}),
     };
@@ -94,7 +99,7 @@ fn decode_protobuf(body: &[u8]) -> Option<Attributes> {
 }
 
 /// The last length-delimited field `number` of a protobuf message.
-fn field_bytes(mut message: &[u8], number: u64) -> Option<&[u8]> {
+pub(super) fn field_bytes(mut message: &[u8], number: u64) -> Option<&[u8]> {
     let mut found = None;
     while !message.is_empty() {
         let (tag, rest) = varint(message)?;
@@ -170,17 +175,25 @@ mod tests {
     #[test]
     fn answers_allowed_and_denied() {
         let deny = Authorizer::allow_all().deny("patch", "daemonsets/status", None);
+        let admin = Identity::admin();
         let answer = review(
             &kubectl_body(),
             "application/vnd.kubernetes.protobuf",
             &deny,
+            &admin,
         )
         .unwrap();
         assert_eq!(answer["status"]["allowed"], false);
         let json_body = br#"{"spec":{"resourceAttributes":{"namespace":"default","verb":"delete","resource":"pods"}}}"#;
-        let answer = review(json_body, "application/json", &deny).unwrap();
+        let answer = review(json_body, "application/json", &deny, &admin).unwrap();
         assert_eq!(answer["status"]["allowed"], true);
         assert_eq!(answer["spec"]["resourceAttributes"]["verb"], "delete");
+        let viewer = Identity::new(
+            crate::sim::auth::VIEWER_USER,
+            &[crate::sim::auth::VIEWERS_GROUP],
+        );
+        let answer = review(json_body, "application/json", &deny, &viewer).unwrap();
+        assert_eq!(answer["status"]["allowed"], false);
     }
 
     #[test]
@@ -190,11 +203,20 @@ mod tests {
                 review(
                     body,
                     "application/vnd.kubernetes.protobuf",
-                    &Authorizer::allow_all()
+                    &Authorizer::allow_all(),
+                    &Identity::admin(),
                 )
                 .is_err()
             );
         }
-        assert!(review(b"{", "application/json", &Authorizer::allow_all()).is_err());
+        assert!(
+            review(
+                b"{",
+                "application/json",
+                &Authorizer::allow_all(),
+                &Identity::admin()
+            )
+            .is_err()
+        );
     }
 }

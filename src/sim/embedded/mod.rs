@@ -207,18 +207,35 @@ impl EmbeddedCluster {
 /// Starts the embedded cluster: store, scenario, controller, kubelets and the
 /// API server on `options.listen` (default `127.0.0.1:0`).
 pub async fn start(options: EmbeddedOptions) -> Result<EmbeddedCluster, SimError> {
+    start_with(options, ServeOptions::default()).await
+}
+
+/// [`start`] with server settings (in-flight limit, timeouts, token
+/// lifetime). The listen address comes from `options`; the viewer's
+/// namespace is the scenario's first DaemonSet's (`kube-system` by default).
+pub async fn start_with(
+    options: EmbeddedOptions,
+    serve: ServeOptions,
+) -> Result<EmbeddedCluster, SimError> {
     let simulation = Simulation::start(&options)?;
     let listen = options
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
-    let defaults = ServeOptions::default();
+    let viewer_namespace = simulation
+        .scenario
+        .daemon_sets
+        .first()
+        .map_or_else(|| serve.viewer_namespace.clone(), |ds| ds.namespace.clone());
     let serve_options = ServeOptions {
         listen,
         faults: options.faults.clone(),
-        bookmark_interval: options
-            .bookmark_interval
-            .unwrap_or(defaults.bookmark_interval),
-        ..defaults
+        bookmark_interval: options.bookmark_interval.unwrap_or(serve.bookmark_interval),
+        authorizer: serve
+            .authorizer
+            .clone()
+            .with_viewer_namespace(&viewer_namespace),
+        viewer_namespace,
+        ..serve
     };
     let server = server::serve(simulation.store.clone(), serve_options).await?;
     Ok(EmbeddedCluster { server, simulation })
