@@ -220,6 +220,9 @@ fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<Snapshot> {
         }
         eprintln!("warning: {warning}");
     }
+    for line in loaded.summary.lines(&loaded.snapshot) {
+        eprintln!("{line}");
+    }
     Ok(loaded.snapshot)
 }
 

@@ -105,6 +105,9 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
+    for line in loaded.summary.lines(&loaded.snapshot) {
+        eprintln!("{line}");
+    }
     let report = explain(&loaded.snapshot, args.daemonset.as_deref())?;
     let text = match args.output {
         ExplainFormat::Json => {

@@ -6,6 +6,7 @@
 //! ControllerRevisions are few and their templates matter whole, so they are the
 //! upstream `k8s-openapi` types. This module does no I/O.
 
+pub mod dump;
 mod event;
 mod node;
 mod pod;

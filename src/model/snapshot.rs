@@ -9,7 +9,7 @@
 //! module never prints. Malformed input is an error naming the source and, when
 //! the parser knows it, the line and column; hostile input never panics.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -18,11 +18,15 @@ use serde_json::{Map, Value};
 
 use super::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
 
+mod logs;
 mod objects;
 mod stream;
+mod summary;
 
+use logs::LogSections;
 use objects::{Object, decode_object, object_name};
 use stream::Context;
+pub use summary::LoadSummary;
 
 /// The source name used for `-f -`.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -66,8 +70,11 @@ impl Snapshot {
 pub struct LoadedSnapshot {
     /// The objects.
     pub snapshot: Snapshot,
-    /// Skipped kinds, replaced duplicates, list items without a kind.
+    /// Skipped kinds, replaced duplicates, list items without a kind,
+    /// excluded objects and ignored fields, files skipped for a reason of note.
     pub warnings: Vec<SnapshotWarning>,
+    /// What was read, skipped and excluded, counted (for the stderr summary).
+    pub summary: LoadSummary,
 }
 
 /// Something the loader skipped or replaced; not an error.
@@ -81,7 +88,11 @@ pub struct SnapshotWarning {
 
 impl fmt::Display for SnapshotWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.source_name, self.message)
+        if self.source_name.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.source_name, self.message)
+        }
     }
 }
 
@@ -111,16 +122,20 @@ pub enum SnapshotError {
         /// The parser's message.
         message: String,
     },
-    /// A document parsed but an object in it does not have the shape of its kind.
-    #[error("{source_name}: {kind} {name:?}: {message}")]
-    Object {
-        /// The file.
+    /// Nothing of a kind rollcall reads was found.
+    #[error("no Node, Pod, DaemonSet, ControllerRevision or Event in {inputs}: {found}")]
+    Empty {
+        /// The inputs as given.
+        inputs: String,
+        /// What was there instead, in words.
+        found: String,
+    },
+    /// An archive or directory was refused: hostile, too large or too deep.
+    #[error("{source_name}: {message}")]
+    Refused {
+        /// The archive, or the entry in it.
         source_name: String,
-        /// The object's kind.
-        kind: String,
-        /// The object's namespace/name, as far as known.
-        name: String,
-        /// What is wrong.
+        /// Which bound was hit, or what is wrong with it.
         message: String,
     },
 }
@@ -133,28 +148,49 @@ fn position(line: Option<usize>, column: Option<usize>) -> String {
     }
 }
 
-/// Loads every path in order (`-` is stdin) into one snapshot.
+/// Loads every path in order (`-` is stdin; directories and archives are
+/// walked, see [`crate::model::dump`]) into one snapshot. Input without a single
+/// object of a kind rollcall reads is an error saying what was there.
 pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, SnapshotError> {
     let mut loader = SnapshotLoader::default();
     for path in paths {
-        loader.add_path(path.as_ref())?;
+        crate::model::dump::add_input(&mut loader, path.as_ref())?;
     }
-    Ok(loader.finish())
+    let result = loader.finish();
+    if result.snapshot.is_empty() {
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| p.as_ref().display().to_string())
+            .collect();
+        return Err(SnapshotError::Empty {
+            inputs: names.join(", "),
+            found: result.summary.found_instead(),
+        });
+    }
+    Ok(result)
 }
 
 /// The identity that decides "same object": kind, namespace, name.
 type ObjectKey = (&'static str, String, String);
 
-/// Accumulates objects from several sources; later duplicates win.
+/// Accumulates objects from several sources; identical duplicates merge,
+/// conflicting ones are replaced by the later one with a warning.
 #[derive(Debug, Default)]
 pub struct SnapshotLoader {
     objects: Vec<Object>,
+    /// Per object, the index in `sources` of where it was read.
+    places: Vec<usize>,
+    sources: Vec<String>,
     index: HashMap<ObjectKey, usize>,
     warnings: Vec<SnapshotWarning>,
+    summary: LoadSummary,
+    /// (source, kind) pairs already warned about as skipped kinds.
+    warned_kinds: HashSet<(usize, String)>,
 }
 
 impl SnapshotLoader {
-    /// Reads and adds a file; `-` reads stdin.
+    /// Reads and adds one plain file; `-` reads stdin. Directories and
+    /// archives go through [`crate::model::dump::add_input`].
     pub fn add_path(&mut self, path: &Path) -> Result<(), SnapshotError> {
         if path.as_os_str() == "-" {
             return self.add_reader(STDIN_NAME, std::io::stdin().lock());
@@ -171,6 +207,18 @@ impl SnapshotLoader {
         source_name: &str,
         reader: impl Read,
     ) -> Result<(), SnapshotError> {
+        self.add_reader_as(source_name, reader, None)
+    }
+
+    /// [`Self::add_reader`], with `hint` the kind of objects that carry none
+    /// (implied by the file's place in a dump layout, e.g. Sonobuoy's `Nodes.json`).
+    pub fn add_reader_as(
+        &mut self,
+        source_name: &str,
+        reader: impl Read,
+        hint: Option<&str>,
+    ) -> Result<(), SnapshotError> {
+        self.summary.files_read += 1;
         let mut reader = BufReader::with_capacity(64 * 1024, reader);
         let first = first_significant_byte(&mut reader).map_err(|e| read_error(source_name, e))?;
         if !matches!(first, Some(b'{' | b'[')) {
@@ -178,25 +226,44 @@ impl SnapshotLoader {
             reader
                 .read_to_string(&mut text)
                 .map_err(|e| read_error(source_name, e))?;
-            return self.add_text(source_name, &text);
+            return self.read_text(source_name, &text, hint);
         }
+        // `kubectl cluster-info dump` interleaves container logs between its
+        // JSON Lists; the filter drops those sections line by line.
+        let mut filter = LogSections::new(reader);
         let mut context = Context {
             loader: self,
             source_name,
+            hint,
             failure: None,
         };
-        let mut deserializer = serde_json::Deserializer::from_reader(reader);
+        let mut deserializer = serde_json::Deserializer::from_reader(&mut filter);
         let syntax = stream::read_json(&mut context, &mut deserializer).err();
-        conclude(context.failure, syntax.map(|e| json_error(source_name, e)))
+        let failure = context.failure;
+        if filter.skipped > 0 {
+            self.summary.log_sections += filter.skipped;
+        }
+        conclude(failure, syntax.map(|e| json_error(source_name, e)))
     }
 
     /// Adds the documents of one source's text (JSON when it starts with `{` or
     /// `[`, YAML otherwise; a leading byte-order mark is ignored).
     pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), SnapshotError> {
+        self.summary.files_read += 1;
+        self.read_text(source_name, text, None)
+    }
+
+    fn read_text(
+        &mut self,
+        source_name: &str,
+        text: &str,
+        hint: Option<&str>,
+    ) -> Result<(), SnapshotError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut context = Context {
             loader: self,
             source_name,
+            hint,
             failure: None,
         };
         let syntax = if text.trim_start().starts_with(['{', '[']) {
@@ -208,6 +275,32 @@ impl SnapshotLoader {
             error.map(|e| yaml_error(source_name, &e))
         };
         conclude(context.failure, syntax)
+    }
+
+    /// Records a file that was not read, and why (for the summary); `warn`
+    /// also makes it a warning (for reasons worth a line of their own).
+    pub fn skip_file(&mut self, source_name: &str, reason: &str, warn: bool) {
+        *self
+            .summary
+            .files_skipped
+            .entry(reason.to_owned())
+            .or_default() += 1;
+        if warn {
+            self.warn(source_name, format!("skipped: {reason}"));
+        }
+    }
+
+    /// Records a problem that stopped one file of a dump (the others go on).
+    pub fn file_failed(&mut self, error: &SnapshotError) {
+        *self
+            .summary
+            .files_skipped
+            .entry("unreadable or malformed".to_owned())
+            .or_default() += 1;
+        self.warnings.push(SnapshotWarning {
+            source_name: String::new(),
+            message: format!("{error} (objects read before the error are kept)"),
+        });
     }
 
     /// The snapshot and the warnings gathered so far.
@@ -225,6 +318,7 @@ impl SnapshotLoader {
         LoadedSnapshot {
             snapshot,
             warnings: self.warnings,
+            summary: self.summary,
         }
     }
 
@@ -235,78 +329,129 @@ impl SnapshotLoader {
         });
     }
 
-    /// One object or one List; `item_kind` is the kind implied by an enclosing typed List.
+    /// One object or one List; `item_kind` is the kind implied by an enclosing
+    /// typed List, else by the file's place in a dump layout.
     pub(super) fn add_map(
         &mut self,
         source_name: &str,
         mut map: Map<String, Value>,
         item_kind: Option<&str>,
     ) -> Result<(), SnapshotError> {
-        let kind = map
+        let own_kind = map
             .get("kind")
             .and_then(Value::as_str)
             .filter(|k| !k.is_empty())
-            .map(str::to_owned)
-            .or_else(|| item_kind.map(str::to_owned));
-        if let Some(Value::Array(items)) = map.get_mut("items")
-            && kind.as_deref().is_none_or(|k| k.ends_with("List"))
-        {
-            let items = std::mem::take(items);
-            let implied = kind
-                .as_deref()
-                .and_then(|k| k.strip_suffix("List"))
-                .filter(|k| !k.is_empty())
-                .map(str::to_owned);
-            for item in items {
-                match item {
-                    Value::Object(item) => self.add_map(source_name, item, implied.as_deref())?,
-                    other => self.warn(
-                        source_name,
-                        format!(
-                            "skipped a list item that is not an object: {}",
-                            stream::short(&other.to_string())
-                        ),
-                    ),
-                }
-            }
-            return Ok(());
+            .map(str::to_owned);
+        let is_list = match own_kind.as_deref() {
+            Some(kind) => kind.ends_with("List"),
+            None => map.contains_key("items") && !has_name(&map),
+        };
+        if is_list {
+            return self.add_list(source_name, &mut map, own_kind.as_deref(), item_kind);
         }
-        let Some(kind) = kind else {
+        let Some(kind) = own_kind.or_else(|| item_kind.map(str::to_owned)) else {
             let name = object_name(&map);
+            self.summary.without_kind += 1;
             self.warn(
                 source_name,
                 format!("skipped an object without a kind ({name})"),
             );
             return Ok(());
         };
-        self.add_object(source_name, &kind, map)
+        self.add_object(source_name, &kind, map);
+        Ok(())
     }
 
-    fn add_object(
+    /// The items of a List that was not streamed (`items: null` is an empty List).
+    fn add_list(
         &mut self,
         source_name: &str,
-        kind: &str,
-        map: Map<String, Value>,
+        map: &mut Map<String, Value>,
+        kind: Option<&str>,
+        item_kind: Option<&str>,
     ) -> Result<(), SnapshotError> {
-        let name = object_name(&map);
-        match decode_object(kind, map) {
-            Ok(Some(object)) => self.insert(source_name, object),
-            Ok(None) => self.warn(
-                source_name,
-                format!(
-                    "skipped {kind} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"
+        let items = match map.get_mut("items") {
+            Some(Value::Array(items)) => std::mem::take(items),
+            None | Some(Value::Null) => return Ok(()),
+            Some(other) => {
+                let text = stream::short(&other.to_string());
+                self.warn(
+                    source_name,
+                    format!("skipped a List whose items are not a list: {text}"),
+                );
+                return Ok(());
+            }
+        };
+        let implied = kind
+            .and_then(|k| k.strip_suffix("List"))
+            .filter(|k| !k.is_empty())
+            .or(item_kind)
+            .map(str::to_owned);
+        for item in items {
+            match item {
+                Value::Object(item) => self.add_map(source_name, item, implied.as_deref())?,
+                other => self.warn(
+                    source_name,
+                    format!(
+                        "skipped a list item that is not an object: {}",
+                        stream::short(&other.to_string())
+                    ),
                 ),
-            ),
-            Err(message) => {
-                return Err(SnapshotError::Object {
-                    source_name: source_name.to_owned(),
-                    kind: kind.to_owned(),
-                    name,
-                    message,
-                });
             }
         }
         Ok(())
+    }
+
+    fn add_object(&mut self, source_name: &str, kind: &str, map: Map<String, Value>) {
+        let name = object_name(&map);
+        match decode_object(kind, map) {
+            Ok(Some(decoded)) => {
+                for field in &decoded.dropped {
+                    self.summary.fields_dropped += 1;
+                    self.warn(
+                        source_name,
+                        format!(
+                            "{kind} {name}: ignored malformed field {} ({}); it reads as unknown",
+                            field.field, field.message
+                        ),
+                    );
+                }
+                self.insert(source_name, decoded.object);
+            }
+            Ok(None) => {
+                *self
+                    .summary
+                    .skipped_kinds
+                    .entry(kind.to_owned())
+                    .or_default() += 1;
+                let source = self.source_index(source_name);
+                if self.warned_kinds.insert((source, kind.to_owned())) {
+                    self.warn(
+                        source_name,
+                        format!(
+                            "skipped {kind} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"
+                        ),
+                    );
+                }
+            }
+            Err(rejected) => {
+                self.summary.excluded += 1;
+                self.warn(
+                    source_name,
+                    format!(
+                        "excluded {kind} {name}: field {}: {}",
+                        rejected.field, rejected.message
+                    ),
+                );
+            }
+        }
+    }
+
+    fn source_index(&mut self, source_name: &str) -> usize {
+        if self.sources.last().map(String::as_str) != Some(source_name) {
+            self.sources.push(source_name.to_owned());
+        }
+        self.sources.len() - 1
     }
 
     fn insert(&mut self, source_name: &str, mut object: Object) {
@@ -318,25 +463,60 @@ impl SnapshotLoader {
             metadata.namespace.clone().unwrap_or_default(),
             metadata.name.clone().unwrap_or_default(),
         );
+        let source = self.source_index(source_name);
         if let Some(&existing) = self.index.get(&key) {
-            let (_, namespace, name) = &key;
-            let shown = if namespace.is_empty() {
-                name.clone()
-            } else {
-                format!("{namespace}/{name}")
-            };
-            self.warn(
-                source_name,
-                format!("{kind} {shown} appears more than once; the last one wins"),
-            );
-            if let Some(slot) = self.objects.get_mut(existing) {
-                *slot = object;
-            }
+            self.replace(existing, source, &key, object);
             return;
         }
         self.index.insert(key, self.objects.len());
         self.objects.push(object);
+        self.places.push(source);
     }
+
+    /// A second copy of an object: merged when identical (a must-gather holds
+    /// each object in its namespace's List and in a file of its own), else the
+    /// later one wins and a warning names both places.
+    fn replace(&mut self, existing: usize, source: usize, key: &ObjectKey, object: Object) {
+        if self.objects.get(existing) == Some(&object) {
+            self.summary.duplicates_merged += 1;
+            return;
+        }
+        let (kind, namespace, name) = key;
+        let shown = if namespace.is_empty() {
+            name.clone()
+        } else {
+            format!("{namespace}/{name}")
+        };
+        let first = self
+            .places
+            .get(existing)
+            .and_then(|&i| self.sources.get(i))
+            .cloned()
+            .unwrap_or_default();
+        let here = self.sources.get(source).cloned().unwrap_or_default();
+        let message = if first == here {
+            format!("{kind} {shown} appears more than once; the last one wins")
+        } else {
+            format!(
+                "{kind} {shown} appears more than once, differently (also in {first}); the last one wins"
+            )
+        };
+        self.summary.conflicts += 1;
+        self.warn(&here, message);
+        if let Some(slot) = self.objects.get_mut(existing) {
+            *slot = object;
+        }
+        if let Some(place) = self.places.get_mut(existing) {
+            *place = source;
+        }
+    }
+}
+
+/// Whether the map has `metadata.name` (an object, not a kind-less List).
+fn has_name(map: &Map<String, Value>) -> bool {
+    map.get("metadata")
+        .and_then(|m| m.get("name"))
+        .is_some_and(Value::is_string)
 }
 
 /// The loader's own error wins over the parser's (which then only echoes it).

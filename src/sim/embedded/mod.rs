@@ -123,6 +123,9 @@ impl Simulation {
             for warning in &loaded.warnings {
                 tracing::warn!(%warning, "snapshot");
             }
+            for line in loaded.summary.lines(&loaded.snapshot) {
+                tracing::info!(%line, "snapshot");
+            }
             let mut scenario = if options.scenario.is_some() {
                 base
             } else {
