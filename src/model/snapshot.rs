@@ -162,9 +162,19 @@ pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, Snapsho
             .iter()
             .map(|p| p.as_ref().display().to_string())
             .collect();
+        let mut found = result.summary.found_instead();
+        let first: Vec<String> = result
+            .warnings
+            .iter()
+            .take(3)
+            .map(ToString::to_string)
+            .collect();
+        if !first.is_empty() {
+            found = format!("{found} ({})", first.join("; "));
+        }
         return Err(SnapshotError::Empty {
             inputs: names.join(", "),
-            found: result.summary.found_instead(),
+            found,
         });
     }
     Ok(result)
@@ -348,6 +358,11 @@ impl SnapshotLoader {
         };
         if is_list {
             return self.add_list(source_name, &mut map, own_kind.as_deref(), item_kind);
+        }
+        if own_kind.is_none() && !map.contains_key("metadata") {
+            // Not an API object at all (a dump's own config or index file).
+            self.summary.not_objects += 1;
+            return Ok(());
         }
         let Some(kind) = own_kind.or_else(|| item_kind.map(str::to_owned)) else {
             let name = object_name(&map);

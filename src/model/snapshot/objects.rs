@@ -80,7 +80,10 @@ pub(super) fn decode_object(
         "Node" => Object::Node(decode(&mut value, &mut dropped)?),
         "Pod" => Object::Pod(decode(&mut value, &mut dropped)?),
         "DaemonSet" => Object::DaemonSet(Box::new(decode(&mut value, &mut dropped)?)),
-        "ControllerRevision" => Object::Revision(Box::new(decode(&mut value, &mut dropped)?)),
+        "ControllerRevision" => {
+            drop_null_string_timestamp(&mut value);
+            Object::Revision(Box::new(decode(&mut value, &mut dropped)?))
+        }
         "Event" => {
             if api_version.starts_with("events.k8s.io/") {
                 value = events_v1_to_core(value);
@@ -90,6 +93,20 @@ pub(super) fn decode_object(
         _ => return Ok(None),
     };
     Ok(Some(Decoded { object, dropped }))
+}
+
+/// A stored template's `creationTimestamp: "null"` (a string, as some support
+/// bundles write it) means no timestamp; left in, the revision would never
+/// match its DaemonSet's template, whose copy of the field is dropped.
+fn drop_null_string_timestamp(value: &mut Value) {
+    let metadata = value
+        .pointer_mut("/data/spec/template/metadata")
+        .and_then(Value::as_object_mut);
+    if let Some(metadata) = metadata
+        && metadata.get("creationTimestamp").and_then(Value::as_str) == Some("null")
+    {
+        metadata.remove("creationTimestamp");
+    }
 }
 
 /// How many malformed optional fields one object may lose before it is rejected.

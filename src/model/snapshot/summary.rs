@@ -18,6 +18,8 @@ pub struct LoadSummary {
     pub skipped_kinds: BTreeMap<String, usize>,
     /// Objects skipped because neither they, their List nor their file name a kind.
     pub without_kind: usize,
+    /// JSON or YAML documents that are not API objects (no kind, no metadata).
+    pub not_objects: usize,
     /// Objects excluded because a field rollcall needs is malformed.
     pub excluded: usize,
     /// Malformed fields rollcall does not need, ignored.
@@ -62,6 +64,7 @@ impl LoadSummary {
         for (n, what) in [
             (self.excluded, "excluded (a needed field is malformed)"),
             (self.without_kind, "without a kind"),
+            (self.not_objects, "documents that are not API objects"),
             (self.conflicts, "duplicates that differ (the last one kept)"),
             (self.duplicates_merged, "identical duplicates merged"),
             (self.fields_dropped, "malformed fields ignored"),
@@ -111,6 +114,14 @@ impl LoadSummary {
                 "{} object{} without a kind (name the kind with apiVersion/kind, a typed List, or a file name such as nodes.json)",
                 self.without_kind,
                 plural(self.without_kind)
+            ));
+        }
+        if self.not_objects > 0 {
+            parts.push(format!(
+                "{} document{} that {} not API objects",
+                self.not_objects,
+                plural(self.not_objects),
+                if self.not_objects == 1 { "is" } else { "are" }
             ));
         }
         if self.excluded > 0 {
