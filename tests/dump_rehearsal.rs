@@ -135,11 +135,26 @@ async fn rehearse(with_revisions: bool) {
     let path = dir.path().to_path_buf();
     // Let the controller's first syncs run, then take the "before" picture.
     run_for(1).await;
-    let before = blocking({
+    let (before, one) = blocking({
         let path = path.clone();
-        move || (pods(&path), counts(&path))
+        move || {
+            let pod = kubectl(
+                &path,
+                &["get", "pod", "-n", "kube-system", "node-agent-x7k2p"],
+            );
+            ((pods(&path), counts(&path)), pod)
+        }
     })
     .await;
+    // Loaded whole: what the kubelets and `kubectl get -o wide` need is there.
+    assert_eq!(one["status"]["hostIP"], "10.0.1.11", "{one}");
+    assert_eq!(one["status"]["podIP"], "10.244.0.7", "{one}");
+    assert_eq!(
+        one["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            [0]["matchFields"][0]["values"][0],
+        "ip-10-0-1-11"
+    );
+    assert_eq!(one["spec"]["tolerations"][0]["key"], "CriticalAddonsOnly");
     assert_eq!(before.0.len(), 5, "{:?}", before.0);
     let expected: BTreeMap<String, Vec<i64>> = dump::DAEMONS
         .iter()

@@ -75,6 +75,20 @@ pub struct LoadedSnapshot {
     pub warnings: Vec<SnapshotWarning>,
     /// What was read, skipped and excluded, counted (for the stderr summary).
     pub summary: LoadSummary,
+    /// With [`SnapshotLoader::keep_whole`]: the nodes and pods as read, whole
+    /// (managed fields dropped), in the order of `snapshot.nodes` and
+    /// `snapshot.pods` — what the embedded cluster loads.
+    pub whole: Option<WholeObjects>,
+}
+
+/// Nodes and pods with every field the API gave (tolerations, affinity, host
+/// IPs, ...), without `kind`/`apiVersion`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WholeObjects {
+    /// One per `snapshot.nodes` entry.
+    pub nodes: Vec<Value>,
+    /// One per `snapshot.pods` entry.
+    pub pods: Vec<Value>,
 }
 
 /// Something the loader skipped or replaced; not an error.
@@ -152,7 +166,18 @@ fn position(line: Option<usize>, column: Option<usize>) -> String {
 /// walked, see [`crate::model::dump`]) into one snapshot. Input without a single
 /// object of a kind rollcall reads is an error saying what was there.
 pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, SnapshotError> {
-    let mut loader = SnapshotLoader::default();
+    load_with(SnapshotLoader::default(), paths)
+}
+
+/// [`load_paths`], keeping nodes and pods whole for the embedded cluster.
+pub fn load_paths_whole<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, SnapshotError> {
+    load_with(SnapshotLoader::keep_whole(), paths)
+}
+
+fn load_with<P: AsRef<Path>>(
+    mut loader: SnapshotLoader,
+    paths: &[P],
+) -> Result<LoadedSnapshot, SnapshotError> {
     for path in paths {
         crate::model::dump::add_input(&mut loader, path.as_ref())?;
     }
@@ -196,9 +221,19 @@ pub struct SnapshotLoader {
     summary: LoadSummary,
     /// (source, kind) pairs already warned about as skipped kinds.
     warned_kinds: HashSet<(usize, String)>,
+    /// Per object, the whole object when `keep_whole` (nodes and pods only).
+    whole: Option<Vec<Option<Value>>>,
 }
 
 impl SnapshotLoader {
+    /// A loader that also keeps nodes and pods whole ([`LoadedSnapshot::whole`]).
+    pub fn keep_whole() -> SnapshotLoader {
+        SnapshotLoader {
+            whole: Some(Vec::new()),
+            ..SnapshotLoader::default()
+        }
+    }
+
     /// Reads and adds one plain file; `-` reads stdin. Directories and
     /// archives go through [`crate::model::dump::add_input`].
     pub fn add_path(&mut self, path: &Path) -> Result<(), SnapshotError> {
@@ -316,10 +351,20 @@ impl SnapshotLoader {
     /// The snapshot and the warnings gathered so far.
     pub fn finish(self) -> LoadedSnapshot {
         let mut snapshot = Snapshot::default();
+        let keep = self.whole.is_some();
+        let mut whole = WholeObjects::default();
+        let mut raws = self.whole.unwrap_or_default().into_iter();
         for object in self.objects {
+            let raw = raws.next().flatten();
             match object {
-                Object::Node(node) => snapshot.nodes.push(node),
-                Object::Pod(pod) => snapshot.pods.push(pod),
+                Object::Node(node) => {
+                    snapshot.nodes.push(node);
+                    whole.nodes.extend(raw);
+                }
+                Object::Pod(pod) => {
+                    snapshot.pods.push(pod);
+                    whole.pods.extend(raw);
+                }
                 Object::DaemonSet(ds) => snapshot.daemonsets.push(*ds),
                 Object::Revision(revision) => snapshot.revisions.push(*revision),
                 Object::Event(event) => snapshot.events.push(event),
@@ -329,6 +374,7 @@ impl SnapshotLoader {
             snapshot,
             warnings: self.warnings,
             summary: self.summary,
+            whole: keep.then_some(whole),
         }
     }
 
@@ -431,7 +477,9 @@ impl SnapshotLoader {
                         ),
                     );
                 }
-                self.insert(source_name, decoded.object);
+                let raw = matches!(decoded.object, Object::Node(_) | Object::Pod(_))
+                    .then_some(decoded.raw);
+                self.insert(source_name, decoded.object, raw);
             }
             Ok(None) => {
                 *self
@@ -469,7 +517,7 @@ impl SnapshotLoader {
         self.sources.len() - 1
     }
 
-    fn insert(&mut self, source_name: &str, mut object: Object) {
+    fn insert(&mut self, source_name: &str, mut object: Object, raw: Option<Value>) {
         let kind = object.kind();
         let metadata = object.metadata_mut();
         slim_metadata(metadata);
@@ -479,22 +527,30 @@ impl SnapshotLoader {
             metadata.name.clone().unwrap_or_default(),
         );
         let source = self.source_index(source_name);
+        let raw = self.whole.is_some().then(|| raw.map(slim_raw)).flatten();
         if let Some(&existing) = self.index.get(&key) {
-            self.replace(existing, source, &key, object);
+            if self.replace(existing, source, &key, object)
+                && let Some(slot) = self.whole.as_mut().and_then(|w| w.get_mut(existing))
+            {
+                *slot = raw;
+            }
             return;
         }
         self.index.insert(key, self.objects.len());
         self.objects.push(object);
         self.places.push(source);
+        if let Some(whole) = self.whole.as_mut() {
+            whole.push(raw);
+        }
     }
 
     /// A second copy of an object: merged when identical (a must-gather holds
     /// each object in its namespace's List and in a file of its own), else the
-    /// later one wins and a warning names both places.
-    fn replace(&mut self, existing: usize, source: usize, key: &ObjectKey, object: Object) {
+    /// later one wins and a warning names both places. True when replaced.
+    fn replace(&mut self, existing: usize, source: usize, key: &ObjectKey, object: Object) -> bool {
         if self.objects.get(existing) == Some(&object) {
             self.summary.duplicates_merged += 1;
-            return;
+            return false;
         }
         let (kind, namespace, name) = key;
         let shown = if namespace.is_empty() {
@@ -524,7 +580,22 @@ impl SnapshotLoader {
         if let Some(place) = self.places.get_mut(existing) {
             *place = source;
         }
+        true
     }
+}
+
+/// A whole object without the metadata no part of rollcall reads.
+fn slim_raw(mut raw: Value) -> Value {
+    if let Some(metadata) = raw.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+        if let Some(annotations) = metadata
+            .get_mut("annotations")
+            .and_then(Value::as_object_mut)
+        {
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    raw
 }
 
 /// Whether the map has `metadata.name` (an object, not a kind-less List).

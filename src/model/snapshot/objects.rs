@@ -57,6 +57,9 @@ pub(super) struct Rejected {
 pub(super) struct Decoded {
     pub object: Object,
     pub dropped: Vec<Rejected>,
+    /// The whole object as read (without `kind`/`apiVersion` and the dropped
+    /// fields), for the embedded cluster, which needs more than the projection.
+    pub raw: Value,
 }
 
 /// Decodes `map` as `kind`: `Ok(None)` for a kind rollcall does not read,
@@ -92,7 +95,11 @@ pub(super) fn decode_object(
         }
         _ => return Ok(None),
     };
-    Ok(Some(Decoded { object, dropped }))
+    Ok(Some(Decoded {
+        object,
+        dropped,
+        raw: value,
+    }))
 }
 
 /// A stored template's `creationTimestamp: "null"` (a string, as some support

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::SimError;
 use crate::model::Node;
-use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::LoadedSnapshot;
 use crate::sim::generate::nodes::{NodeShape, node_object, uuid};
 use crate::sim::generate::workloads::workloads;
 use crate::sim::kubelet::clock::rfc3339;
@@ -108,11 +108,20 @@ fn with_kind(object: &impl Serialize, api_version: &str, kind: &str) -> Value {
     value
 }
 
-/// Loads a real cluster's exported objects; pods keep their status.
-pub fn load_snapshot(store: &Store, snapshot: &Snapshot) -> Result<LoadStats, SimError> {
+/// Loads a real cluster's exported objects; pods keep their status. Nodes
+/// and pods go in whole when the loader kept them so (tolerations, affinity,
+/// host IPs, container statuses), else as their projections.
+pub fn load_snapshot(store: &Store, loaded: &LoadedSnapshot) -> Result<LoadStats, SimError> {
+    let snapshot = &loaded.snapshot;
+    let whole = loaded.whole.as_ref();
     let mut stats = LoadStats::default();
-    for node in &snapshot.nodes {
-        restore(store, ResourceKind::Node, with_kind(node, "v1", "Node"))?;
+    let whole_nodes = whole.filter(|w| w.nodes.len() == snapshot.nodes.len());
+    for (index, node) in snapshot.nodes.iter().enumerate() {
+        let object = match whole_nodes.and_then(|w| w.nodes.get(index)) {
+            Some(raw) => with_kind(raw, "v1", "Node"),
+            None => with_kind(node, "v1", "Node"),
+        };
+        restore(store, ResourceKind::Node, object)?;
         stats.nodes += 1;
     }
     for ds in &snapshot.daemonsets {
@@ -131,8 +140,13 @@ pub fn load_snapshot(store: &Store, snapshot: &Snapshot) -> Result<LoadStats, Si
         )?;
         stats.revisions += 1;
     }
-    for pod in &snapshot.pods {
-        restore(store, ResourceKind::Pod, with_kind(pod, "v1", "Pod"))?;
+    let whole_pods = whole.filter(|w| w.pods.len() == snapshot.pods.len());
+    for (index, pod) in snapshot.pods.iter().enumerate() {
+        let object = match whole_pods.and_then(|w| w.pods.get(index)) {
+            Some(raw) => with_kind(raw, "v1", "Pod"),
+            None => with_kind(pod, "v1", "Pod"),
+        };
+        restore(store, ResourceKind::Pod, object)?;
         stats.pods += 1;
     }
     Ok(stats)

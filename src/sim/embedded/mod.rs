@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::model::snapshot::{SnapshotError, load_paths};
+use crate::model::snapshot::{SnapshotError, load_paths_whole};
 use crate::sim::controller::{self, ControllerHandle};
 use crate::sim::generate::large::large_scenario;
 use crate::sim::kubelet::clock::SimClock;
@@ -119,7 +119,7 @@ impl Simulation {
             let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
             (scenario, stats)
         } else {
-            let loaded = load_paths(&options.snapshot)?;
+            let loaded = load_paths_whole(&options.snapshot)?;
             for warning in &loaded.warnings {
                 tracing::warn!(%warning, "snapshot");
             }
@@ -133,7 +133,7 @@ impl Simulation {
             };
             scenario.pools.clear();
             scenario.daemon_sets.clear();
-            let stats = load::load_snapshot(&store, &loaded.snapshot)?;
+            let stats = load::load_snapshot(&store, &loaded)?;
             (scenario, stats)
         };
         let scenario = Arc::new(scenario);
