@@ -71,7 +71,8 @@ pub struct AuditArgs {
         conflicts_with = "write_roster"
     )]
     pub roster: Option<PathBuf>,
-    /// Read a snapshot instead of a cluster (`kubectl get ... -o json|yaml`); repeatable; `-` is stdin.
+    /// Read a snapshot instead of a cluster: `kubectl get ... -o json|yaml` output, or a dump's
+    /// directory or archive (tar, tar.gz, tar.xz, zip); repeatable; `-` is stdin.
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Output format.

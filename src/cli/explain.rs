@@ -21,7 +21,8 @@ use crate::model::{DaemonSet, Snapshot};
 /// Arguments of `rollcall explain`.
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
-    /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them; repeatable; `-` reads stdin.
+    /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them, or a dump's directory or
+    /// archive (tar, tar.gz, tar.xz, zip); repeatable; `-` reads stdin.
     #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Only this DaemonSet (`NAMESPACE/NAME`, or `NAME` when unique).
