@@ -174,3 +174,51 @@ fn input_with_nothing_to_read_is_an_error_saying_what_was_there() {
         "{stderr}"
     );
 }
+
+#[test]
+fn audit_and_write_roster_work_on_a_dump_with_old_group_version_owners() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tree = dir.path().join("mg");
+    dump::must_gather(&tree);
+    let archive = dir.path().join("must-gather.tar.gz");
+    std::fs::write(&archive, dump::gzip(&dump::tar_of(&tree))).expect("write");
+    let archive = path_str(&archive);
+    let roster = path_str(&dir.path().join("roster.json"));
+    let written = common::run_rollcall(&[
+        "audit",
+        "--write-roster",
+        &roster,
+        "--nodes-selector",
+        "kubernetes.io/os=linux",
+        "-f",
+        &archive,
+    ]);
+    let stderr = String::from_utf8_lossy(&written.stderr);
+    assert_eq!(written.status.code(), Some(0), "{stderr}");
+    let nodes: Value =
+        serde_json::from_slice(&std::fs::read(&roster).expect("roster")).expect("json");
+    assert_eq!(
+        nodes.as_object().map(serde_json::Map::len),
+        Some(3),
+        "{nodes}"
+    );
+    // log-agent's pods name their owner under extensions/v1beta1: still owned.
+    let audit = common::run_rollcall(&[
+        "audit",
+        "--daemonset",
+        "logging/log-agent",
+        "--roster",
+        &roster,
+        "-f",
+        &archive,
+        "-o",
+        "json",
+    ]);
+    let stderr = String::from_utf8_lossy(&audit.stderr);
+    let stdout = String::from_utf8_lossy(&audit.stdout);
+    assert_eq!(audit.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("loaded 3 Nodes, 2 DaemonSets, 5 Pods"),
+        "{stderr}"
+    );
+}
