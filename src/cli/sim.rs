@@ -65,6 +65,9 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         .server
         .write_kubeconfig(&path)
         .with_context(|| format!("cannot write the kubeconfig to {}", path.display()))?;
+    for line in &cluster.simulation.load_report {
+        eprintln!("{line}");
+    }
     let loaded = cluster.simulation.loaded;
     let mut out = std::io::stdout().lock();
     writeln!(

@@ -88,6 +88,8 @@ pub struct Simulation {
     pub scenario: Arc<Scenario>,
     /// What was loaded at start.
     pub loaded: LoadStats,
+    /// For a snapshot: the loader's warnings, then its summary, as lines for stderr.
+    pub load_report: Vec<String>,
     controller: ControllerHandle,
     kubelets: KubeletHandle,
 }
@@ -105,6 +107,7 @@ impl Simulation {
             ..StoreOptions::default()
         });
         let clock = SimClock::start();
+        let mut load_report = Vec::new();
         let (scenario, loaded) = if options.snapshot.is_empty() {
             let scenario = match options.nodes {
                 Some(nodes) => {
@@ -122,10 +125,9 @@ impl Simulation {
             let loaded = load_paths_whole(&options.snapshot)?;
             for warning in &loaded.warnings {
                 tracing::warn!(%warning, "snapshot");
+                load_report.push(format!("warning: {warning}"));
             }
-            for line in loaded.summary.lines(&loaded.snapshot) {
-                tracing::info!(%line, "snapshot");
-            }
+            load_report.extend(loaded.summary.lines(&loaded.snapshot));
             let mut scenario = if options.scenario.is_some() {
                 base
             } else {
@@ -151,6 +153,7 @@ impl Simulation {
             store,
             scenario,
             loaded,
+            load_report,
             controller,
             kubelets,
         })
