@@ -86,7 +86,7 @@ fn sonobuoy_tarball_of_bare_arrays_explains_like_the_kubectl_list() {
     assert!(stderr.contains("2 ControllerRevisions"), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
     assert!(
-        stderr.contains("1 documents that are not API objects"),
+        stderr.contains("1 document that is not an API object"),
         "{stderr}"
     );
     let zipped = dir.path().join("sonobuoy.zip");

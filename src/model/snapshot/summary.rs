@@ -64,7 +64,14 @@ impl LoadSummary {
         for (n, what) in [
             (self.excluded, "excluded (a needed field is malformed)"),
             (self.without_kind, "without a kind"),
-            (self.not_objects, "documents that are not API objects"),
+            (
+                self.not_objects,
+                if self.not_objects == 1 {
+                    "document that is not an API object"
+                } else {
+                    "documents that are not API objects"
+                },
+            ),
             (self.conflicts, "duplicates that differ (the last one kept)"),
             (self.duplicates_merged, "identical duplicates merged"),
             (self.fields_dropped, "malformed fields ignored"),
