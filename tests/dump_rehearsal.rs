@@ -132,6 +132,11 @@ async fn rehearse(with_revisions: bool) {
     let snapshot = dir.path().join("dump.json");
     std::fs::write(&snapshot, dump::pretty(&dump::kubectl_list(with_revisions))).expect("write");
     let cluster = start(&snapshot, dir.path()).await;
+    let report = &cluster.simulation.load_report;
+    assert!(
+        report.iter().all(|l| !l.contains("the dump's status says")),
+        "a steady dump agrees with its status: {report:?}"
+    );
     let path = dir.path().to_path_buf();
     // Let the controller's first syncs run, then take the "before" picture.
     run_for(1).await;

@@ -128,6 +128,7 @@ impl Simulation {
                 load_report.push(format!("warning: {warning}"));
             }
             load_report.extend(loaded.summary.lines(&loaded.snapshot));
+            load_report.extend(load::status_differences(&loaded.snapshot, clock.now()));
             let mut scenario = if options.scenario.is_some() {
                 base
             } else {
