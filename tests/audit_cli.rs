@@ -274,8 +274,8 @@ fn other_errors_exit_2() {
     );
     let no_roster = rollcall(&["audit", "--daemonset", DS, "-f", snapshot]);
     assert_eq!(no_roster.status.code(), Some(2), "usage error");
-    // The same node twice (two snapshots taken at different times) mixes two states.
-    let twice = rollcall(&[
+    // The same snapshot twice holds identical copies: merged, not an error.
+    let same = rollcall(&[
         "audit",
         "--daemonset",
         DS,
@@ -285,6 +285,27 @@ fn other_errors_exit_2() {
         snapshot,
         "-f",
         snapshot,
+    ]);
+    assert_eq!(same.status.code(), Some(0), "{same:?}");
+    // The same node in two states (snapshots taken at different times) mixes them.
+    let dir = tempfile::tempdir().unwrap();
+    let mut later: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(snapshot).unwrap()).unwrap();
+    let items = later["items"].as_array_mut().unwrap();
+    let node = items.iter_mut().find(|i| i["kind"] == "Node").unwrap();
+    node["metadata"]["labels"]["changed"] = serde_json::json!("later");
+    let later_path = dir.path().join("later.json");
+    std::fs::write(&later_path, later.to_string()).unwrap();
+    let twice = rollcall(&[
+        "audit",
+        "--daemonset",
+        DS,
+        "--roster",
+        roster,
+        "-f",
+        snapshot,
+        "-f",
+        later_path.to_str().unwrap(),
     ]);
     assert_eq!(twice.status.code(), Some(2), "{twice:?}");
     assert!(String::from_utf8_lossy(&twice.stderr).contains("appears more than once"));

@@ -269,21 +269,21 @@ fn empty_or_kindless_input_exits_2_saying_what_was_there() {
     let cases: [(Vec<&str>, String); 4] = [
         (
             vec!["sim", "--filename", &empty],
-            format!("no DaemonSets found in {empty} (no Nodes or Pods either"),
+            format!("no Node, Pod, DaemonSet, ControllerRevision or Event in {empty}"),
         ),
         (
             vec!["explain", "-f", &empty],
-            format!("no DaemonSets found in {empty} (0 objects)"),
+            format!("no Node, Pod, DaemonSet, ControllerRevision or Event in {empty}"),
         ),
         (
             vec!["explain", "-f", &services, "-o", "json"],
             format!(
-                "no DaemonSets found in {services} (2 objects of kinds <no kind> (1), Service (1))"
+                "no Node, Pod, DaemonSet, ControllerRevision or Event in {services}: read 1 file, 1 object without a kind"
             ),
         ),
         (
             vec!["audit", "ns/agent", "--roster", &roster, "-f", &empty],
-            format!("no DaemonSets found in {empty} (0 objects)"),
+            format!("no Node, Pod, DaemonSet, ControllerRevision or Event in {empty}"),
         ),
     ];
     for (args, message) in cases {

@@ -84,7 +84,7 @@ fn a_snapshot_without_daemonsets_says_so_for_an_unknown_name() {
 }
 
 #[test]
-fn an_object_of_the_wrong_shape_is_an_error() {
+fn an_object_of_the_wrong_shape_is_excluded_alone() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shape.yaml");
     std::fs::write(
@@ -94,7 +94,31 @@ fn an_object_of_the_wrong_shape_is_an_error() {
     .unwrap();
     let stderr = failure(&["-f", path.to_str().unwrap()]);
     assert!(
-        stderr.contains("shape.yaml: Node \"n1\": invalid type"),
+        stderr.contains("shape.yaml: excluded Node n1: field spec.taints: invalid type"),
         "{stderr}"
+    );
+    // Beside other objects, the malformed one is excluded alone, with a warning.
+    std::fs::write(
+        &path,
+        "kind: Node\nmetadata:\n  name: n1\nspec:\n  taints: everywhere\n---\nkind: Node\nmetadata:\n  name: n2\n---\nkind: DaemonSet\nmetadata:\n  name: ds\n  namespace: default\nspec:\n  selector: {}\n  template: {}\n",
+    )
+    .unwrap();
+    let output = common::run_rollcall(&["explain", "-o", "json", "-f", path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: ")
+            && stderr.contains("shape.yaml: excluded Node n1: field spec.taints"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 excluded (a needed field is malformed)"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["daemonsets"][0]["nodes"][0]["name"], "n2");
+    assert_eq!(
+        report["daemonsets"][0]["nodes"].as_array().unwrap().len(),
+        1
     );
 }

@@ -261,22 +261,41 @@ fn unknown_kinds_are_skipped_with_a_warning_on_stderr() {
 }
 
 #[test]
-fn duplicate_objects_across_files_warn_and_count_once() {
+fn duplicate_objects_across_files_merge_when_identical_and_warn_when_not() {
     let nodes = fixture("nodes.json");
     let logging = fixture("logging.yaml");
     let output = explain(&["-f", &nodes, "-f", &nodes, "-f", &logging, "-o", "json"]);
     assert_eq!(output.status.code(), Some(0));
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(
-        stderr
-            .matches("appears more than once; the last one wins")
-            .count(),
-        6,
-        "{stderr}"
-    );
+    assert!(!stderr.contains("appears more than once"), "{stderr}");
+    assert!(stderr.contains("6 identical duplicates merged"), "{stderr}");
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
         report["daemonsets"][0]["nodes"].as_array().unwrap().len(),
         6
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut changed: Value = serde_json::from_slice(&std::fs::read(&nodes).unwrap()).unwrap();
+    changed["items"][0]["metadata"]["labels"]["later"] = Value::from("yes");
+    let changed_path = dir.path().join("later.json");
+    std::fs::write(&changed_path, changed.to_string()).unwrap();
+    let output = explain(&[
+        "-f",
+        &nodes,
+        "-f",
+        changed_path.to_str().unwrap(),
+        "-f",
+        &logging,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        stderr
+            .matches("appears more than once, differently (also in ")
+            .count(),
+        1,
+        "{stderr}"
     );
 }

@@ -1,7 +1,8 @@
 //! Which pods belong to the audited DaemonSet, and their state as the audit counts it.
 //!
-//! Ownership is the controller owner reference only (kind DaemonSet, apiVersion
-//! apps/v1, name and UID all matching, `controller: true`), never a label match:
+//! Ownership is the controller owner reference only (the engine's rule: kind
+//! DaemonSet, name and UID matching, `controller: true`, any group version),
+//! never a label match:
 //! a pod left over by a deleted-and-recreated DaemonSet of the same name, or one
 //! that merely carries the right labels, must not count as coverage. Pure.
 
@@ -9,26 +10,12 @@ use serde::Serialize;
 
 use crate::model::{DaemonSet, Pod};
 
-/// Whether `pod` is controlled by `ds`: a controller owner reference with kind
-/// `DaemonSet`, apiVersion `apps/v1`, and the DaemonSet's name and UID.
-///
-/// Stricter than a UID-only check on purpose: the audit is a second opinion,
-/// so a reference that disagrees with the DaemonSet in any field is not trusted.
+/// Whether `pod` is controlled by `ds`: in its namespace, with a controller
+/// owner reference of kind `DaemonSet` naming the DaemonSet's name and UID,
+/// whatever its group version (the engine's rule, as upstream resolves it).
 pub fn is_owned_by(pod: &Pod, ds: &DaemonSet) -> bool {
-    let (Some(ds_name), Some(ds_uid)) = (ds.metadata.name.as_deref(), ds.metadata.uid.as_deref())
-    else {
-        return false;
-    };
-    if ds_uid.is_empty() || pod.metadata.namespace != ds.metadata.namespace {
-        return false;
-    }
-    pod.metadata.owner_references.iter().flatten().any(|r| {
-        r.controller == Some(true)
-            && r.kind == "DaemonSet"
-            && r.api_version == "apps/v1"
-            && r.name == ds_name
-            && r.uid == ds_uid
-    })
+    pod.metadata.namespace == ds.metadata.namespace
+        && crate::engine::ownership::is_controlled_by(pod, ds)
 }
 
 /// One owned pod as the audit reports it.
@@ -267,7 +254,11 @@ mod tests {
                 false,
             ),
             ("not the controller ref", with_owner(not_controller), false),
-            ("wrong apiVersion", with_owner(wrong_api), false),
+            (
+                "older group version (extensions/v1beta1), same DaemonSet",
+                with_owner(wrong_api),
+                true,
+            ),
             ("labels match but no ownerRef", no_refs, false),
             ("another namespace", other_namespace, false),
         ];

@@ -82,7 +82,8 @@ pub struct AuditArgs {
         conflicts_with = "write_roster"
     )]
     pub roster: Option<PathBuf>,
-    /// Read a snapshot instead of a cluster (`kubectl get ... -o json|yaml`); repeatable; `-` is stdin.
+    /// Read a snapshot instead of a cluster: `kubectl get ... -o json|yaml` output, or a dump's
+    /// directory or archive (tar, tar.gz, tar.xz, zip); repeatable; `-` is stdin.
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Output format.
@@ -238,6 +239,9 @@ fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<LoadedSnapshot> {
             bail!("{warning} (the audit refuses input that mixes two states)");
         }
         out::warning(warning);
+    }
+    for line in loaded.summary.lines(&loaded.snapshot) {
+        out::eline(&line);
     }
     Ok(loaded)
 }

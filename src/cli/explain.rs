@@ -21,7 +21,8 @@ use crate::model::{DaemonSet, DsRef, Snapshot};
 /// Arguments of `rollcall explain`.
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
-    /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them; repeatable; `-` reads stdin.
+    /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them, or a dump's directory or
+    /// archive (tar, tar.gz, tar.xz, zip); repeatable; `-` reads stdin.
     #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Only this DaemonSet: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`, `daemonset/NAME`,
@@ -116,6 +117,9 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let loaded = crate::cli::input::load(&args.files)?;
     for warning in &loaded.warnings {
         out::warning(warning);
+    }
+    for line in loaded.summary.lines(&loaded.snapshot) {
+        out::eline(&line);
     }
     // Nothing to explain is an error (exit 2): it hides a failed `kubectl get > file`.
     crate::cli::input::require_daemonsets(&args.files, &loaded)?;

@@ -140,6 +140,9 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         return Err(error)
             .with_context(|| format!("cannot write the kubeconfig to {}", path.display()));
     }
+    for line in &cluster.simulation.load_report {
+        out::eline(line);
+    }
     let result = announce_and_wait(args, &cluster, &path).await;
     cluster.shutdown().await;
     if args.kubeconfig_out.is_none() {

@@ -6,8 +6,6 @@
 
 use crate::model::{DaemonSet, OwnerReference};
 
-/// The apiVersion a DaemonSet controller reference carries.
-const DAEMONSET_API_VERSION: &str = "apps/v1";
 /// The kind a DaemonSet controller reference carries.
 const DAEMONSET_KIND: &str = "DaemonSet";
 
@@ -18,15 +16,18 @@ pub fn controller_of(owners: Option<&[OwnerReference]>) -> Option<&OwnerReferenc
 }
 
 /// Whether an object with these owner references is controlled by `ds`: its
-/// controller reference names kind DaemonSet, apiVersion apps/v1 and the
-/// DaemonSet's UID. A DaemonSet without a UID controls nothing.
+/// controller reference names kind DaemonSet, the DaemonSet's name and its
+/// UID. The group version is not compared, as upstream's `resolveControllerRef`
+/// does not: a pod made under `extensions/v1beta1` (clusters up to 1.8, and
+/// dumps of them) still names the same DaemonSet. A DaemonSet without a UID
+/// controls nothing.
 pub fn owners_controlled_by(owners: Option<&[OwnerReference]>, ds: &DaemonSet) -> bool {
     let Some(uid) = ds.metadata.uid.as_deref().filter(|u| !u.is_empty()) else {
         return false;
     };
-    controller_of(owners).is_some_and(|r| {
-        r.uid == uid && r.kind == DAEMONSET_KIND && r.api_version == DAEMONSET_API_VERSION
-    })
+    let name = ds.metadata.name.as_deref().unwrap_or_default();
+    controller_of(owners)
+        .is_some_and(|r| r.uid == uid && r.kind == DAEMONSET_KIND && r.name == name)
 }
 
 /// Whether `pod` is controlled by `ds` (see [`owners_controlled_by`]).
@@ -66,10 +67,11 @@ mod tests {
             ),
             ("wrong kind", with(|r| r.kind = "ReplicaSet".into()), false),
             (
-                "wrong api version",
+                "older group version (extensions/v1beta1), same DaemonSet",
                 with(|r| r.api_version = "extensions/v1beta1".into()),
-                false,
+                true,
             ),
+            ("wrong name", with(|r| r.name = "other".into()), false),
             ("owner but not controller", vec![other_owner.clone()], false),
             (
                 "controller missing flag",

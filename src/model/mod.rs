@@ -7,6 +7,7 @@
 //! upstream `k8s-openapi` types. This module does no I/O.
 
 mod ds_ref;
+pub mod dump;
 mod event;
 mod node;
 mod pod;

@@ -9,20 +9,25 @@
 //! module never prints. Malformed input is an error naming the source and, when
 //! the parser knows it, the line and column; hostile input never panics.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
 
+mod insert;
+mod logs;
 mod objects;
 mod stream;
+mod summary;
 
-use objects::{Object, decode_object, object_name};
+use logs::LogSections;
+use objects::Object;
 use stream::Context;
+pub use summary::LoadSummary;
 
 /// The source name used for `-f -`.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -66,8 +71,25 @@ impl Snapshot {
 pub struct LoadedSnapshot {
     /// The objects.
     pub snapshot: Snapshot,
-    /// Skipped kinds, replaced duplicates, list items without a kind.
+    /// Skipped kinds, replaced duplicates, list items without a kind,
+    /// excluded objects and ignored fields, files skipped for a reason of note.
     pub warnings: Vec<SnapshotWarning>,
+    /// What was read, skipped and excluded, counted (for the stderr summary).
+    pub summary: LoadSummary,
+    /// With [`SnapshotLoader::keep_whole`]: the nodes and pods as read, whole
+    /// (managed fields dropped), in the order of `snapshot.nodes` and
+    /// `snapshot.pods` — what the embedded cluster loads.
+    pub whole: Option<WholeObjects>,
+}
+
+/// Nodes and pods with every field the API gave (tolerations, affinity, host
+/// IPs, ...), without `kind`/`apiVersion`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WholeObjects {
+    /// One per `snapshot.nodes` entry.
+    pub nodes: Vec<Value>,
+    /// One per `snapshot.pods` entry.
+    pub pods: Vec<Value>,
 }
 
 /// Something the loader skipped or replaced; not an error.
@@ -81,7 +103,11 @@ pub struct SnapshotWarning {
 
 impl fmt::Display for SnapshotWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.source_name, self.message)
+        if self.source_name.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.source_name, self.message)
+        }
     }
 }
 
@@ -111,16 +137,20 @@ pub enum SnapshotError {
         /// The parser's message.
         message: String,
     },
-    /// A document parsed but an object in it does not have the shape of its kind.
-    #[error("{source_name}: {kind} {name:?}: {message}")]
-    Object {
-        /// The file.
+    /// Nothing of a kind rollcall reads was found.
+    #[error("no Node, Pod, DaemonSet, ControllerRevision or Event in {inputs}: {found}")]
+    Empty {
+        /// The inputs as given.
+        inputs: String,
+        /// What was there instead, in words.
+        found: String,
+    },
+    /// An archive or directory was refused: hostile, too large or too deep.
+    #[error("{source_name}: {message}")]
+    Refused {
+        /// The archive, or the entry in it.
         source_name: String,
-        /// The object's kind.
-        kind: String,
-        /// The object's namespace/name, as far as known.
-        name: String,
-        /// What is wrong.
+        /// Which bound was hit, or what is wrong with it.
         message: String,
     },
 }
@@ -133,28 +163,80 @@ fn position(line: Option<usize>, column: Option<usize>) -> String {
     }
 }
 
-/// Loads every path in order (`-` is stdin) into one snapshot.
+/// Loads every path in order (`-` is stdin; directories and archives are
+/// walked, see [`crate::model::dump`]) into one snapshot. Input without a single
+/// object of a kind rollcall reads is an error saying what was there.
 pub fn load_paths<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, SnapshotError> {
-    let mut loader = SnapshotLoader::default();
+    load_with(SnapshotLoader::default(), paths)
+}
+
+/// [`load_paths`], keeping nodes and pods whole for the embedded cluster.
+pub fn load_paths_whole<P: AsRef<Path>>(paths: &[P]) -> Result<LoadedSnapshot, SnapshotError> {
+    load_with(SnapshotLoader::keep_whole(), paths)
+}
+
+fn load_with<P: AsRef<Path>>(
+    mut loader: SnapshotLoader,
+    paths: &[P],
+) -> Result<LoadedSnapshot, SnapshotError> {
     for path in paths {
-        loader.add_path(path.as_ref())?;
+        crate::model::dump::add_input(&mut loader, path.as_ref())?;
     }
-    Ok(loader.finish())
+    let result = loader.finish();
+    if result.snapshot.is_empty() {
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| p.as_ref().display().to_string())
+            .collect();
+        let mut found = result.summary.found_instead();
+        let first: Vec<String> = result
+            .warnings
+            .iter()
+            .take(3)
+            .map(ToString::to_string)
+            .collect();
+        if !first.is_empty() {
+            found = format!("{found} ({})", first.join("; "));
+        }
+        return Err(SnapshotError::Empty {
+            inputs: names.join(", "),
+            found,
+        });
+    }
+    Ok(result)
 }
 
 /// The identity that decides "same object": kind, namespace, name.
 type ObjectKey = (&'static str, String, String);
 
-/// Accumulates objects from several sources; later duplicates win.
+/// Accumulates objects from several sources; identical duplicates merge,
+/// conflicting ones are replaced by the later one with a warning.
 #[derive(Debug, Default)]
 pub struct SnapshotLoader {
     objects: Vec<Object>,
+    /// Per object, the index in `sources` of where it was read.
+    places: Vec<usize>,
+    sources: Vec<String>,
     index: HashMap<ObjectKey, usize>,
     warnings: Vec<SnapshotWarning>,
+    summary: LoadSummary,
+    /// (source, kind) pairs already warned about as skipped kinds.
+    warned_kinds: HashSet<(usize, String)>,
+    /// Per object, the whole object when `keep_whole` (nodes and pods only).
+    whole: Option<Vec<Option<Value>>>,
 }
 
 impl SnapshotLoader {
-    /// Reads and adds a file; `-` reads stdin.
+    /// A loader that also keeps nodes and pods whole ([`LoadedSnapshot::whole`]).
+    pub fn keep_whole() -> SnapshotLoader {
+        SnapshotLoader {
+            whole: Some(Vec::new()),
+            ..SnapshotLoader::default()
+        }
+    }
+
+    /// Reads and adds one plain file; `-` reads stdin. Directories and
+    /// archives go through [`crate::model::dump::add_input`].
     pub fn add_path(&mut self, path: &Path) -> Result<(), SnapshotError> {
         if path.as_os_str() == "-" {
             return self.add_reader(STDIN_NAME, std::io::stdin().lock());
@@ -171,6 +253,18 @@ impl SnapshotLoader {
         source_name: &str,
         reader: impl Read,
     ) -> Result<(), SnapshotError> {
+        self.add_reader_as(source_name, reader, None)
+    }
+
+    /// [`Self::add_reader`], with `hint` the kind of objects that carry none
+    /// (implied by the file's place in a dump layout, e.g. Sonobuoy's `Nodes.json`).
+    pub fn add_reader_as(
+        &mut self,
+        source_name: &str,
+        reader: impl Read,
+        hint: Option<&str>,
+    ) -> Result<(), SnapshotError> {
+        self.summary.files_read += 1;
         let mut reader = BufReader::with_capacity(64 * 1024, reader);
         let first = first_significant_byte(&mut reader).map_err(|e| read_error(source_name, e))?;
         if !matches!(first, Some(b'{' | b'[')) {
@@ -178,25 +272,44 @@ impl SnapshotLoader {
             reader
                 .read_to_string(&mut text)
                 .map_err(|e| read_error(source_name, e))?;
-            return self.add_text(source_name, &text);
+            return self.read_text(source_name, &text, hint);
         }
+        // `kubectl cluster-info dump` interleaves container logs between its
+        // JSON Lists; the filter drops those sections line by line.
+        let mut filter = LogSections::new(reader);
         let mut context = Context {
             loader: self,
             source_name,
+            hint,
             failure: None,
         };
-        let mut deserializer = serde_json::Deserializer::from_reader(reader);
+        let mut deserializer = serde_json::Deserializer::from_reader(&mut filter);
         let syntax = stream::read_json(&mut context, &mut deserializer).err();
-        conclude(context.failure, syntax.map(|e| json_error(source_name, e)))
+        let failure = context.failure;
+        if filter.skipped > 0 {
+            self.summary.log_sections += filter.skipped;
+        }
+        conclude(failure, syntax.map(|e| json_error(source_name, e)))
     }
 
     /// Adds the documents of one source's text (JSON when it starts with `{` or
     /// `[`, YAML otherwise; a leading byte-order mark is ignored).
     pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), SnapshotError> {
+        self.summary.files_read += 1;
+        self.read_text(source_name, text, None)
+    }
+
+    fn read_text(
+        &mut self,
+        source_name: &str,
+        text: &str,
+        hint: Option<&str>,
+    ) -> Result<(), SnapshotError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut context = Context {
             loader: self,
             source_name,
+            hint,
             failure: None,
         };
         let syntax = if text.trim_start().starts_with(['{', '[']) {
@@ -210,13 +323,49 @@ impl SnapshotLoader {
         conclude(context.failure, syntax)
     }
 
+    /// Records a file that was not read, and why (for the summary); `warn`
+    /// also makes it a warning (for reasons worth a line of their own).
+    pub fn skip_file(&mut self, source_name: &str, reason: &str, warn: bool) {
+        *self
+            .summary
+            .files_skipped
+            .entry(reason.to_owned())
+            .or_default() += 1;
+        if warn {
+            self.warn(source_name, format!("skipped: {reason}"));
+        }
+    }
+
+    /// Records a problem that stopped one file of a dump (the others go on).
+    pub fn file_failed(&mut self, error: &SnapshotError) {
+        *self
+            .summary
+            .files_skipped
+            .entry("unreadable or malformed".to_owned())
+            .or_default() += 1;
+        self.warnings.push(SnapshotWarning {
+            source_name: String::new(),
+            message: format!("{error} (objects read before the error are kept)"),
+        });
+    }
+
     /// The snapshot and the warnings gathered so far.
     pub fn finish(self) -> LoadedSnapshot {
         let mut snapshot = Snapshot::default();
+        let keep = self.whole.is_some();
+        let mut whole = WholeObjects::default();
+        let mut raws = self.whole.unwrap_or_default().into_iter();
         for object in self.objects {
+            let raw = raws.next().flatten();
             match object {
-                Object::Node(node) => snapshot.nodes.push(node),
-                Object::Pod(pod) => snapshot.pods.push(pod),
+                Object::Node(node) => {
+                    snapshot.nodes.push(node);
+                    whole.nodes.extend(raw);
+                }
+                Object::Pod(pod) => {
+                    snapshot.pods.push(pod);
+                    whole.pods.extend(raw);
+                }
                 Object::DaemonSet(ds) => snapshot.daemonsets.push(*ds),
                 Object::Revision(revision) => snapshot.revisions.push(*revision),
                 Object::Event(event) => snapshot.events.push(event),
@@ -225,6 +374,8 @@ impl SnapshotLoader {
         LoadedSnapshot {
             snapshot,
             warnings: self.warnings,
+            summary: self.summary,
+            whole: keep.then_some(whole),
         }
     }
 
@@ -233,109 +384,6 @@ impl SnapshotLoader {
             source_name: source_name.to_owned(),
             message,
         });
-    }
-
-    /// One object or one List; `item_kind` is the kind implied by an enclosing typed List.
-    pub(super) fn add_map(
-        &mut self,
-        source_name: &str,
-        mut map: Map<String, Value>,
-        item_kind: Option<&str>,
-    ) -> Result<(), SnapshotError> {
-        let kind = map
-            .get("kind")
-            .and_then(Value::as_str)
-            .filter(|k| !k.is_empty())
-            .map(str::to_owned)
-            .or_else(|| item_kind.map(str::to_owned));
-        if let Some(Value::Array(items)) = map.get_mut("items")
-            && kind.as_deref().is_none_or(|k| k.ends_with("List"))
-        {
-            let items = std::mem::take(items);
-            let implied = kind
-                .as_deref()
-                .and_then(|k| k.strip_suffix("List"))
-                .filter(|k| !k.is_empty())
-                .map(str::to_owned);
-            for item in items {
-                match item {
-                    Value::Object(item) => self.add_map(source_name, item, implied.as_deref())?,
-                    other => self.warn(
-                        source_name,
-                        format!(
-                            "skipped a list item that is not an object: {}",
-                            stream::short(&other.to_string())
-                        ),
-                    ),
-                }
-            }
-            return Ok(());
-        }
-        let Some(kind) = kind else {
-            let name = object_name(&map);
-            self.warn(
-                source_name,
-                format!("skipped an object without a kind ({name})"),
-            );
-            return Ok(());
-        };
-        self.add_object(source_name, &kind, map)
-    }
-
-    fn add_object(
-        &mut self,
-        source_name: &str,
-        kind: &str,
-        map: Map<String, Value>,
-    ) -> Result<(), SnapshotError> {
-        let name = object_name(&map);
-        match decode_object(kind, map) {
-            Ok(Some(object)) => self.insert(source_name, object),
-            Ok(None) => self.warn(
-                source_name,
-                format!(
-                    "skipped {kind} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"
-                ),
-            ),
-            Err(message) => {
-                return Err(SnapshotError::Object {
-                    source_name: source_name.to_owned(),
-                    kind: kind.to_owned(),
-                    name,
-                    message,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    fn insert(&mut self, source_name: &str, mut object: Object) {
-        let kind = object.kind();
-        let metadata = object.metadata_mut();
-        slim_metadata(metadata);
-        let key = (
-            kind,
-            metadata.namespace.clone().unwrap_or_default(),
-            metadata.name.clone().unwrap_or_default(),
-        );
-        if let Some(&existing) = self.index.get(&key) {
-            let (_, namespace, name) = &key;
-            let shown = if namespace.is_empty() {
-                name.clone()
-            } else {
-                format!("{namespace}/{name}")
-            };
-            self.warn(
-                source_name,
-                format!("{kind} {shown} appears more than once; the last one wins"),
-            );
-            if let Some(slot) = self.objects.get_mut(existing) {
-                *slot = object;
-            }
-            return;
-        }
-        self.index.insert(key, self.objects.len());
-        self.objects.push(object);
     }
 }
 

@@ -4,11 +4,12 @@
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use serde_path_to_error::Segment;
 
 use crate::model::{ControllerRevision, DaemonSet, Event, Node, ObjectMeta, Pod};
 
 /// One decoded object.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) enum Object {
     Node(Node),
     Pod(Pod),
@@ -41,12 +42,32 @@ impl Object {
     }
 }
 
+/// Why an object of a known kind was not loaded: a field rollcall needs is
+/// malformed. `field` is the path of the field (`spec.selector.matchLabels`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Rejected {
+    pub field: String,
+    pub message: String,
+}
+
+/// One decoded object plus the malformed fields that were dropped on the way
+/// (fields rollcall does not need, such as a template's `creationTimestamp:
+/// "null"`, which then read as unknown).
+#[derive(Debug)]
+pub(super) struct Decoded {
+    pub object: Object,
+    pub dropped: Vec<Rejected>,
+    /// The whole object as read (without `kind`/`apiVersion` and the dropped
+    /// fields), for the embedded cluster, which needs more than the projection.
+    pub raw: Value,
+}
+
 /// Decodes `map` as `kind`: `Ok(None)` for a kind rollcall does not read,
-/// `Err` with serde's message when the object does not have its kind's shape.
+/// `Err` naming the field when a field rollcall needs has the wrong shape.
 pub(super) fn decode_object(
     kind: &str,
     mut map: Map<String, Value>,
-) -> Result<Option<Object>, String> {
+) -> Result<Option<Decoded>, Rejected> {
     let api_version = map
         .get("apiVersion")
         .and_then(Value::as_str)
@@ -56,23 +77,134 @@ pub(super) fn decode_object(
     // (extensions/v1beta1 DaemonSets) although the fields read are the same.
     map.remove("kind");
     map.remove("apiVersion");
-    let value = Value::Object(map);
+    let mut value = Value::Object(map);
+    let mut dropped = Vec::new();
     let object = match kind {
-        "Node" => Object::Node(decode(value)?),
-        "Pod" => Object::Pod(decode(value)?),
-        "DaemonSet" => Object::DaemonSet(Box::new(decode(value)?)),
-        "ControllerRevision" => Object::Revision(Box::new(decode(value)?)),
-        "Event" if api_version.starts_with("events.k8s.io/") => {
-            Object::Event(decode(events_v1_to_core(value))?)
+        "Node" => Object::Node(decode(&mut value, &mut dropped)?),
+        "Pod" => Object::Pod(decode(&mut value, &mut dropped)?),
+        "DaemonSet" => Object::DaemonSet(Box::new(decode(&mut value, &mut dropped)?)),
+        "ControllerRevision" => {
+            drop_null_string_timestamp(&mut value);
+            Object::Revision(Box::new(decode(&mut value, &mut dropped)?))
         }
-        "Event" => Object::Event(decode(value)?),
+        "Event" => {
+            if api_version.starts_with("events.k8s.io/") {
+                value = events_v1_to_core(value);
+            }
+            Object::Event(decode(&mut value, &mut dropped)?)
+        }
         _ => return Ok(None),
     };
-    Ok(Some(object))
+    Ok(Some(Decoded {
+        object,
+        dropped,
+        raw: value,
+    }))
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T, String> {
-    serde_json::from_value(value).map_err(|e| e.to_string())
+/// A stored template's `creationTimestamp: "null"` (a string, as some support
+/// bundles write it) means no timestamp; left in, the revision would never
+/// match its DaemonSet's template, whose copy of the field is dropped.
+fn drop_null_string_timestamp(value: &mut Value) {
+    let metadata = value
+        .pointer_mut("/data/spec/template/metadata")
+        .and_then(Value::as_object_mut);
+    if let Some(metadata) = metadata
+        && metadata.get("creationTimestamp").and_then(Value::as_str) == Some("null")
+    {
+        metadata.remove("creationTimestamp");
+    }
+}
+
+/// How many malformed optional fields one object may lose before it is rejected.
+const MAX_DROPPED_FIELDS: usize = 16;
+
+/// Decodes `value`, dropping malformed fields that rollcall can do without
+/// (recorded in `dropped`) and rejecting the object for any other.
+fn decode<T: for<'de> Deserialize<'de>>(
+    value: &mut Value,
+    dropped: &mut Vec<Rejected>,
+) -> Result<T, Rejected> {
+    loop {
+        let error = match serde_path_to_error::deserialize::<_, T>(&*value) {
+            Ok(decoded) => return Ok(decoded),
+            Err(error) => error,
+        };
+        let rejected = Rejected {
+            field: error.path().to_string(),
+            message: error.inner().to_string(),
+        };
+        let segments: Vec<&Segment> = error.path().iter().collect();
+        if dropped.len() >= MAX_DROPPED_FIELDS
+            || !is_optional_field(&segments)
+            || !remove_at(value, &segments)
+        {
+            return Err(rejected);
+        }
+        dropped.push(rejected);
+    }
+}
+
+/// Whether a malformed field at this path may be dropped: timestamps (rollcall
+/// only shows ages; an unknown age is honest) and anything under
+/// `managedFields` (never read). Everything else is needed or might be.
+fn is_optional_field(path: &[&Segment]) -> bool {
+    const TIMES: [&str; 12] = [
+        "creationTimestamp",
+        "deletionTimestamp",
+        "lastTransitionTime",
+        "lastProbeTime",
+        "lastHeartbeatTime",
+        "lastUpdateTime",
+        "startedAt",
+        "finishedAt",
+        "startTime",
+        "firstTimestamp",
+        "lastTimestamp",
+        "eventTime",
+    ];
+    let in_managed_fields = path
+        .iter()
+        .any(|s| matches!(s, Segment::Map { key } if key == "managedFields"));
+    let leaf_is_time =
+        matches!(path.last(), Some(Segment::Map { key }) if TIMES.contains(&key.as_str()));
+    in_managed_fields || leaf_is_time
+}
+
+/// Removes the field at `path` from `value` (a map key, or the managed-fields
+/// entry it sits in); false when the path does not lead anywhere removable.
+fn remove_at(value: &mut Value, path: &[&Segment]) -> bool {
+    // A bad entry under managedFields: drop the whole list, never read anyway.
+    if let Some(at) = path
+        .iter()
+        .position(|s| matches!(s, Segment::Map { key } if key == "managedFields"))
+    {
+        return remove_key(value, &path[..=at]);
+    }
+    remove_key(value, path)
+}
+
+fn remove_key(value: &mut Value, path: &[&Segment]) -> bool {
+    let Some((Segment::Map { key }, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut current = value;
+    for segment in parents {
+        current = match (segment, current) {
+            (Segment::Map { key }, Value::Object(map)) => match map.get_mut(key) {
+                Some(next) => next,
+                None => return false,
+            },
+            (Segment::Seq { index }, Value::Array(items)) => match items.get_mut(*index) {
+                Some(next) => next,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    current
+        .as_object_mut()
+        .is_some_and(|map| map.remove(key).is_some())
 }
 
 /// `namespace/name`, `name` or `(unnamed)` for messages.

@@ -20,6 +20,8 @@ use super::{SnapshotError, SnapshotLoader};
 pub(super) struct Context<'a> {
     pub loader: &'a mut SnapshotLoader,
     pub source_name: &'a str,
+    /// The kind of objects that carry none, from the file's place in a dump.
+    pub hint: Option<&'a str>,
     pub failure: Option<SnapshotError>,
 }
 
@@ -30,7 +32,7 @@ impl Context<'_> {
         item_kind: Option<&str>,
     ) -> Result<(), E> {
         self.loader
-            .add_map(self.source_name, map, item_kind)
+            .add_map(self.source_name, map, item_kind.or(self.hint))
             .map_err(|error| self.fail(error))
     }
 

@@ -139,7 +139,7 @@ fn duplicates_across_files_last_wins_with_a_warning() {
     assert_eq!(loaded.warnings.len(), 1);
     assert_eq!(
         loaded.warnings[0].to_string(),
-        "two.yaml: Node a appears more than once; the last one wins"
+        "two.yaml: Node a appears more than once, differently (also in one.json); the last one wins"
     );
 }
 
@@ -209,15 +209,65 @@ fn yaml_errors_in_a_later_document_count_lines_from_the_file_start() {
 }
 
 #[test]
-fn an_object_of_the_wrong_shape_names_kind_and_object() {
-    let text = r#"{"kind":"Node","metadata":{"name":"a"},"spec":{"taints":"none"}}"#;
-    let err = load(&[("shape.json", text)]).unwrap_err();
-    assert!(matches!(err, SnapshotError::Object { .. }), "{err}");
-    assert!(
-        err.to_string()
-            .starts_with("shape.json: Node \"a\": invalid type"),
-        "{err}"
+fn an_object_with_a_malformed_needed_field_is_excluded_alone() {
+    let text = r#"{"kind":"Node","metadata":{"name":"a"},"spec":{"taints":"none"}}
+{"kind":"Node","metadata":{"name":"b"}}"#;
+    let loaded = load(&[("shape.json", text)]).unwrap();
+    assert_eq!(
+        names(&loaded.snapshot.nodes, |n| n.metadata.name.as_ref()),
+        ["b"]
     );
+    assert_eq!(loaded.summary.excluded, 1);
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("shape.json: excluded Node a: field spec.taints: invalid type"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_malformed_field_rollcall_does_not_need_reads_as_unknown() {
+    // A support bundle's template: `creationTimestamp: "null"`, a string.
+    let text = r#"{"apiVersion":"apps/v1","kind":"DaemonSet",
+      "metadata":{"name":"kube-multus-ds","namespace":"kube-system","creationTimestamp":"2024-01-02T03:04:05Z",
+        "managedFields":[{"manager":"m","time":"yesterday"}]},
+      "spec":{"selector":{"matchLabels":{"app":"multus"}},
+        "template":{"metadata":{"creationTimestamp":"null","labels":{"app":"multus"}},
+          "spec":{"containers":[{"name":"m","image":"multus:4"}]}}}}"#;
+    let loaded = load(&[("ds.json", text)]).unwrap();
+    let ds = &loaded.snapshot.daemonsets[0];
+    let template = &ds.spec.as_ref().unwrap().template;
+    assert_eq!(template.metadata.as_ref().unwrap().creation_timestamp, None);
+    assert!(
+        ds.metadata.creation_timestamp.is_some(),
+        "the good one stays"
+    );
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains(
+            "DaemonSet kube-system/kube-multus-ds: ignored malformed field spec.template.metadata.creationTimestamp"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("metadata.managedFields")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn identical_duplicates_merge_silently_and_null_items_are_an_empty_list() {
+    let node = r#"{"kind":"Node","metadata":{"name":"a","labels":{"v":"1"}}}"#;
+    let list = r#"{"kind":"NodeList","items":[{"metadata":{"name":"a","labels":{"v":"1"}}}]}
+{"kind":"DaemonSetList","apiVersion":"apps/v1","items":null}"#;
+    let loaded = load(&[("a.json", node), ("nodes.json", list)]).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.summary.duplicates_merged, 1);
 }
 
 #[test]

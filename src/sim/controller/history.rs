@@ -5,6 +5,12 @@
 //! which is how `rollout undo` shows up in history); otherwise a new revision
 //! `<ds>-<hash>` is created with number max+1; old revisions no live pod uses
 //! are trimmed, oldest first, down to `revisionHistoryLimit` (default 10).
+//!
+//! A DaemonSet loaded from a dump without ControllerRevisions gets its first
+//! revision named after the hash its up-to-date pods already carry
+//! ([`adoptable_hash`]) rather than one computed here: upstream's hash is
+//! FNV-32a over Go's print of the template struct and cannot be recomputed,
+//! and a fresh one would make every pod of the dump look out of date.
 
 use std::collections::BTreeSet;
 
@@ -12,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::pod::controller_ref;
 use crate::engine::revision::{RevisionIndex, revision_data, template_hash};
-use crate::model::{ControllerRevision, DaemonSet, REVISION_HASH_LABEL};
+use crate::model::{ControllerRevision, DaemonSet, Pod, REVISION_HASH_LABEL};
 
 /// Upstream's default `spec.revisionHistoryLimit`.
 pub const DEFAULT_REVISION_HISTORY_LIMIT: i32 = 10;
@@ -53,13 +59,37 @@ pub enum HistoryPlan {
     Collision,
 }
 
+/// The hash to adopt as the first revision's name when the DaemonSet has no
+/// revision at all: the one `controller-revision-hash` every up-to-date pod
+/// carries (up to date by `pod-template-generation`, the only test left
+/// without revisions). None when there are revisions, no such pods, or the
+/// pods disagree (then the dump is inconsistent and a new hash is minted).
+pub fn adoptable_hash(
+    ds: &DaemonSet,
+    revisions: &[ControllerRevision],
+    pods: &[Pod],
+) -> Option<String> {
+    let index = RevisionIndex::new(ds, revisions);
+    if index.current().is_some() {
+        return None;
+    }
+    let mut hashes = pods
+        .iter()
+        .filter(|p| index.is_pod_updated(p))
+        .map(|p| p.revision_hash().filter(|h| !h.is_empty()));
+    let first = hashes.next()??;
+    hashes.all(|h| h == Some(first)).then(|| first.to_owned())
+}
+
 /// Plans the history writes for `ds`. `revisions` are all revisions in the
 /// namespace (only the controlled ones count); `live_hashes` are the hashes
-/// of the DaemonSet's pods that still exist.
+/// of the DaemonSet's pods that still exist; `adopt` is the hash to name the
+/// first revision after (see [`adoptable_hash`]).
 pub fn plan_history(
     ds: &DaemonSet,
     revisions: &[ControllerRevision],
     live_hashes: &BTreeSet<String>,
+    adopt: Option<&str>,
 ) -> HistoryPlan {
     let index = RevisionIndex::new(ds, revisions);
     let next = index.next_number();
@@ -80,12 +110,21 @@ pub fn plan_history(
             .as_ref()
             .map(|s| s.template.clone())
             .unwrap_or_default();
-        let hash = template_hash(&template, collision_count);
-        let name = format!("{}-{hash}", ds.metadata.name.as_deref().unwrap_or_default());
-        if revisions
-            .iter()
-            .any(|r| r.metadata.name.as_deref() == Some(&name))
-        {
+        let ds_name = ds.metadata.name.as_deref().unwrap_or_default();
+        let name_taken = |name: &str| {
+            revisions
+                .iter()
+                .any(|r| r.metadata.name.as_deref() == Some(name))
+        };
+        let adopted = adopt
+            .filter(|_| index.current().is_none())
+            .filter(|hash| !name_taken(&format!("{ds_name}-{hash}")));
+        let hash = match adopted {
+            Some(hash) => hash.to_owned(),
+            None => template_hash(&template, collision_count),
+        };
+        let name = format!("{ds_name}-{hash}");
+        if adopted.is_none() && name_taken(&name) {
             return HistoryPlan::Collision;
         }
         actions.push(HistoryAction::Create(revision_object(

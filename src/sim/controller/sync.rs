@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::ControllerError;
 use super::cache::{Cache, DsKey};
 use super::events::{EventRecorder, EventType, ObjectRef, Source};
-use super::history::{HistoryAction, HistoryPlan, plan_history};
+use super::history::{HistoryAction, HistoryPlan, adoptable_hash, plan_history};
 use super::pod::daemon_pod;
 use super::status::compute_status;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
@@ -99,7 +99,8 @@ impl Controller {
             .filter_map(|p| p.revision_hash().map(str::to_owned))
             .collect();
         let revisions = self.cache.revisions_in(key.namespace.as_str());
-        let hash = match plan_history(&ds, &revisions, &live) {
+        let adopt = adoptable_hash(&ds, &revisions, &pods);
+        let hash = match plan_history(&ds, &revisions, &live, adopt.as_deref()) {
             HistoryPlan::Collision => {
                 self.bump_collision_count(&ds)?;
                 return Ok(SyncOutcome {

@@ -9,8 +9,14 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::SimError;
-use crate::model::Node;
-use crate::model::snapshot::Snapshot;
+use k8s_openapi::api::apps::v1::DaemonSetStatus;
+
+use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use crate::engine::ownership::is_controlled_by;
+use crate::engine::revision::RevisionIndex;
+use crate::model::snapshot::{LoadedSnapshot, Snapshot};
+use crate::model::{Node, Pod};
+use crate::sim::controller::status::compute_status;
 use crate::sim::generate::nodes::{NodeShape, node_object, uuid};
 use crate::sim::generate::workloads::workloads;
 use crate::sim::kubelet::clock::rfc3339;
@@ -108,11 +114,20 @@ fn with_kind(object: &impl Serialize, api_version: &str, kind: &str) -> Value {
     value
 }
 
-/// Loads a real cluster's exported objects; pods keep their status.
-pub fn load_snapshot(store: &Store, snapshot: &Snapshot) -> Result<LoadStats, SimError> {
+/// Loads a real cluster's exported objects; pods keep their status. Nodes
+/// and pods go in whole when the loader kept them so (tolerations, affinity,
+/// host IPs, container statuses), else as their projections.
+pub fn load_snapshot(store: &Store, loaded: &LoadedSnapshot) -> Result<LoadStats, SimError> {
+    let snapshot = &loaded.snapshot;
+    let whole = loaded.whole.as_ref();
     let mut stats = LoadStats::default();
-    for node in &snapshot.nodes {
-        restore(store, ResourceKind::Node, with_kind(node, "v1", "Node"))?;
+    let whole_nodes = whole.filter(|w| w.nodes.len() == snapshot.nodes.len());
+    for (index, node) in snapshot.nodes.iter().enumerate() {
+        let object = match whole_nodes.and_then(|w| w.nodes.get(index)) {
+            Some(raw) => with_kind(raw, "v1", "Node"),
+            None => with_kind(node, "v1", "Node"),
+        };
+        restore(store, ResourceKind::Node, object)?;
         stats.nodes += 1;
     }
     for ds in &snapshot.daemonsets {
@@ -131,11 +146,75 @@ pub fn load_snapshot(store: &Store, snapshot: &Snapshot) -> Result<LoadStats, Si
         )?;
         stats.revisions += 1;
     }
-    for pod in &snapshot.pods {
-        restore(store, ResourceKind::Pod, with_kind(pod, "v1", "Pod"))?;
+    let whole_pods = whole.filter(|w| w.pods.len() == snapshot.pods.len());
+    for (index, pod) in snapshot.pods.iter().enumerate() {
+        let object = match whole_pods.and_then(|w| w.pods.get(index)) {
+            Some(raw) => with_kind(raw, "v1", "Pod"),
+            None => with_kind(pod, "v1", "Pod"),
+        };
+        restore(store, ResourceKind::Pod, object)?;
         stats.pods += 1;
     }
     Ok(stats)
+}
+
+/// Where a dump's own DaemonSet status disagrees with what its nodes and pods
+/// say (a dump taken mid-rollout, or an inconsistent one): one line per
+/// DaemonSet, naming both sets of counts. The embedded controller acts on the
+/// nodes and pods, so these are the DaemonSets a rehearsal will change.
+pub fn status_differences(snapshot: &Snapshot, now: Timestamp) -> Vec<String> {
+    let mut lines = Vec::new();
+    for ds in &snapshot.daemonsets {
+        let Some(recorded) = ds.status.as_ref() else {
+            continue;
+        };
+        let verdicts: Vec<(&Node, NodeVerdict)> = snapshot
+            .nodes
+            .iter()
+            .map(|n| (n, node_should_run_daemon_pod(n, ds)))
+            .collect();
+        let pods: Vec<Pod> = snapshot
+            .pods
+            .iter()
+            .filter(|p| p.metadata.namespace == ds.metadata.namespace && is_controlled_by(p, ds))
+            .cloned()
+            .collect();
+        let index = RevisionIndex::new(ds, &snapshot.revisions);
+        let (computed, _) = compute_status(ds, &verdicts, &pods, &index, now);
+        let said = counts(recorded);
+        let seen = counts(&computed);
+        if said != seen {
+            let name = format!(
+                "{}/{}",
+                ds.metadata.namespace.as_deref().unwrap_or_default(),
+                ds.metadata.name.as_deref().unwrap_or_default()
+            );
+            lines.push(format!(
+                "DaemonSet {name}: the dump's status says {}, its nodes and pods say {}; the rehearsal starts from the latter",
+                words(said),
+                words(seen)
+            ));
+        }
+    }
+    lines
+}
+
+/// desired, current, updated, ready, available.
+fn counts(status: &DaemonSetStatus) -> [i32; 5] {
+    [
+        status.desired_number_scheduled,
+        status.current_number_scheduled,
+        status.updated_number_scheduled.unwrap_or_default(),
+        status.number_ready,
+        status.number_available.unwrap_or_default(),
+    ]
+}
+
+fn words(counts: [i32; 5]) -> String {
+    let [desired, current, updated, ready, available] = counts;
+    format!(
+        "desired {desired}, current {current}, updated {updated}, ready {ready}, available {available}"
+    )
 }
 
 #[cfg(test)]
@@ -179,5 +258,39 @@ mod tests {
             agent_pods.iter().filter(|p| p.is_ready()).count() >= 11,
             "all but the NotReady node's pod are Ready"
         );
+    }
+
+    #[test]
+    fn a_dump_whose_status_disagrees_with_its_pods_is_named() {
+        let text = r#"{"kind":"List","items":[
+          {"kind":"Node","metadata":{"name":"n1"},"status":{"conditions":[{"type":"Ready","status":"True"}]}},
+          {"kind":"Node","metadata":{"name":"n2"},"status":{"conditions":[{"type":"Ready","status":"True"}]}},
+          {"kind":"DaemonSet","apiVersion":"apps/v1","metadata":{"name":"a","namespace":"ns","uid":"ds-uid",
+            "annotations":{"deprecated.daemonset.template.generation":"1"}},
+           "spec":{"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"a"}},
+             "spec":{"containers":[{"name":"a","image":"a:1"}]}}},
+           "status":{"desiredNumberScheduled":2,"currentNumberScheduled":2,"updatedNumberScheduled":2,
+             "numberReady":2,"numberAvailable":2,"numberMisscheduled":0}},
+          {"kind":"Pod","metadata":{"name":"a-1","namespace":"ns","labels":{"app":"a","pod-template-generation":"1"},
+            "ownerReferences":[{"apiVersion":"extensions/v1beta1","kind":"DaemonSet","name":"a","uid":"ds-uid","controller":true}]},
+           "spec":{"nodeName":"n1","containers":[{"name":"a"}]},
+           "status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}
+        ]}"#;
+        let mut loader = crate::model::snapshot::SnapshotLoader::default();
+        loader.add_text("dump.json", text).expect("loads");
+        let mut snapshot = loader.finish().snapshot;
+        let now = Timestamp::now();
+        let lines = status_differences(&snapshot, now);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("DaemonSet ns/a: the dump's status says desired 2, current 2, updated 2, ready 2, available 2, its nodes and pods say desired 2, current 1, updated 1, ready 1, available 1"),
+            "{lines:?}"
+        );
+        // With the second pod the dump is at steady state: nothing to say.
+        let mut second = snapshot.pods[0].clone();
+        second.metadata.name = Some("a-2".into());
+        second.spec.node_name = Some("n2".into());
+        snapshot.pods.push(second);
+        assert_eq!(status_differences(&snapshot, now), Vec::<String>::new());
     }
 }

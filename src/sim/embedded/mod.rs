@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::model::snapshot::{SnapshotError, load_paths};
+use crate::model::snapshot::{SnapshotError, load_paths_whole};
 use crate::sim::controller::{self, ControllerHandle};
 use crate::sim::fault::Faults;
 use crate::sim::generate::large::large_scenario;
@@ -98,6 +98,8 @@ pub struct Simulation {
     pub scenario: Arc<Scenario>,
     /// What was loaded at start.
     pub loaded: LoadStats,
+    /// For a snapshot: the loader's warnings, then its summary, as lines for stderr.
+    pub load_report: Vec<String>,
     controller: ControllerHandle,
     kubelets: KubeletHandle,
 }
@@ -116,6 +118,7 @@ impl Simulation {
             ..StoreOptions::default()
         });
         let clock = SimClock::start();
+        let mut load_report = Vec::new();
         let (scenario, loaded) = if options.snapshot.is_empty() {
             let scenario = match options.nodes {
                 Some(nodes) if nodes > crate::input_limits::MAX_SIM_NODES => {
@@ -141,10 +144,13 @@ impl Simulation {
             let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
             (scenario, stats)
         } else {
-            let loaded = load_paths(&options.snapshot)?;
+            let loaded = load_paths_whole(&options.snapshot)?;
             for warning in &loaded.warnings {
                 tracing::warn!(%warning, "snapshot");
+                load_report.push(format!("warning: {warning}"));
             }
+            load_report.extend(loaded.summary.lines(&loaded.snapshot));
+            load_report.extend(load::status_differences(&loaded.snapshot, clock.now()));
             let mut scenario = if options.scenario.is_some() {
                 base
             } else {
@@ -152,7 +158,7 @@ impl Simulation {
             };
             scenario.pools.clear();
             scenario.daemon_sets.clear();
-            let stats = load::load_snapshot(&store, &loaded.snapshot)?;
+            let stats = load::load_snapshot(&store, &loaded)?;
             (scenario, stats)
         };
         let scenario = Arc::new(scenario);
@@ -170,6 +176,7 @@ impl Simulation {
             store,
             scenario,
             loaded,
+            load_report,
             controller,
             kubelets,
         })

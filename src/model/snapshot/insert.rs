@@ -1,0 +1,229 @@
+//! Objects into the snapshot: a List's items or one object, decoded by kind,
+//! malformed ones excluded with a warning naming the field, duplicates merged
+//! when identical and replaced with a warning naming both places when not.
+
+use serde_json::{Map, Value};
+
+use super::objects::{Object, decode_object, object_name};
+use super::{ObjectKey, SnapshotError, SnapshotLoader, slim_metadata, stream};
+
+impl SnapshotLoader {
+    /// One object or one List; `item_kind` is the kind implied by an enclosing
+    /// typed List, else by the file's place in a dump layout.
+    pub(super) fn add_map(
+        &mut self,
+        source_name: &str,
+        mut map: Map<String, Value>,
+        item_kind: Option<&str>,
+    ) -> Result<(), SnapshotError> {
+        let own_kind = map
+            .get("kind")
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty())
+            .map(str::to_owned);
+        let is_list = match own_kind.as_deref() {
+            Some(kind) => kind.ends_with("List"),
+            None => map.contains_key("items") && !has_name(&map),
+        };
+        if is_list {
+            return self.add_list(source_name, &mut map, own_kind.as_deref(), item_kind);
+        }
+        if own_kind.is_none() && !map.contains_key("metadata") {
+            // Not an API object at all (a dump's own config or index file).
+            self.summary.not_objects += 1;
+            return Ok(());
+        }
+        let Some(kind) = own_kind.or_else(|| item_kind.map(str::to_owned)) else {
+            let name = object_name(&map);
+            self.summary.without_kind += 1;
+            self.warn(
+                source_name,
+                format!("skipped an object without a kind ({name})"),
+            );
+            return Ok(());
+        };
+        self.add_object(source_name, &kind, map);
+        Ok(())
+    }
+
+    /// The items of a List that was not streamed (`items: null` is an empty List).
+    fn add_list(
+        &mut self,
+        source_name: &str,
+        map: &mut Map<String, Value>,
+        kind: Option<&str>,
+        item_kind: Option<&str>,
+    ) -> Result<(), SnapshotError> {
+        let items = match map.get_mut("items") {
+            Some(Value::Array(items)) => std::mem::take(items),
+            None | Some(Value::Null) => return Ok(()),
+            Some(other) => {
+                let text = stream::short(&other.to_string());
+                self.warn(
+                    source_name,
+                    format!("skipped a List whose items are not a list: {text}"),
+                );
+                return Ok(());
+            }
+        };
+        let implied = kind
+            .and_then(|k| k.strip_suffix("List"))
+            .filter(|k| !k.is_empty())
+            .or(item_kind)
+            .map(str::to_owned);
+        for item in items {
+            match item {
+                Value::Object(item) => self.add_map(source_name, item, implied.as_deref())?,
+                other => self.warn(
+                    source_name,
+                    format!(
+                        "skipped a list item that is not an object: {}",
+                        stream::short(&other.to_string())
+                    ),
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    fn add_object(&mut self, source_name: &str, kind: &str, map: Map<String, Value>) {
+        let name = object_name(&map);
+        match decode_object(kind, map) {
+            Ok(Some(decoded)) => {
+                for field in &decoded.dropped {
+                    self.summary.fields_dropped += 1;
+                    self.warn(
+                        source_name,
+                        format!(
+                            "{kind} {name}: ignored malformed field {} ({}); it reads as unknown",
+                            field.field, field.message
+                        ),
+                    );
+                }
+                let raw = matches!(decoded.object, Object::Node(_) | Object::Pod(_))
+                    .then_some(decoded.raw);
+                self.insert(source_name, decoded.object, raw);
+            }
+            Ok(None) => {
+                *self
+                    .summary
+                    .skipped_kinds
+                    .entry(kind.to_owned())
+                    .or_default() += 1;
+                let source = self.source_index(source_name);
+                if self.warned_kinds.insert((source, kind.to_owned())) {
+                    self.warn(
+                        source_name,
+                        format!(
+                            "skipped {kind} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"
+                        ),
+                    );
+                }
+            }
+            Err(rejected) => {
+                self.summary.excluded += 1;
+                self.warn(
+                    source_name,
+                    format!(
+                        "excluded {kind} {name}: field {}: {}",
+                        rejected.field, rejected.message
+                    ),
+                );
+            }
+        }
+    }
+
+    fn source_index(&mut self, source_name: &str) -> usize {
+        if self.sources.last().map(String::as_str) != Some(source_name) {
+            self.sources.push(source_name.to_owned());
+        }
+        self.sources.len() - 1
+    }
+
+    fn insert(&mut self, source_name: &str, mut object: Object, raw: Option<Value>) {
+        let kind = object.kind();
+        let metadata = object.metadata_mut();
+        slim_metadata(metadata);
+        let key = (
+            kind,
+            metadata.namespace.clone().unwrap_or_default(),
+            metadata.name.clone().unwrap_or_default(),
+        );
+        let source = self.source_index(source_name);
+        let raw = self.whole.is_some().then(|| raw.map(slim_raw)).flatten();
+        if let Some(&existing) = self.index.get(&key) {
+            if self.replace(existing, source, &key, object)
+                && let Some(slot) = self.whole.as_mut().and_then(|w| w.get_mut(existing))
+            {
+                *slot = raw;
+            }
+            return;
+        }
+        self.index.insert(key, self.objects.len());
+        self.objects.push(object);
+        self.places.push(source);
+        if let Some(whole) = self.whole.as_mut() {
+            whole.push(raw);
+        }
+    }
+
+    /// A second copy of an object: merged when identical (a must-gather holds
+    /// each object in its namespace's List and in a file of its own), else the
+    /// later one wins and a warning names both places. True when replaced.
+    fn replace(&mut self, existing: usize, source: usize, key: &ObjectKey, object: Object) -> bool {
+        if self.objects.get(existing) == Some(&object) {
+            self.summary.duplicates_merged += 1;
+            return false;
+        }
+        let (kind, namespace, name) = key;
+        let shown = if namespace.is_empty() {
+            name.clone()
+        } else {
+            format!("{namespace}/{name}")
+        };
+        let first = self
+            .places
+            .get(existing)
+            .and_then(|&i| self.sources.get(i))
+            .cloned()
+            .unwrap_or_default();
+        let here = self.sources.get(source).cloned().unwrap_or_default();
+        let message = if first == here {
+            format!("{kind} {shown} appears more than once; the last one wins")
+        } else {
+            format!(
+                "{kind} {shown} appears more than once, differently (also in {first}); the last one wins"
+            )
+        };
+        self.summary.conflicts += 1;
+        self.warn(&here, message);
+        if let Some(slot) = self.objects.get_mut(existing) {
+            *slot = object;
+        }
+        if let Some(place) = self.places.get_mut(existing) {
+            *place = source;
+        }
+        true
+    }
+}
+
+/// A whole object without the metadata no part of rollcall reads.
+fn slim_raw(mut raw: Value) -> Value {
+    if let Some(metadata) = raw.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+        if let Some(annotations) = metadata
+            .get_mut("annotations")
+            .and_then(Value::as_object_mut)
+        {
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    raw
+}
+
+/// Whether the map has `metadata.name` (an object, not a kind-less List).
+fn has_name(map: &Map<String, Value>) -> bool {
+    map.get("metadata")
+        .and_then(|m| m.get("name"))
+        .is_some_and(Value::is_string)
+}
