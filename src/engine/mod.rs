@@ -15,6 +15,7 @@ pub mod taints;
 pub mod coverage;
 #[cfg(test)]
 pub mod fixtures;
+pub mod owner;
 pub mod ownership;
 pub mod reconcile;
 pub mod revision;
