@@ -14,6 +14,7 @@ pub mod drive;
 pub mod error;
 pub mod follow;
 pub mod journal;
+pub mod owner_guard;
 pub mod pause;
 pub mod rbac;
 pub mod rollback;

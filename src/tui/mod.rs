@@ -30,6 +30,8 @@ mod fixtures;
 #[cfg(test)]
 mod ops_tests;
 #[cfg(test)]
+mod owner_tests;
+#[cfg(test)]
 mod roster_tests;
 #[cfg(test)]
 mod tests;

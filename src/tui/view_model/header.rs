@@ -31,6 +31,8 @@ pub struct HeaderVm {
     pub progress_label: String,
     /// Rollout state in a word or two.
     pub state: Cell,
+    /// `managed by Argo CD app <name>`, when a tool owns the spec.
+    pub owner: Option<Cell>,
 }
 
 /// Builds the header from the DaemonSet and its revision index.
@@ -91,6 +93,8 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, _now: jiff::Timestamp) -> HeaderVm
         progress,
         progress_label: format!("{updated}/{desired} updated"),
         state: rollout_state(ds, updated, desired),
+        owner: crate::engine::owner::spec_owner(&ds.metadata)
+            .map(|o| Cell::new(&format!("managed by {}", o.describe()), Tone::Accent)),
     }
 }
 
@@ -122,6 +126,15 @@ fn strategy(ds: &DaemonSet) -> String {
 }
 
 fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
+    // A pause or rollback a GitOps controller undid is no longer the state.
+    let stored =
+        crate::ops::state::RolloutState::from_annotations(ds.metadata.annotations.as_ref());
+    if let Some(revert) = stored
+        .ok()
+        .and_then(|state| crate::ops::owner_guard::reverted(ds, &state))
+    {
+        return Cell::new(&revert.describe(), Tone::Bad);
+    }
     if let Some(headline) = crate::ops::state::headline(ds.metadata.annotations.as_ref()) {
         let tone = if headline.starts_with("paused") {
             Tone::Warn
