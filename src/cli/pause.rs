@@ -10,6 +10,7 @@ use crate::cli::act_args::{ActArgs, block_on, confirm, open, precheck};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::ops::drive::retry_on_conflict;
 use crate::ops::follow::Follower;
+use crate::ops::owner_guard::{Decision, decide, pause_spec_action};
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
 
@@ -19,6 +20,10 @@ pub struct PauseArgs {
     /// The DaemonSet, `NAMESPACE/NAME` or `NAME`.
     #[arg(value_name = "NS/NAME")]
     pub daemonset: String,
+    /// Change the strategy even though a GitOps tool (Argo CD, Flux, Fleet)
+    /// owns the spec and will likely put it back.
+    #[arg(long)]
+    pub despite_owner: bool,
     /// --yes, --read-only, --journal.
     #[command(flatten)]
     pub act: ActArgs,
@@ -33,8 +38,16 @@ pub fn run(args: &PauseArgs, resuming: bool) -> anyhow::Result<ExitCode> {
     block_on(async {
         let session = open(&args.cluster, &args.daemonset, &args.act).await?;
         precheck(&session, Operation::Pause, action).await?;
-        confirm(&format!("{action} {}", session.target), args.act.yes)?;
         let follower = Follower::start(session.connection.client.clone(), &session.target);
+        let snapshot = follower.snapshot().await?;
+        if let Some(spec_action) = pause_spec_action(&snapshot.ds, &snapshot.state()?, resuming) {
+            match decide(&snapshot.ds, spec_action, args.despite_owner) {
+                Decision::Proceed => {}
+                Decision::Warn(text) => eprintln!("warning: {} {text}", session.target),
+                Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
+            }
+        }
+        confirm(&format!("{action} {}", session.target), args.act.yes)?;
         let by = session.executor.actor().to_owned();
         if resuming {
             retry_on_conflict(

@@ -14,6 +14,7 @@ use crate::cli::cluster_args::ClusterArgs;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoSettings, auto, rollback_nodes};
 use crate::ops::follow::Follower;
+use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::rbac::Operation;
 use crate::ops::rollback::plan;
 
@@ -33,6 +34,10 @@ pub struct RollbackArgs {
     /// How long each node may take to become Ready again.
     #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// Patch the template even though a GitOps tool (Argo CD, Flux, Fleet)
+    /// owns the spec and will likely put it back.
+    #[arg(long)]
+    pub despite_owner: bool,
     /// --yes, --read-only, --journal.
     #[command(flatten)]
     pub act: ActArgs,
@@ -66,6 +71,11 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             );
             return Ok(ExitCode::SUCCESS);
         };
+        match decide(&snapshot.ds, SpecAction::Rollback, args.despite_owner) {
+            Decision::Proceed => {}
+            Decision::Warn(text) => eprintln!("warning: {} {text}", session.target),
+            Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
+        }
         eprint!("{}", rollback.diff);
         let order = rollback_nodes(&snapshot);
         confirm(

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use crate::cli::act_args::{ActArgs, block_on, open};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::ops::follow::Follower;
+use crate::ops::owner_guard::revert_record;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
 
@@ -51,23 +52,18 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         .await?;
         if !args.watch {
             let snapshot = Snapshot::load(&session.connection.client, &session.target).await?;
-            print!(
-                "{}",
-                render(
-                    &StatusReport::build(&snapshot, jiff::Timestamp::now())?,
-                    args.output
-                )?
-            );
+            let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+            journal_revert(&session, &report);
+            print!("{}", render(&report, args.output)?);
             return Ok(std::process::ExitCode::SUCCESS);
         }
         let follower = Follower::start(session.connection.client.clone(), &session.target);
         let mut last = String::new();
         loop {
             let snapshot = follower.snapshot().await?;
-            let text = render(
-                &StatusReport::build(&snapshot, jiff::Timestamp::now())?,
-                args.output,
-            )?;
+            let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+            journal_revert(&session, &report);
+            let text = render(&report, args.output)?;
             if text != last {
                 print!("{text}");
                 if args.output == Output::Table {
@@ -78,6 +74,17 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
             follower.changed_or(None).await;
         }
     })
+}
+
+/// Records a revert the report shows in the journal (once per revert).
+fn journal_revert(session: &crate::cli::act_args::Session, report: &StatusReport) {
+    let Some(revert) = &report.revert else {
+        return;
+    };
+    let record = revert_record(&session.target.key(), revert);
+    if let Err(err) = session.executor.note_once(&record) {
+        eprintln!("warning: cannot journal the revert: {err}");
+    }
 }
 
 fn render(report: &StatusReport, output: Output) -> anyhow::Result<String> {

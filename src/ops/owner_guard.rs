@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::engine::owner::{FieldWriter, SpecOwner, Tool, last_writer, spec_owner};
 use crate::model::DaemonSet;
 use crate::ops::state::RolloutState;
-use crate::ops::write::FIELD_MANAGER;
+use crate::ops::write::{FIELD_MANAGER, Record};
 
 /// A spec-changing action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +117,45 @@ fn alternative(owner: &SpecOwner, action: SpecAction) -> String {
     format!("{pause}{through_tool}")
 }
 
+/// Which spec change a pause (`resuming: false`) or resume would make on
+/// `ds`: pausing a RollingUpdate DaemonSet switches its strategy, resuming
+/// writes a saved strategy back onto an OnDelete one; otherwise only the
+/// `rollcall.dev/*` annotations change and no owner minds.
+pub fn pause_spec_action(
+    ds: &DaemonSet,
+    state: &RolloutState,
+    resuming: bool,
+) -> Option<SpecAction> {
+    let strategy = strategy_type(ds);
+    match resuming {
+        false if strategy == "RollingUpdate" && state.pause.is_none() => Some(SpecAction::Pause),
+        true if strategy == "OnDelete" && state.saved_strategy.is_some() => {
+            Some(SpecAction::Resume)
+        }
+        _ => None,
+    }
+}
+
+/// For node-by-node advancing on an owned DaemonSet: that it is safe under
+/// the owner (`None` when no tool owns the spec).
+pub fn advance_note(ds: &DaemonSet) -> Option<String> {
+    spec_owner(&ds.metadata).map(|owner| {
+        format!(
+            "the spec is managed by {}; advancing deletes pods only, the spec is untouched (nothing for {} to revert)",
+            owner.describe(),
+            owner.tool.label()
+        )
+    })
+}
+
+fn strategy_type(ds: &DaemonSet) -> &str {
+    ds.spec
+        .as_ref()
+        .and_then(|s| s.update_strategy.as_ref())
+        .and_then(|u| u.type_.as_deref())
+        .unwrap_or("RollingUpdate")
+}
+
 /// What was reverted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -160,17 +199,22 @@ impl Revert {
     }
 }
 
+/// The journal line for a noticed revert (`revert-noticed`, with the words).
+pub fn revert_record(daemonset: &str, revert: &Revert) -> Record {
+    Record {
+        action: "revert-noticed".to_owned(),
+        daemonset: daemonset.to_owned(),
+        note: Some(revert.describe()),
+        ..Record::default()
+    }
+}
+
 /// Whether what the stored state claims was undone: a pause that switched a
 /// RollingUpdate DaemonSet to OnDelete while the strategy is no longer
 /// OnDelete; a rollback in progress whose template another manager wrote
 /// after rollcall's state was last written.
 pub fn reverted(ds: &DaemonSet, state: &RolloutState) -> Option<Revert> {
-    let strategy = ds
-        .spec
-        .as_ref()
-        .and_then(|s| s.update_strategy.as_ref())
-        .and_then(|u| u.type_.as_deref())
-        .unwrap_or("RollingUpdate");
+    let strategy = strategy_type(ds);
     let found = |what, writer: Option<FieldWriter>| Revert {
         what,
         by: writer.as_ref().map(|w| w.manager.clone()),

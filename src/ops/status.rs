@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::engine::coverage::Totals;
+use crate::engine::owner::{SpecOwner, spec_owner};
 use crate::ops::advance::skip_text;
 use crate::ops::error::OpsError;
+use crate::ops::owner_guard::{Revert, reverted};
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
 
@@ -27,8 +29,14 @@ pub struct StatusReport {
     pub strategy: String,
     /// The current revision number.
     pub current_revision: Option<i64>,
-    /// `idle`, `advancing`, `auto`, `paused` or `rolling-back`.
+    /// `idle`, `advancing`, `auto`, `paused` or `rolling-back`; or
+    /// `pause-reverted` / `rollback-reverted` when a GitOps controller undid
+    /// what the stored state claims (see `revert`).
     pub state: String,
+    /// Who owns the spec (Argo CD, Flux, Fleet, Helm, kubectl apply), if a tool does.
+    pub owner: Option<SpecOwner>,
+    /// The pause or rollback another field manager reverted, if any.
+    pub revert: Option<Revert>,
     /// The durable rollout state in full.
     pub rollout: RolloutState,
     /// The DaemonSet status fields, computed.
@@ -139,12 +147,18 @@ impl StatusReport {
             })
             .collect();
         let target = snapshot.target();
+        let revert = reverted(&snapshot.ds, &state);
         Ok(Self {
             namespace: target.namespace,
             name: target.name,
             strategy: snapshot.strategy_type().to_owned(),
             current_revision: index.current().map(|c| c.number),
-            state: state.label().to_owned(),
+            state: revert
+                .as_ref()
+                .map_or_else(|| state.label(), Revert::label)
+                .to_owned(),
+            owner: spec_owner(&snapshot.ds.metadata),
+            revert,
             totals: Snapshot::totals(&rows),
             nodes,
             plan: plan
@@ -186,6 +200,9 @@ impl StatusReport {
             "desired {}  current {}  updated {}  ready {}  available {}",
             t.desired, t.current, t.updated, t.ready, t.available
         );
+        if let Some(owner) = &self.owner {
+            let _ = writeln!(out, "managed by {}", owner.describe());
+        }
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
         let _ = writeln!(out);
         let _ = writeln!(
@@ -232,6 +249,9 @@ impl StatusReport {
     }
 
     fn state_detail(&self) -> String {
+        if let Some(revert) = &self.revert {
+            return format!(" ({})", revert.describe());
+        }
         let mut parts = Vec::new();
         if let Some(pause) = &self.rollout.pause {
             parts.push(format!("by {}", pause.by));
@@ -306,6 +326,49 @@ mod tests {
         let table = report.render_table();
         assert!(
             table.contains("state paused (by rollcall auto, reason: node n2: CrashLoopBackOff)"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn an_owner_and_a_reverted_pause_are_reported() {
+        let tracking = (
+            "argocd.argoproj.io/tracking-id",
+            "node-agents:apps/DaemonSet:kube-system/agent",
+        );
+        let owned = |rolling: bool| {
+            ds(
+                rolling,
+                &[
+                    tracking,
+                    ("rollcall.dev/paused-by", "ana@box"),
+                    (
+                        "rollcall.dev/saved-update-strategy",
+                        r#"{"type":"RollingUpdate"}"#,
+                    ),
+                ],
+            )
+        };
+        // Still paused: the strategy is OnDelete as pause left it.
+        let report =
+            StatusReport::build(&snapshot(owned(false), &NODES, all_old(&NODES)), t(100)).unwrap();
+        assert_eq!(report.state, "paused");
+        assert!(report.revert.is_none());
+        // Self-healed back to RollingUpdate: no longer paused.
+        let report =
+            StatusReport::build(&snapshot(owned(true), &NODES, all_old(&NODES)), t(100)).unwrap();
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["state"], "pause-reverted");
+        assert_eq!(json["owner"]["tool"], "argoCd");
+        assert_eq!(json["owner"]["name"], "node-agents");
+        assert_eq!(json["revert"]["what"], "pause");
+        let table = report.render_table();
+        assert!(
+            table.contains("managed by Argo CD app node-agents"),
+            "{table}"
+        );
+        assert!(
+            table.contains("state pause-reverted (pause reverted by another field manager)"),
             "{table}"
         );
     }
