@@ -63,7 +63,7 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         let state = snapshot.state()?;
         ensure_actionable(&snapshot, &state)?;
         if let Some(note) = crate::ops::owner_guard::advance_note(&snapshot.ds) {
-            eprintln!("note: {} {note}", session.target);
+            eprintln!("note: {}: {note}", session.target);
         }
         let rows = snapshot.rows(&snapshot.index(), jiff::Timestamp::now());
         let victims = choose(

@@ -43,7 +43,7 @@ pub fn run(args: &PauseArgs, resuming: bool) -> anyhow::Result<ExitCode> {
         if let Some(spec_action) = pause_spec_action(&snapshot.ds, &snapshot.state()?, resuming) {
             match decide(&snapshot.ds, spec_action, args.despite_owner) {
                 Decision::Proceed => {}
-                Decision::Warn(text) => eprintln!("warning: {} {text}", session.target),
+                Decision::Warn(text) => eprintln!("warning: {}: {text}", session.target),
                 Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
             }
         }

@@ -73,7 +73,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         };
         match decide(&snapshot.ds, SpecAction::Rollback, args.despite_owner) {
             Decision::Proceed => {}
-            Decision::Warn(text) => eprintln!("warning: {} {text}", session.target),
+            Decision::Warn(text) => eprintln!("warning: {}: {text}", session.target),
             Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
         }
         eprint!("{}", rollback.diff);

@@ -248,7 +248,9 @@ fn note_mark(found: &mut Vec<SpecOwner>, tool: Tool, name: Option<String>, evide
             if owner.name.is_none() {
                 owner.name = name;
             }
-            owner.evidence.push(evidence);
+            if !owner.evidence.contains(&evidence) {
+                owner.evidence.push(evidence);
+            }
         }
         None => found.push(SpecOwner {
             tool,

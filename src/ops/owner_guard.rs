@@ -38,11 +38,11 @@ impl SpecAction {
     fn change(self) -> &'static str {
         match self {
             SpecAction::Pause => {
-                "switches spec.updateStrategy to OnDelete; when that is reverted the rollout resumes by itself"
+                "switches spec.updateStrategy to OnDelete, and once that is reverted the rollout resumes by itself"
             }
             SpecAction::Resume => "writes the saved spec.updateStrategy back",
             SpecAction::Rollback => {
-                "patches spec.template; when that is reverted the nodes roll forward again"
+                "patches spec.template, and once that is reverted the nodes roll forward again"
             }
         }
     }
@@ -86,12 +86,12 @@ pub fn warning(owner: &SpecOwner, action: SpecAction) -> String {
         .first()
         .map_or(String::new(), |e| format!(" ({e})"));
     let likely = if owner.tool.reconciles() {
-        format!("{} will likely revert it", owner.tool.label())
+        "will likely revert this change"
     } else {
-        format!("the next {} run will overwrite it", owner.tool.label())
+        "will overwrite this change on its next run"
     };
     format!(
-        "the spec is managed by {who}{evidence}: {} {}, and {likely}.\ninstead: {}",
+        "the spec is managed by {who}{evidence}, which {likely}: {} {}.\ninstead: {}",
         action.verb(),
         action.change(),
         alternative(owner, action)
@@ -301,7 +301,7 @@ mod tests {
         };
         for needle in [
             "Argo CD app node-agents",
-            "will likely revert",
+            "will likely revert this change",
             "advancing node by node",
             "disable self-heal",
             "--despite-owner",
