@@ -136,6 +136,18 @@ pub fn pause_spec_action(
     }
 }
 
+/// The lines a console confirm dialog shows first for `action` on `ds`:
+/// the owner warning (confirming is the console's override), or for a
+/// state-only action nothing.
+pub fn dialog_lines(ds: &DaemonSet, action: Option<SpecAction>) -> Vec<String> {
+    match action.map(|a| decide(ds, a, true)) {
+        Some(Decision::Warn(text) | Decision::Refuse(text)) => {
+            text.lines().map(|l| format!("⚠ {l}")).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// For node-by-node advancing on an owned DaemonSet: that it is safe under
 /// the owner (`None` when no tool owns the spec).
 pub fn advance_note(ds: &DaemonSet) -> Option<String> {
@@ -308,6 +320,14 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle}: {text}");
         }
+        let lines = dialog_lines(&argo(false), Some(SpecAction::Pause));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with("⚠ the spec is managed by Argo CD"),
+            "{lines:?}"
+        );
+        assert!(dialog_lines(&argo(false), None).is_empty());
+        assert!(advance_note(&argo(true)).is_some_and(|n| n.contains("spec is untouched")));
         let Decision::Warn(text) = decide(&argo(false), SpecAction::Rollback, true) else {
             panic!("warned");
         };
