@@ -53,7 +53,7 @@ pub struct DemoArgs {
     /// The DaemonSet to open, as NAMESPACE/NAME (default: the scenario's first DaemonSet).
     #[arg(value_name = "NS/DAEMONSET")]
     pub daemonset: Option<String>,
-    /// A built-in scenario (`default`, `small`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes instead of the scenario's pools (scale demo).
