@@ -256,3 +256,57 @@ async fn advancing_the_argo_owned_ondelete_daemonset_leaves_the_spec_alone() {
     );
     env.cluster.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_write_records_its_field_manager() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = gitops().await;
+    // fieldManager from the query (kubectl label sends fieldManager=kubectl-label).
+    env.kubectl(&[
+        "label",
+        "ds",
+        "metrics-agent",
+        "-n",
+        "kube-system",
+        "team=obs",
+    ])
+    .await;
+    // No fieldManager (kubectl cordon): the User-Agent's prefix, `kubectl`.
+    env.kubectl(&["cordon", "general-01"]).await;
+    let ds = env.daemonset("metrics-agent").await;
+    let label_entry = ds["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["manager"] == "kubectl-label")
+        .unwrap_or_else(|| panic!("no kubectl-label entry: {:?}", managers(&ds)));
+    assert_eq!(
+        label_entry["fieldsV1"],
+        serde_json::json!({"f:metadata": {"f:labels": {"f:team": {}}}})
+    );
+    let node: Value = serde_json::from_str(
+        &env.kubectl(&[
+            "get",
+            "node",
+            "general-01",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])
+        .await,
+    )
+    .expect("node json");
+    let cordon = node["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["manager"] == "kubectl")
+        .unwrap_or_else(|| panic!("no kubectl entry: {}", node["metadata"]));
+    assert!(
+        cordon["fieldsV1"]["f:spec"]["f:unschedulable"].is_object(),
+        "{cordon}"
+    );
+    env.cluster.shutdown().await;
+}
