@@ -310,3 +310,76 @@ async fn every_write_records_its_field_manager() {
     );
     env.cluster.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_journals_a_revert_once_as_it_sees_it() {
+    use rollcall::ops::journal::Journal;
+    use rollcall::ops::write::Executor;
+    use rollcall::sim::resources::ResourceKind;
+    use rollcall::sim::store::{Subresource, WriteOptions};
+
+    let env = gitops().await;
+    let client = kube::Client::try_from(env.cluster.server.kube_config()).expect("client");
+    let journal_path = env.dir.path().join("console-journal.jsonl");
+    let executor = Executor::new(
+        client.clone(),
+        Journal::new(journal_path.clone()),
+        false,
+        "ctx".into(),
+        "me".into(),
+    );
+    let task = rollcall::ops::revert_watch::spawn(client, "kube-system", "cni-agent", executor);
+    // A pause as rollcall writes it: strategy OnDelete plus the stored state.
+    let patch = serde_json::json!({
+        "metadata": {"annotations": {
+            "rollcall.dev/paused-by": "me",
+            "rollcall.dev/saved-update-strategy": "{\"type\":\"RollingUpdate\"}"}},
+        "spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": null}}});
+    env.cluster
+        .simulation
+        .store
+        .modify_with(
+            ResourceKind::DaemonSet,
+            "kube-system",
+            "cni-agent",
+            Subresource::Main,
+            WriteOptions {
+                dry_run: false,
+                manager: Some("rollcall".into()),
+            },
+            |current| {
+                let mut next = current.clone();
+                json_patch::merge(&mut next, &patch);
+                Ok(next)
+            },
+        )
+        .expect("paused");
+    let lines = || {
+        std::fs::read_to_string(&journal_path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("journal line"))
+            .collect::<Vec<_>>()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while lines().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no revert journaled"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Later events (status updates) must not journal it again.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let journal = lines();
+    assert_eq!(journal.len(), 1, "{journal:?}");
+    assert_eq!(journal[0]["action"], "revert-noticed");
+    assert!(
+        journal[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("pause reverted by argocd-controller at ")),
+        "{journal:?}"
+    );
+    task.abort();
+    env.cluster.shutdown().await;
+}

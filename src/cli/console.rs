@@ -232,13 +232,26 @@ pub async fn open_console_with(
         connection.context.clone(),
         actor.clone(),
     );
+    // Reverts by a GitOps controller are journaled as the console notices them.
+    let reverts = target.as_ref().map(|t| {
+        crate::ops::revert_watch::spawn(
+            connection.client.clone(),
+            &t.namespace,
+            &t.name,
+            executor.clone(),
+        )
+    });
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
     let handle = watch::spawn(connection.client, scope, target.clone());
     let key = target.map(|t| t.key());
-    crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster)
+    let result = crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster)
         .await
-        .context("console failed")?;
+        .context("console failed");
+    if let Some(reverts) = reverts {
+        reverts.abort();
+    }
+    result?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -17,6 +17,7 @@ pub mod journal;
 pub mod owner_guard;
 pub mod pause;
 pub mod rbac;
+pub mod revert_watch;
 pub mod rollback;
 pub mod snapshot;
 pub mod state;
