@@ -203,6 +203,22 @@ async fn pause_is_refused_then_overridden_and_the_self_heal_revert_is_reported()
         managers(&healed)
     );
 
+    // Pausing again says what happened instead of "already paused"; resume clears it.
+    let again = env
+        .rollcall(&["pause", ds, "--yes", "--despite-owner"])
+        .await;
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("pause reverted by argocd-controller"),
+        "{}",
+        text(&again)
+    );
+    let resumed = env.rollcall(&["resume", ds, "--yes"]).await;
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    let status = env.rollcall(&["status", ds, "-o", "json"]).await;
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+    assert_eq!(report["state"], "idle", "{report}");
+
     let noticed: Vec<Value> = env
         .journal()
         .into_iter()

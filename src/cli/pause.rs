@@ -10,7 +10,7 @@ use crate::cli::act_args::{ActArgs, block_on, confirm, open, precheck};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::ops::drive::retry_on_conflict;
 use crate::ops::follow::Follower;
-use crate::ops::owner_guard::{Decision, decide, pause_spec_action};
+use crate::ops::owner_guard::{Decision, decide, pause_spec_action, reverted};
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
 
@@ -40,7 +40,15 @@ pub fn run(args: &PauseArgs, resuming: bool) -> anyhow::Result<ExitCode> {
         precheck(&session, Operation::Pause, action).await?;
         let follower = Follower::start(session.connection.client.clone(), &session.target);
         let snapshot = follower.snapshot().await?;
-        if let Some(spec_action) = pause_spec_action(&snapshot.ds, &snapshot.state()?, resuming) {
+        let state = snapshot.state()?;
+        if let Some(revert) = reverted(&snapshot.ds, &state).filter(|_| !resuming) {
+            anyhow::bail!(
+                "{}: {}; `rollcall resume` clears the stored pause",
+                session.target,
+                revert.describe()
+            );
+        }
+        if let Some(spec_action) = pause_spec_action(&snapshot.ds, &state, resuming) {
             match decide(&snapshot.ds, spec_action, args.despite_owner) {
                 Decision::Proceed => {}
                 Decision::Warn(text) => eprintln!("warning: {}: {text}", session.target),
