@@ -29,10 +29,17 @@ pub struct StatusReport {
     pub strategy: String,
     /// The current revision number.
     pub current_revision: Option<i64>,
-    /// `idle`, `advancing`, `auto`, `paused` or `rolling-back`; or
-    /// `pause-reverted` / `rollback-reverted` when a GitOps controller undid
-    /// what the stored state claims (see `revert`).
+    /// The one state word (see [`crate::ops::state::state_word`]): `idle`,
+    /// `waiting`, `rolling`, `stuck`, `advancing`, `auto`, `rolling-back`,
+    /// `stalled` or `paused`; or `pause-reverted` / `rollback-reverted` when a
+    /// GitOps controller undid what the stored state claims (see `revert`).
     pub state: String,
+    /// Why the rollout is (not) moving, with the nodes that hold it up.
+    pub blocker: crate::engine::blockers::Blocker,
+    /// For a run whose driver stopped renewing its lease: "auto-advance by X
+    /// stopped responding at T" (a new run may take it over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<String>,
     /// Who owns the spec (Argo CD, Flux, Fleet, Helm, kubectl apply), if a tool does.
     pub owner: Option<SpecOwner>,
     /// The pause or rollback another field manager reverted, if any.
@@ -77,6 +84,10 @@ pub struct NodeStatus {
     pub available: bool,
     /// Its waiting/terminated reason, if any.
     pub problem: Option<String>,
+    /// When the pod is failing: the reason and the container's own words
+    /// (last termination, waiting message), from the one health classification.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     /// How many live daemon pods the node has.
     pub pod_count: usize,
     /// Marked or selected as a canary.
@@ -140,12 +151,17 @@ impl StatusReport {
                     ready: pod.is_some_and(|p| p.ready),
                     available: pod.is_some_and(|p| p.available),
                     problem: pod.and_then(|p| p.problem.clone()),
+                    failure: pod.and_then(|p| crate::engine::health::pod_health(p).failure_text()),
                     pod_count: live.len(),
                     canary: canaries.contains(row.node.as_str())
                         || state.canaries.contains(&row.node),
                 }
             })
             .collect();
+        let blocker = crate::ops::state::blocker_with_pause(
+            &state,
+            crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes),
+        );
         let target = snapshot.target();
         let revert = reverted(&snapshot.ds, &state);
         Ok(Self {
@@ -155,8 +171,13 @@ impl StatusReport {
             current_revision: index.current().map(|c| c.number),
             state: revert
                 .as_ref()
-                .map_or_else(|| state.label(), Revert::label)
+                .map_or_else(
+                    || crate::ops::state::state_word(&state, &blocker, now),
+                    Revert::label,
+                )
                 .to_owned(),
+            stalled: state.run_owner(now).expired_text(),
+            blocker,
             owner: spec_owner(&snapshot.ds.metadata),
             revert,
             totals: Snapshot::totals(&rows),
@@ -204,6 +225,11 @@ impl StatusReport {
             let _ = writeln!(out, "managed by {}", owner.describe());
         }
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
+        let _ = writeln!(
+            out,
+            "why   {}",
+            crate::sanitize::sanitize(&self.blocker.message)
+        );
         let _ = writeln!(out);
         let _ = writeln!(
             out,
@@ -218,8 +244,9 @@ impl StatusReport {
             let detail = match (&n.pod, n.reasons.first()) {
                 (Some(pod), _) => format!(
                     "{pod}{}",
-                    n.problem
+                    n.failure
                         .as_ref()
+                        .or(n.problem.as_ref())
                         .map(|p| format!(" {p}"))
                         .unwrap_or_default()
                 ),
@@ -253,6 +280,9 @@ impl StatusReport {
             return format!(" ({})", revert.describe());
         }
         let mut parts = Vec::new();
+        if let Some(stalled) = &self.stalled {
+            parts.push(stalled.clone());
+        }
         if let Some(pause) = &self.rollout.pause {
             parts.push(format!("by {}", pause.by));
             if let Some(at) = pause.at {

@@ -24,6 +24,8 @@ pub enum Effect {
     SetTarget(Target),
     /// Run these numbered rollout writes on the effects task (confirmed by the user).
     Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
+    /// Fetch a pod's log on the effects side (the answer opens in the logs overlay).
+    FetchLogs(super::logs::LogsRequest),
 }
 
 /// The console's state: UI state plus the cached engine rows and grid order.
@@ -40,6 +42,8 @@ pub struct App {
     pub ops: super::ops_keys::OpsConsole,
     /// The roster audit (`--roster FILE`), when one was given.
     pub roster: Option<super::roster::RosterState>,
+    /// The logs overlay, when open.
+    pub logs: Option<super::logs::LogsView>,
 }
 
 impl App {
@@ -67,6 +71,7 @@ impl App {
             info,
             ops: super::ops_keys::OpsConsole::default(),
             roster: None,
+            logs: None,
         }
     }
 
@@ -77,7 +82,10 @@ impl App {
                 let context = if self.ui.help {
                     super::keymap::Context::Global
                 } else {
-                    self.ops.context().unwrap_or_else(|| self.ui.context())
+                    self.ops
+                        .context()
+                        .or_else(|| self.logs_context())
+                        .unwrap_or_else(|| self.ui.context())
                 };
                 action_for(context, key)
             }
@@ -138,6 +146,10 @@ impl App {
         if let Some(roster) = &self.roster {
             roster.decorate(&mut view, self.ui.selected_node.as_deref());
         }
+        if let Some(logs) = &self.logs {
+            view.logs = Some(logs.view(self.logs_page()));
+            view.hints = super::keymap::hints(super::keymap::Context::Logs);
+        }
         if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
             view.dialog = Some(modal.view());
             view.hints = super::keymap::hints(context);
@@ -148,6 +160,9 @@ impl App {
     /// Applies one action; returns the effect for the event loop, if any.
     pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
         if let Some(effect) = self.ops_update(action, cache) {
+            return effect;
+        }
+        if let Some(effect) = self.logs_update(action, cache) {
             return effect;
         }
         match action {
@@ -211,7 +226,10 @@ impl App {
             | Action::TogglePause
             | Action::Rollback
             | Action::ShowPlan
+            | Action::ShowLogs
             | Action::DialogUp
+            | Action::FormLess
+            | Action::FormMore
             | Action::DialogDown => {}
         }
         None

@@ -3,10 +3,13 @@
 //! turns keys into actions; the event loop runs the effects.
 
 pub mod app;
+mod auto_form;
 pub mod columns;
 pub mod confirm;
 pub mod index;
 pub mod keymap;
+pub mod logs;
+pub mod logs_link;
 pub mod ops_auto;
 pub mod ops_keys;
 pub mod ops_link;
@@ -27,6 +30,8 @@ mod app_tests;
 mod bench;
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod logs_tests;
 #[cfg(test)]
 mod ops_tests;
 #[cfg(test)]

@@ -131,6 +131,8 @@ pub struct ViewModel {
     pub hints: Vec<(String, &'static str)>,
     /// A rollout dialog (confirmation or rollback picker), drawn over the body.
     pub dialog: Option<crate::tui::confirm::DialogVm>,
+    /// The logs overlay, when open.
+    pub logs: Option<crate::tui::logs::LogsVm>,
 }
 
 /// What [`build`] reads.
@@ -171,6 +173,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         status: status(input),
         hints: keymap::hints(ui.context()),
         dialog: None,
+        logs: None,
     }
 }
 

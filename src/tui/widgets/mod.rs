@@ -7,6 +7,7 @@ mod grid;
 mod header;
 mod help;
 mod history;
+mod logs;
 mod picker;
 mod status;
 pub mod theme;
@@ -27,6 +28,9 @@ impl Widget for &ViewModel {
         render_body(&self.body, areas.body, buf);
         self.status.render(areas.status, buf);
         status::render_hints(&self.hints, areas.footer, buf);
+        if let Some(logs) = &self.logs {
+            logs.render(areas.body, buf);
+        }
         if let Some(dialog) = &self.dialog {
             dialog.render(areas.body, buf);
         }
