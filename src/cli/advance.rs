@@ -69,6 +69,9 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         };
         let state = snapshot.state()?;
         ensure_actionable(&snapshot, &state)?;
+        if let Some(note) = crate::ops::owner_guard::advance_note(&snapshot.ds) {
+            crate::cli::out::eline(&format!("note: {}: {note}", session.target));
+        }
         let rows = snapshot.rows(&snapshot.index(), jiff::Timestamp::now());
         if args.next.is_some() && !args.despite_failing {
             let failing = crate::ops::preflight::failing_updated(&rows);

@@ -72,7 +72,7 @@ pub struct DemoArgs {
     /// The DaemonSet to open, as NAMESPACE/NAME, NAME or ds/NAME (default: the scenario's first DaemonSet).
     #[arg(value_name = "DAEMONSET")]
     pub daemonset: Option<DsRef>,
-    /// A built-in scenario (`default`, `small`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes instead of the scenario's pools (scale demo).
@@ -298,14 +298,28 @@ pub async fn open_console_with(
         connection.context.clone(),
         actor.clone(),
     );
+    // Reverts by a GitOps controller are journaled as the console notices them.
+    let reverts = target.as_ref().map(|t| {
+        crate::ops::revert_watch::spawn(
+            connection.client.clone(),
+            &t.namespace,
+            &t.name,
+            executor.clone(),
+        )
+    });
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
     let logs = crate::tui::logs_link::start(connection.client.clone());
     let handle = watch::spawn(connection.watch_client, scope, target.clone());
     let key = target.map(|t| t.key());
-    crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster, Some(logs))
-        .await
-        .context("console failed")?;
+    let result =
+        crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster, Some(logs))
+            .await
+            .context("console failed");
+    if let Some(reverts) = reverts {
+        reverts.abort();
+    }
+    result?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -9,9 +9,11 @@ use clap::Args;
 
 use crate::cli::act_args::{ActArgs, block_on, confirm, open, precheck, print_dry_run};
 use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::out;
 use crate::model::DsRef;
 use crate::ops::drive::retry_on_conflict;
 use crate::ops::follow::Follower;
+use crate::ops::owner_guard::{Decision, decide, pause_spec_action, reverted};
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
 
@@ -25,6 +27,10 @@ pub struct PauseArgs {
     /// Why, for every console and `status` to show (stored on the DaemonSet).
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+    /// Change the strategy even though a GitOps tool (Argo CD, Flux, Fleet)
+    /// owns the spec and will likely put it back.
+    #[arg(long)]
+    pub despite_owner: bool,
     /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
@@ -40,6 +46,10 @@ pub struct ResumeArgs {
     /// `daemonset/NAME` or `daemonsets.apps/NAME`.
     #[arg(value_name = "DAEMONSET")]
     pub daemonset: DsRef,
+    /// Restore the strategy even though a GitOps tool (Argo CD, Flux, Fleet)
+    /// owns the spec.
+    #[arg(long)]
+    pub despite_owner: bool,
     /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
@@ -55,12 +65,19 @@ pub fn run_pause(args: &PauseArgs) -> anyhow::Result<ExitCode> {
         &args.act,
         &args.cluster,
         Change::Pause(args.reason.clone()),
+        args.despite_owner,
     )
 }
 
 /// Runs `rollcall resume`.
 pub fn run_resume(args: &ResumeArgs) -> anyhow::Result<ExitCode> {
-    run(&args.daemonset, &args.act, &args.cluster, Change::Resume)
+    run(
+        &args.daemonset,
+        &args.act,
+        &args.cluster,
+        Change::Resume,
+        args.despite_owner,
+    )
 }
 
 /// Which of the two a run does.
@@ -76,7 +93,9 @@ fn run(
     act: &ActArgs,
     cluster: &ClusterArgs,
     change: Change,
+    despite_owner: bool,
 ) -> anyhow::Result<ExitCode> {
+    let resuming = matches!(change, Change::Resume);
     let action = match change {
         Change::Pause(_) => "pause",
         Change::Resume => "resume",
@@ -84,8 +103,24 @@ fn run(
     block_on(async {
         let session = open(cluster, daemonset, act).await?;
         precheck(&session, Operation::Pause, action).await?;
-        confirm(&format!("{action} {}", session.target), act.yes)?;
         let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
+        let snapshot = follower.snapshot().await?;
+        let state = snapshot.state()?;
+        if let Some(revert) = reverted(&snapshot.ds, &state).filter(|_| !resuming) {
+            anyhow::bail!(
+                "{}: {}; `rollcall resume` clears the stored pause",
+                session.target,
+                revert.describe()
+            );
+        }
+        if let Some(spec_action) = pause_spec_action(&snapshot.ds, &state, resuming) {
+            match decide(&snapshot.ds, spec_action, despite_owner) {
+                Decision::Proceed => {}
+                Decision::Warn(text) => out::warning(&format!("{}: {text}", session.target)),
+                Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
+            }
+        }
+        confirm(&format!("{action} {}", session.target), act.yes)?;
         let by = session.executor.actor().to_owned();
         match change {
             Change::Resume => {
@@ -113,7 +148,7 @@ fn run(
         if let Some(code) = print_dry_run(&session) {
             return Ok(code);
         }
-        crate::cli::out::line(&format!("{} {action}d", session.target));
+        out::line(&format!("{} {action}d", session.target));
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -19,6 +19,7 @@ use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
 use crate::ops::follow::Follower;
+use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::rbac::Operation;
 use crate::ops::rollback::plan;
 
@@ -44,6 +45,10 @@ pub struct RollbackArgs {
     /// and the rollback ends incomplete with exit 1).
     #[arg(long)]
     pub include_cordoned: bool,
+    /// Patch the template even though a GitOps tool (Argo CD, Flux, Fleet)
+    /// owns the spec and will likely put it back.
+    #[arg(long)]
+    pub despite_owner: bool,
     /// --yes (and the global --read-only, --journal).
     #[command(flatten)]
     pub act: ActArgs,
@@ -77,6 +82,11 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             ));
             return Ok(ExitCode::SUCCESS);
         };
+        match decide(&snapshot.ds, SpecAction::Rollback, args.despite_owner) {
+            Decision::Proceed => {}
+            Decision::Warn(text) => out::warning(&format!("{}: {text}", session.target)),
+            Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
+        }
         out::stderr(&rollback.diff);
         let order = rollback_nodes(&snapshot);
         confirm(

@@ -20,7 +20,7 @@ use crate::sim::server::ServeOptions;
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
 pub struct SimArgs {
-    /// A built-in scenario (`default`, `small`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes (pools, zones, DaemonSets) for scale work.

@@ -10,6 +10,7 @@ use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
 use crate::model::DsRef;
 use crate::ops::follow::Follower;
+use crate::ops::owner_guard::revert_record;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
 use crate::ops::status_summary::changes;
@@ -62,6 +63,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         if !args.watch {
             let snapshot = Snapshot::load(&session.connection.client, &session.target).await?;
             let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+            journal_revert(&session, &report);
             print(&render(&report, args)?, args.output)?;
             return Ok(std::process::ExitCode::SUCCESS);
         }
@@ -70,6 +72,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         loop {
             let snapshot = follower.snapshot().await?;
             let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+            journal_revert(&session, &report);
             match (&last, args.output) {
                 (None, _) => print(&render(&report, args)?, args.output)?,
                 (Some(before), Output::Json) => {
@@ -90,6 +93,17 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
             follower.changed_or(None).await;
         }
     })
+}
+
+/// Records a revert the report shows in the journal (once per revert).
+fn journal_revert(session: &crate::cli::act_args::Session, report: &StatusReport) {
+    let Some(revert) = &report.revert else {
+        return;
+    };
+    let record = revert_record(&session.target.key(), revert);
+    if let Err(err) = session.executor.note_once(&record) {
+        out::warning(&format!("cannot journal the revert: {err}"));
+    }
 }
 
 fn render(report: &StatusReport, args: &StatusArgs) -> anyhow::Result<String> {

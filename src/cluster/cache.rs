@@ -290,7 +290,11 @@ impl Cache {
 
     fn apply_daemonset(&mut self, event: watcher::Event<DaemonSet>, now: jiff::Timestamp) {
         let event = map_event(event, |mut ds| {
+            // DaemonSets are few, and their field managers say who owns the
+            // spec and who last changed it (GitOps ownership and reverts).
+            let managed = ds.metadata.managed_fields.take();
             slim_metadata(&mut ds.metadata);
+            ds.metadata.managed_fields = managed;
             ds
         });
         // Rows depend on the spec (template, selector, minReadySeconds) and the

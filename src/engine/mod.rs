@@ -17,6 +17,7 @@ pub mod coverage;
 #[cfg(test)]
 pub mod fixtures;
 pub mod health;
+pub mod owner;
 pub mod ownership;
 pub mod reconcile;
 pub mod revision;

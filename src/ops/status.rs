@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::engine::coverage::Totals;
+use crate::engine::owner::{SpecOwner, spec_owner};
 use crate::ops::advance::skip_text;
 use crate::ops::error::OpsError;
+use crate::ops::owner_guard::{Revert, reverted};
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
 use crate::ops::status_summary::{Summary, eligibility_word, names};
@@ -30,7 +32,8 @@ pub struct StatusReport {
     pub current_revision: Option<i64>,
     /// The one state word (see [`crate::ops::state::state_word`]): `idle`,
     /// `waiting`, `rolling`, `stuck`, `advancing`, `auto`, `rolling-back`,
-    /// `stalled` or `paused`.
+    /// `stalled` or `paused`; or `pause-reverted` / `rollback-reverted` when a
+    /// GitOps controller undid what the stored state claims (see `revert`).
     pub state: String,
     /// Why the rollout is (not) moving, with the nodes that hold it up.
     pub blocker: crate::engine::blockers::Blocker,
@@ -38,6 +41,10 @@ pub struct StatusReport {
     /// stopped responding at T" (a new run may take it over).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stalled: Option<String>,
+    /// Who owns the spec (Argo CD, Flux, Fleet, Helm, kubectl apply), if a tool does.
+    pub owner: Option<SpecOwner>,
+    /// The pause or rollback another field manager reverted, if any.
+    pub revert: Option<Revert>,
     /// The durable rollout state in full.
     pub rollout: RolloutState,
     /// The DaemonSet status fields, computed.
@@ -163,14 +170,23 @@ impl StatusReport {
             crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes),
         );
         let target = snapshot.target();
+        let revert = reverted(&snapshot.ds, &state);
         let mut report = Self {
             namespace: target.namespace,
             name: target.name,
             strategy: snapshot.strategy_type().to_owned(),
             current_revision: index.current().map(|c| c.number),
-            state: crate::ops::state::state_word(&state, &blocker, now).to_owned(),
+            state: revert
+                .as_ref()
+                .map_or_else(
+                    || crate::ops::state::state_word(&state, &blocker, now),
+                    Revert::label,
+                )
+                .to_owned(),
             stalled: state.run_owner(now).expired_text(),
             blocker,
+            owner: spec_owner(&snapshot.ds.metadata),
+            revert,
             totals: Snapshot::totals(&rows),
             nodes,
             plan: plan
@@ -218,6 +234,9 @@ impl StatusReport {
             "desired {}  current {}  updated {}  ready {}  available {}",
             t.desired, t.current, t.updated, t.ready, t.available
         );
+        if let Some(owner) = &self.owner {
+            let _ = writeln!(out, "managed by {}", owner.describe());
+        }
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
         for warning in &self.warnings {
             let _ = writeln!(out, "warning: {warning}");
@@ -311,6 +330,9 @@ impl StatusReport {
     }
 
     fn state_detail(&self) -> String {
+        if let Some(revert) = &self.revert {
+            return format!(" ({})", revert.describe());
+        }
         let mut parts = Vec::new();
         if let Some(stalled) = &self.stalled {
             parts.push(stalled.clone());
@@ -421,6 +443,49 @@ mod tests {
         let table = report.render_table(false);
         assert!(
             table.contains("state paused (by rollcall auto, reason: node n2: CrashLoopBackOff)"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn an_owner_and_a_reverted_pause_are_reported() {
+        let tracking = (
+            "argocd.argoproj.io/tracking-id",
+            "node-agents:apps/DaemonSet:kube-system/agent",
+        );
+        let owned = |rolling: bool| {
+            ds(
+                rolling,
+                &[
+                    tracking,
+                    ("rollcall.dev/paused-by", "ana@box"),
+                    (
+                        "rollcall.dev/saved-update-strategy",
+                        r#"{"type":"RollingUpdate"}"#,
+                    ),
+                ],
+            )
+        };
+        // Still paused: the strategy is OnDelete as pause left it.
+        let report =
+            StatusReport::build(&snapshot(owned(false), &NODES, all_old(&NODES)), t(100)).unwrap();
+        assert_eq!(report.state, "paused");
+        assert!(report.revert.is_none());
+        // Self-healed back to RollingUpdate: no longer paused.
+        let report =
+            StatusReport::build(&snapshot(owned(true), &NODES, all_old(&NODES)), t(100)).unwrap();
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["state"], "pause-reverted");
+        assert_eq!(json["owner"]["tool"], "argoCd");
+        assert_eq!(json["owner"]["name"], "node-agents");
+        assert_eq!(json["revert"]["what"], "pause");
+        let table = report.render_table(true);
+        assert!(
+            table.contains("managed by Argo CD app node-agents"),
+            "{table}"
+        );
+        assert!(
+            table.contains("state pause-reverted (pause reverted by another field manager)"),
             "{table}"
         );
     }

@@ -312,6 +312,34 @@ impl Executor {
         &self.actor
     }
 
+    /// Journals something noticed rather than done (a GitOps controller
+    /// reverting a pause or rollback), once: when a line with the same
+    /// DaemonSet, action and message is already in the journal, nothing is
+    /// written. Not a cluster write, so read-only mode allows it. Returns
+    /// whether a line was written.
+    pub fn note_once(&self, record: &Record) -> Result<bool, OpsError> {
+        let entry = JournalEntry {
+            time: jiff::Timestamp::now().to_string(),
+            context: self.context.clone(),
+            user: self.actor.clone(),
+            daemonset: record.daemonset.clone(),
+            action: record.action.clone(),
+            node: record.node.clone(),
+            result: "ok".to_owned(),
+            message: record.note.clone(),
+            ..JournalEntry::default()
+        };
+        // A journal not written yet has no lines.
+        let seen = self.journal.read_all().unwrap_or_default().iter().any(|e| {
+            e.daemonset == entry.daemonset && e.action == entry.action && e.message == entry.message
+        });
+        if seen {
+            return Ok(false);
+        }
+        self.journal.append(&entry)?;
+        Ok(true)
+    }
+
     /// Runs one write, journals it (fsync), returns the result. A journal failure
     /// after a successful write is returned as the error only when the write
     /// itself succeeded and nothing else is left to report it.

@@ -12,6 +12,7 @@ pub mod kubeconfig;
 pub mod kubelet;
 pub mod resources;
 pub mod scenario;
+pub mod selfheal;
 pub mod server;
 pub mod store;
 pub mod tls;

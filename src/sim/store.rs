@@ -41,6 +41,7 @@
 mod daemonset;
 mod delete;
 mod history;
+pub mod managed;
 mod mutate;
 mod object;
 mod strategy;

@@ -35,6 +35,8 @@ mod logs_tests;
 #[cfg(test)]
 mod ops_tests;
 #[cfg(test)]
+mod owner_tests;
+#[cfg(test)]
 mod roster_tests;
 #[cfg(test)]
 mod tests;

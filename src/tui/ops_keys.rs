@@ -214,7 +214,7 @@ impl App {
             .map_err(|e| e.to_string())?;
         let to = snapshot.index().current().map(|c| c.number);
         let requests = delete_requests(&snapshot.target(), &victims, to, "advance");
-        let lines = victims
+        let mut lines: Vec<String> = victims
             .iter()
             .map(|v| {
                 let from = v.revision_from.map_or_else(|| "?".to_owned(), |r| r.to_string());
@@ -222,6 +222,7 @@ impl App {
                 format!("delete pod {} on node {} (revision {from} → {to}), only if its UID is still {}", v.pod, v.node, v.uid)
             })
             .collect();
+        lines.extend(crate::ops::owner_guard::advance_note(&snapshot.ds));
         let node = victims.first().map(|v| v.node.clone()).unwrap_or_default();
         let mut lines: Vec<String> = lines;
         let mut title = format!("advance node {node}?");
@@ -270,6 +271,9 @@ impl App {
         let snapshot = self.snapshot(cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
         let now = jiff::Timestamp::now();
+        let spec_action =
+            crate::ops::owner_guard::pause_spec_action(&snapshot.ds, &state, state.is_paused());
+        let mut lines = crate::ops::owner_guard::dialog_lines(&snapshot.ds, spec_action);
         let (title, request) = if state.is_paused() {
             (
                 "resume the rollout?",
@@ -290,9 +294,10 @@ impl App {
             }
             _ => "record it on the DaemonSet (auto-advance stops in every console)".to_owned(),
         };
+        lines.push(detail);
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: title.to_owned(),
-            lines: vec![detail],
+            lines,
             intent: Intent::Writes(vec![request]),
         })));
         Ok(())

@@ -124,7 +124,11 @@ impl App {
         } else {
             Vec::new()
         };
-        let mut lines = vec![format!(
+        let mut lines = crate::ops::owner_guard::dialog_lines(
+            &snapshot.ds,
+            Some(crate::ops::owner_guard::SpecAction::Rollback),
+        );
+        lines.push(format!(
             "patch the template to revision {number}{}",
             if order.is_empty() {
                 String::new()
@@ -134,7 +138,7 @@ impl App {
                     order.len()
                 )
             }
-        )];
+        ));
         lines.extend(plan.diff.lines().map(str::to_owned));
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: format!("roll back to revision {number}?"),

@@ -11,6 +11,7 @@ use super::patch::{self, PatchType};
 use super::status::ApiError;
 use super::table::{self, IncludeObject};
 use super::{ApiState, RequestInfo, ResourcePath, json_response};
+use crate::sim::store::managed;
 use crate::sim::store::{
     CreateMode, DeleteOptions, Preconditions, StoreError, StoredObject, Subresource, WriteOptions,
 };
@@ -113,9 +114,7 @@ pub fn create(
     }
     let mut obj = parse_json(body)?;
     align_identity(&mut obj, path)?;
-    let options = WriteOptions {
-        dry_run: info.dry_run(),
-    };
+    let options = write_options(info);
     let created = state
         .store
         .create_with(path.kind, obj, CreateMode::Api, options)?;
@@ -131,9 +130,7 @@ pub fn update(
 ) -> Result<Response<Body>, ApiError> {
     let mut obj = parse_json(body)?;
     align_identity(&mut obj, path)?;
-    let options = WriteOptions {
-        dry_run: info.dry_run(),
-    };
+    let options = write_options(info);
     let updated = state
         .store
         .update_with(path.kind, obj, subresource(path), options)?;
@@ -150,9 +147,7 @@ pub fn patch(
     let patch_type = PatchType::from_content_type(info.header(header::CONTENT_TYPE))
         .ok_or_else(|| ApiError::unsupported_media_type(patch::ACCEPTED))?;
     let patch_body = parse_json(body)?;
-    let options = WriteOptions {
-        dry_run: info.dry_run(),
-    };
+    let options = write_options(info);
     let mut patch_error = None;
     let result = state.store.modify_with(
         path.kind,
@@ -244,6 +239,21 @@ pub fn delete_collection(
     let list = json!({"kind": path.kind.list_kind(), "apiVersion": path.kind.api_version(),
         "metadata": {"resourceVersion": state.store.resource_version().to_string()}, "items": deleted});
     Ok(json_response(StatusCode::OK, &list))
+}
+
+/// The options of a create, update or patch: dry run, and the field manager
+/// (`fieldManager`, else the User-Agent's prefix) recorded in managedFields.
+fn write_options(info: &RequestInfo) -> WriteOptions {
+    WriteOptions {
+        dry_run: info.dry_run(),
+        manager: Some(
+            managed::manager_or_user_agent(
+                info.query.get("fieldManager"),
+                info.header(header::USER_AGENT),
+            )
+            .into(),
+        ),
+    }
 }
 
 /// DeleteOptions from the body (optional) and the query.

@@ -89,7 +89,8 @@ pub fn load_scenario(
             stats.nodes += 1;
         }
     }
-    for workload in workloads(scenario, &typed_nodes, now, &mut rng) {
+    for mut workload in workloads(scenario, &typed_nodes, now, &mut rng) {
+        mark_owner(&mut workload.daemon_set, scenario, now);
         restore(store, ResourceKind::DaemonSet, workload.daemon_set)?;
         stats.daemon_sets += 1;
         for revision in workload.revisions {
@@ -105,6 +106,35 @@ pub fn load_scenario(
         }
     }
     Ok(stats)
+}
+
+/// Adds the scenario's labels and annotations to a DaemonSet and, when it
+/// names the manager that applied it, the managedFields entry a server-side
+/// apply of the whole object leaves (operation `Apply`, every field).
+fn mark_owner(daemon_set: &mut Value, scenario: &Scenario, now: Timestamp) {
+    let name = daemon_set["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = daemon_set["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
+    let Some(spec) = scenario
+        .daemon_sets
+        .iter()
+        .find(|d| d.name == name && d.namespace == namespace)
+    else {
+        return;
+    };
+    for (field, extra) in [("labels", &spec.labels), ("annotations", &spec.annotations)] {
+        for (key, value) in extra {
+            daemon_set["metadata"][field][key] = json!(value);
+        }
+    }
+    if let Some(manager) = &spec.applied_by {
+        let fields = crate::sim::store::managed::all_fields(daemon_set);
+        daemon_set["metadata"]["managedFields"] = json!([{
+            "manager": manager, "operation": "Apply", "apiVersion": "apps/v1",
+            "time": rfc3339(now), "fieldsType": "FieldsV1", "fieldsV1": fields,
+        }]);
+    }
 }
 
 fn with_kind(object: &impl Serialize, api_version: &str, kind: &str) -> Value {

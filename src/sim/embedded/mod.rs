@@ -19,6 +19,7 @@ use crate::sim::generate::large::large_scenario;
 use crate::sim::kubelet::clock::SimClock;
 use crate::sim::kubelet::{self, KubeletHandle, KubeletOptions};
 use crate::sim::scenario::{Scenario, ScenarioError};
+use crate::sim::selfheal::{self, SelfHealHandle};
 use crate::sim::server::{self, ServeOptions, ServerHandle};
 use crate::sim::store::{PodTermination, Store, StoreError, StoreOptions};
 pub use load::LoadStats;
@@ -102,6 +103,7 @@ pub struct Simulation {
     pub load_report: Vec<String>,
     controller: ControllerHandle,
     kubelets: KubeletHandle,
+    self_heal: Option<SelfHealHandle>,
 }
 
 impl Simulation {
@@ -172,6 +174,7 @@ impl Simulation {
                 seed,
             },
         );
+        let self_heal = selfheal::spawn(&store, &scenario);
         Ok(Simulation {
             store,
             scenario,
@@ -179,11 +182,15 @@ impl Simulation {
             load_report,
             controller,
             kubelets,
+            self_heal,
         })
     }
 
     /// Stops the controller and kubelets.
     pub async fn shutdown(self) {
+        if let Some(self_heal) = self.self_heal {
+            self_heal.shutdown().await;
+        }
         self.controller.shutdown().await;
         self.kubelets.shutdown().await;
     }

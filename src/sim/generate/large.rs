@@ -95,6 +95,9 @@ fn base(name: &str, namespace: &str, strategy: StrategyKind) -> DaemonSetSpec {
         container: None,
         revisions: Vec::new(),
         pods_at: None,
+        labels: BTreeMap::new(),
+        annotations: BTreeMap::new(),
+        applied_by: None,
     }
 }
 

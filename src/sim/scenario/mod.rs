@@ -32,6 +32,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         "small",
         include_str!("../../../assets/scenarios/small.yaml"),
     ),
+    (
+        "gitops",
+        include_str!("../../../assets/scenarios/gitops.yaml"),
+    ),
 ];
 
 /// A whole scenario file.
@@ -67,6 +71,32 @@ pub struct Scenario {
     /// Things that happen to nodes over time.
     #[serde(default)]
     pub timeline: Vec<TimelineEntry>,
+    /// A simulated GitOps controller putting back the spec of the DaemonSets
+    /// it applied (`appliedBy` its manager) after others change it.
+    #[serde(default)]
+    pub self_heal: Option<SelfHeal>,
+}
+
+/// A simulated GitOps self-heal (Argo CD's `selfHeal: true`): a few seconds
+/// after another field manager changes the update strategy or the template
+/// of a DaemonSet it applied, it writes back the spec as of start.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SelfHeal {
+    /// The field manager it writes as (and whose DaemonSets it heals).
+    #[serde(default = "default_self_heal_manager")]
+    pub manager: String,
+    /// How long after a change it puts the spec back.
+    #[serde(with = "duration", default = "default_self_heal_delay")]
+    pub delay: Duration,
+}
+
+fn default_self_heal_manager() -> String {
+    "argocd-controller".to_owned()
+}
+
+fn default_self_heal_delay() -> Duration {
+    Duration::from_secs(3)
 }
 
 fn default_pool_label() -> String {
@@ -238,6 +268,17 @@ pub struct DaemonSetSpec {
     /// (default: the last). Lower means an update is waiting to roll out.
     #[serde(default)]
     pub pods_at: Option<usize>,
+    /// Extra `metadata.labels` of the DaemonSet.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Extra `metadata.annotations` of the DaemonSet.
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+    /// The field manager that applied the DaemonSet (server-side apply of
+    /// every field, as `argocd-controller` or `kustomize-controller` do),
+    /// recorded in `metadata.managedFields`.
+    #[serde(default)]
+    pub applied_by: Option<String>,
 }
 
 fn default_namespace() -> String {
@@ -399,6 +440,7 @@ impl Scenario {
             daemon_sets: Vec::new(),
             images: Vec::new(),
             timeline: Vec::new(),
+            self_heal: None,
         }
     }
 

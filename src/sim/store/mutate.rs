@@ -62,6 +62,7 @@ impl Store {
             resource_version: state.resource_version + 1,
             now: &now,
             uid: &uid,
+            manager: options.manager.as_deref(),
         };
         let obj = strategy::prepare_create(kind, obj, mode, &stamp)?;
         let key = key_of(kind, &obj);
@@ -151,6 +152,7 @@ impl Store {
         options: WriteOptions,
         change: impl FnOnce(&Value) -> Result<Value, StoreError>,
     ) -> Result<Arc<StoredObject>, StoreError> {
+        let WriteOptions { dry_run, manager } = options;
         let now = now_rfc3339();
         let key = ObjectKey::new(scope(kind, namespace), name);
         let mut state = self.write();
@@ -175,12 +177,13 @@ impl Store {
             resource_version: state.resource_version + 1,
             now: &now,
             uid: "",
+            manager: manager.as_deref(),
         };
         let Some(next) = strategy::prepare_update(kind, &old, new, sub, &stamp)? else {
             return Ok(current);
         };
         let stored = Arc::new(StoredObject::from_value(kind, &next)?);
-        if !options.dry_run {
+        if !dry_run {
             self.commit(&mut state, kind, EventType::Modified, &stored);
         }
         Ok(stored)

@@ -39,6 +39,8 @@ pub struct WriteStamp<'a> {
     pub now: &'a str,
     /// A fresh uid (used by creates).
     pub uid: &'a str,
+    /// The field manager to record, if any (see `managed.rs`).
+    pub manager: Option<&'a str>,
 }
 
 /// Fills in and validates a new object. Returns it ready to store.
@@ -78,6 +80,9 @@ pub fn prepare_create(
     }
     if kind == ResourceKind::DaemonSet {
         validate_daemonset(&obj)?;
+    }
+    if let Some(manager) = stamp.manager.filter(|_| !keep) {
+        super::managed::record(None, &mut obj, manager, Subresource::Main, stamp.now);
     }
     Ok(obj)
 }
@@ -140,6 +145,9 @@ pub fn prepare_update(
     }
     next["metadata"]["resourceVersion"] = json!(stamp.resource_version.to_string());
     validate_identity(kind, &next)?;
+    if let Some(manager) = stamp.manager {
+        super::managed::record(Some(old), &mut next, manager, sub, stamp.now);
+    }
     Ok(Some(next))
 }
 
@@ -264,6 +272,7 @@ mod tests {
             resource_version: rv,
             now: "2026-01-01T00:00:00Z",
             uid: "uid-1",
+            manager: None,
         }
     }
 

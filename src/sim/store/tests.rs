@@ -153,7 +153,10 @@ fn delete_checks_preconditions() {
 fn dry_run_persists_nothing() {
     let store = store();
     let rv = store.resource_version();
-    let dry = WriteOptions { dry_run: true };
+    let dry = WriteOptions {
+        dry_run: true,
+        ..WriteOptions::default()
+    };
     let created = store
         .create_with(ResourceKind::Node, node("a"), CreateMode::Api, dry)
         .unwrap();

@@ -107,10 +107,13 @@ pub struct Preconditions {
 }
 
 /// Options shared by every write.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// `dryRun=All`: validate and answer, persist nothing, emit no event.
     pub dry_run: bool,
+    /// The field manager recorded in `metadata.managedFields`; `None` for the
+    /// simulation's own writes, which leave managed fields as they are.
+    pub manager: Option<Arc<str>>,
 }
 
 /// Options of a delete.

@@ -31,6 +31,8 @@ pub struct HeaderVm {
     pub progress_label: String,
     /// Rollout state in a word or two.
     pub state: Cell,
+    /// `managed by Argo CD app <name>`, when a tool owns the spec.
+    pub owner: Option<Cell>,
 }
 
 /// Builds the header from the DaemonSet and its revision index.
@@ -91,6 +93,8 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, now: jiff::Timestamp) -> HeaderVm 
         progress,
         progress_label: format!("{updated}/{desired} updated"),
         state: rollout_state(ds, rows, now),
+        owner: crate::engine::owner::spec_owner(&ds.metadata)
+            .map(|o| Cell::new(&format!("managed by {}", o.describe()), Tone::Accent)),
     }
 }
 
@@ -126,6 +130,10 @@ fn strategy(ds: &DaemonSet) -> String {
 fn rollout_state(ds: &DaemonSet, rows: &RowCache, now: jiff::Timestamp) -> Cell {
     let state = crate::ops::state::RolloutState::from_annotations(ds.metadata.annotations.as_ref())
         .unwrap_or_default();
+    // A pause or rollback a GitOps controller undid is no longer the state.
+    if let Some(revert) = crate::ops::owner_guard::reverted(ds, &state) {
+        return Cell::new(&revert.describe(), Tone::Bad);
+    }
     let blocker = crate::ops::state::blocker_with_pause(
         &state,
         crate::engine::blockers::rollout_blocker_with(

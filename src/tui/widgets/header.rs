@@ -35,6 +35,17 @@ pub fn render(title: &[Cell], header: Option<&HeaderVm>, area: Rect, buf: &mut B
         spans.push(Span::raw("  "));
     }
     Line::from(spans).render(counts, buf);
+    // Who owns the spec shares the gauge's line, right-aligned.
+    let gauge = match &header.owner {
+        Some(owner) => {
+            let width = u16::try_from(owner.text.chars().count() + 1).unwrap_or(u16::MAX);
+            let [gauge, right] =
+                Layout::horizontal([Constraint::Min(10), Constraint::Length(width)]).areas(gauge);
+            Line::from(span(owner)).right_aligned().render(right, buf);
+            gauge
+        }
+        None => gauge,
+    };
     LineGauge::default()
         .ratio(header.progress)
         .label(header.progress_label.as_str())
