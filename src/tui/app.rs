@@ -6,12 +6,15 @@
 
 use crossterm::event::{Event, MouseButton, MouseEventKind};
 
+use super::columns::detail_split;
 use super::columns::{areas, list_height};
+use super::fit::clamp_scroll;
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Confirm, Screen, UiState};
-use super::view_model::{self, ConsoleInfo, Inputs, ViewModel, picker};
+use super::state::{Screen, UiState};
+use super::view_model::pane::{self, Overlay, TextPane};
+use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
 use crate::cluster::watch::Target;
 
@@ -75,7 +78,7 @@ impl App {
         match event {
             Event::Key(key) if key.kind != crossterm::event::KeyEventKind::Release => {
                 let context = if self.ui.help {
-                    super::keymap::Context::Global
+                    super::keymap::Context::Help
                 } else {
                     self.ops.context().unwrap_or_else(|| self.ui.context())
                 };
@@ -90,15 +93,6 @@ impl App {
             Event::Resize(width, height) => Some(Action::Resize(*width, *height)),
             _ => None,
         }
-    }
-
-    /// Opens a confirmation dialog: `effect` runs only if the user says yes.
-    pub fn ask(&mut self, title: impl Into<String>, lines: Vec<String>, effect: Effect) {
-        self.ui.confirm = Some(Confirm {
-            title: title.into(),
-            lines,
-            effect,
-        });
     }
 
     /// Takes the cache's change set and brings rows and order up to date.
@@ -138,11 +132,92 @@ impl App {
         if let Some(roster) = &self.roster {
             roster.decorate(&mut view, self.ui.selected_node.as_deref());
         }
+        let body = self.body_area();
         if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
-            view.dialog = Some(modal.view());
+            let dialog = modal.view();
+            let width = pane::overlay_inner_width(Overlay::Dialog, body.width);
+            let lines: Vec<Vec<_>> = dialog.lines.into_iter().map(|c| vec![c]).collect();
+            let lines = pane::wrap_all(&lines, width);
+            let area = pane::overlay_area(Overlay::Dialog, body, lines.len());
+            let scroll = if self.ui.dialog_title.as_deref() == Some(dialog.title.as_str()) {
+                self.ui.dialog_scroll
+            } else {
+                0
+            };
+            let visible = pane::visible(area.height, lines.len());
+            view.dialog = Some(TextPane {
+                title: dialog.title,
+                scroll: clamp_scroll(scroll, visible, lines.len()),
+                lines,
+            });
             view.hints = super::keymap::hints(context);
         }
+        if let Body::Detail(grid, detail) = &mut view.body {
+            let [left, right] = detail_split(body);
+            let area = if grid.is_some() {
+                right
+            } else {
+                left.union(right)
+            };
+            detail.lines = pane::wrap_all(&detail.lines, area.width.saturating_sub(2));
+            let visible = pane::visible(area.height, detail.lines.len());
+            detail.scroll = clamp_scroll(detail.scroll, visible, detail.lines.len());
+        }
         view
+    }
+
+    /// The body region of the current terminal.
+    fn body_area(&self) -> ratatui::layout::Rect {
+        areas(ratatui::layout::Rect::new(
+            0,
+            0,
+            self.ui.size.0,
+            self.ui.size.1,
+        ))
+        .body
+    }
+
+    /// Scrolls the help, the open dialog or the detail pane, when one has
+    /// the list keys; returns whether one did.
+    fn scroll_text(&mut self, action: Action, cache: &Cache) -> bool {
+        let on_text = self.ui.help || self.ops.modal.is_some() || self.ui.screen == Screen::Detail;
+        if !on_text {
+            return false;
+        }
+        let view = self.view_model(cache, jiff::Timestamp::UNIX_EPOCH);
+        let body = self.body_area();
+        let (pane, height) = if let Some(help) = &view.help {
+            let area = pane::overlay_area(Overlay::Help, body, help.lines.len());
+            (help, area.height)
+        } else if let Some(dialog) = &view.dialog {
+            let area = pane::overlay_area(Overlay::Dialog, body, dialog.lines.len());
+            (dialog, area.height)
+        } else if let Body::Detail(_, detail) = &view.body {
+            (detail, body.height)
+        } else {
+            return false;
+        };
+        let total = pane.lines.len();
+        let visible = pane::visible(height, total);
+        let last = total.saturating_sub(visible);
+        let next = match action {
+            Action::Up => pane.scroll.saturating_sub(1),
+            Action::Down => pane.scroll + 1,
+            Action::PageUp => pane.scroll.saturating_sub(visible),
+            Action::PageDown => pane.scroll + visible,
+            Action::Top => 0,
+            _ => last,
+        }
+        .min(last);
+        if self.ui.help {
+            self.ui.help_scroll = next;
+        } else if view.dialog.is_some() {
+            self.ui.dialog_title = view.dialog.as_ref().map(|d| d.title.clone());
+            self.ui.dialog_scroll = next;
+        } else {
+            self.ui.detail_scroll = next;
+        }
+        true
     }
 
     /// Applies one action; returns the effect for the event loop, if any.
@@ -152,13 +227,10 @@ impl App {
         }
         match action {
             Action::Quit => return Some(Effect::Quit),
-            Action::Confirm => return self.ui.confirm.take().map(|confirm| confirm.effect),
-            Action::Cancel => {
-                if let Some(confirm) = self.ui.confirm.take() {
-                    self.ui.info(format!("cancelled: {}", confirm.title));
-                }
+            Action::Help => {
+                self.ui.help = !self.ui.help;
+                self.ui.help_scroll = 0;
             }
-            Action::Help => self.ui.help = !self.ui.help,
             Action::Back => self.back(cache),
             Action::Resize(width, height) => {
                 self.ui.size = (width, height);
@@ -199,7 +271,9 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => {
-                self.navigate(action, cache);
+                if !self.scroll_text(action, cache) {
+                    self.navigate(action, cache);
+                }
             }
             Action::ScrollUp => self.navigate(Action::Up, cache),
             Action::ScrollDown => self.navigate(Action::Down, cache),
@@ -212,7 +286,9 @@ impl App {
             | Action::Rollback
             | Action::ShowPlan
             | Action::DialogUp
-            | Action::DialogDown => {}
+            | Action::DialogDown
+            | Action::Confirm
+            | Action::Cancel => {}
         }
         None
     }
@@ -339,10 +415,8 @@ impl App {
                 self.ui.picker_offset =
                     visible_offset(self.ui.picker_offset, self.ui.picker_selected, page);
             }
-            Screen::Detail => {
-                let len = self.scroll_lengths(cache).0;
-                self.ui.detail_scroll = step(self.ui.detail_scroll, len, action, page);
-            }
+            // Scrolled by `scroll_text`.
+            Screen::Detail => {}
             Screen::History => match action {
                 Action::PageUp | Action::PageDown => {
                     let len = self.scroll_lengths(cache).1;

@@ -234,38 +234,6 @@ fn a_missing_daemonset_says_so_instead_of_loading_forever() {
 }
 
 #[test]
-fn a_confirmation_holds_the_effect_until_yes() {
-    let mut cache = fixtures::mid_rollout();
-    let mut app = app(&mut cache, (100, 20));
-    let target = crate::cluster::watch::Target {
-        namespace: "kube-system".into(),
-        name: "other".into(),
-    };
-    app.ask(
-        "switch",
-        vec!["watch kube-system/other".into()],
-        Effect::SetTarget(target.clone()),
-    );
-    let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-    // While the dialog is open, grid keys do nothing and q does not quit.
-    assert_eq!(app.action_for_event(&key('j')), None);
-    assert_eq!(app.action_for_event(&key('q')), None);
-    assert_eq!(app.action_for_event(&key('n')), Some(Action::Cancel));
-    assert_eq!(app.update(Action::Cancel, &cache), None);
-    assert!(app.ui.confirm.is_none());
-    app.ask("switch", Vec::new(), Effect::SetTarget(target.clone()));
-    assert_eq!(
-        app.update(Action::Confirm, &cache),
-        Some(Effect::SetTarget(target))
-    );
-    assert_eq!(
-        app.update(Action::Confirm, &cache),
-        None,
-        "an effect runs once"
-    );
-}
-
-#[test]
 fn the_connection_note_opens_the_status_line() {
     let info = ConsoleInfo {
         note: Some("no kubeconfig found: embedded cluster".into()),

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod columns;
 pub mod confirm;
+pub mod fit;
 pub mod index;
 pub mod keymap;
 pub mod ops_auto;
@@ -27,6 +28,8 @@ mod app_tests;
 mod bench;
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod layout_tests;
 #[cfg(test)]
 mod ops_tests;
 #[cfg(test)]

@@ -9,16 +9,9 @@ use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
 use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
 use crate::tui::rows::{NodeRow, short_taint};
 
-/// The detail pane's content: a title and lines of cells.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DetailVm {
-    /// Node name.
-    pub title: String,
-    /// All lines (the widget scrolls).
-    pub lines: Vec<Vec<Cell>>,
-    /// First line shown.
-    pub scroll: usize,
-}
+/// The detail pane's content: a title and lines of cells (wrapped to the
+/// pane and the scroll clamped by the app, which knows the pane's size).
+pub type DetailVm = super::pane::TextPane;
 
 /// Builds the pane for the selected node.
 pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
@@ -26,7 +19,7 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     let title = super::super::sanitize::sanitize(node_name).into_owned();
     let (Some(node), Some(row)) = (input.cache.node(node_name), input.rows.get(node_name)) else {
         return DetailVm {
-            title,
+            title: format!(" node {title} "),
             lines: vec![vec![Cell::new("node is gone", Tone::Dim)]],
             scroll: 0,
         };
@@ -51,8 +44,8 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     events.sort_by_key(|e| std::cmp::Reverse(e.last_seen()));
     recent_events(&mut lines, &events, input.now);
     DetailVm {
-        title,
-        scroll: input.ui.detail_scroll.min(lines.len().saturating_sub(1)),
+        title: format!(" node {title} "),
+        scroll: input.ui.detail_scroll,
         lines,
     }
 }

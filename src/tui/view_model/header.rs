@@ -146,10 +146,9 @@ fn rollout_state(ds: &DaemonSet, updated: i32, desired: i32) -> Cell {
     if updated >= desired && generation_seen {
         Cell::new("idle", Tone::Good)
     } else if on_delete {
-        Cell::new(
-            &format!("idle · {} nodes on old revisions", desired - updated),
-            Tone::Old,
-        )
+        let old = desired - updated;
+        let nodes = if old == 1 { "node" } else { "nodes" };
+        Cell::new(&format!("idle · {old} {nodes} on old revisions"), Tone::Old)
     } else {
         Cell::new("rolling", Tone::Warn)
     }
@@ -176,6 +175,13 @@ mod tests {
             .build();
         let cases = [
             ("settled", &rolling, 5, 5, "idle"),
+            (
+                "one node left, singular",
+                &on_delete,
+                4,
+                5,
+                "idle · 1 node on old revisions",
+            ),
             ("rolling update under way", &rolling, 2, 5, "rolling"),
             (
                 "ondelete waits for deletes",

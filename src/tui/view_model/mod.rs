@@ -8,6 +8,7 @@ mod format;
 mod grid;
 mod header;
 pub mod history;
+pub mod pane;
 pub mod picker;
 
 pub use format::age;
@@ -109,9 +110,6 @@ pub struct StatusVm {
     pub message: Option<Cell>,
 }
 
-/// Help overlay content: section title and `(keys, description)` lines.
-pub type HelpSections = Vec<(&'static str, Vec<(String, &'static str)>)>;
-
 /// Everything the widgets draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViewModel {
@@ -121,16 +119,14 @@ pub struct ViewModel {
     pub header: Option<HeaderVm>,
     /// The main region.
     pub body: Body,
-    /// Help overlay sections, when shown.
-    pub help: Option<HelpSections>,
-    /// Confirmation dialog: title and lines, when one is open.
-    pub confirm: Option<(Cell, Vec<Cell>)>,
+    /// The help overlay, when shown.
+    pub help: Option<pane::TextPane>,
     /// Status line.
     pub status: StatusVm,
     /// Footer key hints.
     pub hints: Vec<(String, &'static str)>,
-    /// A rollout dialog (confirmation or rollback picker), drawn over the body.
-    pub dialog: Option<crate::tui::confirm::DialogVm>,
+    /// A rollout dialog (confirmation, plan or rollback picker), drawn over the body.
+    pub dialog: Option<pane::TextPane>,
 }
 
 /// What [`build`] reads.
@@ -163,14 +159,26 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         title: title(input.info, ui.target.as_deref()),
         header,
         body: body(input),
-        help: ui.help.then(keymap::help_sections),
-        confirm: ui.confirm.as_ref().map(|c| {
-            let lines = c.lines.iter().map(|l| Cell::new(l, Tone::Normal)).collect();
-            (Cell::new(&c.title, Tone::Warn), lines)
-        }),
+        help: ui.help.then(|| help(input)),
         status: status(input),
         hints: keymap::hints(ui.context()),
         dialog: None,
+    }
+}
+
+fn help(input: &Inputs<'_>) -> pane::TextPane {
+    let ui = input.ui;
+    let body = super::columns::areas(ratatui::layout::Rect::new(0, 0, ui.size.0, ui.size.1)).body;
+    let lines = pane::help_lines(
+        input.info,
+        pane::overlay_inner_width(pane::Overlay::Help, body.width),
+    );
+    let area = pane::overlay_area(pane::Overlay::Help, body, lines.len());
+    let visible = pane::visible(area.height, lines.len());
+    pane::TextPane {
+        title: " keys · ? or Esc closes ".to_owned(),
+        scroll: crate::tui::fit::clamp_scroll(ui.help_scroll, visible, lines.len()),
+        lines,
     }
 }
 
@@ -183,9 +191,8 @@ fn title(info: &ConsoleInfo, target: Option<&str>) -> Vec<Cell> {
     if let Some(target) = target {
         cells.push(Cell::new(&format!("  daemonset {target}"), Tone::Normal));
     }
-    if let Some(note) = &info.note {
-        cells.push(Cell::new(&format!("  {note}"), Tone::Warn));
-    }
+    // The connection note (long: it holds the kubeconfig path) is in the
+    // status line at start and always in full in the help.
     cells
 }
 
