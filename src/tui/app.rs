@@ -12,7 +12,7 @@ use super::fit::clamp_scroll;
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Screen, UiState};
+use super::state::{Level, Screen, UiState};
 use super::view_model::pane::{self, Overlay, TextPane};
 use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
@@ -222,6 +222,27 @@ impl App {
 
     /// Applies one action; returns the effect for the event loop, if any.
     pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+        let before = (self.ui.screen, self.ops.modal.is_some());
+        let effect = self.apply(action, cache);
+        // A note about one screen ("diff base: revision 2") does not follow
+        // the user into another screen or a dialog; errors stay.
+        let after = (self.ui.screen, self.ops.modal.is_some());
+        let opened = after.1 && !before.1;
+        if (after.0 != before.0 || opened)
+            && self
+                .ui
+                .message
+                .as_ref()
+                .is_some_and(|m| m.level == Level::Info)
+            && !self.ui.message_is_new
+        {
+            self.ui.message = None;
+        }
+        self.ui.message_is_new = false;
+        effect
+    }
+
+    fn apply(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
         if let Some(effect) = self.ops_update(action, cache) {
             return effect;
         }
@@ -236,12 +257,20 @@ impl App {
                 self.ui.size = (width, height);
                 self.scroll_into_view();
             }
-            Action::StartFilter => self.ui.filter_input = Some(self.ui.filter_text.clone()),
-            Action::FilterChar(c) => self.ui.filter_input.get_or_insert_with(String::new).push(c),
+            // A new filter starts empty (Esc keeps the applied one).
+            Action::StartFilter => {
+                self.ui.filter_input = Some(String::new());
+                self.ui.message = None;
+            }
+            Action::FilterChar(c) => {
+                self.ui.filter_input.get_or_insert_with(String::new).push(c);
+                self.ui.message = None;
+            }
             Action::FilterBackspace => {
                 if let Some(input) = &mut self.ui.filter_input {
                     input.pop();
                 }
+                self.ui.message = None;
             }
             Action::ApplyFilter => self.apply_filter(cache),
             Action::CycleSort => {

@@ -245,3 +245,42 @@ fn the_connection_note_opens_the_status_line() {
         Some("no kubeconfig found: embedded cluster")
     );
 }
+
+#[test]
+fn a_bad_filter_says_why_while_typing_and_a_new_filter_starts_empty() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (100, 20));
+    app.update(Action::StartFilter, &cache);
+    for c in "pool in (".chars() {
+        app.update(Action::FilterChar(c), &cache);
+    }
+    app.update(Action::ApplyFilter, &cache);
+    assert!(app.ui.filter_input.is_some(), "the prompt stays open");
+    let status = app.view_model(&cache, fixtures::now()).status.message;
+    let status = status.map(|c| c.text).unwrap_or_default();
+    assert!(status.starts_with("/pool in (▏ "), "{status}");
+    assert!(
+        status.len() > "/pool in (▏ ".len(),
+        "the error shows: {status}"
+    );
+    app.update(Action::Back, &cache);
+    app.update(Action::StartFilter, &cache);
+    app.update(Action::FilterChar('x'), &cache);
+    assert_eq!(app.ui.filter_input.as_deref(), Some("x"));
+}
+
+#[test]
+fn a_screen_note_does_not_follow_into_another_screen() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (100, 20));
+    app.update(Action::History, &cache);
+    app.update(Action::MarkDiffBase, &cache);
+    assert!(
+        app.ui
+            .message
+            .as_ref()
+            .is_some_and(|m| m.text.starts_with("diff base"))
+    );
+    app.update(Action::Back, &cache);
+    assert_eq!(app.ui.message, None);
+}

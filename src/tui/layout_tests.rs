@@ -122,7 +122,10 @@ fn paused() -> Cache {
     list(
         &mut cache,
         WatchUpdate::Revision,
-        vec![revision_of(&v1, "h1", 1), revision_of(&v2, "h2", 2)],
+        vec![
+            revision_of(&v1, "h1", 1),
+            with_cause(revision_of(&v2, "h2", 2)),
+        ],
     );
     list(&mut cache, WatchUpdate::Pod, pods);
     let mut pod_events = vec![event(
@@ -149,6 +152,26 @@ fn paused() -> Cache {
     cache.apply(WatchUpdate::NodeEvent(watcher::Event::Init), now());
     cache.apply(WatchUpdate::NodeEvent(watcher::Event::InitDone), now());
     cache
+}
+
+fn with_cause(mut revision: crate::model::ControllerRevision) -> crate::model::ControllerRevision {
+    revision.metadata.annotations = Some(
+        [(
+            "kubernetes.io/change-cause".to_owned(),
+            "image registry.example/agent:v2 (ticket OPS-4242: fix the memory leak seen on edge nodes)"
+                .to_owned(),
+        )]
+        .into(),
+    );
+    revision
+}
+
+#[test]
+fn history_shows_the_change_cause() {
+    let (_, _, buffer) = screen((200, 60), &[Action::History]);
+    let screen = text(&buffer);
+    assert!(screen.contains("CHANGE-CAUSE"), "{screen}");
+    assert!(screen.contains("ticket OPS-4242"), "{screen}");
 }
 
 fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {

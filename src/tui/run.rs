@@ -56,6 +56,11 @@ pub async fn run_with_ops(
     }
     let result = event_loop(&mut guard, &mut app, &watch, &mut link).await;
     drop(guard);
+    // The connection note (the kubeconfig kubectl needs, for the embedded
+    // cluster) is long; on the restored terminal it prints whole.
+    if let Some(note) = &app.info.note {
+        eprintln!("rollcall: {note}");
+    }
     result
 }
 

@@ -80,6 +80,9 @@ pub struct UiState {
     pub diff_scroll: usize,
     /// The status line message.
     pub message: Option<Message>,
+    /// The message was set by the action being applied (so a screen change
+    /// in the same action keeps it).
+    pub message_is_new: bool,
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
     /// The DaemonSet shown, `namespace/name`.
@@ -102,6 +105,7 @@ impl UiState {
 
     /// Shows an informational message.
     pub fn info(&mut self, text: impl Into<String>) {
+        self.message_is_new = true;
         self.message = Some(Message {
             text: text.into(),
             level: Level::Info,
@@ -110,6 +114,7 @@ impl UiState {
 
     /// Shows an error message.
     pub fn error(&mut self, text: impl Into<String>) {
+        self.message_is_new = true;
         self.message = Some(Message {
             text: text.into(),
             level: Level::Error,

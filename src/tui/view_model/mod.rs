@@ -302,6 +302,11 @@ fn status(input: &Inputs<'_>) -> StatusVm {
         streams.push(Cell::new("● live", Tone::Good));
     }
     let message = match (&input.ui.filter_input, &input.ui.message) {
+        // A filter that did not parse says why while it is still being typed.
+        (Some(typing), Some(message)) if message.level == Level::Error => Some(Cell::new(
+            &format!("/{typing}▏ {}", message.text),
+            Tone::Bad,
+        )),
         (Some(typing), _) => Some(Cell::new(&format!("/{typing}▏"), Tone::Accent)),
         (None, Some(message)) => Some(Cell::new(
             &message.text,
