@@ -228,14 +228,12 @@ impl App {
         // the user into another screen or a dialog; errors stay.
         let after = (self.ui.screen, self.ops.modal.is_some());
         let opened = after.1 && !before.1;
-        if (after.0 != before.0 || opened)
-            && self
-                .ui
-                .message
-                .as_ref()
-                .is_some_and(|m| m.level == Level::Info)
-            && !self.ui.message_is_new
-        {
+        // The connection note stays until something replaces it.
+        let passing =
+            self.ui.message.as_ref().is_some_and(|m| {
+                m.level == Level::Info && Some(&m.text) != self.info.note.as_ref()
+            });
+        if (after.0 != before.0 || opened) && passing && !self.ui.message_is_new {
             self.ui.message = None;
         }
         self.ui.message_is_new = false;

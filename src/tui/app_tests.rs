@@ -284,3 +284,21 @@ fn a_screen_note_does_not_follow_into_another_screen() {
     app.update(Action::Back, &cache);
     assert_eq!(app.ui.message, None);
 }
+
+#[test]
+fn the_connection_note_stays_across_screens() {
+    let mut cache = fixtures::mid_rollout();
+    let info = ConsoleInfo {
+        note: Some("kubectl --kubeconfig /tmp/rollcall-demo-1.kubeconfig".into()),
+        ..ConsoleInfo::default()
+    };
+    let mut app = App::new(info, Some("kube-system/agent".into()), (100, 20));
+    app.refresh(&mut cache, now());
+    app.update(Action::History, &cache);
+    app.update(Action::Back, &cache);
+    assert!(
+        app.ui
+            .message
+            .is_some_and(|m| m.text.contains("rollcall-demo-1"))
+    );
+}

@@ -105,7 +105,12 @@ fn is_text(id: ColumnId) -> bool {
 
 /// How wide a text column counts when deciding which other columns fit:
 /// a long reason must not push every other column off the screen.
-const TEXT_SHARE: u16 = 40;
+const TEXT_SHARE: u16 = 50;
+
+/// Columns at most this wide (RST, AGE, NODE STATE) are cheap: they may be
+/// shown whole while WHY has only [`TEXT_SHARE`]; wider ones wait until WHY
+/// has its whole content.
+const SMALL: u16 = 16;
 
 /// Lays the grid out in `width` cells (columns are one cell apart).
 /// `wanted(id)` is the widest value the visible rows hold for a column.
@@ -113,12 +118,16 @@ const TEXT_SHARE: u16 = 40;
 /// Degrades by priority, not by truncation:
 /// 1. the columns that always show (`keep` 0) are taken, counted at the
 ///    width their content wants (text columns at most [`TEXT_SHARE`]); then,
-///    in `keep` order, every other column whose whole content still fits;
+///    in `keep` order, every other column whose whole content still fits
+///    (for a wide one: with WHY whole too);
 /// 2. then, in `keep` order, the rest that still fit at their minimum
 ///    once the text columns have their whole content;
-/// 3. each starts at its minimum; spare width goes in `grow` order (WHY,
-///    node names, TAINTS, before the rest) up to what the content wants; what is
+/// 3. each starts at its minimum; the columns of step 1 get the width they
+///    were counted at; then spare width goes in `grow` order (WHY, node
+///    names, TAINTS, before the rest) up to what the content wants; what is
 ///    left widens the last text column.
+///
+/// An optional column with nothing to show in the visible rows is left out.
 ///
 /// A column narrower than its value cuts it with `…` (see [`super::fit::fit`]).
 pub fn layout(width: u16, wanted: impl Fn(ColumnId) -> u16) -> Vec<Column> {
@@ -132,46 +141,69 @@ pub fn layout(width: u16, wanted: impl Fn(ColumnId) -> u16) -> Vec<Column> {
     };
     let mut by_keep: Vec<&Column> = COLUMNS.iter().collect();
     by_keep.sort_by_key(|c| c.keep);
-    let mut chosen: Vec<ColumnId> = Vec::new();
+    let mut chosen: Vec<(ColumnId, bool)> = Vec::new();
     let mut used: u16 = 0;
+    let text_reserve: u16 = COLUMNS
+        .iter()
+        .filter(|c| is_text(c.id) && c.keep == 0)
+        .map(|c| want(c) - counted(c))
+        .sum();
     for whole in [true, false] {
         if !whole {
             // Columns cut to their minimum come after the text columns have
             // all they want.
             let text: u16 = COLUMNS
                 .iter()
-                .filter(|c| is_text(c.id) && chosen.contains(&c.id))
+                .filter(|c| is_text(c.id) && chosen.iter().any(|(id, _)| *id == c.id))
                 .map(|c| want(c) - counted(c))
                 .sum();
             used = used.saturating_add(text);
         }
         for c in &by_keep {
-            if chosen.contains(&c.id) {
+            // An optional column with nothing to show on screen is left out.
+            if chosen.iter().any(|(id, _)| *id == c.id) || (c.keep > 0 && wanted(c.id) == 0) {
                 continue;
             }
             let need = if whole { counted(c) } else { c.min };
             let spacing = u16::from(!chosen.is_empty());
-            if c.keep == 0 || used.saturating_add(spacing + need) <= width {
+            // A wide column is taken whole only if WHY keeps all it wants.
+            let reserve = if whole && c.max > SMALL {
+                text_reserve
+            } else {
+                0
+            };
+            if c.keep == 0 || used.saturating_add(spacing + need + reserve) <= width {
                 used = used.saturating_add(spacing + need);
-                chosen.push(c.id);
+                chosen.push((c.id, whole));
             }
         }
     }
+    let whole = |id: ColumnId| chosen.iter().any(|&(c, w)| c == id && w);
     let mut columns: Vec<Column> = COLUMNS
         .iter()
-        .filter(|c| chosen.contains(&c.id))
+        .filter(|c| chosen.iter().any(|(id, _)| *id == c.id))
         .map(|c| Column { width: c.min, ..*c })
         .collect();
     let gaps = u16::try_from(columns.len().saturating_sub(1)).unwrap_or(u16::MAX);
     let mut spare = width.saturating_sub(columns.iter().map(|c| c.width).sum::<u16>() + gaps);
     let mut order: Vec<usize> = (0..columns.len()).collect();
     order.sort_by_key(|&i| columns[i].grow);
-    for i in order {
-        let more = want(&columns[i])
-            .saturating_sub(columns[i].width)
-            .min(spare);
-        columns[i].width += more;
-        spare -= more;
+    // First the columns taken whole get the width they were counted at,
+    // then every column grows toward its whole content, in `grow` order.
+    for phase in [true, false] {
+        for &i in &order {
+            let target = if phase {
+                if !whole(columns[i].id) {
+                    continue;
+                }
+                counted(&columns[i])
+            } else {
+                want(&columns[i])
+            };
+            let more = target.saturating_sub(columns[i].width).min(spare);
+            columns[i].width += more;
+            spare -= more;
+        }
     }
     if let Some(text) = columns.iter_mut().rev().find(|c| is_text(c.id)) {
         text.width += spare;
@@ -199,6 +231,7 @@ mod tests {
             _ => 4,
         };
         let at80 = layout(80, wanted);
+        assert!(!ids(&at80).contains(&ColumnId::Taints));
         for id in [
             ColumnId::Node,
             ColumnId::Eligible,
@@ -210,12 +243,22 @@ mod tests {
         }
         assert!(!ids(&at80).contains(&ColumnId::Event));
         let at200 = layout(200, wanted);
-        let why = at200
-            .iter()
-            .find(|c| c.id == ColumnId::Why)
-            .map(|c| c.width);
-        assert_eq!(why, Some(70), "WHY whole at 200: {at200:?}");
-        assert!(ids(&at200).contains(&ColumnId::Taints));
+        let width = |id| at200.iter().find(|c| c.id == id).map_or(0, |c| c.width);
+        assert!(width(ColumnId::Why) >= TEXT_SHARE, "{at200:?}");
+        assert_eq!(
+            width(ColumnId::Taints),
+            40,
+            "TAINTS whole at 200: {at200:?}"
+        );
+        assert_eq!(
+            width(ColumnId::Node),
+            26,
+            "node names whole at 200: {at200:?}"
+        );
+        // With room for everything, everything is whole.
+        for c in &layout(300, wanted) {
+            assert!(c.width >= wanted(c.id).clamp(c.min, c.max), "{c:?}");
+        }
         for (w, columns) in [(80, &at80), (200, &at200)] {
             let total: u16 = columns.iter().map(|c| c.width + 1).sum::<u16>() - 1;
             assert!(total <= w, "{w}: {total}");
@@ -235,8 +278,8 @@ mod tests {
             let columns = layout(total, wanted);
             let width = |id| columns.iter().find(|c| c.id == id).map_or(0, |c| c.width);
             assert!(width(ColumnId::Why) >= TEXT_SHARE, "{total}: {columns:?}");
-            // TAINTS grows only once WHY is whole.
-            if width(ColumnId::Taints) > 12 {
+            // A TAINTS column cut to fit grows only once WHY is whole.
+            if width(ColumnId::Taints) > 12 && width(ColumnId::Taints) < 60 {
                 assert_eq!(width(ColumnId::Why), 60, "{total}: {columns:?}");
             }
         }

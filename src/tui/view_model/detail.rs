@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::{Cell, Inputs, Tone, format};
 use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
+use crate::engine::vocabulary::Eligibility;
 use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
 use crate::tui::rows::{NodeRow, short_taint};
 
@@ -60,12 +61,17 @@ fn heading(lines: &mut Vec<Vec<Cell>>, text: &str) {
 fn eligibility(lines: &mut Vec<Vec<Cell>>, row: &NodeRow) {
     let verdict = &row.coverage.verdict;
     heading(lines, "Eligibility");
-    let (text, tone) = match (verdict.should_run, verdict.should_continue_running) {
-        (true, _) => ("should run a daemon pod", Tone::Good),
-        (false, true) => ("no new pod, but a running one keeps running", Tone::Warn),
-        (false, false) => ("not eligible: no daemon pod here", Tone::Dim),
+    // The ELIG word and its meaning, from the one vocabulary.
+    let eligibility = Eligibility::of(verdict, row.pod().is_some());
+    let tone = match eligibility {
+        Eligibility::Yes => Tone::Normal,
+        Eligibility::Keep => Tone::Warn,
+        Eligibility::No => Tone::Dim,
     };
-    lines.push(vec![Cell::new("  ", Tone::Normal), Cell::new(text, tone)]);
+    lines.push(vec![
+        Cell::new("  ", Tone::Normal),
+        Cell::new(&format!("{eligibility}: {}", eligibility.meaning()), tone),
+    ]);
     for reason in &verdict.reasons {
         lines.push(vec![
             Cell::new("  · ", Tone::Dim),
