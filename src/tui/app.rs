@@ -446,7 +446,7 @@ impl App {
             Screen::Detail => {}
             Screen::History => match action {
                 Action::PageUp | Action::PageDown => {
-                    let len = self.scroll_lengths(cache).1;
+                    let len = self.diff_length(cache);
                     self.ui.diff_scroll = step(self.ui.diff_scroll, len, action, page);
                 }
                 _ => {
@@ -459,15 +459,15 @@ impl App {
         }
     }
 
-    /// Lines of the detail pane and of the diff (for clamping their scroll).
-    fn scroll_lengths(&self, cache: &Cache) -> (usize, usize) {
+    /// Lines of the history's template diff (for clamping its scroll).
+    fn diff_length(&self, cache: &Cache) -> usize {
         let Some(ds) = self
             .ui
             .target
             .as_deref()
             .and_then(|key| cache.daemonset(key))
         else {
-            return (0, 0);
+            return 0;
         };
         let inputs = Inputs {
             cache,
@@ -479,17 +479,7 @@ impl App {
             // Line counts do not depend on the time.
             now: jiff::Timestamp::UNIX_EPOCH,
         };
-        match self.ui.screen {
-            Screen::Detail => {
-                let node = view_model::detail::build(&inputs, ds).lines.len();
-                // The roster section (and a blank line) leads the pane.
-                let roster = (self.roster.as_ref().zip(self.ui.selected_node.as_deref()))
-                    .map_or(0, |(roster, name)| roster.detail_lines(name).len() + 1);
-                (node + roster, 0)
-            }
-            Screen::History => (0, view_model::history::build(&inputs, ds).diff.len()),
-            _ => (0, 0),
-        }
+        view_model::history::build(&inputs, ds).diff.len()
     }
 
     fn click(&mut self, row: u16, cache: &Cache) {

@@ -5,8 +5,8 @@
 //! readable on its own background. Grey, black, white and the "bright"
 //! variants are not: Solarized maps bright black (`DarkGray`) to its dark
 //! background and white to its light one, so text drawn in them vanishes.
-//! `NO_COLOR` is honoured by the terminal setup (all styles reduced to
-//! modifiers), not here.
+//! `NO_COLOR` is honoured by crossterm, which then writes no colour sequences
+//! (bold and reverse, which mark headings and the selection, stay).
 
 use ratatui::style::{Color, Modifier, Style};
 
