@@ -228,7 +228,11 @@ async fn rollback_returns_every_node_to_the_old_revision() {
         .filter_map(|l| l["action"].as_str().map(str::to_owned))
         .collect();
     assert!(actions.contains(&"rollback".to_owned()), "{actions:?}");
-    let moved_back = actions.iter().filter(|a| *a == "auto-advance").count();
+    let moved_back = env
+        .journal_lines()
+        .iter()
+        .filter(|l| l["action"] == "rollback" && l["pod"].is_string())
+        .count();
     assert_eq!(
         moved_back, 2,
         "only the two updated nodes moved back: {actions:?}"

@@ -10,7 +10,9 @@ use clap::Args;
 
 use crate::cli::cluster_args::ClusterArgs;
 use crate::cluster::connect::{Connection, connect};
+use crate::ops::drive::Progress;
 use crate::ops::error::OpsError;
+use crate::ops::interrupt::Interrupt;
 use crate::ops::journal::{Journal, local_actor};
 use crate::ops::rbac::{self, Operation};
 use crate::ops::snapshot::Target;
@@ -28,6 +30,77 @@ pub struct ActArgs {
     /// Journal file (default: $XDG_STATE_HOME/rollcall/journal.jsonl or ~/.local/state/rollcall/journal.jsonl).
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+    /// No progress lines (the result and errors are still printed).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// `table`: progress lines with a timestamp on stderr; `json`: one JSON
+    /// object per step on stdout.
+    #[arg(long, short = 'o', value_enum, default_value_t = StepOutput::Table)]
+    pub output: StepOutput,
+}
+
+/// How an acting command reports its steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum StepOutput {
+    /// Timestamped lines on stderr.
+    #[default]
+    Table,
+    /// JSON lines on stdout.
+    Json,
+}
+
+/// The progress printer of a run: one line per step, sanitised; JSON lines
+/// with `-o json`; nothing with `--quiet`.
+pub fn progress_printer(act: &ActArgs) -> Box<dyn Fn(Progress) + Send + Sync> {
+    let (quiet, output) = (act.quiet, act.output);
+    Box::new(move |step: Progress| {
+        if quiet {
+            return;
+        }
+        match output {
+            StepOutput::Json => {
+                if let Ok(line) = serde_json::to_string(&step) {
+                    println!("{line}");
+                }
+            }
+            StepOutput::Table => {
+                let time = step.time.round(jiff::Unit::Second).unwrap_or(step.time);
+                let node = step
+                    .node
+                    .as_deref()
+                    .map(|n| format!(" node {n}"))
+                    .unwrap_or_default();
+                let revisions = match (step.revision_from, step.revision_to) {
+                    (Some(from), Some(to)) => format!(" r{from} → r{to}"),
+                    _ => String::new(),
+                };
+                eprintln!(
+                    "{time}{}{revisions}: {}",
+                    crate::sanitize::sanitize(&node),
+                    crate::sanitize::sanitize(&step.message)
+                );
+            }
+        }
+    })
+}
+
+/// Installs the one interrupt handler of an acting run (after the last
+/// question, before the first write); a second signal journals and exits.
+pub fn install_interrupt(session: &Session) -> Interrupt {
+    let journal = session.executor.journal().clone();
+    let target = session.target.key();
+    let actor = session.executor.actor().to_owned();
+    Interrupt::install(move || {
+        let _ = journal.append(&crate::ops::journal::JournalEntry {
+            time: jiff::Timestamp::now().to_string(),
+            user: actor.clone(),
+            daemonset: target.clone(),
+            action: "interrupt".to_owned(),
+            result: "exit".to_owned(),
+            message: Some("interrupted twice: exited without pausing".to_owned()),
+            ..crate::ops::journal::JournalEntry::default()
+        });
+    })
 }
 
 /// A connected session on one DaemonSet.

@@ -29,6 +29,9 @@ pub struct AdvanceArgs {
     /// Advance the next K nodes of the plan.
     #[arg(long, value_name = "K")]
     pub next: Option<usize>,
+    /// With --next: advance although pods already on the new revision are failing.
+    #[arg(long)]
+    pub despite_failing: bool,
     /// Wait until the replacement pods are Ready and available.
     #[arg(long)]
     pub wait: bool,
@@ -63,6 +66,16 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         let state = snapshot.state()?;
         ensure_actionable(&snapshot, &state)?;
         let rows = snapshot.rows(&snapshot.index(), jiff::Timestamp::now());
+        if args.next.is_some() && !args.despite_failing {
+            let failing = crate::ops::preflight::failing_updated(&rows);
+            if !failing.is_empty() {
+                eprintln!(
+                    "refused: {} (--despite-failing)",
+                    crate::ops::preflight::failing_text(&failing, 10)
+                );
+                return Ok(ExitCode::from(1));
+            }
+        }
         let victims = choose(
             &snapshot.plan(&rows, &state)?,
             &target,

@@ -234,9 +234,10 @@ pub async fn open_console_with(
     );
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
+    let logs = crate::tui::logs_link::start(connection.client.clone());
     let handle = watch::spawn(connection.client, scope, target.clone());
     let key = target.map(|t| t.key());
-    crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster)
+    crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster, Some(logs))
         .await
         .context("console failed")?;
     Ok(std::process::ExitCode::SUCCESS)

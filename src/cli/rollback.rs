@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::act_args::{ActArgs, block_on, confirm, open, parse_duration, precheck};
+use crate::cli::act_args::{
+    ActArgs, block_on, confirm, install_interrupt, open, parse_duration, precheck, progress_printer,
+};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::ops::auto::AutoPolicy;
-use crate::ops::drive::{AutoSettings, auto, rollback_nodes};
+use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
 use crate::ops::follow::Follower;
 use crate::ops::rbac::Operation;
 use crate::ops::rollback::plan;
@@ -30,9 +32,14 @@ pub struct RollbackArgs {
     /// follows each node until Ready before moving the next.
     #[arg(long)]
     pub wait: bool,
-    /// How long each node may take to become Ready again.
+    /// How long each node may take to become Ready again (OnDelete), or the
+    /// whole rollout may take with --wait (RollingUpdate).
     #[arg(long, value_name = "D", default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// Also move back cordoned nodes (by default they are listed and left,
+    /// and the rollback ends incomplete with exit 1).
+    #[arg(long)]
+    pub include_cordoned: bool,
     /// --yes, --read-only, --journal.
     #[command(flatten)]
     pub act: ActArgs,
@@ -55,7 +62,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
                 session.target
             );
         }
-        if let Some(running) = state.run_in_progress() {
+        if let Some(running) = state.run_in_progress(jiff::Timestamp::now()) {
             anyhow::bail!("{running}");
         }
         let rollback = plan(&snapshot, args.to_revision)?;
@@ -84,7 +91,14 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         );
         if snapshot.strategy_type() != "OnDelete" {
             if args.wait {
-                wait_rolled_out(&follower).await?;
+                if let Err(why) = wait_rolled_out(&follower, args.timeout).await? {
+                    eprintln!(
+                        "not finished after {}: {}",
+                        humantime::format_duration(args.timeout),
+                        crate::sanitize::sanitize(&why)
+                    );
+                    return Ok(ExitCode::from(1));
+                }
                 println!(
                     "rollout finished: every node runs revision {}",
                     rollback.to.number
@@ -100,25 +114,53 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             },
             canary_selector: None,
             rollback: Some((order, rollback.to.number)),
+            despite_failing: true,
+            include_cordoned: args.include_cordoned,
         };
-        let end = auto(&session.executor, &follower, &settings).await?;
-        Ok(crate::cli::auto::report(&end))
+        let interrupt = install_interrupt(&session);
+        let progress = progress_printer(&args.act);
+        let ctx = RunContext {
+            executor: &session.executor,
+            follower: &follower,
+            interrupt: &interrupt,
+            progress: progress.as_ref(),
+        };
+        let left_on = snapshot.index().current().map(|c| c.number);
+        let end = auto(&ctx, &settings).await?;
+        Ok(crate::cli::auto::report(
+            &end,
+            &args.act,
+            "moved back",
+            left_on,
+        ))
     })
 }
 
-/// Waits until the controller reports every desired node updated and available.
-async fn wait_rolled_out(follower: &Follower) -> anyhow::Result<()> {
+/// Waits until the controller reports every desired node updated and
+/// available, or `timeout` passes: then `Err` says why the rollout is not
+/// moving (the engine's blocker).
+async fn wait_rolled_out(
+    follower: &Follower,
+    timeout: Duration,
+) -> anyhow::Result<Result<(), String>> {
+    let deadline = jiff::Timestamp::now()
+        + jiff::SignedDuration::try_from(timeout).unwrap_or(jiff::SignedDuration::MAX);
     loop {
         let snapshot = follower.snapshot().await?;
         let index = snapshot.index();
+        let now = jiff::Timestamp::now();
+        let rows = snapshot.rows(&index, now);
         if index.current_matches_template() {
-            let totals = crate::ops::snapshot::Snapshot::totals(
-                &snapshot.rows(&index, jiff::Timestamp::now()),
-            );
+            let totals = crate::ops::snapshot::Snapshot::totals(&rows);
             if totals.updated == totals.desired && totals.available == totals.desired {
-                return Ok(());
+                return Ok(Ok(()));
             }
         }
-        follower.changed_or(None).await;
+        if now >= deadline {
+            let blocker =
+                crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes);
+            return Ok(Err(blocker.message));
+        }
+        follower.changed_or(Some(deadline)).await;
     }
 }

@@ -45,6 +45,10 @@ pub struct PodCoverage {
     /// The waiting/terminated reason kubectl shows (`CrashLoopBackOff`,
     /// `ImagePullBackOff`, `Evicted`, ...), if any.
     pub problem: Option<String>,
+    /// Why the containers fail, in their own words (last termination, waiting
+    /// message): see [`super::health::failure_detail`]. Unsanitised API text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_detail: Option<String>,
     /// Creation time.
     pub created: Option<jiff::Timestamp>,
     /// Since when the Ready condition has had its current status.
@@ -222,6 +226,7 @@ pub fn pod_coverage(
         terminating: pod.is_terminating(),
         restarts: pod.restarts(),
         problem: pod_problem(pod),
+        failure_detail: super::health::failure_detail(pod),
         created: created(pod),
         ready_since: pod
             .ready_condition()

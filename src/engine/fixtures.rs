@@ -206,6 +206,19 @@ impl PodBuilder {
         self
     }
 
+    /// Records the first container's last termination (exit code, reason, message).
+    pub fn last_terminated(mut self, exit_code: i32, reason: &str, message: &str) -> Self {
+        if let Some(c) = self.0.status.container_statuses.first_mut() {
+            c.last_state.terminated = Some(StateDetail {
+                reason: Some(reason.into()),
+                message: Some(message.into()),
+                exit_code: Some(exit_code),
+                ..StateDetail::default()
+            });
+        }
+        self
+    }
+
     /// One running container `main` with `restarts` restarts.
     pub fn restarts(mut self, restarts: i32) -> Self {
         self.0.status.container_statuses = vec![ContainerStatus {

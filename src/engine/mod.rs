@@ -12,9 +12,11 @@ pub mod selector;
 pub mod taints;
 
 // Revisions, coverage and planning ("plan" helper).
+pub mod blockers;
 pub mod coverage;
 #[cfg(test)]
 pub mod fixtures;
+pub mod health;
 pub mod ownership;
 pub mod reconcile;
 pub mod revision;

@@ -48,6 +48,8 @@ pub struct PlanOptions {
     pub canary_selector: Option<Selector>,
     /// Label keys naming a node's group; the first present wins.
     pub group_label_keys: Vec<String>,
+    /// Plan cordoned nodes too (the operator decided to move them anyway).
+    pub include_cordoned: bool,
 }
 
 impl Default for PlanOptions {
@@ -61,6 +63,7 @@ impl Default for PlanOptions {
                 .chain(ZONE_LABEL_KEYS.iter())
                 .map(|k| (*k).to_owned())
                 .collect(),
+            include_cordoned: false,
         }
     }
 }
@@ -128,7 +131,7 @@ pub fn plan_rollout(rows: &[NodeCoverage], nodes: &[Node], options: &PlanOptions
     let mut plan = RolloutPlan::default();
     for row in rows {
         let node = by_name.get(row.node.as_str()).copied();
-        match skip_reason(row, node) {
+        match skip_reason(row, node, options.include_cordoned) {
             Some(reason) => plan.skipped.push(Skipped {
                 node: row.node.clone(),
                 reason,
@@ -155,7 +158,11 @@ pub fn plan_rollout(rows: &[NodeCoverage], nodes: &[Node], options: &PlanOptions
     plan
 }
 
-fn skip_reason(row: &NodeCoverage, node: Option<&Node>) -> Option<SkipReason> {
+fn skip_reason(
+    row: &NodeCoverage,
+    node: Option<&Node>,
+    include_cordoned: bool,
+) -> Option<SkipReason> {
     if !row.verdict.should_run {
         let reasons: Vec<&str> = row
             .verdict
@@ -178,7 +185,7 @@ fn skip_reason(row: &NodeCoverage, node: Option<&Node>) -> Option<SkipReason> {
         return Some(SkipReason::AlreadyUpdated);
     }
     match node {
-        Some(n) if n.spec.unschedulable => Some(SkipReason::Cordoned),
+        Some(n) if n.spec.unschedulable && !include_cordoned => Some(SkipReason::Cordoned),
         Some(n) if n.is_ready() => None,
         _ => Some(SkipReason::NotReady),
     }

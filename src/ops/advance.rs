@@ -127,14 +127,20 @@ pub fn failure_text(failure: &GateFailure) -> String {
         GateFailure::NotReadyInTime { waited_seconds } => {
             format!("replacement pod not Ready after {waited_seconds}s")
         }
-        GateFailure::CrashLoopBackOff => "replacement pod in CrashLoopBackOff".to_owned(),
-        GateFailure::ImagePullBackOff { reason } => {
-            format!("replacement pod cannot pull its image ({reason})")
+        GateFailure::Failing { reason, detail } => {
+            let what = if crate::engine::health::IMAGE_PULL_REASONS.contains(&reason.as_str()) {
+                format!("replacement pod cannot pull its image ({reason})")
+            } else {
+                format!("replacement pod failing ({reason})")
+            };
+            match detail {
+                Some(detail) => format!("{what}: {}", crate::sanitize::sanitize(detail)),
+                None => what,
+            }
         }
         GateFailure::Restarted { restarts } => {
             format!("replacement pod restarted ({restarts} restarts)")
         }
-        GateFailure::PodFailed => "replacement pod failed".to_owned(),
         GateFailure::PodGone { uid } => {
             format!("replacement pod {uid} was deleted by someone else")
         }

@@ -59,7 +59,7 @@ pub enum Step {
 #[derive(Clone, Debug)]
 pub struct AutoRun {
     policy: AutoPolicy,
-    /// Node order to prefer (a rollback walks most recently updated first).
+    /// The only nodes to move, in order (a rollback walks most recently updated first).
     priority: Option<Vec<String>>,
     awaiting_delete: BTreeMap<String, Victim>,
     in_flight: Vec<InFlight>,
@@ -83,11 +83,17 @@ impl AutoRun {
         }
     }
 
-    /// A run that takes nodes in `order` first (the rollback order), then the rest of the plan.
+    /// A run that moves only the nodes of `order`, in that order (a rollback
+    /// moves back the nodes it undoes, never nodes on other revisions).
     #[must_use]
-    pub fn with_priority(mut self, order: Vec<String>) -> Self {
+    pub fn only(mut self, order: Vec<String>) -> Self {
         self.priority = Some(order);
         self
+    }
+
+    /// Whether deletes are pending or a batch is still being judged.
+    pub fn has_work_in_flight(&self) -> bool {
+        !self.awaiting_delete.is_empty() || !self.in_flight.is_empty()
     }
 
     /// The nodes advanced and passed so far.
@@ -259,15 +265,20 @@ impl AutoRun {
     }
 }
 
-/// The plan with the steps named in `order` first, in that order; canary
-/// flags are dropped so the priority order is not overridden by the canary stage.
+/// The plan's steps named in `order`, in that order, and no others; canary
+/// flags are dropped so the order is not overridden by the canary stage.
 fn prioritized(plan: &RolloutPlan, order: &[String]) -> RolloutPlan {
     let rank: BTreeMap<&str, usize> = order
         .iter()
         .enumerate()
         .map(|(i, n)| (n.as_str(), i))
         .collect();
-    let mut steps = plan.steps.clone();
+    let mut steps: Vec<_> = plan
+        .steps
+        .iter()
+        .filter(|s| rank.contains_key(s.node.as_str()))
+        .cloned()
+        .collect();
     steps.sort_by_key(|s| rank.get(s.node.as_str()).copied().unwrap_or(usize::MAX));
     for step in &mut steps {
         step.canary = false;
@@ -405,11 +416,26 @@ mod tests {
     }
 
     #[test]
-    fn rollback_priority_order_wins() {
+    fn rollback_moves_only_its_nodes_in_its_order() {
         let state = RolloutState::default();
-        let mut run = AutoRun::new(policy(1)).with_priority(vec!["n4".into(), "n2".into()]);
+        let mut run = AutoRun::new(policy(2)).only(vec!["n4".into(), "n2".into()]);
         let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
-        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))), ["n4"]);
+        assert_eq!(
+            nodes_of(&step(&mut run, &start, &state, t(0))),
+            ["n4", "n2"]
+        );
+        run.deleted("n4", Ok(()), t(1));
+        run.deleted("n2", Ok(()), t(1));
+        let pods = replace(
+            all_old(&NODES),
+            vec![ready_pod("n4", NEW, 0), ready_pod("n2", NEW, 0)],
+        );
+        let moved = snapshot(ds(false, &[]), &NODES, pods);
+        assert_eq!(
+            step(&mut run, &moved, &state, t(100)),
+            Step::Completed { advanced: 2 },
+            "n1 and n3 are on another revision: not touched"
+        );
     }
 
     #[test]

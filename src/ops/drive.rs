@@ -12,18 +12,24 @@ use crate::ops::advance::{AdvanceTarget, InFlight, Victim, choose, delete_reques
 use crate::ops::auto::{AutoPolicy, AutoRun, Step};
 use crate::ops::error::OpsError;
 use crate::ops::follow::Follower;
+use crate::ops::interrupt::Interrupt;
 use crate::ops::pause::{PauseRequest, pause};
+use crate::ops::preflight::{FailingNode, check_canary_selector, failing_text, failing_updated};
 use crate::ops::snapshot::Snapshot;
-use crate::ops::state::{Mode, RolloutState};
+use crate::ops::state::{LEASE_RENEW, Mode, RolloutState};
 use crate::ops::write::{Executor, Record, Write, WriteRequest};
 
 /// How an auto-advance (or an OnDelete rollback) ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AutoEnd {
-    /// Every node the plan could advance passed its gate.
+    /// Every node the plan could move passed its gate. `left` names the nodes
+    /// the run was meant to move but could not (cordoned, NotReady), with why:
+    /// a rollback that leaves nodes on the bad revision is incomplete.
     Completed {
-        /// Nodes advanced by this run.
+        /// Nodes moved by this run.
         advanced: usize,
+        /// Nodes left behind, with the reason.
+        left: Vec<(String, String)>,
     },
     /// A gate failed or a delete was refused; the rollout is now paused.
     Paused {
@@ -32,11 +38,64 @@ pub enum AutoEnd {
         /// Why.
         reason: String,
     },
-    /// Someone else paused the rollout, or the run was interrupted.
+    /// Someone else paused the rollout.
     Stopped {
-        /// Who paused it (or what interrupted it).
+        /// Who paused it.
         by: String,
     },
+    /// Ctrl-C or SIGTERM: the run stopped after its current step and paused the rollout.
+    Interrupted {
+        /// Who interrupted (the local user).
+        by: String,
+    },
+}
+
+/// One step of a long headless run, for progress lines (stderr) or JSON lines.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    /// When.
+    pub time: jiff::Timestamp,
+    /// `start`, `delete`, `waiting`, `passed`, `pause`, `done`, `takeover`, `retry`.
+    pub event: &'static str,
+    /// The node, when the step is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The revision the node moves from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision_from: Option<i64>,
+    /// The revision it moves to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision_to: Option<i64>,
+    /// The step in words (API text sanitised by the printer).
+    pub message: String,
+}
+
+impl Progress {
+    /// A progress line at `now`.
+    pub fn new(event: &'static str, node: Option<&str>, message: impl Into<String>) -> Self {
+        Self {
+            time: jiff::Timestamp::now(),
+            event,
+            node: node.map(str::to_owned),
+            revision_from: None,
+            revision_to: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// What a long run needs besides its settings: the writer, the live view, the
+/// process's one interrupt flag, and where progress goes.
+pub struct RunContext<'a> {
+    /// The one writer.
+    pub executor: &'a Executor,
+    /// The live view of the DaemonSet.
+    pub follower: &'a Follower,
+    /// Set by the first Ctrl-C/SIGTERM.
+    pub interrupt: &'a Interrupt,
+    /// Receives one line per step.
+    pub progress: &'a (dyn Fn(Progress) + Send + Sync),
 }
 
 /// Refuses to act on a paused rollout or on a revision view the controller has
@@ -125,47 +184,120 @@ pub async fn follow_flights(
     }
 }
 
-/// Settings of an auto run.
+/// Settings of an auto run: everything is given for this run, nothing is
+/// inherited from the annotations an earlier run left.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AutoSettings {
     /// Batch size, soak, timeout.
     pub policy: AutoPolicy,
-    /// A canary selector to store before starting.
+    /// The canary selector of this run (`None`: no canary stage by selector).
     pub canary_selector: Option<String>,
-    /// For a rollback: the node order and the revision moved to.
+    /// For a rollback: the nodes to move back, in order, and the revision moved to.
     pub rollback: Option<(Vec<String>, i64)>,
+    /// Start although pods already on the target revision are failing.
+    pub despite_failing: bool,
+    /// Also move cordoned nodes.
+    pub include_cordoned: bool,
 }
 
-/// Runs auto-advance until completion, an automatic pause, or a pause by someone else.
-pub async fn auto(
-    executor: &Executor,
-    follower: &Follower,
+/// Checks a run may start from `snapshot` at `now`: not paused (unless it is a
+/// rollback), no live run elsewhere, a canary selector that matches, and no
+/// failing updated pods (unless overridden). Shared by the console's `A`.
+pub fn check_start(
+    snapshot: &Snapshot,
+    state: &RolloutState,
     settings: &AutoSettings,
-) -> Result<AutoEnd, OpsError> {
-    let snapshot = follower.snapshot().await?;
-    let state = snapshot.state()?;
+    now: jiff::Timestamp,
+) -> Result<(), StartRefusal> {
     // A rollback supersedes a pause of the rollout it undoes; auto-advance does not.
     if let (Some(pause), None) = (&state.pause, &settings.rollback) {
-        return Err(OpsError::Invalid(format!(
+        return Err(StartRefusal::Invalid(OpsError::Invalid(format!(
             "the rollout is paused by {}; resume it first",
             pause.by
-        )));
+        ))));
     }
-    if let Some(running) = state.run_in_progress() {
-        return Err(OpsError::Invalid(running));
+    if let Some(running) = state.run_in_progress(now) {
+        return Err(StartRefusal::Invalid(OpsError::Invalid(running)));
     }
-    let started = start_state(&state, settings, executor.actor());
-    write_state(executor, &snapshot, &state, &started, "auto-start", None).await?;
+    let rows = snapshot.rows(&snapshot.index(), now);
+    if let Some(text) = &settings.canary_selector {
+        check_canary_selector(text, &rows, &snapshot.nodes).map_err(StartRefusal::Invalid)?;
+    }
+    if settings.rollback.is_none() && !settings.despite_failing {
+        let failing = failing_updated(&rows);
+        if !failing.is_empty() {
+            return Err(StartRefusal::Failing(failing));
+        }
+    }
+    Ok(())
+}
+
+/// Why a run may not start.
+#[derive(Debug)]
+pub enum StartRefusal {
+    /// Bad settings or state (exit 2).
+    Invalid(OpsError),
+    /// Pods already on the target revision are failing (exit 1).
+    Failing(Vec<FailingNode>),
+}
+
+impl std::fmt::Display for StartRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invalid(err) => write!(f, "{err}"),
+            Self::Failing(nodes) => f.write_str(&failing_text(nodes, 10)),
+        }
+    }
+}
+
+/// Runs auto-advance until completion, an automatic pause, a pause by someone
+/// else, or an interrupt. Every exit path leaves the stored state consistent:
+/// idle, or paused with the reason (an error pauses with the error).
+pub async fn auto(ctx: &RunContext<'_>, settings: &AutoSettings) -> Result<AutoEnd, OpsError> {
+    let snapshot = ctx.follower.snapshot().await?;
+    let state = snapshot.state()?;
+    let now = jiff::Timestamp::now();
+    check_start(&snapshot, &state, settings, now).map_err(|refusal| match refusal {
+        StartRefusal::Invalid(err) => err,
+        StartRefusal::Failing(nodes) => OpsError::Invalid(failing_text(&nodes, 10)),
+    })?;
+    if let Some(text) = state.run_owner(now).expired_text() {
+        (ctx.progress)(Progress::new(
+            "takeover",
+            None,
+            format!("taking over: {text}"),
+        ));
+    }
+    let started = start_state(&state, settings, ctx.executor.actor(), now);
+    write_state(ctx, &snapshot, &state, &started, "auto-start", None).await?;
     let mut run = AutoRun::new(settings.policy);
     if let Some((order, _)) = &settings.rollback {
-        run = run.with_priority(order.clone());
+        run = run.only(order.clone());
     }
-    let end = auto_loop(executor, follower, &mut run).await?;
-    finish(executor, follower, &end).await?;
+    let end = match auto_loop(ctx, &mut run, settings).await {
+        Ok(end) => end,
+        Err(err) => {
+            let reason = format!("stopped by an error: {err}");
+            if let Err(pause_err) = pause_run(ctx, None, &reason).await {
+                (ctx.progress)(Progress::new(
+                    "error",
+                    None,
+                    format!("could not record the stop: {pause_err}"),
+                ));
+            }
+            return Err(err);
+        }
+    };
+    finish(ctx, &end).await?;
     Ok(end)
 }
 
-fn start_state(state: &RolloutState, settings: &AutoSettings, actor: &str) -> RolloutState {
+fn start_state(
+    state: &RolloutState,
+    settings: &AutoSettings,
+    actor: &str,
+    now: jiff::Timestamp,
+) -> RolloutState {
     let policy = settings.policy;
     RolloutState {
         mode: if settings.rollback.is_some() {
@@ -176,10 +308,7 @@ fn start_state(state: &RolloutState, settings: &AutoSettings, actor: &str) -> Ro
         batch: Some(u32::try_from(policy.batch).unwrap_or(u32::MAX)),
         soak: Some(policy.soak),
         timeout: Some(policy.timeout),
-        canary_selector: settings
-            .canary_selector
-            .clone()
-            .or_else(|| state.canary_selector.clone()),
+        canary_selector: settings.canary_selector.clone(),
         rollback_to: settings.rollback.as_ref().map(|(_, to)| *to),
         // A rollback supersedes a pause of the rollout it undoes.
         pause: if settings.rollback.is_some() {
@@ -187,115 +316,257 @@ fn start_state(state: &RolloutState, settings: &AutoSettings, actor: &str) -> Ro
         } else {
             state.pause.clone()
         },
+        batch_nodes: Vec::new(),
+        heartbeat: Some(now),
         ..state.clone()
     }
-    .touched(actor, jiff::Timestamp::now())
+    .touched(actor, now)
+}
+
+/// Renews the run's heartbeat when it is due; returns when the next is due.
+async fn renew_lease(
+    ctx: &RunContext<'_>,
+    snapshot: &Snapshot,
+    state: &RolloutState,
+    now: jiff::Timestamp,
+) -> Result<jiff::Timestamp, OpsError> {
+    let renew = jiff::SignedDuration::try_from(LEASE_RENEW).unwrap_or_default();
+    let last = state.heartbeat.unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    if now.duration_since(last) < renew {
+        return Ok(last + renew);
+    }
+    let renewed = RolloutState {
+        heartbeat: Some(now),
+        ..state.clone()
+    };
+    write_state(ctx, snapshot, state, &renewed, "heartbeat", None).await?;
+    Ok(now + renew)
 }
 
 async fn auto_loop(
-    executor: &Executor,
-    follower: &Follower,
+    ctx: &RunContext<'_>,
     run: &mut AutoRun,
+    settings: &AutoSettings,
 ) -> Result<AutoEnd, OpsError> {
+    let mut said = std::collections::BTreeMap::<String, String>::new();
     loop {
-        let snapshot = follower.snapshot().await?;
+        // Between steps only: a delete and its journal line are never split.
+        if ctx.interrupt.requested() {
+            return Ok(AutoEnd::Interrupted {
+                by: ctx.executor.actor().to_owned(),
+            });
+        }
+        let snapshot = ctx.follower.snapshot().await?;
         let state = snapshot.state()?;
         if let Some(pause) = &state.pause {
             return Ok(AutoEnd::Stopped {
                 by: format!("a pause by {}", pause.by),
             });
         }
+        let now = jiff::Timestamp::now();
+        let next_renewal = renew_lease(ctx, &snapshot, &state, now).await?;
         let index = snapshot.index();
         if !index.current_matches_template() {
             // The controller has not snapshotted the template yet: "updated" would be wrong.
-            follower.changed_or(None).await;
+            wait_or_interrupt(ctx, Some(next_renewal)).await;
             continue;
         }
-        let now = jiff::Timestamp::now();
         let rows = snapshot.rows(&index, now);
-        let plan = snapshot.plan(&rows, &state)?;
+        let plan = snapshot.plan_with(&rows, &state, settings.include_cordoned)?;
         let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
+        // Every updated node is re-checked before a new batch, not only the last one.
+        let recheck =
+            settings.rollback.is_none() && !settings.despite_failing && !run.has_work_in_flight();
+        if let Some(failing) = recheck
+            .then(|| failing_updated(&rows).into_iter().next())
+            .flatten()
+        {
+            return Ok(AutoEnd::Paused {
+                node: failing.node,
+                reason: format!(
+                    "an updated pod is failing: {}",
+                    crate::sanitize::sanitize(&failing.reason)
+                ),
+            });
+        }
         match run.step(&plan, &rows, min_ready, now) {
             Step::Delete(victims) => {
-                let batch = RolloutState {
-                    batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
-                    ..state.clone()
-                };
-                write_state(executor, &snapshot, &state, &batch, "batch", None).await?;
-                let revision_to = index.current().map(|c| c.number);
-                for (victim, request) in victims.iter().zip(delete_requests(
-                    &snapshot.target(),
-                    &victims,
-                    revision_to,
-                    "auto-advance",
-                )) {
-                    let result = executor.run(&request).await;
-                    run.deleted(
-                        &victim.node,
-                        result.as_ref().map(|_| ()),
-                        jiff::Timestamp::now(),
-                    );
-                    if result.is_err() {
-                        break;
+                delete_batch(ctx, run, settings, &snapshot, &state, &victims).await?;
+            }
+            Step::Wait { wake_at, waiting } => {
+                // One line when what a node waits for changes, not on every wake.
+                for (node, what) in waiting.iter().take(3) {
+                    let text = waiting_text(what);
+                    if said.get(node) != Some(&text) {
+                        (ctx.progress)(Progress::new("waiting", Some(node), text.clone()));
+                        said.insert(node.clone(), text);
                     }
                 }
+                let wake = wake_at.map_or(next_renewal, |w| w.min(next_renewal));
+                wait_or_interrupt(ctx, Some(wake)).await;
             }
-            // Ctrl-C is honoured only while waiting, never between a delete and its journal line.
-            Step::Wait { wake_at, .. } => tokio::select! {
-                () = follower.changed_or(wake_at) => {}
-                _ = tokio::signal::ctrl_c() => return Ok(AutoEnd::Stopped { by: "an interrupt (Ctrl-C)".to_owned() }),
-            },
             Step::Pause { node, reason } => return Ok(AutoEnd::Paused { node, reason }),
-            Step::Completed { advanced } => return Ok(AutoEnd::Completed { advanced }),
+            Step::Completed { advanced } => {
+                let left = match &settings.rollback {
+                    Some((order, _)) => left_behind(&plan, order),
+                    None => Vec::new(),
+                };
+                return Ok(AutoEnd::Completed { advanced, left });
+            }
         }
     }
 }
 
-/// Records the end: an automatic pause (who, why, which node) or back to idle.
-async fn finish(executor: &Executor, follower: &Follower, end: &AutoEnd) -> Result<(), OpsError> {
-    let snapshot = follower.snapshot().await?;
+/// Records the batch, then deletes its pods one by one (each journalled
+/// before the next), reporting each result to the run; stops at a refusal.
+async fn delete_batch(
+    ctx: &RunContext<'_>,
+    run: &mut AutoRun,
+    settings: &AutoSettings,
+    snapshot: &Snapshot,
+    state: &RolloutState,
+    victims: &[Victim],
+) -> Result<(), OpsError> {
+    let batch = RolloutState {
+        batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
+        ..state.clone()
+    };
+    write_state(ctx, snapshot, state, &batch, "batch", None).await?;
+    let revision_to = snapshot.index().current().map(|c| c.number);
+    let (action, verb) = if settings.rollback.is_some() {
+        ("rollback", "moving back")
+    } else {
+        ("auto-advance", "advancing")
+    };
+    for (victim, request) in victims.iter().zip(delete_requests(
+        &snapshot.target(),
+        victims,
+        revision_to,
+        action,
+    )) {
+        let result = ctx.executor.run(&request).await;
+        let mut line = Progress::new(
+            "delete",
+            Some(&victim.node),
+            match &result {
+                Ok(_) => format!("{verb}: deleted pod {}", victim.pod),
+                Err(err) => format!("{verb}: delete of pod {} failed: {err}", victim.pod),
+            },
+        );
+        line.revision_from = victim.revision_from;
+        line.revision_to = revision_to;
+        (ctx.progress)(line);
+        run.deleted(
+            &victim.node,
+            result.as_ref().map(|_| ()),
+            jiff::Timestamp::now(),
+        );
+        if result.is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Nodes of `order` the plan could not move, with why (cordoned, NotReady, …).
+fn left_behind(
+    plan: &crate::engine::rollout::RolloutPlan,
+    order: &[String],
+) -> Vec<(String, String)> {
+    plan.skipped
+        .iter()
+        .filter(|s| order.contains(&s.node))
+        .filter(|s| !matches!(s.reason, crate::engine::rollout::SkipReason::AlreadyUpdated))
+        .map(|s| (s.node.clone(), crate::ops::advance::skip_text(&s.reason)))
+        .collect()
+}
+
+fn waiting_text(what: &crate::engine::rollout::WaitingFor) -> String {
+    use crate::engine::rollout::WaitingFor;
+    match what {
+        WaitingFor::ReplacementPod => {
+            "waiting for the controller to create the replacement pod".to_owned()
+        }
+        WaitingFor::Ready { deadline } => {
+            format!("waiting for Ready (until {})", second(*deadline))
+        }
+        WaitingFor::Available { at } => {
+            format!("waiting for minReadySeconds (until {})", second(*at))
+        }
+        WaitingFor::Soak { until } => format!("soaking (until {})", second(*until)),
+    }
+}
+
+fn second(at: jiff::Timestamp) -> jiff::Timestamp {
+    at.round(jiff::Unit::Second).unwrap_or(at)
+}
+
+/// Waits for a change, `wake_at`, or an interrupt.
+async fn wait_or_interrupt(ctx: &RunContext<'_>, wake_at: Option<jiff::Timestamp>) {
+    tokio::select! {
+        () = ctx.follower.changed_or(wake_at) => {}
+        () = ctx.interrupt.wait() => {}
+    }
+}
+
+/// Pauses the rollout with `reason` (an automatic stop), unless someone else
+/// already paused it (their pause and its reason stand).
+async fn pause_run(ctx: &RunContext<'_>, node: Option<&str>, reason: &str) -> Result<(), OpsError> {
+    let snapshot = ctx.follower.snapshot().await?;
+    if snapshot.state()?.is_paused() {
+        return Ok(());
+    }
+    let request = PauseRequest {
+        by: format!("rollcall ({})", ctx.executor.actor()),
+        reason: Some(match node {
+            Some(node) => format!("node {node}: {reason}"),
+            None => reason.to_owned(),
+        }),
+        node: node.map(str::to_owned),
+    };
+    retry_on_conflict(
+        ctx.follower,
+        |snap| pause(snap, &request, jiff::Timestamp::now()),
+        ctx.executor,
+    )
+    .await
+}
+
+/// Records the end: an automatic pause (who, why, which node), an interrupt
+/// (paused, "interrupted by …"), or back to idle.
+async fn finish(ctx: &RunContext<'_>, end: &AutoEnd) -> Result<(), OpsError> {
+    let snapshot = ctx.follower.snapshot().await?;
     let state = snapshot.state()?;
     match end {
         // Someone else paused meanwhile: their pause (and its reason) stands.
-        AutoEnd::Paused { .. } if state.is_paused() => Ok(()),
-        AutoEnd::Paused { node, reason } => {
-            let request = PauseRequest {
-                by: format!("rollcall auto ({})", executor.actor()),
-                reason: Some(format!("node {node}: {reason}")),
-                node: Some(node.clone()),
-            };
-            retry_on_conflict(
-                follower,
-                |snap| pause(snap, &request, jiff::Timestamp::now()),
-                executor,
-            )
-            .await
-        }
-        AutoEnd::Completed { .. } => {
+        AutoEnd::Paused { .. } | AutoEnd::Interrupted { .. } if state.is_paused() => Ok(()),
+        AutoEnd::Paused { node, reason } => pause_run(ctx, Some(node), reason).await,
+        AutoEnd::Interrupted { by } => pause_run(ctx, None, &format!("interrupted by {by}")).await,
+        AutoEnd::Completed { .. } | AutoEnd::Stopped { .. } => {
             let idle = RolloutState {
                 mode: Mode::Idle,
                 batch_nodes: Vec::new(),
                 rollback_to: None,
+                heartbeat: None,
                 ..state.clone()
             }
-            .touched(executor.actor(), jiff::Timestamp::now());
-            write_state(executor, &snapshot, &state, &idle, "auto-done", None).await
-        }
-        AutoEnd::Stopped { .. } => {
-            let stopped = RolloutState {
-                mode: Mode::Idle,
-                batch_nodes: Vec::new(),
-                ..state.clone()
+            .touched(ctx.executor.actor(), jiff::Timestamp::now());
+            let action = if matches!(end, AutoEnd::Completed { .. }) {
+                "auto-done"
+            } else {
+                "auto-stopped"
             };
-            write_state(executor, &snapshot, &state, &stopped, "auto-stopped", None).await
+            write_state(ctx, &snapshot, &state, &idle, action, None).await
         }
     }
 }
 
 /// Writes the state keys that changed (no resourceVersion precondition: only
-/// the changed keys are sent, so others' keys survive).
+/// the changed keys are sent, so others' keys survive). The patch is
+/// idempotent, so a transient failure (unreachable, 429, 5xx, answer lost) is
+/// retried with backoff for up to [`STATE_RETRY_FOR`].
 pub async fn write_state(
-    executor: &Executor,
+    ctx: &RunContext<'_>,
     snapshot: &Snapshot,
     before: &RolloutState,
     after: &RolloutState,
@@ -321,8 +592,30 @@ pub async fn write_state(
             ..Record::default()
         },
     };
-    executor.run(&request).await.map(|_| ())
+    let deadline = tokio::time::Instant::now() + STATE_RETRY_FOR;
+    let mut backoff = Duration::from_millis(250);
+    loop {
+        match ctx.executor.run(&request).await {
+            Ok(_) => return Ok(()),
+            Err(err) if err.is_transient() && tokio::time::Instant::now() + backoff < deadline => {
+                (ctx.progress)(Progress::new(
+                    "retry",
+                    None,
+                    format!(
+                        "{action}: {err}; retrying in {}",
+                        humantime::format_duration(backoff)
+                    ),
+                ));
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+            Err(err) => return Err(err),
+        }
+    }
 }
+
+/// How long a state patch is retried through transient failures.
+pub const STATE_RETRY_FOR: Duration = Duration::from_secs(30);
 
 /// Runs a write decided from a snapshot; on 409 (the DaemonSet changed since it
 /// was read) re-reads and decides again, up to three times.

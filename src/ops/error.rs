@@ -49,7 +49,18 @@ pub enum OpsError {
         /// The transport error.
         message: String,
     },
-    /// Any other API error (422, 5xx, ...).
+    /// A failure that may pass by itself: a 429 from a throttling server, a
+    /// 5xx, or an answer that was cut off. What was asked may or may not have
+    /// happened; reads and rollcall's own state patches are retried with
+    /// backoff, a delete is resolved by reading the pod again.
+    #[error("the API server failed to {attempt}: {message}")]
+    Transient {
+        /// What was being attempted.
+        attempt: String,
+        /// The server's message with its code, or the transport error.
+        message: String,
+    },
+    /// Any other API error (422, ...).
     #[error("the API server refused to {attempt}: {message}")]
     Api {
         /// What was being attempted.
@@ -116,7 +127,8 @@ pub fn from_kube(err: &kube::Error, attempt: &Attempt) -> OpsError {
             attempt: attempt.describe(),
             message: error_chain(err),
         },
-        other => OpsError::Api {
+        // A body that could not be read or decoded: the answer was lost.
+        other => OpsError::Transient {
             attempt: attempt.describe(),
             message: error_chain(other),
         },
@@ -140,6 +152,10 @@ pub fn from_status(code: u16, reason: &str, message: &str, attempt: &Attempt) ->
             what: attempt.object(),
             message,
         },
+        (429 | 500 | 502 | 503 | 504, _) => OpsError::Transient {
+            attempt: attempt.describe(),
+            message: format!("{message} ({code} {reason})"),
+        },
         _ => OpsError::Api {
             attempt: attempt.describe(),
             message: format!("{message} ({code} {reason})"),
@@ -151,6 +167,12 @@ impl OpsError {
     /// Whether the caller should re-read the cluster before offering the action again.
     pub fn needs_refresh(&self) -> bool {
         matches!(self, Self::Conflict { .. } | Self::NotFound { .. })
+    }
+
+    /// Whether the failure may pass by itself (unreachable, throttled, 5xx,
+    /// answer lost): worth retrying a read or an idempotent state patch.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Unreachable { .. } | Self::Transient { .. })
     }
 }
 
@@ -200,7 +222,7 @@ mod tests {
                 matches!(e, OpsError::Api { .. })
             }),
             ("server error", 500, "InternalError", |e| {
-                matches!(e, OpsError::Api { .. })
+                matches!(e, OpsError::Transient { .. })
             }),
         ];
         for (name, code, reason, check) in cases {

@@ -39,12 +39,17 @@ pub fn pause(
             since(pause.at)
         )));
     }
+    // A pause ends any run: nobody drives the rollout until someone resumes
+    // and starts again, so no mode, batch or heartbeat is left to go stale.
     let mut after = RolloutState {
         pause: Some(Pause {
             by: request.by.clone(),
             at: Some(now),
             reason: request.reason.clone(),
         }),
+        mode: crate::ops::state::Mode::Idle,
+        batch_nodes: Vec::new(),
+        heartbeat: None,
         ..before.clone()
     }
     .touched(&request.by, now);

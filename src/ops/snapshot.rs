@@ -196,7 +196,21 @@ impl Snapshot {
         rows: &[NodeCoverage],
         state: &RolloutState,
     ) -> Result<RolloutPlan, OpsError> {
-        Ok(plan_rollout(rows, &self.nodes, &plan_options(state)?))
+        self.plan_with(rows, state, false)
+    }
+
+    /// The rollout plan, with cordoned nodes planned too when `include_cordoned`.
+    pub fn plan_with(
+        &self,
+        rows: &[NodeCoverage],
+        state: &RolloutState,
+        include_cordoned: bool,
+    ) -> Result<RolloutPlan, OpsError> {
+        let options = PlanOptions {
+            include_cordoned,
+            ..plan_options(state)?
+        };
+        Ok(plan_rollout(rows, &self.nodes, &options))
     }
 }
 

@@ -27,8 +27,16 @@ pub struct StatusReport {
     pub strategy: String,
     /// The current revision number.
     pub current_revision: Option<i64>,
-    /// `idle`, `advancing`, `auto`, `paused` or `rolling-back`.
+    /// The one state word (see [`crate::ops::state::state_word`]): `idle`,
+    /// `waiting`, `rolling`, `stuck`, `advancing`, `auto`, `rolling-back`,
+    /// `stalled` or `paused`.
     pub state: String,
+    /// Why the rollout is (not) moving, with the nodes that hold it up.
+    pub blocker: crate::engine::blockers::Blocker,
+    /// For a run whose driver stopped renewing its lease: "auto-advance by X
+    /// stopped responding at T" (a new run may take it over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<String>,
     /// The durable rollout state in full.
     pub rollout: RolloutState,
     /// The DaemonSet status fields, computed.
@@ -69,6 +77,10 @@ pub struct NodeStatus {
     pub available: bool,
     /// Its waiting/terminated reason, if any.
     pub problem: Option<String>,
+    /// When the pod is failing: the reason and the container's own words
+    /// (last termination, waiting message), from the one health classification.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     /// How many live daemon pods the node has.
     pub pod_count: usize,
     /// Marked or selected as a canary.
@@ -132,19 +144,26 @@ impl StatusReport {
                     ready: pod.is_some_and(|p| p.ready),
                     available: pod.is_some_and(|p| p.available),
                     problem: pod.and_then(|p| p.problem.clone()),
+                    failure: pod.and_then(|p| crate::engine::health::pod_health(p).failure_text()),
                     pod_count: live.len(),
                     canary: canaries.contains(row.node.as_str())
                         || state.canaries.contains(&row.node),
                 }
             })
             .collect();
+        let blocker = crate::ops::state::blocker_with_pause(
+            &state,
+            crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes),
+        );
         let target = snapshot.target();
         Ok(Self {
             namespace: target.namespace,
             name: target.name,
             strategy: snapshot.strategy_type().to_owned(),
             current_revision: index.current().map(|c| c.number),
-            state: state.label().to_owned(),
+            state: crate::ops::state::state_word(&state, &blocker, now).to_owned(),
+            stalled: state.run_owner(now).expired_text(),
+            blocker,
             totals: Snapshot::totals(&rows),
             nodes,
             plan: plan
@@ -187,6 +206,11 @@ impl StatusReport {
             t.desired, t.current, t.updated, t.ready, t.available
         );
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
+        let _ = writeln!(
+            out,
+            "why   {}",
+            crate::sanitize::sanitize(&self.blocker.message)
+        );
         let _ = writeln!(out);
         let _ = writeln!(
             out,
@@ -201,8 +225,9 @@ impl StatusReport {
             let detail = match (&n.pod, n.reasons.first()) {
                 (Some(pod), _) => format!(
                     "{pod}{}",
-                    n.problem
+                    n.failure
                         .as_ref()
+                        .or(n.problem.as_ref())
                         .map(|p| format!(" {p}"))
                         .unwrap_or_default()
                 ),
@@ -233,6 +258,9 @@ impl StatusReport {
 
     fn state_detail(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(stalled) = &self.stalled {
+            parts.push(stalled.clone());
+        }
         if let Some(pause) = &self.rollout.pause {
             parts.push(format!("by {}", pause.by));
             if let Some(at) = pause.at {

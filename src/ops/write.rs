@@ -3,8 +3,12 @@
 //! Every change to the cluster is a [`Write`] value: delete one pod by UID,
 //! patch the rollout-state annotations, switch the update strategy (pause and
 //! resume), patch the template from a ControllerRevision (rollback). The
-//! [`Executor`] runs one at a time, never retries, journals each result (fsync)
-//! before reporting it, and refuses everything in read-only mode. The console
+//! [`Executor`] runs one at a time, journals each result (fsync) before
+//! reporting it, and refuses everything in read-only mode. It does not retry a
+//! delete itself; kube's client may resend one after a 429/503/504, which is
+//! harmless only because of the UID precondition (a second delete of a pod that
+//! is already terminating deletes nothing new). A delete whose answer was lost
+//! is resolved by reading the pod back, never guessed. The console
 //! drives it through [`spawn_effects`]; headless commands call [`Executor::run`].
 
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -215,6 +219,11 @@ impl Executor {
         self.read_only
     }
 
+    /// The journal this executor appends to.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     /// The user recorded in the journal and annotations.
     pub fn actor(&self) -> &str {
         &self.actor
@@ -240,8 +249,23 @@ impl Executor {
             let action = request.record.action.clone();
             return (Err(OpsError::ReadOnly { action }), None);
         }
-        let result = execute(&self.client, &request.write).await;
-        let entry = self.entry(request, &result);
+        let mut result = execute(&self.client, &request.write).await;
+        let mut request = std::borrow::Cow::Borrowed(request);
+        if let (
+            Err(err),
+            Write::DeletePod {
+                namespace,
+                name,
+                uid,
+            },
+        ) = (&result, &request.write)
+            && err.is_transient()
+            && pod_is_deleted(&self.client, namespace, name, uid).await
+        {
+            result = Ok(Outcome::PodDeleted);
+            request.to_mut().record.note = Some("deleted (reply lost)".to_owned());
+        }
+        let entry = self.entry(&request, &result);
         (result, self.journal.append(&entry).err())
     }
 
@@ -270,8 +294,19 @@ impl Executor {
     }
 }
 
-/// Sends one write to the API server. Never retries: a delete whose answer was
-/// lost is reported as an error, and the watch shows what really happened.
+/// Whether the pod with `uid` is gone or terminating, read back after a delete
+/// whose answer was lost. A read that fails too leaves the outcome unknown
+/// (`false`: the delete is reported as failed, and the watch shows the truth).
+async fn pod_is_deleted(client: &kube::Client, namespace: &str, name: &str, uid: &str) -> bool {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    match pods.get_opt(name).await {
+        Ok(None) => true,
+        Ok(Some(pod)) => pod.uid() != uid || pod.is_terminating(),
+        Err(_) => false,
+    }
+}
+
+/// Sends one write to the API server (see the module comment on retries).
 pub async fn execute(client: &kube::Client, write: &Write) -> Result<Outcome, OpsError> {
     let attempt = write.attempt();
     let params = PatchParams {

@@ -27,6 +27,8 @@ pub enum Effect {
     SetTarget(Target),
     /// Run these numbered rollout writes on the effects task (confirmed by the user).
     Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
+    /// Fetch a pod's log on the effects side (the answer opens in the logs overlay).
+    FetchLogs(super::logs::LogsRequest),
 }
 
 /// The console's state: UI state plus the cached engine rows and grid order.
@@ -43,6 +45,8 @@ pub struct App {
     pub ops: super::ops_keys::OpsConsole,
     /// The roster audit (`--roster FILE`), when one was given.
     pub roster: Option<super::roster::RosterState>,
+    /// The logs overlay, when open.
+    pub logs: Option<super::logs::LogsView>,
 }
 
 impl App {
@@ -70,6 +74,7 @@ impl App {
             info,
             ops: super::ops_keys::OpsConsole::default(),
             roster: None,
+            logs: None,
         }
     }
 
@@ -80,7 +85,10 @@ impl App {
                 let context = if self.ui.help {
                     super::keymap::Context::Help
                 } else {
-                    self.ops.context().unwrap_or_else(|| self.ui.context())
+                    self.ops
+                        .context()
+                        .or_else(|| self.logs_context())
+                        .unwrap_or_else(|| self.ui.context())
                 };
                 action_for(context, key)
             }
@@ -131,6 +139,10 @@ impl App {
         });
         if let Some(roster) = &self.roster {
             roster.decorate(&mut view, self.ui.selected_node.as_deref());
+        }
+        if let Some(logs) = &self.logs {
+            view.logs = Some(logs.view(self.logs_page()));
+            view.hints = super::keymap::hints(super::keymap::Context::Logs);
         }
         let body = self.body_area();
         if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
@@ -241,7 +253,24 @@ impl App {
     }
 
     fn apply(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+        let scroll = matches!(
+            action,
+            Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom
+        );
+        // The help, when open, is what the list keys scroll.
+        if self.ui.help && scroll {
+            self.scroll_text(action, cache);
+            return None;
+        }
         if let Some(effect) = self.ops_update(action, cache) {
+            return effect;
+        }
+        if let Some(effect) = self.logs_update(action, cache) {
             return effect;
         }
         match action {
@@ -312,7 +341,10 @@ impl App {
             | Action::TogglePause
             | Action::Rollback
             | Action::ShowPlan
+            | Action::ShowLogs
             | Action::DialogUp
+            | Action::FormLess
+            | Action::FormMore
             | Action::DialogDown
             | Action::Confirm
             | Action::Cancel => {}

@@ -4,7 +4,6 @@
 //! one). Plus their view model (drawn by the console's scrolling pane). No I/O.
 
 use super::view_model::{Cell, Tone};
-use crate::ops::auto::AutoPolicy;
 use crate::ops::write::WriteRequest;
 
 /// What a confirmed dialog runs.
@@ -12,13 +11,8 @@ use crate::ops::write::WriteRequest;
 pub enum Intent {
     /// Send these writes, in order.
     Writes(Vec<WriteRequest>),
-    /// Record the auto-advance settings, then start stepping.
-    StartAuto {
-        /// Batch size, soak and timeout.
-        policy: AutoPolicy,
-        /// The state write that records it.
-        state: Box<WriteRequest>,
-    },
+    /// Stop this console's run by pausing the rollout, then quit.
+    StopAndQuit(Box<WriteRequest>),
     /// Patch the template back; on OnDelete, then move nodes back in `order`.
     Rollback {
         /// The template patch.
@@ -63,6 +57,8 @@ pub enum Modal {
     Confirm(Box<Confirm>),
     /// Choose a revision.
     Rollback(RollbackPicker),
+    /// The auto-advance settings, editable before the start.
+    AutoForm(Box<super::auto_form::AutoForm>),
     /// Read-only text (the rollout plan).
     Info {
         /// Title.
@@ -124,6 +120,10 @@ impl Modal {
                     lines,
                 }
             }
+            Self::AutoForm(form) => DialogVm {
+                title: " start auto-advance with these settings? ".to_owned(),
+                lines: form.lines(),
+            },
             Self::Info { title, lines } => DialogVm {
                 title: format!(" {title} "),
                 lines: lines

@@ -71,6 +71,8 @@ pub enum Action {
     Rollback,
     /// Rollout: show the plan (order, canaries, skipped nodes with reasons).
     ShowPlan,
+    /// Show the selected node's pod log (the previous container's after a crash).
+    ShowLogs,
     /// In a dialog: previous entry.
     DialogUp,
     /// In a dialog: next entry.
@@ -79,6 +81,10 @@ pub enum Action {
     Confirm,
     /// Cancel the pending action of the dialog.
     Cancel,
+    /// In a form: the selected value one step down.
+    FormLess,
+    /// In a form: the selected value one step up.
+    FormMore,
 }
 
 /// Where a binding applies.
@@ -106,6 +112,10 @@ pub enum Context {
     PlanView,
     /// The help overlay is open: it scrolls, everything else waits.
     Help,
+    /// Editing the auto-advance settings.
+    AutoForm,
+    /// Reading a pod's log (the list keys scroll it).
+    Logs,
 }
 
 impl Context {
@@ -123,6 +133,8 @@ impl Context {
             Self::RollbackPicker => "Rollback dialog",
             Self::PlanView => "Rollout plan",
             Self::Help => "Help",
+            Self::AutoForm => "Auto-advance settings",
+            Self::Logs => "Pod log",
         }
     }
 }
@@ -253,22 +265,34 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('p')], action: Action::TogglePause, hint: Some("pause"), help: "pause or resume the rollout for every console" },
     Binding { contexts: &[Context::Grid, Context::Detail, Context::History], keys: &[Key::char('r')], action: Action::Rollback, hint: Some("rollback"), help: "roll back: pick a revision, see the diff, confirm" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('P')], action: Action::ShowPlan, hint: Some("plan"), help: "show the rollout plan: order, canaries, skipped nodes and why" },
+    Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('l')], action: Action::ShowLogs, hint: Some("logs"), help: "the node's pod log; after a crash, the previous run's" },
     Binding { contexts: &[Context::Confirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
     Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::Cancel, hint: Some("close"), help: "close the plan" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "newer revision" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "older revision" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("roll back to this"), help: "roll back to the selected revision (asks again)" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "close without rolling back" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "previous setting" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "next setting" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Left), Key::char('-'), Key::char('h')], action: Action::FormLess, hint: Some("less"), help: "smaller value" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Right), Key::char('+'), Key::char('l')], action: Action::FormMore, hint: Some("more"), help: "larger value" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("start"), help: "start auto-advance with these settings" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Esc), Key::char('n')], action: Action::Cancel, hint: Some("cancel"), help: "close without starting" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
 ];
 
 /// The contexts active for a screen, most specific first.
 pub fn active_contexts(screen: Context) -> Vec<Context> {
     match screen {
         // Dialogs and text input are modal: only their own keys apply.
-        Context::FilterInput | Context::Confirm | Context::RollbackPicker | Context::PlanView => {
+        Context::FilterInput
+        | Context::Confirm
+        | Context::RollbackPicker
+        | Context::PlanView
+        | Context::AutoForm => {
             vec![screen]
         }
-        Context::Grid | Context::Picker | Context::History | Context::Detail => {
+        Context::Grid | Context::Picker | Context::History | Context::Detail | Context::Logs => {
             vec![screen, Context::List, Context::Global]
         }
         Context::Help => vec![Context::List, Context::Global],
@@ -330,6 +354,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::Confirm,
         Context::RollbackPicker,
         Context::PlanView,
+        Context::AutoForm,
     ];
     order
         .into_iter()

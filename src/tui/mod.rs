@@ -3,11 +3,14 @@
 //! turns keys into actions; the event loop runs the effects.
 
 pub mod app;
+mod auto_form;
 pub mod columns;
 pub mod confirm;
 pub mod fit;
 pub mod index;
 pub mod keymap;
+pub mod logs;
+pub mod logs_link;
 pub mod ops_auto;
 pub mod ops_keys;
 pub mod ops_link;
@@ -30,6 +33,8 @@ mod bench;
 mod fixtures;
 #[cfg(test)]
 mod layout_tests;
+#[cfg(test)]
+mod logs_tests;
 #[cfg(test)]
 mod ops_tests;
 #[cfg(test)]

@@ -4,16 +4,30 @@
 //! other confirmed write. A failed gate pauses the rollout for every console.
 
 use super::app::{App, Effect};
-use super::confirm::{Confirm, Intent, Modal};
+use super::auto_form::AutoForm;
+use super::confirm::Modal;
+use super::ops_keys::AutoSession;
 use super::ops_keys::{DEFAULT_POLICY, state_request};
 use crate::cluster::cache::Cache;
 use crate::ops::advance::delete_requests;
-use crate::ops::auto::{AutoPolicy, Step};
-use crate::ops::drive::ensure_actionable;
+use crate::ops::auto::{AutoPolicy, AutoRun, Step};
+use crate::ops::drive::{AutoSettings, StartRefusal, check_start, ensure_actionable};
 use crate::ops::pause::{PauseRequest, pause};
+use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Snapshot;
-use crate::ops::state::{Mode, RolloutState};
+use crate::ops::state::{LEASE_RENEW, Mode, RolloutState};
+
+/// The console's run settings: canaries are the nodes marked with `c`.
+fn settings(policy: AutoPolicy, despite_failing: bool) -> AutoSettings {
+    AutoSettings {
+        policy,
+        canary_selector: None,
+        rollback: None,
+        despite_failing,
+        include_cordoned: false,
+    }
+}
 
 impl App {
     pub(super) fn toggle_auto(&mut self, cache: &Cache) -> Result<Option<Effect>, String> {
@@ -28,6 +42,7 @@ impl App {
             let after = RolloutState {
                 mode: Mode::Idle,
                 batch_nodes: Vec::new(),
+                heartbeat: None,
                 ..before.clone()
             };
             let request = state_request(&snapshot, before, after, "auto-stop", None);
@@ -37,41 +52,76 @@ impl App {
         let snapshot = self.snapshot(cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
-        if let Some(running) = before.run_in_progress() {
-            return Err(running);
+        let now = jiff::Timestamp::now();
+        let mut warnings = Vec::new();
+        let mut despite_failing = false;
+        match check_start(&snapshot, &before, &settings(DEFAULT_POLICY, false), now) {
+            Ok(()) => {}
+            Err(StartRefusal::Invalid(err)) => return Err(err.to_string()),
+            Err(StartRefusal::Failing(failing)) => {
+                warnings.push(format!(
+                    "{}: starting is an explicit yes to advancing anyway",
+                    failing_text(&failing, 3)
+                ));
+                despite_failing = true;
+            }
         }
-        let policy = AutoPolicy {
-            batch: before
-                .batch
-                .and_then(|b| usize::try_from(b).ok())
-                .unwrap_or(DEFAULT_POLICY.batch),
-            soak: before.soak.unwrap_or(DEFAULT_POLICY.soak),
-            timeout: before.timeout.unwrap_or(DEFAULT_POLICY.timeout),
-        };
+        if let Some(text) = before.run_owner(now).expired_text() {
+            warnings.push(format!("{text}: this console takes it over"));
+        }
+        // This run's settings start from the defaults, never from what an
+        // earlier run left in the annotations.
+        self.ops.modal = Some(Modal::AutoForm(Box::new(AutoForm::new(
+            DEFAULT_POLICY,
+            warnings,
+            despite_failing,
+        ))));
+        Ok(None)
+    }
+
+    /// Starts auto-advance with the form's settings, checked again on the
+    /// current snapshot (the cluster may have changed while the form was open).
+    pub(super) fn start_auto(
+        &mut self,
+        cache: &Cache,
+        form: &AutoForm,
+    ) -> Result<Option<Effect>, String> {
+        let snapshot = self.snapshot(cache)?;
+        let before = snapshot.state().map_err(|e| e.to_string())?;
+        let now = jiff::Timestamp::now();
+        check_start(
+            &snapshot,
+            &before,
+            &settings(form.policy, form.despite_failing),
+            now,
+        )
+        .map_err(|refusal| refusal.to_string())?;
+        let policy = form.policy;
         let after = RolloutState {
             mode: Mode::Auto,
             batch: u32::try_from(policy.batch).ok(),
             soak: Some(policy.soak),
             timeout: Some(policy.timeout),
+            canary_selector: None,
+            batch_nodes: Vec::new(),
+            heartbeat: Some(now),
             ..before.clone()
         }
-        .touched(&self.ops.actor, jiff::Timestamp::now());
+        .touched(&self.ops.actor, now);
         let state = state_request(&snapshot, before, after, "auto-start", None);
-        let lines = vec![format!(
-            "batches of {}, soak {}, Ready timeout {}; a failure pauses the rollout (A again stops)",
+        self.ops.auto = Some(AutoSession {
+            run: AutoRun::new(policy),
+            deletes: std::collections::BTreeMap::new(),
+            label: "auto-advance",
+            renewed_at: now,
+        });
+        self.ui.info(format!(
+            "auto-advance started: batches of {}, soak {}, Ready timeout {}",
             policy.batch,
             humantime::format_duration(policy.soak),
             humantime::format_duration(policy.timeout)
-        )];
-        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
-            title: "start auto-advance?".to_owned(),
-            lines,
-            intent: Intent::StartAuto {
-                policy,
-                state: Box::new(state),
-            },
-        })));
-        Ok(None)
+        ));
+        Ok(Some(Effect::Writes(self.ops.submit(vec![state]))))
     }
 
     /// Steps the auto run (on cache changes and ticks); returns the writes it asks for.
@@ -89,6 +139,9 @@ impl App {
             ));
             return None;
         }
+        if let Some(renewal) = self.renew_heartbeat(&snapshot, &state, now) {
+            return Some(renewal);
+        }
         let index = snapshot.index();
         if !index.current_matches_template() {
             return None;
@@ -103,6 +156,30 @@ impl App {
             .run
             .step(&plan, &rows, min_ready, now);
         self.auto_step(&snapshot, state, step)
+    }
+
+    /// Renews the run's lease when due, so other consoles and commands see
+    /// that this console still drives it.
+    fn renew_heartbeat(
+        &mut self,
+        snapshot: &Snapshot,
+        state: &RolloutState,
+        now: jiff::Timestamp,
+    ) -> Option<Effect> {
+        // The console's own clock of its last renewal: the cache may not show
+        // the write yet, and a renewal must not wait for it.
+        let renew = jiff::SignedDuration::try_from(LEASE_RENEW).ok()?;
+        let session = self.ops.auto.as_mut()?;
+        if now.duration_since(session.renewed_at) < renew {
+            return None;
+        }
+        session.renewed_at = now;
+        let after = RolloutState {
+            heartbeat: Some(now),
+            ..state.clone()
+        };
+        let request = state_request(snapshot, state.clone(), after, "heartbeat", None);
+        Some(Effect::Writes(self.ops.submit(vec![request])))
     }
 
     fn auto_step(
@@ -157,6 +234,7 @@ impl App {
                     mode: Mode::Idle,
                     batch_nodes: Vec::new(),
                     rollback_to: None,
+                    heartbeat: None,
                     ..state.clone()
                 };
                 let request = state_request(snapshot, state, after, "auto-done", None);

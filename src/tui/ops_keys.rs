@@ -55,6 +55,8 @@ pub struct AutoSession {
     pub(super) deletes: BTreeMap<u64, String>,
     /// Shown in messages: `auto-advance` or `rollback`.
     pub(super) label: &'static str,
+    /// When this console last wrote the run's heartbeat (its lease).
+    pub(super) renewed_at: jiff::Timestamp,
 }
 
 /// The console's rollout-operation state.
@@ -72,6 +74,9 @@ pub struct OpsConsole {
     pub auto: Option<AutoSession>,
     /// Writes sent and not yet answered.
     pub pending: BTreeMap<u64, String>,
+    /// The user chose to stop this console's run and quit: the console exits
+    /// once the pause is answered (written, or failed and journalled).
+    pub quit_when_idle: bool,
     next_id: u64,
 }
 
@@ -91,6 +96,7 @@ impl OpsConsole {
             Some(Modal::Confirm(_)) => Some(Context::Confirm),
             Some(Modal::Rollback(_)) => Some(Context::RollbackPicker),
             Some(Modal::Info { .. }) => Some(Context::PlanView),
+            Some(Modal::AutoForm(_)) => Some(Context::AutoForm),
             None => None,
         }
     }
@@ -147,7 +153,23 @@ impl App {
                 }
                 Ok(None)
             }
+            // Quitting while this console drives a run would leave it with
+            // nobody driving: ask first (a second quit key means yes).
+            Action::Quit if self.ops.auto.is_some() => Ok(self.ask_quit_during_run(cache)),
             Action::ShowPlan => self.show_plan(cache).map(|()| None),
+            Action::DialogUp | Action::DialogDown | Action::FormLess | Action::FormMore
+                if matches!(self.ops.modal, Some(Modal::AutoForm(_))) =>
+            {
+                if let Some(Modal::AutoForm(form)) = self.ops.modal.as_mut() {
+                    match action {
+                        Action::DialogUp | Action::DialogDown => {
+                            form.select(action == Action::DialogUp);
+                        }
+                        _ => form.adjust(action == Action::FormLess),
+                    }
+                }
+                Ok(None)
+            }
             Action::DialogUp | Action::DialogDown => {
                 self.move_rollback_selection(action, cache);
                 Ok(None)
@@ -201,8 +223,20 @@ impl App {
             })
             .collect();
         let node = victims.first().map(|v| v.node.clone()).unwrap_or_default();
+        let mut lines: Vec<String> = lines;
+        let mut title = format!("advance node {node}?");
+        // The same refusal `advance --next` makes: a new node is not moved onto
+        // a revision that is failing elsewhere without an explicit yes.
+        let failing = crate::ops::preflight::failing_updated(&rows);
+        if !selected && !failing.is_empty() {
+            title = format!(
+                "{} updated node(s) are failing: advance node {node} anyway?",
+                failing.len()
+            );
+            lines.insert(0, crate::ops::preflight::failing_text(&failing, 3));
+        }
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
-            title: format!("advance node {node}?"),
+            title,
             lines,
             intent: Intent::Writes(requests),
         })));
@@ -264,9 +298,48 @@ impl App {
         Ok(())
     }
 
+    fn ask_quit_during_run(&mut self, cache: &Cache) -> Option<Effect> {
+        if let Some(Modal::Confirm(confirm)) = &self.ops.modal
+            && matches!(confirm.intent, Intent::StopAndQuit(_))
+        {
+            return self.dialog_yes(cache);
+        }
+        let label = self.ops.auto.as_ref().map_or("auto-advance", |s| s.label);
+        let Ok(snapshot) = self.snapshot(cache) else {
+            return Some(Effect::Quit);
+        };
+        let request = PauseRequest {
+            by: self.ops.actor.clone(),
+            reason: Some(format!(
+                "{label} stopped: console closed by {}",
+                self.ops.actor
+            )),
+            node: None,
+        };
+        let Ok(write) = pause(&snapshot, &request, jiff::Timestamp::now()) else {
+            return Some(Effect::Quit);
+        };
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: format!("{label} is running in this console: stop it and quit?"),
+            lines: vec![
+                "y: pause the rollout (reason: console closed) and quit".to_owned(),
+                "Esc: keep it running and stay".to_owned(),
+            ],
+            intent: Intent::StopAndQuit(Box::new(write)),
+        })));
+        None
+    }
+
     fn dialog_yes(&mut self, cache: &Cache) -> Option<Effect> {
         match self.ops.modal.take()? {
             Modal::Info { .. } => None,
+            Modal::AutoForm(form) => match self.start_auto(cache, &form) {
+                Ok(effect) => effect,
+                Err(message) => {
+                    self.ui.error(message);
+                    None
+                }
+            },
             Modal::Rollback(picker) => {
                 if let Err(message) = self.ask_rollback(cache, &picker) {
                     self.ui.error(message);
@@ -279,14 +352,11 @@ impl App {
                         .info(format!("{}: sent", confirm.title.trim_end_matches('?')));
                     Some(Effect::Writes(self.ops.submit(requests)))
                 }
-                Intent::StartAuto { policy, state } => {
-                    self.ops.auto = Some(AutoSession {
-                        run: AutoRun::new(policy),
-                        deletes: BTreeMap::new(),
-                        label: "auto-advance",
-                    });
-                    self.ui.info("auto-advance started");
-                    Some(Effect::Writes(self.ops.submit(vec![*state])))
+                Intent::StopAndQuit(pause) => {
+                    self.ops.auto = None;
+                    self.ops.quit_when_idle = true;
+                    self.ui.info("pausing the rollout, then quitting");
+                    Some(Effect::Writes(self.ops.submit(vec![*pause])))
                 }
                 Intent::Rollback {
                     patch,
@@ -301,11 +371,12 @@ impl App {
                             soak: Duration::ZERO,
                             timeout,
                         };
-                        let run = AutoRun::new(policy).with_priority(order);
+                        let run = AutoRun::new(policy).only(order);
                         self.ops.auto = Some(AutoSession {
                             run,
                             deletes: BTreeMap::new(),
                             label: "rollback",
+                            renewed_at: jiff::Timestamp::now(),
                         });
                     }
                     self.ui.info(format!("rolling back to revision {to}"));

@@ -261,3 +261,34 @@ fn plan_overlay_lists_order_canaries_and_skips() {
     app.update(Action::Cancel, &cache);
     assert!(app.ops.modal.is_none());
 }
+
+#[test]
+fn quitting_while_this_console_drives_auto_asks_then_pauses_before_quitting() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.update(Action::ToggleAuto, &cache);
+    for (id, request) in writes(app.update(Action::Confirm, &cache)) {
+        done(&mut app, id, request);
+    }
+    assert!(app.ops.auto.is_some());
+    assert_eq!(app.update(Action::Quit, &cache), None, "asks first");
+    assert!(matches!(app.ops.modal, Some(Modal::Confirm(_))));
+    app.update(Action::Cancel, &cache);
+    assert!(app.ops.auto.is_some(), "Esc keeps the run and the console");
+    app.update(Action::Quit, &cache);
+    let sent = writes(app.update(Action::Confirm, &cache));
+    assert_eq!(sent.len(), 1);
+    match &sent[0].1.write {
+        Write::PatchState { after, .. } => {
+            let reason = after
+                .pause
+                .as_ref()
+                .and_then(|p| p.reason.clone())
+                .unwrap_or_default();
+            assert!(reason.contains("console closed by ana@box"), "{reason}");
+        }
+        other => panic!("expected the pause, got {other:?}"),
+    }
+    assert!(app.ops.auto.is_none());
+    assert!(app.ops.quit_when_idle, "quits once the pause is answered");
+}

@@ -10,11 +10,14 @@ impl App {
         let snapshot = self.snapshot(cache)?;
         let report = crate::ops::status::StatusReport::build(&snapshot, jiff::Timestamp::now())
             .map_err(|e| e.to_string())?;
-        let mut lines = vec![format!(
-            "state: {}   ({} node(s) to advance)",
-            report.state,
-            report.plan.len()
-        )];
+        let mut lines = vec![
+            format!(
+                "state: {}   ({} node(s) to advance)",
+                report.state,
+                report.plan.len()
+            ),
+            format!("why: {}", report.blocker.message),
+        ];
         lines.extend(report.plan.iter().enumerate().map(|(i, step)| {
             let canary = if step.canary { " [canary]" } else { "" };
             format!("{:>4}. {}{canary}  {}", i + 1, step.node, step.group)

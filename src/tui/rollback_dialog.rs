@@ -107,13 +107,14 @@ impl App {
                 "paused with the RollingUpdate strategy frozen: resume first (p)".to_owned(),
             );
         }
-        if let Some(running) = before.run_in_progress() {
+        if let Some(running) = before.run_in_progress(jiff::Timestamp::now()) {
             return Err(running);
         }
         let after = RolloutState {
             mode: Mode::RollingBack,
             rollback_to: Some(*number),
             pause: None,
+            heartbeat: Some(jiff::Timestamp::now()),
             ..before.clone()
         }
         .touched(&self.ops.actor, jiff::Timestamp::now());

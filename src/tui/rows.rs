@@ -18,19 +18,6 @@ pub const POOL_LABELS: &[&str] = &crate::engine::rollout::POOL_LABEL_KEYS;
 /// Labels that name a node's zone.
 pub const ZONE_LABELS: &[&str] = &crate::engine::rollout::ZONE_LABEL_KEYS;
 
-/// Waiting/terminated reasons that mean the pod is failing, not just starting.
-const FAILING_REASONS: &[&str] = &[
-    "CrashLoopBackOff",
-    "ImagePullBackOff",
-    "ErrImagePull",
-    "InvalidImageName",
-    "CreateContainerConfigError",
-    "CreateContainerError",
-    "RunContainerError",
-    "Error",
-    "OOMKilled",
-];
-
 /// The node's standing against the DaemonSet, worst first (the sort order of "state").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RowState {
@@ -209,12 +196,7 @@ pub fn classify(coverage: &NodeCoverage) -> RowState {
             RowState::NotEligible
         };
     };
-    let failing = pod.phase.as_deref() == Some("Failed")
-        || pod
-            .problem
-            .as_deref()
-            .is_some_and(|p| FAILING_REASONS.contains(&p));
-    if failing {
+    if crate::engine::health::pod_health(pod).is_failing() {
         RowState::Failing
     } else if !verdict.should_continue_running {
         RowState::Misscheduled

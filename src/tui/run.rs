@@ -9,6 +9,8 @@ use futures::StreamExt;
 use tokio::time::Instant;
 
 use super::app::{App, Effect};
+use super::logs::LogsResult;
+use super::logs_link::LogsLink;
 use super::ops_keys::{OpsConsole, OpsEvent};
 use super::ops_link::OpsLink;
 use super::terminal::TerminalGuard;
@@ -33,17 +35,18 @@ pub async fn run(
     info: ConsoleInfo,
     target: Option<String>,
 ) -> Result<(), ConsoleError> {
-    run_with_ops(watch, info, target, None, None).await
+    run_with_ops(watch, info, target, None, None, None).await
 }
 
-/// As [`run`], with rollout operations wired to the effects task and, with
-/// a roster, its audit marked in the grid.
+/// As [`run`], with rollout operations wired to the effects task, the log
+/// fetcher for the logs overlay and, with a roster, its audit marked in the grid.
 pub async fn run_with_ops(
     watch: WatchHandle,
     info: ConsoleInfo,
     target: Option<String>,
     ops: Option<(OpsLink, OpsConsole)>,
     roster: Option<crate::audit::Roster>,
+    logs: Option<LogsLink>,
 ) -> Result<(), ConsoleError> {
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
@@ -54,7 +57,8 @@ pub async fn run_with_ops(
         app.ops = console;
         link = Some(ops_link);
     }
-    let result = event_loop(&mut guard, &mut app, &watch, &mut link).await;
+    let mut links = Links { ops: link, logs };
+    let result = event_loop(&mut guard, &mut app, &watch, &mut links).await;
     drop(guard);
     // The connection note (the kubeconfig kubectl needs, for the embedded
     // cluster) is long; on the restored terminal it prints whole.
@@ -64,13 +68,15 @@ pub async fn run_with_ops(
     result
 }
 
+/// The effects side's ends the event loop holds.
+struct Links {
+    ops: Option<OpsLink>,
+    logs: Option<LogsLink>,
+}
+
 /// Runs an effect; returns whether the console must quit.
-fn dispatch(
-    effect: Option<Effect>,
-    app: &mut App,
-    watch: &WatchHandle,
-    link: Option<&OpsLink>,
-) -> bool {
+fn dispatch(effect: Option<Effect>, app: &mut App, watch: &WatchHandle, links: &Links) -> bool {
+    let link = links.ops.as_ref();
     match effect {
         Some(Effect::Quit) => return true,
         Some(Effect::SetTarget(target)) => {
@@ -91,9 +97,23 @@ fn dispatch(
                 }
             }
         }
+        Some(Effect::FetchLogs(request)) => match &links.logs {
+            Some(logs) => logs.fetch(request),
+            None => app.logs_on_result(LogsResult {
+                request,
+                outcome: Err("logs are not available in this console".to_owned()),
+            }),
+        },
         None => {}
     }
     false
+}
+
+async fn next_logs_result(logs: &mut Option<LogsLink>) -> Option<LogsResult> {
+    match logs {
+        Some(logs) => logs.results.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn next_ops_event(link: &mut Option<OpsLink>) -> Option<OpsEvent> {
@@ -107,7 +127,7 @@ async fn event_loop(
     guard: &mut TerminalGuard,
     app: &mut App,
     watch: &WatchHandle,
-    link: &mut Option<OpsLink>,
+    links: &mut Links,
 ) -> Result<(), ConsoleError> {
     let shared = std::sync::Arc::clone(&watch.shared);
     let mut input = EventStream::new();
@@ -136,7 +156,7 @@ async fn event_loop(
                 if let Some(action) = app.action_for_event(&event?) {
                     let effect = app.update(action, &shared.lock());
                     dirty = true;
-                    if dispatch(effect, app, watch, link.as_ref()) {
+                    if dispatch(effect, app, watch, links) {
                         return Ok(());
                     }
                 }
@@ -145,12 +165,16 @@ async fn event_loop(
                 let now = jiff::Timestamp::now();
                 dirty |= app.refresh(&mut shared.lock(), now);
                 let effect = app.ops_on_change(&shared.lock(), now);
-                dispatch(effect, app, watch, link.as_ref());
+                dispatch(effect, app, watch, links);
             }
-            Some(event) = next_ops_event(link) => {
+            Some(result) = next_logs_result(&mut links.logs) => {
+                app.logs_on_result(result);
+                dirty = true;
+            }
+            Some(event) = next_ops_event(&mut links.ops) => {
                 app.ops_on_event(event);
                 let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
-                dispatch(effect, app, watch, link.as_ref());
+                dispatch(effect, app, watch, links);
                 dirty = true;
             }
             _ = tick.tick() => {
@@ -158,9 +182,10 @@ async fn event_loop(
                 // Roster comparisons start here, at most once a second, off the draw path.
                 app.roster_tick(&shared.lock(), std::time::Instant::now());
                 let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
-                dispatch(effect, app, watch, link.as_ref());
+                dispatch(effect, app, watch, links);
             }
             () = tokio::time::sleep_until(next_frame), if dirty => {}
+            () = std::future::ready(()), if app.ops.quit_when_idle && app.ops.pending.is_empty() => return Ok(()),
             _ = terminate.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
         }

@@ -41,8 +41,29 @@ pub async fn small_at(speed: f64) -> Env {
     env(start(options).await.expect("embedded cluster starts")).await
 }
 
+/// Starts the `default` scenario (14 nodes, general-06 NotReady,
+/// kube-system/log-shipper RollingUpdate maxUnavailable=1), without waiting for pods.
+pub async fn default_scenario() -> Env {
+    let options = EmbeddedOptions {
+        scenario: Some("default".to_owned()),
+        ..EmbeddedOptions::default()
+    };
+    wrap(start(options).await.expect("embedded cluster starts"))
+}
+
 /// Wraps a started cluster.
 pub async fn env(cluster: EmbeddedCluster) -> Env {
+    let env = wrap(cluster);
+    env.wait_pods(
+        "node-agent",
+        "a Ready node-agent pod on every node",
+        |pods| pods.len() == 5 && all_ready(pods),
+    )
+    .await;
+    env
+}
+
+fn wrap(cluster: EmbeddedCluster) -> Env {
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     cluster
@@ -51,20 +72,13 @@ pub async fn env(cluster: EmbeddedCluster) -> Env {
         .expect("kubeconfig written");
     let client = kube::Client::try_from(cluster.server.kube_config()).expect("client");
     let journal = dir.path().join("journal.jsonl");
-    let env = Env {
+    Env {
         cluster,
         dir,
         kubeconfig,
         journal,
         client,
-    };
-    env.wait_pods(
-        "node-agent",
-        "a Ready node-agent pod on every node",
-        |pods| pods.len() == 5 && all_ready(pods),
-    )
-    .await;
-    env
+    }
 }
 
 impl Env {

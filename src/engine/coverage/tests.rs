@@ -309,6 +309,7 @@ fn arb_pod() -> impl Strategy<Value = PodCoverage> {
             terminating: false,
             restarts: 0,
             problem: None,
+            failure_detail: None,
             created: None,
             ready_since: None,
         }

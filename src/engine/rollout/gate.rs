@@ -10,6 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::engine::coverage::{NodeCoverage, PodCoverage};
+use crate::engine::health::{PodHealth, pod_health};
 
 /// How strict the gate is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,20 +53,19 @@ pub enum GateFailure {
         /// Seconds waited.
         waited_seconds: i64,
     },
-    /// A container is in CrashLoopBackOff.
-    CrashLoopBackOff,
-    /// The image cannot be pulled.
-    ImagePullBackOff {
-        /// `ImagePullBackOff`, `ErrImagePull` or `InvalidImageName`.
+    /// The replacement pod is failing (crash loop, image pull, failed phase, …),
+    /// as the one classification in [`crate::engine::health`] says.
+    Failing {
+        /// The kubelet's reason (`CrashLoopBackOff`, `ErrImagePull`, `Failed`).
         reason: String,
+        /// The container's own words (exit code, message), when known.
+        detail: Option<String>,
     },
     /// Containers restarted since the gate started watching.
     Restarted {
         /// Restarts now.
         restarts: i32,
     },
-    /// The replacement pod reached phase Failed.
-    PodFailed,
     /// The replacement pod seen earlier is gone.
     PodGone {
         /// Its UID.
@@ -256,19 +256,11 @@ fn replaced_by(pod: &PodCoverage) -> GateFailure {
     }
 }
 
-/// Fail-fast signals on the replacement pod.
+/// Fail-fast signals on the replacement pod: failing by the one health
+/// classification, or restarted since the gate started watching.
 fn pod_failure(pod: &PodCoverage, restarts_at_start: i32) -> Option<GateFailure> {
-    match pod.problem.as_deref() {
-        Some("CrashLoopBackOff") => return Some(GateFailure::CrashLoopBackOff),
-        Some(reason @ ("ImagePullBackOff" | "ErrImagePull" | "InvalidImageName")) => {
-            return Some(GateFailure::ImagePullBackOff {
-                reason: reason.to_owned(),
-            });
-        }
-        _ => {}
-    }
-    if pod.phase.as_deref() == Some("Failed") {
-        return Some(GateFailure::PodFailed);
+    if let PodHealth::Failing { reason, detail } = pod_health(pod) {
+        return Some(GateFailure::Failing { reason, detail });
     }
     (pod.restarts > restarts_at_start).then_some(GateFailure::Restarted {
         restarts: pod.restarts,

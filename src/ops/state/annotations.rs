@@ -40,9 +40,11 @@ pub const ROLLBACK_TO: &str = "rollcall.dev/rollback-to";
 pub const UPDATED_BY: &str = "rollcall.dev/updated-by";
 /// Annotation key (see [`RolloutState`] for the meaning).
 pub const UPDATED_AT: &str = "rollcall.dev/updated-at";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const HEARTBEAT: &str = "rollcall.dev/heartbeat";
 
 /// All keys, so a write can clear the ones a state no longer has.
-const ALL_KEYS: [&str; 14] = [
+const ALL_KEYS: [&str; 15] = [
     MODE,
     PAUSED_BY,
     PAUSED_AT,
@@ -57,6 +59,7 @@ const ALL_KEYS: [&str; 14] = [
     ROLLBACK_TO,
     UPDATED_BY,
     UPDATED_AT,
+    HEARTBEAT,
 ];
 
 impl RolloutState {
@@ -113,13 +116,16 @@ impl RolloutState {
             updated_at: get(UPDATED_AT)
                 .map(|t| parse_time(UPDATED_AT, t))
                 .transpose()?,
+            heartbeat: get(HEARTBEAT)
+                .map(|t| parse_time(HEARTBEAT, t))
+                .transpose()?,
         })
     }
 
     /// The annotations for this state: every rollcall key, `None` for the ones to remove.
     pub fn to_annotations(&self) -> BTreeMap<&'static str, Option<String>> {
         let pause = self.pause.as_ref();
-        let values: [(&'static str, Option<String>); 14] = [
+        let values: [(&'static str, Option<String>); 15] = [
             (
                 MODE,
                 (self.mode != Mode::Idle).then(|| self.mode.as_str().to_owned()),
@@ -140,6 +146,7 @@ impl RolloutState {
             (ROLLBACK_TO, self.rollback_to.map(|r| r.to_string())),
             (UPDATED_BY, self.updated_by.clone()),
             (UPDATED_AT, self.updated_at.map(|t| t.to_string())),
+            (HEARTBEAT, self.heartbeat.map(|t| t.to_string())),
         ];
         debug_assert_eq!(values.len(), ALL_KEYS.len());
         values.into_iter().collect()
@@ -221,6 +228,7 @@ fn bad(key: &str, message: &str) -> OpsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::state::RunOwner;
 
     fn full_state() -> RolloutState {
         RolloutState {
@@ -242,6 +250,7 @@ mod tests {
             rollback_to: Some(4),
             updated_by: Some("ana@laptop".into()),
             updated_at: Some("2026-11-29T13:00:01Z".parse().unwrap()),
+            heartbeat: Some("2026-11-29T13:00:01Z".parse().unwrap()),
         }
     }
 
@@ -338,19 +347,29 @@ mod tests {
     fn a_run_in_progress_is_unpaused_auto_or_rollback() {
         let mut state = full_state();
         assert!(
-            state.run_in_progress().is_none(),
+            state
+                .run_in_progress("2026-11-29T13:00:05Z".parse().unwrap())
+                .is_none(),
             "paused: the run has ended"
         );
         state.pause = None;
-        let text = state.run_in_progress().unwrap();
+        let now: jiff::Timestamp = "2026-11-29T13:00:05Z".parse().unwrap();
+        state.heartbeat = Some("2026-11-29T13:00:01Z".parse().unwrap());
+        let text = state.run_in_progress(now).unwrap();
         assert!(
             text.starts_with(
                 "auto is already running (started by ana@laptop at 2026-11-29T13:00:01Z)"
             ),
             "{text}"
         );
+        let later: jiff::Timestamp = "2026-11-29T13:01:00Z".parse().unwrap();
+        assert!(
+            state.run_in_progress(later).is_none(),
+            "a run whose heartbeat expired may be taken over"
+        );
+        assert!(matches!(state.run_owner(later), RunOwner::Expired { .. }));
         state.mode = Mode::Idle;
-        assert!(state.run_in_progress().is_none());
+        assert!(state.run_in_progress(now).is_none());
     }
 
     #[test]

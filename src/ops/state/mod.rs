@@ -90,6 +90,116 @@ pub struct RolloutState {
     pub updated_by: Option<String>,
     /// When the state last changed.
     pub updated_at: Option<jiff::Timestamp>,
+    /// The lease of a running auto-advance or rollback: its driver renews this
+    /// every [`LEASE_RENEW`]; past [`LEASE_EXPIRY`] the run is taken to be gone.
+    pub heartbeat: Option<jiff::Timestamp>,
+}
+
+/// How often a running auto-advance or rollback renews its heartbeat.
+///
+/// The lease is an annotation beside the rest of the state rather than a
+/// `coordination.k8s.io` Lease: every console already watches the DaemonSet, so
+/// the owner and its liveness arrive with the state they qualify, need no second
+/// watch or RBAC grant, and are written in the same patch as the mode.
+pub const LEASE_RENEW: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A heartbeat older than this means the run's driver stopped responding.
+pub const LEASE_EXPIRY: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Who drives a run (auto-advance or rollback), as seen at some time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunOwner {
+    /// No run in progress (idle, advancing by hand, or paused).
+    Nobody,
+    /// A run whose driver renewed its lease recently.
+    Live {
+        /// `auto` or `rolling-back`.
+        mode: Mode,
+        /// Who started it.
+        by: String,
+        /// When it last renewed (or changed the state).
+        seen: Option<jiff::Timestamp>,
+    },
+    /// A run whose driver stopped renewing: it may be taken over or stopped.
+    Expired {
+        /// `auto` or `rolling-back`.
+        mode: Mode,
+        /// Who started it.
+        by: String,
+        /// Its last sign of life.
+        seen: jiff::Timestamp,
+    },
+}
+
+impl RunOwner {
+    /// For an expired run: "auto-advance by X stopped responding at T".
+    pub fn expired_text(&self) -> Option<String> {
+        match self {
+            Self::Expired { mode, by, seen } => Some(format!(
+                "{} by {by} stopped responding at {}",
+                run_name(*mode),
+                seen.round(jiff::Unit::Second).unwrap_or(*seen)
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The one state word every console and `rollcall status` show: `paused`,
+/// the running mode (`auto`, `rolling-back`, `advancing`; `stalled` when its
+/// driver stopped responding), else what the rollout itself is doing
+/// (`idle`, `waiting` for an operator, `rolling`, `stuck`).
+pub fn state_word(
+    state: &RolloutState,
+    blocker: &crate::engine::blockers::Blocker,
+    now: jiff::Timestamp,
+) -> &'static str {
+    use crate::engine::blockers::BlockerCode;
+    if state.is_paused() {
+        return "paused";
+    }
+    if matches!(state.run_owner(now), RunOwner::Expired { .. }) {
+        return "stalled";
+    }
+    if state.mode != Mode::Idle {
+        return state.mode.as_str();
+    }
+    match blocker.code {
+        BlockerCode::NothingToDo => "idle",
+        BlockerCode::WaitingForOperator => "waiting",
+        BlockerCode::Progressing | BlockerCode::WaitingForMinReadySeconds => "rolling",
+        BlockerCode::MaxUnavailableSpent
+        | BlockerCode::MaxSurgeSpent
+        | BlockerCode::StuckTerminating => "stuck",
+        BlockerCode::Paused => "paused",
+    }
+}
+
+/// The engine's blocker, with a pause taking precedence (a paused rollout is
+/// held by whoever paused it, whatever the budgets say).
+pub fn blocker_with_pause(
+    state: &RolloutState,
+    blocker: crate::engine::blockers::Blocker,
+) -> crate::engine::blockers::Blocker {
+    match &state.pause {
+        Some(pause) => crate::engine::blockers::Blocker {
+            code: crate::engine::blockers::BlockerCode::Paused,
+            message: match &pause.reason {
+                Some(reason) => format!("paused by {}: {reason}", pause.by),
+                None => format!("paused by {}", pause.by),
+            },
+            nodes: blocker.nodes,
+        },
+        None => blocker,
+    }
+}
+
+/// The words for a run's mode.
+pub fn run_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::RollingBack => "rollback",
+        _ => "auto-advance",
+    }
 }
 
 /// The header's words for the stored state (`paused by ana@box: node n2: ...`,
@@ -97,11 +207,15 @@ pub struct RolloutState {
 /// console then derives the state from the counts). Unreadable annotations say so.
 pub fn headline(
     annotations: Option<&std::collections::BTreeMap<String, String>>,
+    now: jiff::Timestamp,
 ) -> Option<String> {
     let state = match RolloutState::from_annotations(annotations) {
         Ok(state) => state,
         Err(err) => return Some(format!("unknown rollout state ({err})")),
     };
+    if let Some(text) = state.run_owner(now).expired_text() {
+        return Some(text);
+    }
     if let Some(pause) = &state.pause {
         let mut text = format!("paused by {}", pause.by);
         if let Some(reason) = &pause.reason {
@@ -138,21 +252,48 @@ impl RolloutState {
         }
     }
 
-    /// Whether an auto-advance or rollback run is going on somewhere (another
-    /// console or process): the mode says so and it is not paused. A second
-    /// run would race the first, so starting one is refused.
-    pub fn run_in_progress(&self) -> Option<String> {
+    /// Who drives the run in progress, if any, at `now`: a run is in progress
+    /// when the mode says auto or rolling-back and it is not paused; it is
+    /// expired when its heartbeat (or, without one, its last state change) is
+    /// older than [`LEASE_EXPIRY`].
+    pub fn run_owner(&self, now: jiff::Timestamp) -> RunOwner {
         if self.is_paused() || !matches!(self.mode, Mode::Auto | Mode::RollingBack) {
-            return None;
+            return RunOwner::Nobody;
         }
-        let by = self.updated_by.as_deref().unwrap_or("someone");
+        let by = self
+            .updated_by
+            .clone()
+            .unwrap_or_else(|| "someone".to_owned());
+        let seen = self.heartbeat.or(self.updated_at);
+        let expiry = jiff::SignedDuration::try_from(LEASE_EXPIRY).unwrap_or_default();
+        match seen {
+            Some(seen) if now.duration_since(seen) > expiry => RunOwner::Expired {
+                mode: self.mode,
+                by,
+                seen,
+            },
+            _ => RunOwner::Live {
+                mode: self.mode,
+                by,
+                seen,
+            },
+        }
+    }
+
+    /// Why a new run must not start at `now`: another auto-advance or rollback
+    /// is alive (a second run would race the first). An expired run does not
+    /// block: the new run takes it over.
+    pub fn run_in_progress(&self, now: jiff::Timestamp) -> Option<String> {
+        let RunOwner::Live { mode, by, .. } = self.run_owner(now) else {
+            return None;
+        };
         let at = self
             .updated_at
             .map(|t| format!(" at {t}"))
             .unwrap_or_default();
         Some(format!(
-            "{} is already running (started by {by}{at}); if that run is gone, pause and resume to clear it",
-            self.mode.as_str()
+            "{} is already running (started by {by}{at}); pause it to stop it",
+            mode.as_str()
         ))
     }
 

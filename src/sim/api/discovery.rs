@@ -119,6 +119,12 @@ pub fn resource_list(group: &str) -> Option<Value> {
             resources.push(json!({"name": format!("{}/status", kind.plural()), "singularName": "",
                 "namespaced": kind.namespaced(), "kind": kind.kind(), "verbs": ["get", "patch", "update"]}));
         }
+        if kind == ResourceKind::Pod {
+            resources.push(
+                json!({"name": "pods/log", "singularName": "", "namespaced": true,
+                "kind": "Pod", "verbs": ["get"]}),
+            );
+        }
     }
     Some(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}),
@@ -155,6 +161,12 @@ fn aggregated_group(group: &str) -> Value {
                 entry["subresources"] = json!([{"subresource": "status", "responseKind": response_kind,
                     "verbs": ["get", "patch", "update"]}]);
             }
+            if kind == ResourceKind::Pod
+                && let Some(subresources) = entry["subresources"].as_array_mut()
+            {
+                subresources.push(json!({"subresource": "log", "responseKind": response_kind,
+                    "verbs": ["get"]}));
+            }
             entry
         })
         .collect();
@@ -173,6 +185,21 @@ fn aggregated_group(group: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pods_advertise_their_log_subresource() {
+        let core = resource_list("").unwrap();
+        let names: Vec<&str> = core["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        assert!(names.contains(&"pods/log"), "{names:?}");
+        assert!(!names.contains(&"nodes/log"), "{names:?}");
+        let text = aggregated(true, AggregatedVersion::V2).to_string();
+        assert!(text.contains(r#"{"responseKind":{"group":"","kind":"Pod","version":""},"subresource":"log","verbs":["get"]}"#), "{text}");
+    }
 
     #[test]
     fn negotiation_follows_the_accept_header() {

@@ -7,6 +7,7 @@
 pub mod cells;
 pub mod discovery;
 pub mod list;
+pub mod logs;
 pub mod openapi;
 pub mod patch;
 pub mod query;
@@ -171,6 +172,12 @@ async fn resource(
     path: &ResourcePath,
     body: Body,
 ) -> Result<Response<Body>, ApiError> {
+    if path.subresource.as_deref() == Some("log") {
+        return match info.method {
+            Method::GET => logs::logs(state, info, path),
+            ref method => Err(ApiError::method_not_allowed(method)),
+        };
+    }
     let watching = matches!(info.query.get("watch"), Some("true" | "1"));
     match (&path.name, &info.method) {
         (None, &Method::GET) if watching => watch::watch(state, info, path),

@@ -13,7 +13,7 @@ pub struct ResourcePath {
     pub namespace: Option<String>,
     /// The object name, for object paths.
     pub name: Option<String>,
-    /// `status`, when addressed.
+    /// `status` (or a pod's `log`), when addressed.
     pub subresource: Option<String>,
 }
 
@@ -83,13 +83,17 @@ fn resource_path(group: &str, rest: &[&str]) -> Option<ResourcePath> {
     let (plural, name, subresource) = match rest.as_slice() {
         [plural] => (*plural, None, None),
         [plural, name] => (*plural, owned(name), None),
-        [plural, name, "status"] => (*plural, owned(name), owned("status")),
+        [plural, name, sub @ ("status" | "log")] => (*plural, owned(name), owned(sub)),
         _ => return None,
     };
     let kind = ResourceKind::from_group_plural(group, plural)?;
     let scoped_right = namespace.is_none() || kind.namespaced();
     let addressable = name.is_none() || namespace.is_some() || !kind.namespaced();
-    let has_subresource = subresource.is_none() || kind.has_status();
+    let has_subresource = match subresource.as_deref() {
+        None => true,
+        Some("log") => kind == ResourceKind::Pod,
+        Some(_) => kind.has_status(),
+    };
     let names_ok = [&namespace, &name]
         .into_iter()
         .flatten()
@@ -160,6 +164,11 @@ mod tests {
             ("/api/v1/namespaces/x/nodes", None),
             ("/apis/apps/v1/pods", None),
             ("/api/v1/namespaces/x/events/e/status", None),
+            (
+                "/api/v1/namespaces/ns/pods/p/log",
+                resource(Pod, Some("ns"), Some("p"), Some("log")),
+            ),
+            ("/api/v1/nodes/n1/log", None),
             ("/api/v1/namespaces//pods", None),
             ("/nope", None),
             ("", None),

@@ -285,7 +285,7 @@ impl Fleet {
             .failure_message(key)
             .unwrap_or_else(|| "container exited".to_owned());
         self.write_status(key, |pod, now| {
-            pod_status::crashed(pod, exit_code, &message, backoff.as_secs(), now);
+            pod_status::crashed(pod, exit_code, &message, backoff, now);
         });
         let (container, uid) = self
             .pods

@@ -9,6 +9,7 @@
 //! creates or deletes daemon pods (the controller does).
 
 pub mod clock;
+pub mod container_log;
 pub mod fleet;
 mod intake;
 mod lifecycle;

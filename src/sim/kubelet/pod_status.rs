@@ -4,6 +4,8 @@
 //! hostIP, podIP and startTime. Pure edits of a pod's JSON; the timing and
 //! the choice of step are [`super::lifecycle`]'s.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 /// The container names of a pod's spec.
@@ -159,9 +161,10 @@ pub fn ready(pod: &mut Value, now: &str) {
     each_container(pod, |c| c["ready"] = json!(true));
 }
 
-/// Containers exited with `exit_code`: lastState terminated, restartCount + 1,
-/// waiting in CrashLoopBackOff for `backoff_seconds`.
-pub fn crashed(pod: &mut Value, exit_code: i32, message: &str, backoff_seconds: u64, now: &str) {
+/// Containers exited with `exit_code`: lastState terminated (reason `Error`,
+/// the message), restartCount + 1, waiting in CrashLoopBackOff for `backoff`
+/// with kubelet's waiting message.
+pub fn crashed(pod: &mut Value, exit_code: i32, message: &str, backoff: Duration, now: &str) {
     let pod_name = pod["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
@@ -182,12 +185,36 @@ pub fn crashed(pod: &mut Value, exit_code: i32, message: &str, backoff_seconds: 
         c["restartCount"] = json!(c["restartCount"].as_i64().unwrap_or(0) + 1);
         let wait = format!(
             "back-off {} restarting failed container={name} pod={pod_name}_{namespace}",
-            humantime::format_duration(std::time::Duration::from_secs(backoff_seconds))
+            go_duration(backoff)
         );
         c["state"] = json!({"waiting": {"reason": "CrashLoopBackOff", "message": wait}});
         c["ready"] = json!(false);
         c["started"] = json!(false);
     });
+}
+
+/// A duration as Go prints it (`500ms`, `40s`, `1m20s`, `5m0s`, `1h0m0s`),
+/// the way kubelet's messages show back-offs.
+pub fn go_duration(duration: Duration) -> String {
+    let total = duration.as_secs();
+    if total == 0 {
+        return format!("{}ms", duration.as_millis());
+    }
+    let (hours, minutes, seconds) = (total / 3600, total / 60 % 60, total % 60);
+    let millis = duration.subsec_millis();
+    let seconds = if millis == 0 {
+        format!("{seconds}s")
+    } else {
+        format!(
+            "{seconds}.{}s",
+            format!("{millis:03}").trim_end_matches('0')
+        )
+    };
+    match (hours, minutes) {
+        (0, 0) => seconds,
+        (0, m) => format!("{m}m{seconds}"),
+        (h, m) => format!("{h}h{m}m{seconds}"),
+    }
 }
 
 /// Whether every container is ready and the pod Running.
@@ -239,16 +266,49 @@ mod tests {
     }
 
     #[test]
+    fn durations_print_like_go() {
+        let cases = [
+            (Duration::from_millis(500), "500ms"),
+            (Duration::from_secs(10), "10s"),
+            (Duration::from_millis(2500), "2.5s"),
+            (Duration::from_secs(80), "1m20s"),
+            (Duration::from_secs(300), "5m0s"),
+            (Duration::from_secs(3600), "1h0m0s"),
+        ];
+        for (duration, text) in cases {
+            assert_eq!(go_duration(duration), text);
+        }
+    }
+
+    #[test]
     fn crashes_count_restarts_and_keep_transition_times() {
         let mut p = pod();
         accepted(&mut p, "10.0.0.1", "2026-01-01T00:00:01Z");
         running(&mut p, "100.64.0.5", "c1", "2026-01-01T00:00:02Z");
-        crashed(&mut p, 1, "boom", 10, "2026-01-01T00:00:03Z");
-        crashed(&mut p, 1, "boom", 20, "2026-01-01T00:00:04Z");
+        crashed(
+            &mut p,
+            1,
+            "boom",
+            Duration::from_secs(10),
+            "2026-01-01T00:00:03Z",
+        );
+        crashed(
+            &mut p,
+            1,
+            "boom",
+            Duration::from_secs(80),
+            "2026-01-01T00:00:04Z",
+        );
         let c = &p["status"]["containerStatuses"][0];
         assert_eq!(c["restartCount"], 2);
         assert_eq!(c["state"]["waiting"]["reason"], "CrashLoopBackOff");
         assert_eq!(c["lastState"]["terminated"]["exitCode"], 1);
+        assert_eq!(c["lastState"]["terminated"]["reason"], "Error");
+        assert_eq!(c["lastState"]["terminated"]["message"], "boom");
+        assert_eq!(
+            c["state"]["waiting"]["message"],
+            "back-off 1m20s restarting failed container=agent pod=agent-x_ns"
+        );
         let ready = p["status"]["conditions"]
             .as_array()
             .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))

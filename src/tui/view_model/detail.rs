@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{Cell, Inputs, Tone, format};
+use crate::cluster::cache::Cache;
 use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
 use crate::engine::vocabulary::Eligibility;
 use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
@@ -29,6 +30,12 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     eligibility(&mut lines, row);
     taints(&mut lines, node, ds);
     pods(&mut lines, row, &input.cache.pods_on(node_name), input.now);
+    failures(
+        &mut lines,
+        input.cache,
+        &input.cache.pods_on(node_name),
+        input.now,
+    );
     conditions(&mut lines, node, input.now);
     labels(&mut lines, node);
     let mut events: Vec<&Event> = input
@@ -213,6 +220,87 @@ fn container_line(container: &ContainerStatus, now: jiff::Timestamp) -> Vec<Cell
             &format!("  restarts {}{last}", container.restart_count),
             Tone::Dim,
         ),
+    ]
+}
+
+/// "Why it fails": per container, the last termination (exit code, reason,
+/// message) and the waiting message; per pod, its newest Warning event. Only
+/// pods with something to say; no section when none has.
+fn failures(lines: &mut Vec<Vec<Cell>>, cache: &Cache, pods: &[&Pod], now: jiff::Timestamp) {
+    let mut section = Vec::new();
+    for pod in pods {
+        let mut said = Vec::new();
+        for container in &pod.status.container_statuses {
+            let terminated = container
+                .state
+                .terminated
+                .as_ref()
+                .or(container.last_state.terminated.as_ref())
+                .filter(|t| t.exit_code != Some(0) || t.message.is_some());
+            if let Some(t) = terminated {
+                let mut text = t
+                    .exit_code
+                    .map_or_else(|| "terminated".to_owned(), |c| format!("exit code {c}"));
+                if let Some(reason) = t.reason.as_deref().filter(|r| !r.is_empty()) {
+                    let _ = write!(text, " ({reason})");
+                }
+                said.push(labelled(
+                    &container.name,
+                    "last termination",
+                    &text,
+                    Tone::Bad,
+                ));
+                if let Some(message) = t
+                    .message
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|m| !m.is_empty())
+                {
+                    said.push(labelled("", "message", message, Tone::Bad));
+                }
+            }
+            if let Some(waiting) = &container.state.waiting
+                && let Some(message) = waiting.message.as_deref().filter(|m| !m.trim().is_empty())
+            {
+                let reason = waiting.reason.as_deref().unwrap_or("waiting");
+                said.push(labelled(
+                    &container.name,
+                    "waiting",
+                    &format!("{reason}: {message}"),
+                    Tone::Warn,
+                ));
+            }
+        }
+        let key = format!("{}/{}", pod.namespace(), pod.name());
+        if let Some(event) = cache
+            .pod_events(&key)
+            .into_iter()
+            .find(|e| e.type_.as_deref() == Some("Warning"))
+        {
+            let text = format!(
+                "{} {} ago: {}",
+                event.reason.as_deref().unwrap_or_default(),
+                format::age(event.last_seen(), now),
+                event.message.as_deref().unwrap_or_default()
+            );
+            said.push(labelled("", "newest warning", &text, Tone::Warn));
+        }
+        if !said.is_empty() {
+            section.push(vec![Cell::new(&format!("  {}", pod.name()), Tone::Normal)]);
+            section.extend(said);
+        }
+    }
+    if !section.is_empty() {
+        heading(lines, "Why it fails");
+        lines.extend(section);
+    }
+}
+
+/// `    container  label  text`, the label padded so the texts line up.
+fn labelled(container: &str, label: &str, text: &str, tone: Tone) -> Vec<Cell> {
+    vec![
+        Cell::new(&format!("    {container:<12} {label:<17} "), Tone::Dim),
+        Cell::new(text, tone),
     ]
 }
 

@@ -127,6 +127,8 @@ pub struct ViewModel {
     pub hints: Vec<(String, &'static str)>,
     /// A rollout dialog (confirmation, plan or rollback picker), drawn over the body.
     pub dialog: Option<pane::TextPane>,
+    /// The logs overlay, when open.
+    pub logs: Option<crate::tui::logs::LogsVm>,
 }
 
 /// What [`build`] reads.
@@ -163,6 +165,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         status: status(input),
         hints: keymap::hints(ui.context()),
         dialog: None,
+        logs: None,
     }
 }
 

@@ -5,6 +5,7 @@
 mod grid;
 mod header;
 mod history;
+mod logs;
 mod pane;
 mod picker;
 mod status;
@@ -27,6 +28,9 @@ impl Widget for &ViewModel {
         render_body(&self.body, areas.body, buf);
         self.status.render(areas.status, buf);
         status::render_hints(&self.hints, areas.footer, buf);
+        if let Some(logs) = &self.logs {
+            logs.render(areas.body, buf);
+        }
         if let Some(dialog) = &self.dialog {
             pane::render_overlay(Overlay::Dialog, dialog, areas.body, buf);
         }

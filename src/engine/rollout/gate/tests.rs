@@ -26,6 +26,7 @@ fn new_pod(uid: &str, ready_at: Option<i64>) -> PodCoverage {
         terminating: false,
         restarts: 0,
         problem: None,
+        failure_detail: None,
         created: Some(at(0)),
         ready_since: ready_at.map(at),
     }
@@ -138,7 +139,10 @@ fn gate_table() {
                 p.problem = Some("CrashLoopBackOff".into());
             }),
             30,
-            failed(GateFailure::CrashLoopBackOff),
+            failed(GateFailure::Failing {
+                reason: "CrashLoopBackOff".into(),
+                detail: None,
+            }),
         ),
         (
             "image pull fails at once",
@@ -147,8 +151,9 @@ fn gate_table() {
                 p.problem = Some("ErrImagePull".into());
             }),
             30,
-            failed(GateFailure::ImagePullBackOff {
+            failed(GateFailure::Failing {
                 reason: "ErrImagePull".into(),
+                detail: None,
             }),
         ),
         (
@@ -164,7 +169,10 @@ fn gate_table() {
                 p.phase = Some("Failed".into());
             }),
             30,
-            failed(GateFailure::PodFailed),
+            failed(GateFailure::Failing {
+                reason: "Failed".into(),
+                detail: None,
+            }),
         ),
         (
             "replaced by a pod of another revision",

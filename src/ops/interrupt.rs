@@ -1,0 +1,125 @@
+//! One interrupt handler for a whole headless run. The first Ctrl-C or SIGTERM
+//! asks the run to stop after its current step (never between a delete and its
+//! journal line): the driver then pauses the rollout with "interrupted by …"
+//! and the command exits 130. A second signal ends the process at once, after
+//! journalling that it did.
+//!
+//! Made once, before anything is written, so a signal that arrives during a
+//! delete or a plan step is never lost (a `ctrl_c()` future made inside each wait
+//! would drop it).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::Notify;
+
+/// Exit code of an interrupted command (128 + SIGINT), as shells report it.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// A shared "stop requested" flag fed by the process's signals.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    requested: AtomicBool,
+    notify: Notify,
+}
+
+impl Interrupt {
+    /// A flag no signal sets (the console, tests).
+    pub fn never() -> Self {
+        Self::default()
+    }
+
+    /// Listens for SIGINT and SIGTERM for the rest of the process. `on_second`
+    /// runs before the process exits on a second signal (it journals).
+    pub fn install(on_second: impl Fn() + Send + Sync + 'static) -> Self {
+        let interrupt = Self::default();
+        let flag = interrupt.clone();
+        tokio::spawn(async move {
+            loop {
+                wait_for_signal().await;
+                if flag.inner.requested.swap(true, Ordering::SeqCst) {
+                    on_second();
+                    eprintln!("interrupted again: exiting now");
+                    std::process::exit(i32::from(EXIT_INTERRUPTED));
+                }
+                eprintln!("interrupt: stopping after the current step (Ctrl-C again to exit now)");
+                flag.inner.notify.notify_waiters();
+            }
+        });
+        interrupt
+    }
+
+    /// Asks the run to stop (what the first signal does).
+    pub fn request(&self) {
+        self.inner.requested.store(true, Ordering::SeqCst);
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether a stop was requested.
+    pub fn requested(&self) -> bool {
+        self.inner.requested.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once a stop is requested (at once if it already was).
+    pub async fn wait(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            if self.requested() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn wait_returns_once_requested_even_if_requested_before() {
+        let interrupt = Interrupt::never();
+        interrupt.request();
+        tokio::time::timeout(std::time::Duration::from_secs(1), interrupt.wait())
+            .await
+            .expect("already requested");
+        let later = Interrupt::never();
+        let waiter = {
+            let later = later.clone();
+            tokio::spawn(async move { later.wait().await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        later.request();
+        tokio::time::timeout(std::time::Duration::from_secs(1), waiter)
+            .await
+            .expect("woken")
+            .expect("joined");
+    }
+}

@@ -1,0 +1,299 @@
+//! The logs overlay (`l`): which log to ask for (the selected node's daemon
+//! pod; the previous container's when the container crashed and is not
+//! back), the overlay's state while the request is out and once the text or
+//! the error is in, scrolling, and the view it draws from. Every line of API
+//! text is sanitised on its way in. Pure: the fetch itself is
+//! [`super::logs_link`]'s, on the effects side; results come back as
+//! [`LogsResult`] values.
+
+use super::app::{App, Effect};
+use super::columns::list_height;
+use super::keymap::{Action, Context};
+use super::sanitize::sanitize;
+use super::view_model::{Cell, Tone};
+use crate::cluster::cache::Cache;
+use crate::model::Pod;
+
+/// Lines asked for (the tail of the log).
+pub const TAIL_LINES: i64 = 500;
+/// Bytes asked for, at most (and kept, at most).
+pub const LIMIT_BYTES: i64 = 256 * 1024;
+
+/// Which log to fetch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogsRequest {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod.
+    pub pod: String,
+    /// The container, when the pod status names one.
+    pub container: Option<String>,
+    /// The last terminated container instead of the current one.
+    pub previous: bool,
+}
+
+impl LogsRequest {
+    /// `ns/pod · container c · previous container`, for the overlay's title.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{}/{}", self.namespace, self.pod);
+        if let Some(container) = &self.container {
+            text.push_str(" · container ");
+            text.push_str(container);
+        }
+        if self.previous {
+            text.push_str(" · previous container (it crashed)");
+        }
+        text
+    }
+}
+
+/// What the effects side answers: the log text, or what went wrong in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogsResult {
+    /// The request answered.
+    pub request: LogsRequest,
+    /// The log text, or the error in words.
+    pub outcome: Result<String, String>,
+}
+
+/// The overlay's content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogsContent {
+    /// The request is out.
+    Loading,
+    /// The log, one sanitised line each.
+    Lines(Vec<String>),
+    /// Why there is no log (already sanitised).
+    Failed(String),
+}
+
+/// The open overlay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogsView {
+    /// What was asked for.
+    pub request: LogsRequest,
+    /// What is shown.
+    pub content: LogsContent,
+    /// First line shown.
+    pub scroll: usize,
+}
+
+/// What the overlay widget draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogsVm {
+    /// Title (sanitised).
+    pub title: String,
+    /// The lines shown, from `scroll` on.
+    pub lines: Vec<Cell>,
+    /// Position: `lines 12–40 of 40`, `loading…`, `error`.
+    pub position: String,
+    /// Wrap long lines (a message); log lines are cut instead, so scrolling
+    /// stays one line per row and the end of the log stays on screen.
+    pub wrap: bool,
+}
+
+impl LogsView {
+    fn len(&self) -> usize {
+        match &self.content {
+            LogsContent::Lines(lines) => lines.len(),
+            _ => 0,
+        }
+    }
+
+    /// Moves the view; `page` is the number of lines on screen.
+    pub fn scroll_by(&mut self, action: Action, page: usize) {
+        let last = self.len().saturating_sub(page.max(1));
+        self.scroll = match action {
+            Action::Up | Action::ScrollUp => self.scroll.saturating_sub(1),
+            Action::Down | Action::ScrollDown => self.scroll.saturating_add(1),
+            Action::PageUp => self.scroll.saturating_sub(page),
+            Action::PageDown => self.scroll.saturating_add(page),
+            Action::Top => 0,
+            Action::Bottom => last,
+            _ => self.scroll,
+        }
+        .min(last);
+    }
+
+    /// Takes the answer (if it is for this request); the view opens on the
+    /// end of the log, where a crash says why.
+    pub fn receive(&mut self, result: LogsResult, page: usize) {
+        if result.request != self.request {
+            return;
+        }
+        self.content = match result.outcome {
+            Ok(text) => LogsContent::Lines(lines_of(&text)),
+            Err(message) => LogsContent::Failed(sanitize(&message).into_owned()),
+        };
+        self.scroll = 0;
+        self.scroll_by(Action::Bottom, page);
+    }
+
+    /// The view model: the visible `page` lines and where they are.
+    pub fn view(&self, page: usize) -> LogsVm {
+        let (lines, position) = match &self.content {
+            LogsContent::Loading => (
+                vec![Cell::new("fetching the log…", Tone::Dim)],
+                "loading…".to_owned(),
+            ),
+            LogsContent::Failed(message) => (
+                vec![
+                    Cell::new("no log:", Tone::Bad),
+                    Cell::new(message, Tone::Warn),
+                ],
+                "error".to_owned(),
+            ),
+            LogsContent::Lines(lines) if lines.is_empty() => (
+                vec![Cell::new("the log is empty", Tone::Dim)],
+                "0 lines".to_owned(),
+            ),
+            LogsContent::Lines(lines) => {
+                let shown: Vec<Cell> = lines
+                    .iter()
+                    .skip(self.scroll)
+                    .take(page.max(1))
+                    .map(|line| Cell {
+                        text: line.clone(),
+                        tone: tone_of(line),
+                    })
+                    .collect();
+                let position = format!(
+                    "lines {}–{} of {}",
+                    self.scroll + 1,
+                    self.scroll + shown.len(),
+                    lines.len()
+                );
+                (shown, position)
+            }
+        };
+        LogsVm {
+            title: sanitize(&self.request.describe()).into_owned(),
+            wrap: !matches!(self.content, LogsContent::Lines(_)),
+            lines,
+            position,
+        }
+    }
+}
+
+/// The text as sanitised lines, at most [`TAIL_LINES`] (the last ones).
+pub fn lines_of(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let skip = lines
+        .len()
+        .saturating_sub(usize::try_from(TAIL_LINES).unwrap_or(usize::MAX));
+    lines[skip..]
+        .iter()
+        .map(|line| sanitize(line).into_owned())
+        .collect()
+}
+
+fn tone_of(line: &str) -> Tone {
+    let lower = line.to_ascii_lowercase();
+    if ["level=error", "level=fatal", "error:", "panic", "fatal"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        Tone::Bad
+    } else if lower.contains("level=warn") || lower.contains("warning") {
+        Tone::Warn
+    } else {
+        Tone::Normal
+    }
+}
+
+/// The log to show for `node`: its newest daemon pod that is not being
+/// deleted (else any), the first container that crashed (its previous run,
+/// while it is not ready again) or is not ready, else the first one.
+pub fn request_for(cache: &Cache, node: &str) -> Result<LogsRequest, String> {
+    let pods = cache.pods_on(node);
+    let created = |p: &&&Pod| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
+    let pod = (pods
+        .iter()
+        .filter(|p| !p.is_terminating())
+        .max_by_key(created))
+    .or_else(|| pods.iter().max_by_key(created))
+    .ok_or_else(|| format!("no daemon pod on {node}: there is no log to show"))?;
+    let statuses = &pod.status.container_statuses;
+    let crashed = statuses
+        .iter()
+        .find(|c| !c.ready && c.last_state.terminated.is_some());
+    let container = crashed
+        .or_else(|| statuses.iter().find(|c| !c.ready))
+        .map(|c| c.name.clone())
+        .or_else(|| statuses.first().map(|c| c.name.clone()))
+        .or_else(|| pod.spec.containers.first().map(|c| c.name.clone()));
+    Ok(LogsRequest {
+        namespace: pod.namespace().to_owned(),
+        pod: pod.name().to_owned(),
+        container,
+        previous: crashed.is_some(),
+    })
+}
+
+impl App {
+    /// The keymap context while the overlay is open.
+    pub fn logs_context(&self) -> Option<Context> {
+        self.logs.as_ref().map(|_| Context::Logs)
+    }
+
+    /// Handles `l` and, while the overlay is open, its keys. `None` when the
+    /// action is not the overlay's (the console handles it as usual).
+    pub fn logs_update(&mut self, action: Action, cache: &Cache) -> Option<Option<Effect>> {
+        if action == Action::ShowLogs {
+            return Some(self.open_logs(cache));
+        }
+        let page = self.logs_page();
+        let view = self.logs.as_mut()?;
+        match action {
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::ScrollUp
+            | Action::ScrollDown => view.scroll_by(action, page),
+            Action::Back | Action::Cancel if !self.ui.help => self.logs = None,
+            // A click under the overlay must not move the grid's selection.
+            Action::ClickRow(_) => {}
+            _ => return None,
+        }
+        Some(None)
+    }
+
+    /// Takes a fetch's answer from the effects side.
+    pub fn logs_on_result(&mut self, result: LogsResult) {
+        let page = self.logs_page();
+        if let Some(view) = &mut self.logs {
+            view.receive(result, page);
+        }
+    }
+
+    /// Lines the overlay shows at once.
+    pub fn logs_page(&self) -> usize {
+        // The overlay covers the body inside its borders; lists also lose a
+        // line to their column headings.
+        list_height(self.ui.size) + 1
+    }
+
+    fn open_logs(&mut self, cache: &Cache) -> Option<Effect> {
+        let Some(node) = self.ui.selected_node.clone() else {
+            self.ui.error("select a node first: its pod's log is shown");
+            return None;
+        };
+        match request_for(cache, &node) {
+            Ok(request) => {
+                self.logs = Some(LogsView {
+                    request: request.clone(),
+                    content: LogsContent::Loading,
+                    scroll: 0,
+                });
+                Some(Effect::FetchLogs(request))
+            }
+            Err(message) => {
+                self.ui.error(message);
+                None
+            }
+        }
+    }
+}

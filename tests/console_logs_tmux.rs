@@ -1,0 +1,210 @@
+//! End to end: why a container fails, read in the console. `rollcall demo
+//! --scenario small` in tmux; kubectl deletes edge-01's old pod, so the
+//! DaemonSet controller recreates it at node-agent 1.5.0, which crash-loops
+//! on the edge pool; the grid shows CrashLoopBackOff, the detail pane the
+//! exit code and message, and `l` opens the previous container's log, fetched
+//! from the embedded cluster's log endpoint, with the simulated failure line.
+//! Esc closes it; q quits. Every wait is bounded.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Bound on every wait for the screen.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// The small scenario's crash message for node-agent 1.5.0 on the edge pool.
+const FAILURE: &str = "exec /usr/bin/node-agent: exec format error";
+
+/// A tmux server of our own (its own socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(["-L", &self.socket]);
+        command
+    }
+
+    fn capture(&self) -> String {
+        let output = self
+            .command()
+            .args(["capture-pane", "-p", "-t", "console"])
+            .output()
+            .expect("tmux capture-pane runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn send(&self, keys: &str) {
+        let status = self
+            .command()
+            .args(["send-keys", "-t", "console", keys])
+            .status()
+            .expect("tmux send-keys runs");
+        assert!(status.success(), "send-keys {keys}");
+    }
+
+    /// Polls the screen until `check` holds; panics with the last screen after the deadline.
+    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self
+            .command()
+            .arg("kill-server")
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
+    // Rows start with the marks column (canary, problem).
+    screen.lines().find(|line| {
+        line.trim_start_matches([' ', '◆', '!', '×'])
+            .starts_with(&format!("{node} "))
+    })
+}
+
+fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> String {
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn l_shows_the_crash_loop_failure_from_the_pod_log() {
+    if !common::tool_available("tmux") || !common::tool_available("kubectl") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let cache = dir.path().join("kube-cache");
+    let tmux = Tmux {
+        socket: format!("rollcall-logs-test-{}", std::process::id()),
+    };
+    let command = format!(
+        "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
+        common::rollcall_bin().display(),
+        kubeconfig.display(),
+        dir.path().join("rollcall.log").display()
+    );
+    let status = tmux
+        .command()
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "console",
+            "-x",
+            "200",
+            "-y",
+            "50",
+        ])
+        .arg(&command)
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(status.success(), "tmux new-session");
+
+    tmux.wait_for("edge-01 with a ready pod", |screen| {
+        row(screen, "edge-01").is_some_and(|line| line.contains("r1 old") && line.contains("Ready"))
+    });
+    // Move edge-01 to revision 2 the way advance does: delete its old pod.
+    let pod = kubectl(
+        &kubeconfig,
+        &cache,
+        &[
+            "get",
+            "pods",
+            "-n",
+            "kube-system",
+            "--field-selector",
+            "spec.nodeName=edge-01",
+            "-o",
+            "name",
+        ],
+    );
+    let pod = pod
+        .lines()
+        .find(|l| l.contains("node-agent-"))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!pod.is_empty(), "no node-agent pod on edge-01");
+    kubectl(
+        &kubeconfig,
+        &cache,
+        &["delete", "-n", "kube-system", &pod, "--wait=false"],
+    );
+    tmux.wait_for("edge-01 crash-looping on the current revision", |screen| {
+        row(screen, "edge-01").is_some_and(|line| line.contains("CrashLoopBackOff"))
+    });
+
+    // The first row by name is edge-01: select it, open the detail pane.
+    tmux.send("g");
+    tmux.send("Enter");
+    tmux.wait_for("the detail pane's failure section", |screen| {
+        screen.contains("Why it fails")
+            && screen.contains("exit code 1 (Error)")
+            && screen.contains(FAILURE)
+    });
+
+    // l: the previous container's log, with the failure line at the end.
+    tmux.send("l");
+    let screen = tmux.wait_for("the log with the failure line", |screen| {
+        screen.contains(&format!("level=error msg=\"{FAILURE}\""))
+    });
+    assert!(screen.contains("previous container"), "{screen}");
+    assert!(screen.contains("Esc closes"), "{screen}");
+    assert!(
+        screen.contains("msg=\"starting node-agent\" version=1.5.0 node=edge-01"),
+        "{screen}"
+    );
+
+    // Esc closes the overlay; the detail pane is back.
+    tmux.send("Escape");
+    tmux.wait_for("the overlay closed", |screen| {
+        !screen.contains("Esc closes") && screen.contains("Why it fails")
+    });
+
+    tmux.send("q");
+    let start = Instant::now();
+    while tmux
+        .command()
+        .args(["has-session", "-t", "console"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        assert!(start.elapsed() < DEADLINE, "the console did not quit on q");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
