@@ -604,3 +604,29 @@ fn enter_does_not_confirm_a_destructive_action() {
         Some(Action::Confirm)
     );
 }
+
+#[test]
+fn nodes_that_block_a_rolling_update_are_marked() {
+    // The mid-rollout fixture as a RollingUpdate (maxUnavailable 1): the
+    // crash-looping and the not-ready pods spend the budget.
+    let mut cache = super::fixtures::mid_rollout();
+    let rolling = daemonset("registry.example/agent:v2").build();
+    cache.apply(
+        WatchUpdate::DaemonSet(watcher::Event::Apply(rolling)),
+        now(),
+    );
+    let mut app = App::new(info(), Some("kube-system/agent".into()), (120, 24));
+    app.refresh(&mut cache, now());
+    let screen = text(&draw(&app, &cache));
+    let marked: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.starts_with(" ×") || l.starts_with("◆×"))
+        .collect();
+    assert!(!marked.is_empty(), "{screen}");
+    assert!(
+        marked
+            .iter()
+            .all(|l| l.contains("node-03") || l.contains("node-05")),
+        "{screen}"
+    );
+}

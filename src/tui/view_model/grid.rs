@@ -71,17 +71,39 @@ impl Marks {
 }
 
 /// The marks of a node row. `canary` comes from the rollout state stored on
-/// the DaemonSet; the problem flag from the row's state. The rollout blocker
-/// (a node the engine says holds the rollout back) is to be set here as
-/// `blocker` from the row once the engine reports it.
-pub fn marks(row: &NodeRow, canary: bool) -> Marks {
+/// the DaemonSet; the problem flag from the row's state; `blocker` from the
+/// engine's rollout blocker (the nodes holding up a RollingUpdate budget or
+/// stuck terminating; see [`blocking_nodes`]).
+pub fn marks(row: &NodeRow, canary: bool, blocker: bool) -> Marks {
     Marks {
         canary,
         problem: matches!(
             row.state,
             RowState::Failing | RowState::Missing | RowState::Misscheduled
         ),
-        blocker: false,
+        blocker,
+    }
+}
+
+/// The nodes that hold the rollout up, as the engine names them (the header
+/// says why). Only blockers that are nodes' doing count: an OnDelete rollout
+/// waiting for an operator is not blocked by any node.
+fn blocking_nodes(input: &Inputs<'_>) -> std::collections::BTreeSet<String> {
+    use crate::engine::blockers::{BlockerCode, rollout_blocker_with};
+    let Some(ds) = input
+        .ui
+        .target
+        .as_deref()
+        .and_then(|key| input.cache.daemonset(key))
+    else {
+        return std::collections::BTreeSet::new();
+    };
+    let blocker = rollout_blocker_with(ds, input.rows.iter().map(|r| (&r.coverage, r.node_ready)));
+    match blocker.code {
+        BlockerCode::MaxUnavailableSpent
+        | BlockerCode::MaxSurgeSpent
+        | BlockerCode::StuckTerminating => blocker.nodes.into_iter().map(|n| n.node).collect(),
+        _ => std::collections::BTreeSet::new(),
     }
 }
 
@@ -132,6 +154,7 @@ impl Canaries {
 
 /// The visible lines with every column's cell, before the layout.
 fn raw_lines(input: &Inputs<'_>, canaries: &Canaries, height: usize) -> Vec<Raw> {
+    let blockers = blocking_nodes(input);
     let ui = input.ui;
     let index = input.index;
     let offset = ui.offset.min(index.entries.len().saturating_sub(1));
@@ -150,11 +173,12 @@ fn raw_lines(input: &Inputs<'_>, canaries: &Canaries, height: usize) -> Vec<Raw>
             Entry::Row(name) => match (input.rows.get(name), input.roster) {
                 (Some(row), roster) => {
                     let canary = canaries.contains(input, name);
+                    let blocker = blockers.contains(name);
                     Some(Raw::Row {
                         cells: COLUMNS
                             .iter()
                             .map(|c| {
-                                let mut plain = cell(c.id, row, canary, input.now);
+                                let mut plain = cell(c.id, row, canary, blocker, input.now);
                                 // Green means good: never on a row that is not.
                                 if troubled(row) && matches!(plain.tone, Tone::Good | Tone::Updated)
                                 {
@@ -286,11 +310,11 @@ pub fn build(input: &Inputs<'_>, compact: bool) -> GridVm {
     }
 }
 
-fn cell(id: ColumnId, row: &NodeRow, canary: bool, now: jiff::Timestamp) -> Cell {
+fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Timestamp) -> Cell {
     let pod = row.pod();
     let verdict = &row.coverage.verdict;
     match id {
-        ColumnId::Mark => marks(row, canary).cell(),
+        ColumnId::Mark => marks(row, canary, blocker).cell(),
         ColumnId::Node => Cell::new(
             row.name(),
             if row.node_ready == Some(false) {
