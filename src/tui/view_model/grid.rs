@@ -4,6 +4,9 @@
 use std::fmt::Write as _;
 
 use super::{Cell, Inputs, Tone, format};
+use std::collections::BTreeSet;
+
+use crate::engine::blockers::{Blocker, BlockerCode};
 use crate::engine::vocabulary::Eligibility;
 use crate::tui::columns::{COLUMNS, Column, ColumnId, layout, list_height};
 use crate::tui::fit::{Cut, display_width, fit};
@@ -85,32 +88,29 @@ pub fn marks(row: &NodeRow, canary: bool, blocker: bool) -> Marks {
     }
 }
 
-/// The nodes that hold the rollout up, as the engine names them (the header
-/// says why). Only blockers that are nodes' doing count: an OnDelete rollout
-/// waiting for an operator is not blocked by any node.
-fn blocking_nodes(input: &Inputs<'_>) -> std::collections::BTreeSet<String> {
-    use crate::engine::blockers::{BlockerCode, rollout_blocker_with};
-    let Some(ds) = input
-        .ui
-        .target
-        .as_deref()
-        .and_then(|key| input.cache.daemonset(key))
-    else {
-        return std::collections::BTreeSet::new();
-    };
-    let blocker = rollout_blocker_with(ds, input.rows.iter().map(|r| (&r.coverage, r.node_ready)));
-    match blocker.code {
-        BlockerCode::MaxUnavailableSpent
-        | BlockerCode::MaxSurgeSpent
-        | BlockerCode::StuckTerminating => blocker.nodes.into_iter().map(|n| n.node).collect(),
-        _ => std::collections::BTreeSet::new(),
+/// The nodes that hold the rollout up, as the engine's blocker names them
+/// (the header says why). Only blockers that are nodes' doing count: an
+/// OnDelete rollout waiting for an operator is not blocked by any node.
+pub fn blocking_nodes(blocker: Option<&Blocker>) -> BTreeSet<String> {
+    match blocker {
+        Some(blocker)
+            if matches!(
+                blocker.code,
+                BlockerCode::MaxUnavailableSpent
+                    | BlockerCode::MaxSurgeSpent
+                    | BlockerCode::StuckTerminating
+            ) =>
+        {
+            blocker.nodes.iter().map(|n| n.node.clone()).collect()
+        }
+        _ => BTreeSet::new(),
     }
 }
 
 /// Which nodes are canaries: marked by hand or matched by the canary selector
 /// (both stored on the DaemonSet by the rollout operations).
 struct Canaries {
-    names: std::collections::BTreeSet<String>,
+    names: BTreeSet<String>,
     selector: Option<crate::engine::selector::Selector>,
 }
 
@@ -127,7 +127,7 @@ impl Canaries {
             });
         let Some(state) = state else {
             return Self {
-                names: std::collections::BTreeSet::new(),
+                names: BTreeSet::new(),
                 selector: None,
             };
         };
@@ -153,8 +153,12 @@ impl Canaries {
 }
 
 /// The visible lines with every column's cell, before the layout.
-fn raw_lines(input: &Inputs<'_>, canaries: &Canaries, height: usize) -> Vec<Raw> {
-    let blockers = blocking_nodes(input);
+fn raw_lines(
+    input: &Inputs<'_>,
+    canaries: &Canaries,
+    blockers: &BTreeSet<String>,
+    height: usize,
+) -> Vec<Raw> {
     let ui = input.ui;
     let index = input.index;
     let offset = ui.offset.min(index.entries.len().saturating_sub(1));
@@ -268,12 +272,12 @@ enum Raw {
 }
 
 /// Builds the visible part of the grid; `compact` is the narrow grid beside the detail pane.
-pub fn build(input: &Inputs<'_>, compact: bool) -> GridVm {
+pub fn build(input: &Inputs<'_>, compact: bool, blockers: &BTreeSet<String>) -> GridVm {
     let ui = input.ui;
     let index = input.index;
     let width = if compact { ui.size.0 / 2 } else { ui.size.0 };
     let height = list_height(ui.size);
-    let raw = raw_lines(input, &Canaries::of(input), height);
+    let raw = raw_lines(input, &Canaries::of(input), blockers, height);
     let (columns, lines) = project(raw, width);
     let shown = index.rows.len();
     let total = input.rows.len() + input.roster.map_or(0, |r| r.absent().len());

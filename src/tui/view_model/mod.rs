@@ -156,11 +156,15 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         .target
         .as_deref()
         .and_then(|key| input.cache.daemonset(key));
-    let header = ds.map(|ds| header::build(ds, input.rows, input.now));
+    let blocker = ds.map(|ds| header::raw_blocker(ds, input.rows));
+    let blocking = grid::blocking_nodes(blocker.as_ref());
+    let header = ds
+        .zip(blocker)
+        .map(|(ds, blocker)| header::build(ds, input.rows, blocker, input.now));
     ViewModel {
         title: title(input.info, ui.target.as_deref()),
         header,
-        body: body(input),
+        body: body(input, &blocking),
         help: ui.help.then(|| help(input)),
         status: status(input),
         hints: keymap::hints(ui.context()),
@@ -212,7 +216,7 @@ fn required_streams(screen: Screen) -> &'static [StreamKind] {
     }
 }
 
-fn body(input: &Inputs<'_>) -> Body {
+fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Body {
     let ui = input.ui;
     let streams = input.cache.streams();
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
@@ -252,10 +256,10 @@ fn body(input: &Inputs<'_>) -> Body {
         Screen::Detail => {
             let detail = detail::build(input, ds);
             let split = ui.size.0 >= super::columns::SPLIT_DETAIL_WIDTH;
-            Body::Detail(split.then(|| grid::build(input, split)), detail)
+            Body::Detail(split.then(|| grid::build(input, split, blocking)), detail)
         }
         Screen::History => Body::History(history::build(input, ds)),
-        Screen::Grid | Screen::Picker => Body::Grid(grid::build(input, false)),
+        Screen::Grid | Screen::Picker => Body::Grid(grid::build(input, false, blocking)),
     }
 }
 
