@@ -238,7 +238,7 @@ const PAGES: &[Context] = &[
 pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Global], keys: &[Key::char('q')], action: Action::Quit, hint: Some("quit"), help: "quit the console" },
     Binding { contexts: &[Context::Global, Context::FilterInput], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
-    Binding { contexts: &[Context::Global, Context::FilterInput, Context::Confirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::char('?')], action: Action::Help, hint: Some("help"), help: "show or hide this help" },
+    Binding { contexts: &[Context::Global, Context::FilterInput, Context::Confirm, Context::RollbackPicker, Context::PlanView, Context::AutoForm], keys: &[Key::char('?')], action: Action::Help, hint: Some("help"), help: "show or hide this help" },
     Binding { contexts: &[Context::Global], keys: &[Key::plain(KeyCode::Esc)], action: Action::Back, hint: Some("back"), help: "close the view, overlay or filter" },
     Binding { contexts: SCROLLS, keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::Up, hint: None, help: "move / scroll up" },
     Binding { contexts: SCROLLS, keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::Down, hint: None, help: "move / scroll down" },

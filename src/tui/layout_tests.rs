@@ -630,3 +630,27 @@ fn nodes_that_block_a_rolling_update_are_marked() {
         "{screen}"
     );
 }
+
+#[test]
+fn every_keymap_context_offers_help_last() {
+    use super::keymap::{Context, hints};
+    for context in [
+        Context::Grid,
+        Context::Picker,
+        Context::Detail,
+        Context::History,
+        Context::FilterInput,
+        Context::Confirm,
+        Context::RollbackPicker,
+        Context::PlanView,
+        Context::AutoForm,
+        Context::Logs,
+    ] {
+        assert!(
+            hints(context)
+                .iter()
+                .any(|(key, label)| key == "?" && *label == "help"),
+            "{context:?}"
+        );
+    }
+}
