@@ -76,7 +76,11 @@ impl Drop for Tmux {
 }
 
 fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
-    screen.lines().find(|line| line.starts_with(node))
+    // Rows start with the marks column (canary, problem).
+    screen.lines().find(|line| {
+        line.trim_start_matches([' ', '◆', '!', '×'])
+            .starts_with(&format!("{node} "))
+    })
 }
 
 fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> String {

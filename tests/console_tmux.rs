@@ -98,9 +98,12 @@ fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Output {
     output
 }
 
-/// The screen line of a node's grid row.
+/// The screen line of a node's grid row (after the marks column).
 fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
-    screen.lines().find(|line| line.starts_with(node))
+    screen.lines().find(|line| {
+        line.trim_start_matches([' ', '◆', '!', '×'])
+            .starts_with(&format!("{node} "))
+    })
 }
 
 fn start_demo(dir: &Path) -> (Tmux, PathBuf) {

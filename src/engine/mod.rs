@@ -23,3 +23,4 @@ pub mod reconcile;
 pub mod revision;
 pub mod rolling;
 pub mod rollout;
+pub mod vocabulary;

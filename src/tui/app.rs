@@ -6,12 +6,15 @@
 
 use crossterm::event::{Event, MouseButton, MouseEventKind};
 
+use super::columns::detail_split;
 use super::columns::{areas, list_height};
+use super::fit::clamp_scroll;
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Confirm, Screen, UiState};
-use super::view_model::{self, ConsoleInfo, Inputs, ViewModel, picker};
+use super::state::{Level, Screen, UiState};
+use super::view_model::pane::{self, Overlay, TextPane};
+use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
 use crate::cluster::watch::Target;
 
@@ -80,7 +83,7 @@ impl App {
         match event {
             Event::Key(key) if key.kind != crossterm::event::KeyEventKind::Release => {
                 let context = if self.ui.help {
-                    super::keymap::Context::Global
+                    super::keymap::Context::Help
                 } else {
                     self.ops
                         .context()
@@ -98,15 +101,6 @@ impl App {
             Event::Resize(width, height) => Some(Action::Resize(*width, *height)),
             _ => None,
         }
-    }
-
-    /// Opens a confirmation dialog: `effect` runs only if the user says yes.
-    pub fn ask(&mut self, title: impl Into<String>, lines: Vec<String>, effect: Effect) {
-        self.ui.confirm = Some(Confirm {
-            title: title.into(),
-            lines,
-            effect,
-        });
     }
 
     /// Takes the cache's change set and brings rows and order up to date.
@@ -150,15 +144,129 @@ impl App {
             view.logs = Some(logs.view(self.logs_page()));
             view.hints = super::keymap::hints(super::keymap::Context::Logs);
         }
+        let body = self.body_area();
         if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
-            view.dialog = Some(modal.view());
+            let dialog = modal.view();
+            let width = pane::overlay_inner_width(Overlay::Dialog, body.width);
+            let lines: Vec<Vec<_>> = dialog.lines.into_iter().map(|c| vec![c]).collect();
+            let lines = pane::wrap_all(&lines, width);
+            let area = pane::overlay_area(Overlay::Dialog, body, lines.len());
+            let scroll = if self.ui.dialog_title.as_deref() == Some(dialog.title.as_str()) {
+                self.ui.dialog_scroll
+            } else {
+                0
+            };
+            let visible = pane::visible(area.height, lines.len());
+            view.dialog = Some(TextPane {
+                title: dialog.title,
+                scroll: clamp_scroll(scroll, visible, lines.len()),
+                lines,
+            });
             view.hints = super::keymap::hints(context);
+        }
+        if let Body::Detail(grid, detail) = &mut view.body {
+            let [left, right] = detail_split(body);
+            let area = if grid.is_some() {
+                right
+            } else {
+                left.union(right)
+            };
+            detail.lines = pane::wrap_all(&detail.lines, area.width.saturating_sub(2));
+            let visible = pane::visible(area.height, detail.lines.len());
+            detail.scroll = clamp_scroll(detail.scroll, visible, detail.lines.len());
         }
         view
     }
 
+    /// The body region of the current terminal.
+    fn body_area(&self) -> ratatui::layout::Rect {
+        areas(ratatui::layout::Rect::new(
+            0,
+            0,
+            self.ui.size.0,
+            self.ui.size.1,
+        ))
+        .body
+    }
+
+    /// Scrolls the help, the open dialog or the detail pane, when one has
+    /// the list keys; returns whether one did.
+    fn scroll_text(&mut self, action: Action, cache: &Cache) -> bool {
+        let on_text = self.ui.help || self.ops.modal.is_some() || self.ui.screen == Screen::Detail;
+        if !on_text {
+            return false;
+        }
+        let view = self.view_model(cache, jiff::Timestamp::UNIX_EPOCH);
+        let body = self.body_area();
+        let (pane, height) = if let Some(help) = &view.help {
+            let area = pane::overlay_area(Overlay::Help, body, help.lines.len());
+            (help, area.height)
+        } else if let Some(dialog) = &view.dialog {
+            let area = pane::overlay_area(Overlay::Dialog, body, dialog.lines.len());
+            (dialog, area.height)
+        } else if let Body::Detail(_, detail) = &view.body {
+            (detail, body.height)
+        } else {
+            return false;
+        };
+        let total = pane.lines.len();
+        let visible = pane::visible(height, total);
+        let last = total.saturating_sub(visible);
+        let next = match action {
+            Action::Up => pane.scroll.saturating_sub(1),
+            Action::Down => pane.scroll + 1,
+            Action::PageUp => pane.scroll.saturating_sub(visible),
+            Action::PageDown => pane.scroll + visible,
+            Action::Top => 0,
+            _ => last,
+        }
+        .min(last);
+        if self.ui.help {
+            self.ui.help_scroll = next;
+        } else if view.dialog.is_some() {
+            self.ui.dialog_title = view.dialog.as_ref().map(|d| d.title.clone());
+            self.ui.dialog_scroll = next;
+        } else {
+            self.ui.detail_scroll = next;
+        }
+        true
+    }
+
     /// Applies one action; returns the effect for the event loop, if any.
     pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+        let before = (self.ui.screen, self.ops.modal.is_some());
+        let effect = self.apply(action, cache);
+        // A note about one screen ("diff base: revision 2") does not follow
+        // the user into another screen or a dialog; errors stay.
+        let after = (self.ui.screen, self.ops.modal.is_some());
+        let opened = after.1 && !before.1;
+        // The connection note stays until something replaces it.
+        let passing =
+            self.ui.message.as_ref().is_some_and(|m| {
+                m.level == Level::Info && Some(&m.text) != self.info.note.as_ref()
+            });
+        if (after.0 != before.0 || opened) && passing && !self.ui.message_is_new {
+            self.ui.message = None;
+        }
+        self.ui.message_is_new = false;
+        effect
+    }
+
+    fn apply(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+        let scroll = matches!(
+            action,
+            Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom
+        );
+        // The help, when open, is what the list keys scroll.
+        if self.ui.help && scroll {
+            self.scroll_text(action, cache);
+            return None;
+        }
         if let Some(effect) = self.ops_update(action, cache) {
             return effect;
         }
@@ -167,24 +275,29 @@ impl App {
         }
         match action {
             Action::Quit => return Some(Effect::Quit),
-            Action::Confirm => return self.ui.confirm.take().map(|confirm| confirm.effect),
-            Action::Cancel => {
-                if let Some(confirm) = self.ui.confirm.take() {
-                    self.ui.info(format!("cancelled: {}", confirm.title));
-                }
+            Action::Help => {
+                self.ui.help = !self.ui.help;
+                self.ui.help_scroll = 0;
             }
-            Action::Help => self.ui.help = !self.ui.help,
             Action::Back => self.back(cache),
             Action::Resize(width, height) => {
                 self.ui.size = (width, height);
                 self.scroll_into_view();
             }
-            Action::StartFilter => self.ui.filter_input = Some(self.ui.filter_text.clone()),
-            Action::FilterChar(c) => self.ui.filter_input.get_or_insert_with(String::new).push(c),
+            // A new filter starts empty (Esc keeps the applied one).
+            Action::StartFilter => {
+                self.ui.filter_input = Some(String::new());
+                self.ui.message = None;
+            }
+            Action::FilterChar(c) => {
+                self.ui.filter_input.get_or_insert_with(String::new).push(c);
+                self.ui.message = None;
+            }
             Action::FilterBackspace => {
                 if let Some(input) = &mut self.ui.filter_input {
                     input.pop();
                 }
+                self.ui.message = None;
             }
             Action::ApplyFilter => self.apply_filter(cache),
             Action::CycleSort => {
@@ -214,7 +327,9 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => {
-                self.navigate(action, cache);
+                if !self.scroll_text(action, cache) {
+                    self.navigate(action, cache);
+                }
             }
             Action::ScrollUp => self.navigate(Action::Up, cache),
             Action::ScrollDown => self.navigate(Action::Down, cache),
@@ -230,7 +345,9 @@ impl App {
             | Action::DialogUp
             | Action::FormLess
             | Action::FormMore
-            | Action::DialogDown => {}
+            | Action::DialogDown
+            | Action::Confirm
+            | Action::Cancel => {}
         }
         None
     }
@@ -357,13 +474,11 @@ impl App {
                 self.ui.picker_offset =
                     visible_offset(self.ui.picker_offset, self.ui.picker_selected, page);
             }
-            Screen::Detail => {
-                let len = self.scroll_lengths(cache).0;
-                self.ui.detail_scroll = step(self.ui.detail_scroll, len, action, page);
-            }
+            // Scrolled by `scroll_text`.
+            Screen::Detail => {}
             Screen::History => match action {
                 Action::PageUp | Action::PageDown => {
-                    let len = self.scroll_lengths(cache).1;
+                    let len = self.diff_length(cache);
                     self.ui.diff_scroll = step(self.ui.diff_scroll, len, action, page);
                 }
                 _ => {
@@ -376,15 +491,15 @@ impl App {
         }
     }
 
-    /// Lines of the detail pane and of the diff (for clamping their scroll).
-    fn scroll_lengths(&self, cache: &Cache) -> (usize, usize) {
+    /// Lines of the history's template diff (for clamping its scroll).
+    fn diff_length(&self, cache: &Cache) -> usize {
         let Some(ds) = self
             .ui
             .target
             .as_deref()
             .and_then(|key| cache.daemonset(key))
         else {
-            return (0, 0);
+            return 0;
         };
         let inputs = Inputs {
             cache,
@@ -396,17 +511,7 @@ impl App {
             // Line counts do not depend on the time.
             now: jiff::Timestamp::UNIX_EPOCH,
         };
-        match self.ui.screen {
-            Screen::Detail => {
-                let node = view_model::detail::build(&inputs, ds).lines.len();
-                // The roster section (and a blank line) leads the pane.
-                let roster = (self.roster.as_ref().zip(self.ui.selected_node.as_deref()))
-                    .map_or(0, |(roster, name)| roster.detail_lines(name).len() + 1);
-                (node + roster, 0)
-            }
-            Screen::History => (0, view_model::history::build(&inputs, ds).diff.len()),
-            _ => (0, 0),
-        }
+        view_model::history::build(&inputs, ds).diff.len()
     }
 
     fn click(&mut self, row: u16, cache: &Cache) {

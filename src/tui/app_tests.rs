@@ -234,38 +234,6 @@ fn a_missing_daemonset_says_so_instead_of_loading_forever() {
 }
 
 #[test]
-fn a_confirmation_holds_the_effect_until_yes() {
-    let mut cache = fixtures::mid_rollout();
-    let mut app = app(&mut cache, (100, 20));
-    let target = crate::cluster::watch::Target {
-        namespace: "kube-system".into(),
-        name: "other".into(),
-    };
-    app.ask(
-        "switch",
-        vec!["watch kube-system/other".into()],
-        Effect::SetTarget(target.clone()),
-    );
-    let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-    // While the dialog is open, grid keys do nothing and q does not quit.
-    assert_eq!(app.action_for_event(&key('j')), None);
-    assert_eq!(app.action_for_event(&key('q')), None);
-    assert_eq!(app.action_for_event(&key('n')), Some(Action::Cancel));
-    assert_eq!(app.update(Action::Cancel, &cache), None);
-    assert!(app.ui.confirm.is_none());
-    app.ask("switch", Vec::new(), Effect::SetTarget(target.clone()));
-    assert_eq!(
-        app.update(Action::Confirm, &cache),
-        Some(Effect::SetTarget(target))
-    );
-    assert_eq!(
-        app.update(Action::Confirm, &cache),
-        None,
-        "an effect runs once"
-    );
-}
-
-#[test]
 fn the_connection_note_opens_the_status_line() {
     let info = ConsoleInfo {
         note: Some("no kubeconfig found: embedded cluster".into()),
@@ -275,5 +243,62 @@ fn the_connection_note_opens_the_status_line() {
     assert_eq!(
         app.ui.message.map(|m| m.text).as_deref(),
         Some("no kubeconfig found: embedded cluster")
+    );
+}
+
+#[test]
+fn a_bad_filter_says_why_while_typing_and_a_new_filter_starts_empty() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (100, 20));
+    app.update(Action::StartFilter, &cache);
+    for c in "pool in (".chars() {
+        app.update(Action::FilterChar(c), &cache);
+    }
+    app.update(Action::ApplyFilter, &cache);
+    assert!(app.ui.filter_input.is_some(), "the prompt stays open");
+    let status = app.view_model(&cache, fixtures::now()).status.message;
+    let status = status.map(|c| c.text).unwrap_or_default();
+    assert!(status.starts_with("/pool in (▏ "), "{status}");
+    assert!(
+        status.len() > "/pool in (▏ ".len(),
+        "the error shows: {status}"
+    );
+    app.update(Action::Back, &cache);
+    app.update(Action::StartFilter, &cache);
+    app.update(Action::FilterChar('x'), &cache);
+    assert_eq!(app.ui.filter_input.as_deref(), Some("x"));
+}
+
+#[test]
+fn a_screen_note_does_not_follow_into_another_screen() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (100, 20));
+    app.update(Action::History, &cache);
+    app.update(Action::MarkDiffBase, &cache);
+    assert!(
+        app.ui
+            .message
+            .as_ref()
+            .is_some_and(|m| m.text.starts_with("diff base"))
+    );
+    app.update(Action::Back, &cache);
+    assert_eq!(app.ui.message, None);
+}
+
+#[test]
+fn the_connection_note_stays_across_screens() {
+    let mut cache = fixtures::mid_rollout();
+    let info = ConsoleInfo {
+        note: Some("kubectl --kubeconfig /tmp/rollcall-demo-1.kubeconfig".into()),
+        ..ConsoleInfo::default()
+    };
+    let mut app = App::new(info, Some("kube-system/agent".into()), (100, 20));
+    app.refresh(&mut cache, now());
+    app.update(Action::History, &cache);
+    app.update(Action::Back, &cache);
+    assert!(
+        app.ui
+            .message
+            .is_some_and(|m| m.text.contains("rollcall-demo-1"))
     );
 }

@@ -3,9 +3,13 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
+use super::fit::{Cut, display_width};
+
 /// A grid column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnId {
+    /// Marks: `◆` canary, `!` a problem or a node that blocks the rollout.
+    Mark,
     /// Node name.
     Node,
     /// Eligibility in one word.
@@ -32,47 +36,263 @@ pub enum ColumnId {
     Event,
 }
 
-/// How a column is laid out.
+/// How a column is laid out. Widths are decided per frame by [`layout`]
+/// from what the visible rows hold; `width` is the result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Column {
     /// Which column.
     pub id: ColumnId,
     /// Heading.
     pub title: &'static str,
-    /// Width in cells; 0 means "share the remaining width".
+    /// Narrowest useful width.
+    pub min: u16,
+    /// Widest it ever gets.
+    pub max: u16,
+    /// Shown while the terminal allows; lower ranks are kept longest (0: always).
+    pub keep: u8,
+    /// Takes spare width in this order (lower first).
+    pub grow: u8,
+    /// How a long value is cut.
+    pub cut: Cut,
+    /// The width given (set by [`layout`]).
     pub width: u16,
-    /// Narrowest terminal that shows it.
-    pub min_terminal_width: u16,
 }
 
-/// All columns, in display order.
+const fn column(
+    id: ColumnId,
+    title: &'static str,
+    min: u16,
+    max: u16,
+    keep: u8,
+    grow: u8,
+) -> Column {
+    Column {
+        id,
+        title,
+        min,
+        max,
+        keep,
+        grow,
+        cut: Cut::End,
+        width: 0,
+    }
+}
+
+/// All columns, in display order. `keep`: which go last on a narrow
+/// terminal; `grow`: which get spare width first (WHY, then whole node names,
+/// then TAINTS, before the rest).
 #[rustfmt::skip]
 pub const COLUMNS: &[Column] = &[
-    Column { id: ColumnId::Node, title: "NODE", width: 16, min_terminal_width: 0 },
-    Column { id: ColumnId::Eligible, title: "ELIG", width: 5, min_terminal_width: 0 },
-    Column { id: ColumnId::Pod, title: "POD", width: 22, min_terminal_width: 150 },
-    Column { id: ColumnId::Revision, title: "REV", width: 8, min_terminal_width: 0 },
-    Column { id: ColumnId::Status, title: "STATUS", width: 17, min_terminal_width: 0 },
-    Column { id: ColumnId::Restarts, title: "RST", width: 3, min_terminal_width: 0 },
-    Column { id: ColumnId::Age, title: "AGE", width: 4, min_terminal_width: 0 },
-    Column { id: ColumnId::NodeState, title: "NODE STATE", width: 12, min_terminal_width: 100 },
-    Column { id: ColumnId::Taints, title: "TAINTS", width: 24, min_terminal_width: 190 },
-    Column { id: ColumnId::PoolZone, title: "POOL/ZONE", width: 18, min_terminal_width: 120 },
-    Column { id: ColumnId::Why, title: "WHY", width: 0, min_terminal_width: 0 },
-    Column { id: ColumnId::Event, title: "LATEST EVENT", width: 0, min_terminal_width: 170 },
+    column(ColumnId::Mark, "", 2, 2, 0, 0),
+    Column { cut: Cut::Start, ..column(ColumnId::Node, "NODE", 16, 48, 0, 4) },
+    column(ColumnId::Eligible, "ELIG", 4, 4, 0, 0),
+    column(ColumnId::Pod, "POD", 10, 48, 7, 8),
+    column(ColumnId::Revision, "REV", 6, 10, 0, 1),
+    column(ColumnId::Status, "STATUS", 8, 32, 0, 2),
+    column(ColumnId::Restarts, "RST", 3, 4, 3, 10),
+    column(ColumnId::Age, "AGE", 3, 4, 2, 10),
+    column(ColumnId::NodeState, "NODE STATE", 10, 16, 4, 6),
+    column(ColumnId::Taints, "TAINTS", 12, 72, 5, 5),
+    column(ColumnId::PoolZone, "POOL/ZONE", 10, 48, 6, 7),
+    column(ColumnId::Why, "WHY", 12, u16::MAX, 0, 3),
+    column(ColumnId::Event, "LATEST EVENT", 16, u16::MAX, 8, 9),
 ];
 
-/// The columns shown at a terminal width.
-pub fn visible_columns(terminal_width: u16) -> Vec<Column> {
-    COLUMNS
+/// Columns of free text: what no other column wants goes to them.
+fn is_text(id: ColumnId) -> bool {
+    matches!(id, ColumnId::Why | ColumnId::Event)
+}
+
+/// How wide a text column counts when deciding which other columns fit:
+/// a long reason must not push every other column off the screen.
+const TEXT_SHARE: u16 = 50;
+
+/// Columns at most this wide (RST, AGE, NODE STATE) are cheap: they may be
+/// shown whole while WHY has only [`TEXT_SHARE`]; wider ones wait until WHY
+/// has its whole content.
+const SMALL: u16 = 16;
+
+/// Lays the grid out in `width` cells (columns are one cell apart).
+/// `wanted(id)` is the widest value the visible rows hold for a column.
+///
+/// Degrades by priority, not by truncation:
+/// 1. the columns that always show (`keep` 0) are taken, counted at the
+///    width their content wants (text columns at most [`TEXT_SHARE`]); then,
+///    in `keep` order, every other column whose whole content still fits
+///    (for a wide one: with WHY whole too);
+/// 2. then, in `keep` order, the rest that still fit at their minimum
+///    once the text columns have their whole content;
+/// 3. each starts at its minimum; the columns of step 1 get the width they
+///    were counted at; then spare width goes in `grow` order (WHY, node
+///    names, TAINTS, before the rest) up to what the content wants; what is
+///    left widens the last text column.
+///
+/// An optional column with nothing to show in the visible rows is left out.
+///
+/// A column narrower than its value cuts it with `…` (see [`super::fit::fit`]).
+pub fn layout(width: u16, wanted: impl Fn(ColumnId) -> u16) -> Vec<Column> {
+    let want = |c: &Column| wanted(c.id).max(display_width(c.title)).clamp(c.min, c.max);
+    let counted = |c: &Column| {
+        if is_text(c.id) {
+            want(c).min(TEXT_SHARE.max(c.min))
+        } else {
+            want(c)
+        }
+    };
+    let mut by_keep: Vec<&Column> = COLUMNS.iter().collect();
+    by_keep.sort_by_key(|c| c.keep);
+    let mut chosen: Vec<(ColumnId, bool)> = Vec::new();
+    let mut used: u16 = 0;
+    let text_reserve: u16 = COLUMNS
         .iter()
-        .filter(|c| terminal_width >= c.min_terminal_width)
-        .copied()
-        .collect()
+        .filter(|c| is_text(c.id) && c.keep == 0)
+        .map(|c| want(c) - counted(c))
+        .sum();
+    for whole in [true, false] {
+        if !whole {
+            // Columns cut to their minimum come after the text columns have
+            // all they want.
+            let text: u16 = COLUMNS
+                .iter()
+                .filter(|c| is_text(c.id) && chosen.iter().any(|(id, _)| *id == c.id))
+                .map(|c| want(c) - counted(c))
+                .sum();
+            used = used.saturating_add(text);
+        }
+        for c in &by_keep {
+            // An optional column with nothing to show on screen is left out.
+            if chosen.iter().any(|(id, _)| *id == c.id) || (c.keep > 0 && wanted(c.id) == 0) {
+                continue;
+            }
+            let need = if whole { counted(c) } else { c.min };
+            let spacing = u16::from(!chosen.is_empty());
+            // A wide column is taken whole only if WHY keeps all it wants.
+            let reserve = if whole && c.max > SMALL {
+                text_reserve
+            } else {
+                0
+            };
+            if c.keep == 0 || used.saturating_add(spacing + need + reserve) <= width {
+                used = used.saturating_add(spacing + need);
+                chosen.push((c.id, whole));
+            }
+        }
+    }
+    let whole = |id: ColumnId| chosen.iter().any(|&(c, w)| c == id && w);
+    let mut columns: Vec<Column> = COLUMNS
+        .iter()
+        .filter(|c| chosen.iter().any(|(id, _)| *id == c.id))
+        .map(|c| Column { width: c.min, ..*c })
+        .collect();
+    let gaps = u16::try_from(columns.len().saturating_sub(1)).unwrap_or(u16::MAX);
+    let mut spare = width.saturating_sub(columns.iter().map(|c| c.width).sum::<u16>() + gaps);
+    let mut order: Vec<usize> = (0..columns.len()).collect();
+    order.sort_by_key(|&i| columns[i].grow);
+    // First the columns taken whole get the width they were counted at,
+    // then every column grows toward its whole content, in `grow` order.
+    for phase in [true, false] {
+        for &i in &order {
+            let target = if phase {
+                if !whole(columns[i].id) {
+                    continue;
+                }
+                counted(&columns[i])
+            } else {
+                want(&columns[i])
+            };
+            let more = target.saturating_sub(columns[i].width).min(spare);
+            columns[i].width += more;
+            spare -= more;
+        }
+    }
+    if let Some(text) = columns.iter_mut().rev().find(|c| is_text(c.id)) {
+        text.width += spare;
+    }
+    columns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(columns: &[Column]) -> Vec<ColumnId> {
+        columns.iter().map(|c| c.id).collect()
+    }
+
+    #[test]
+    fn narrow_terminals_keep_the_columns_that_matter() {
+        let wanted = |id: ColumnId| match id {
+            ColumnId::Node => 26,
+            ColumnId::Why => 70,
+            ColumnId::Taints => 40,
+            ColumnId::PoolZone => 30,
+            ColumnId::Event => 60,
+            ColumnId::Status => 16,
+            _ => 4,
+        };
+        let at80 = layout(80, wanted);
+        assert!(!ids(&at80).contains(&ColumnId::Taints));
+        for id in [
+            ColumnId::Node,
+            ColumnId::Eligible,
+            ColumnId::Revision,
+            ColumnId::Status,
+            ColumnId::Why,
+        ] {
+            assert!(ids(&at80).contains(&id), "{id:?} at 80");
+        }
+        assert!(!ids(&at80).contains(&ColumnId::Event));
+        let at200 = layout(200, wanted);
+        let width = |id| at200.iter().find(|c| c.id == id).map_or(0, |c| c.width);
+        assert!(width(ColumnId::Why) >= TEXT_SHARE, "{at200:?}");
+        assert_eq!(
+            width(ColumnId::Taints),
+            40,
+            "TAINTS whole at 200: {at200:?}"
+        );
+        assert_eq!(
+            width(ColumnId::Node),
+            26,
+            "node names whole at 200: {at200:?}"
+        );
+        // With room for everything, everything is whole.
+        for c in &layout(300, wanted) {
+            assert!(c.width >= wanted(c.id).clamp(c.min, c.max), "{c:?}");
+        }
+        for (w, columns) in [(80, &at80), (200, &at200)] {
+            let total: u16 = columns.iter().map(|c| c.width + 1).sum::<u16>() - 1;
+            assert!(total <= w, "{w}: {total}");
+        }
+    }
+
+    #[test]
+    fn spare_width_goes_to_why_before_taints() {
+        let wanted = |id: ColumnId| {
+            if matches!(id, ColumnId::Why | ColumnId::Taints) {
+                60
+            } else {
+                4
+            }
+        };
+        for total in [120, 150, 180, 230] {
+            let columns = layout(total, wanted);
+            let width = |id| columns.iter().find(|c| c.id == id).map_or(0, |c| c.width);
+            assert!(width(ColumnId::Why) >= TEXT_SHARE, "{total}: {columns:?}");
+            // A TAINTS column cut to fit grows only once WHY is whole.
+            if width(ColumnId::Taints) > 12 && width(ColumnId::Taints) < 60 {
+                assert_eq!(width(ColumnId::Why), 60, "{total}: {columns:?}");
+            }
+        }
+    }
 }
 
 /// Narrowest width at which the detail pane sits beside the grid instead of replacing it.
 pub const SPLIT_DETAIL_WIDTH: u16 = 160;
+
+/// The grid and the detail pane side by side in the body (wide terminals).
+pub fn detail_split(body: Rect) -> [Rect; 2] {
+    Layout::horizontal([Constraint::Percentage(50); 2]).areas(body)
+}
 
 /// Lines of the DaemonSet header.
 pub const HEADER_HEIGHT: u16 = 4;

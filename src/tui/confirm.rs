@@ -1,15 +1,9 @@
 //! The console's rollout dialogs as data: a confirmation holding the action
 //! value it will run (nothing happens until the user says yes), and the
 //! rollback picker (revisions newest first, the template diff of the selected
-//! one). Plus their view model and widget. No I/O.
-
-use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+//! one). Plus their view model (drawn by the console's scrolling pane). No I/O.
 
 use super::view_model::{Cell, Tone};
-use super::widgets::theme::span;
 use crate::ops::write::WriteRequest;
 
 /// What a confirmed dialog runs.
@@ -95,7 +89,10 @@ impl Modal {
                     .map(|l| Cell::new(l, diff_tone(l)))
                     .chain([
                         Cell::empty(),
-                        Cell::new("y / Enter: yes    n / Esc: no", Tone::Accent),
+                        Cell::new(
+                            "y: yes    n / Esc: no    (Enter does nothing here)",
+                            Tone::Accent,
+                        ),
                     ])
                     .collect(),
             },
@@ -154,32 +151,5 @@ fn diff_tone(line: &str) -> Tone {
         Tone::Bad
     } else {
         Tone::Normal
-    }
-}
-
-impl Widget for &DialogVm {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let [_, middle, _] = Layout::vertical([
-            Constraint::Percentage(10),
-            Constraint::Percentage(80),
-            Constraint::Percentage(10),
-        ])
-        .areas(area);
-        let [_, dialog, _] = Layout::horizontal([
-            Constraint::Percentage(10),
-            Constraint::Percentage(80),
-            Constraint::Percentage(10),
-        ])
-        .areas(middle);
-        Clear.render(dialog, buf);
-        let lines: Vec<Line<'_>> = self.lines.iter().map(|c| Line::from(span(c))).collect();
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(self.title.as_str()),
-            )
-            .render(dialog, buf);
     }
 }

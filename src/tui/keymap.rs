@@ -110,6 +110,8 @@ pub enum Context {
     RollbackPicker,
     /// Reading the rollout plan.
     PlanView,
+    /// The help overlay is open: it scrolls, everything else waits.
+    Help,
     /// Editing the auto-advance settings.
     AutoForm,
     /// Reading a pod's log (the list keys scroll it).
@@ -130,6 +132,7 @@ impl Context {
             Self::Confirm => "Confirmation",
             Self::RollbackPicker => "Rollback dialog",
             Self::PlanView => "Rollout plan",
+            Self::Help => "Help",
             Self::AutoForm => "Auto-advance settings",
             Self::Logs => "Pod log",
         }
@@ -219,21 +222,30 @@ pub struct Binding {
     pub help: &'static str,
 }
 
-const LISTS: &[Context] = &[Context::List];
+/// Lists, and the overlays that scroll line by line with the same keys
+/// (help, node detail, plan, confirmations).
+const SCROLLS: &[Context] = &[Context::List, Context::Confirm, Context::PlanView];
+/// As [`SCROLLS`], plus the rollback dialog (where ↑/↓ pick a revision).
+const PAGES: &[Context] = &[
+    Context::List,
+    Context::Confirm,
+    Context::PlanView,
+    Context::RollbackPicker,
+];
 
 /// Every binding, in the order the footer and help show them.
 #[rustfmt::skip]
 pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Global], keys: &[Key::char('q')], action: Action::Quit, hint: Some("quit"), help: "quit the console" },
     Binding { contexts: &[Context::Global, Context::FilterInput], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
-    Binding { contexts: &[Context::Global], keys: &[Key::char('?')], action: Action::Help, hint: Some("help"), help: "show or hide this help" },
+    Binding { contexts: &[Context::Global, Context::FilterInput, Context::Confirm, Context::RollbackPicker, Context::PlanView, Context::AutoForm], keys: &[Key::char('?')], action: Action::Help, hint: Some("help"), help: "show or hide this help" },
     Binding { contexts: &[Context::Global], keys: &[Key::plain(KeyCode::Esc)], action: Action::Back, hint: Some("back"), help: "close the view, overlay or filter" },
-    Binding { contexts: LISTS, keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::Up, hint: None, help: "move up" },
-    Binding { contexts: LISTS, keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::Down, hint: None, help: "move down" },
-    Binding { contexts: LISTS, keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')], action: Action::PageUp, hint: None, help: "page up" },
-    Binding { contexts: LISTS, keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')], action: Action::PageDown, hint: None, help: "page down" },
-    Binding { contexts: LISTS, keys: &[Key::char('g'), Key::plain(KeyCode::Home)], action: Action::Top, hint: None, help: "first row" },
-    Binding { contexts: LISTS, keys: &[Key::char('G'), Key::plain(KeyCode::End)], action: Action::Bottom, hint: None, help: "last row" },
+    Binding { contexts: SCROLLS, keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::Up, hint: None, help: "move / scroll up" },
+    Binding { contexts: SCROLLS, keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::Down, hint: None, help: "move / scroll down" },
+    Binding { contexts: PAGES, keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')], action: Action::PageUp, hint: None, help: "page up" },
+    Binding { contexts: PAGES, keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')], action: Action::PageDown, hint: None, help: "page down" },
+    Binding { contexts: PAGES, keys: &[Key::char('g'), Key::plain(KeyCode::Home)], action: Action::Top, hint: None, help: "first row / top" },
+    Binding { contexts: PAGES, keys: &[Key::char('G'), Key::plain(KeyCode::End)], action: Action::Bottom, hint: None, help: "last row / bottom" },
     Binding { contexts: &[Context::Grid, Context::Picker], keys: &[Key::plain(KeyCode::Enter)], action: Action::Open, hint: Some("open"), help: "open the node detail / the DaemonSet" },
     Binding { contexts: &[Context::Grid, Context::Picker], keys: &[Key::char('/')], action: Action::StartFilter, hint: Some("filter"), help: "filter: name substring, or a label selector (pool=gpu)" },
     Binding { contexts: &[Context::Grid], keys: &[Key::char('s')], action: Action::CycleSort, hint: Some("sort"), help: "sort by name, revision, state, age" },
@@ -244,7 +256,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Enter)], action: Action::ApplyFilter, hint: Some("apply"), help: "apply the filter" },
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Esc)], action: Action::Back, hint: Some("cancel"), help: "clear the filter" },
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
-    Binding { contexts: &[Context::Confirm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("confirm"), help: "do it" },
+    Binding { contexts: &[Context::Confirm], keys: &[Key::char('y')], action: Action::Confirm, hint: Some("yes"), help: "do it (only y: Enter does nothing here)" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "do nothing" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('a')], action: Action::AdvanceSelected, hint: Some("advance"), help: "advance the selected node (delete its old pod; asks first)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('n')], action: Action::AdvanceNext, hint: Some("next"), help: "advance the next node of the plan (asks first)" },
@@ -264,7 +276,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "next setting" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Left), Key::char('-'), Key::char('h')], action: Action::FormLess, hint: Some("less"), help: "smaller value" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Right), Key::char('+'), Key::char('l')], action: Action::FormMore, hint: Some("more"), help: "larger value" },
-    Binding { contexts: &[Context::AutoForm], keys: &[Key::char('y'), Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("start"), help: "start auto-advance with these settings" },
+    Binding { contexts: &[Context::AutoForm], keys: &[Key::char('y')], action: Action::Confirm, hint: Some("start"), help: "start auto-advance with these settings (y only: Enter does nothing)" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Esc), Key::char('n')], action: Action::Cancel, hint: Some("cancel"), help: "close without starting" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
 ];
@@ -280,9 +292,10 @@ pub fn active_contexts(screen: Context) -> Vec<Context> {
         | Context::AutoForm => {
             vec![screen]
         }
-        Context::Grid | Context::Picker | Context::History | Context::Logs => {
+        Context::Grid | Context::Picker | Context::History | Context::Detail | Context::Logs => {
             vec![screen, Context::List, Context::Global]
         }
+        Context::Help => vec![Context::List, Context::Global],
         other => vec![other, Context::Global],
     }
 }

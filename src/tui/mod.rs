@@ -6,6 +6,7 @@ pub mod app;
 mod auto_form;
 pub mod columns;
 pub mod confirm;
+pub mod fit;
 pub mod index;
 pub mod keymap;
 pub mod logs;
@@ -30,6 +31,8 @@ mod app_tests;
 mod bench;
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod layout_tests;
 #[cfg(test)]
 mod logs_tests;
 #[cfg(test)]

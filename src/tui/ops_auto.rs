@@ -198,20 +198,24 @@ impl App {
                     ..state.clone()
                 };
                 let mut requests = vec![state_request(snapshot, state, batch, "batch", None)];
-                requests.extend(delete_requests(
-                    &snapshot.target(),
-                    &victims,
-                    to,
-                    "auto-advance",
-                ));
+                let action = match self.ops.auto.as_ref()?.label {
+                    "rollback" => "rollback",
+                    _ => "auto-advance",
+                };
+                requests.extend(delete_requests(&snapshot.target(), &victims, to, action));
                 let ids = self.ops.submit(requests);
                 let session = self.ops.auto.as_mut()?;
                 for ((id, _), victim) in ids.iter().skip(1).zip(&victims) {
                     session.deletes.insert(*id, victim.node.clone());
                 }
                 let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+                let verb = if session.label == "rollback" {
+                    "moving back"
+                } else {
+                    "advancing"
+                };
                 self.ui
-                    .info(format!("{}: advancing {}", session.label, nodes.join(", ")));
+                    .info(format!("{}: {verb} {}", session.label, nodes.join(", ")));
                 Some(Effect::Writes(ids))
             }
             Step::Pause { node, reason } => {

@@ -292,7 +292,10 @@ impl App {
             Write::PatchStrategy { strategy, .. } => {
                 format!("set spec.updateStrategy to {strategy} (the template is not touched)")
             }
-            _ => "record it on the DaemonSet (auto-advance stops in every console)".to_owned(),
+            _ if state.is_paused() => {
+                "clear the pause on the DaemonSet (every console sees it; auto-advance can start again)".to_owned()
+            }
+            _ => "record the pause on the DaemonSet (every console sees it; a running auto-advance stops)".to_owned(),
         };
         lines.push(detail);
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
@@ -426,7 +429,7 @@ impl App {
                     // Bookkeeping writes succeed quietly, so the run's own message stays.
                     (Ok(_), None)
                         if BOOKKEEPING.contains(&event.request.record.action.as_str()) => {}
-                    (Ok(_), None) => self.ui.info(format!("{label}: done")),
+                    (Ok(_), None) => self.ui.info(done_text(&event.request.record, &label)),
                 }
             }
         }
@@ -464,5 +467,16 @@ pub fn state_request(
             node,
             ..Record::default()
         },
+    }
+}
+
+/// What a finished write did, with the right verb for node moves.
+fn done_text(record: &crate::ops::write::Record, label: &str) -> String {
+    match (record.action.as_str(), &record.node) {
+        ("rollback", Some(node)) => format!("rollback: node {node} moving back (old pod deleted)"),
+        ("advance" | "auto-advance", Some(node)) => {
+            format!("{}: node {node} advancing (old pod deleted)", record.action)
+        }
+        _ => format!("{label}: done"),
     }
 }

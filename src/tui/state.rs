@@ -2,7 +2,6 @@
 //! group and filter, the status message. Plain data changed only by
 //! `App::update`; no I/O.
 
-use super::app::Effect;
 use super::index::{Filter, GroupKey, SortKey};
 use super::keymap::Context;
 
@@ -67,6 +66,12 @@ pub struct UiState {
     pub picker_offset: usize,
     /// Scroll of the detail pane, in lines.
     pub detail_scroll: usize,
+    /// Scroll of the help overlay, in lines.
+    pub help_scroll: usize,
+    /// Scroll of the open rollout dialog, in lines.
+    pub dialog_scroll: usize,
+    /// Title of the dialog `dialog_scroll` belongs to (a new dialog starts at the top).
+    pub dialog_title: Option<String>,
     /// Selected revision in the history (index into the revision list, newest first).
     pub history_selected: usize,
     /// Revision number the diff is taken against (default: the one before the selected).
@@ -75,32 +80,18 @@ pub struct UiState {
     pub diff_scroll: usize,
     /// The status line message.
     pub message: Option<Message>,
+    /// The message was set by the action being applied (so a screen change
+    /// in the same action keeps it).
+    pub message_is_new: bool,
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
     /// The DaemonSet shown, `namespace/name`.
     pub target: Option<String>,
-    /// A destructive action waiting for confirmation.
-    pub confirm: Option<Confirm>,
-}
-
-/// A confirmation dialog: what will happen, in words, and the effect to run
-/// if the user says yes (the action value itself, decided before asking).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Confirm {
-    /// Title line (e.g. `advance node-7`).
-    pub title: String,
-    /// What exactly will be done, one line each (sanitised when shown).
-    pub lines: Vec<String>,
-    /// Run on yes.
-    pub effect: Effect,
 }
 
 impl UiState {
     /// The keymap context for the current screen and input.
     pub fn context(&self) -> Context {
-        if self.confirm.is_some() {
-            return Context::Confirm;
-        }
         if self.filter_input.is_some() {
             return Context::FilterInput;
         }
@@ -114,6 +105,7 @@ impl UiState {
 
     /// Shows an informational message.
     pub fn info(&mut self, text: impl Into<String>) {
+        self.message_is_new = true;
         self.message = Some(Message {
             text: text.into(),
             level: Level::Info,
@@ -122,6 +114,7 @@ impl UiState {
 
     /// Shows an error message.
     pub fn error(&mut self, text: impl Into<String>) {
+        self.message_is_new = true;
         self.message = Some(Message {
             text: text.into(),
             level: Level::Error,

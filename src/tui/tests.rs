@@ -341,13 +341,8 @@ fn detail_beside_the_grid_on_a_wide_terminal() {
 fn confirmation_dialog() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache, (100, 20));
-    app.ask(
-        "advance node-04",
-        vec![
-            "delete pod kube-system/agent-n4old (revision 1)".into(),
-            "the controller recreates it at revision 2".into(),
-        ],
-        super::app::Effect::Quit,
-    );
+    app.ops = super::ops_keys::OpsConsole::new(false, "ana@box".into());
+    app.ui.selected_node = Some("node-04".into());
+    app.update(Action::AdvanceSelected, &cache);
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }

@@ -7,19 +7,13 @@ use std::fmt::Write as _;
 use super::{Cell, Inputs, Tone, format};
 use crate::cluster::cache::Cache;
 use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
+use crate::engine::vocabulary::Eligibility;
 use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
 use crate::tui::rows::{NodeRow, short_taint};
 
-/// The detail pane's content: a title and lines of cells.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DetailVm {
-    /// Node name.
-    pub title: String,
-    /// All lines (the widget scrolls).
-    pub lines: Vec<Vec<Cell>>,
-    /// First line shown.
-    pub scroll: usize,
-}
+/// The detail pane's content: a title and lines of cells (wrapped to the
+/// pane and the scroll clamped by the app, which knows the pane's size).
+pub type DetailVm = super::pane::TextPane;
 
 /// Builds the pane for the selected node.
 pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
@@ -27,7 +21,7 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     let title = super::super::sanitize::sanitize(node_name).into_owned();
     let (Some(node), Some(row)) = (input.cache.node(node_name), input.rows.get(node_name)) else {
         return DetailVm {
-            title,
+            title: format!(" node {title} "),
             lines: vec![vec![Cell::new("node is gone", Tone::Dim)]],
             scroll: 0,
         };
@@ -58,8 +52,8 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     events.sort_by_key(|e| std::cmp::Reverse(e.last_seen()));
     recent_events(&mut lines, &events, input.now);
     DetailVm {
-        title,
-        scroll: input.ui.detail_scroll.min(lines.len().saturating_sub(1)),
+        title: format!(" node {title} "),
+        scroll: input.ui.detail_scroll,
         lines,
     }
 }
@@ -74,12 +68,17 @@ fn heading(lines: &mut Vec<Vec<Cell>>, text: &str) {
 fn eligibility(lines: &mut Vec<Vec<Cell>>, row: &NodeRow) {
     let verdict = &row.coverage.verdict;
     heading(lines, "Eligibility");
-    let (text, tone) = match (verdict.should_run, verdict.should_continue_running) {
-        (true, _) => ("should run a daemon pod", Tone::Good),
-        (false, true) => ("no new pod, but a running one keeps running", Tone::Warn),
-        (false, false) => ("not eligible: no daemon pod here", Tone::Dim),
+    // The ELIG word and its meaning, from the one vocabulary.
+    let eligibility = Eligibility::of(verdict, row.pod().is_some());
+    let tone = match eligibility {
+        Eligibility::Yes => Tone::Normal,
+        Eligibility::Keep => Tone::Warn,
+        Eligibility::No => Tone::Dim,
     };
-    lines.push(vec![Cell::new("  ", Tone::Normal), Cell::new(text, tone)]);
+    lines.push(vec![
+        Cell::new("  ", Tone::Normal),
+        Cell::new(&format!("{eligibility}: {}", eligibility.meaning()), tone),
+    ]);
     for reason in &verdict.reasons {
         lines.push(vec![
             Cell::new("  · ", Tone::Dim),

@@ -4,7 +4,12 @@
 use std::fmt::Write as _;
 
 use super::{Cell, Inputs, Tone, format};
-use crate::tui::columns::{Column, ColumnId, list_height, visible_columns};
+use std::collections::BTreeSet;
+
+use crate::engine::blockers::{Blocker, BlockerCode};
+use crate::engine::vocabulary::Eligibility;
+use crate::tui::columns::{COLUMNS, Column, ColumnId, layout, list_height};
+use crate::tui::fit::{Cut, display_width, fit};
 use crate::tui::index::Entry;
 use crate::tui::roster::RosterState;
 use crate::tui::rows::{NodeRow, RowState};
@@ -36,49 +41,244 @@ pub struct GridVm {
     pub empty: Option<Cell>,
 }
 
-/// Builds the visible part of the grid; `compact` is the narrow grid beside the detail pane.
-pub fn build(input: &Inputs<'_>, compact: bool) -> GridVm {
+/// The marks of a row (the MARK column): canary, problem, blocker.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// Marked as a canary (by hand or by the canary selector).
+    pub canary: bool,
+    /// Failing, missing or misscheduled.
+    pub problem: bool,
+    /// Holds the rollout back (the engine's blocker notion; set by whoever
+    /// computes it, see [`marks`]).
+    pub blocker: bool,
+}
+
+impl Marks {
+    /// The mark cell: `◆` canary, then `×` blocker or `!` problem.
+    pub fn cell(self) -> Cell {
+        let canary = if self.canary { '◆' } else { ' ' };
+        let (flag, tone) = match (self.blocker, self.problem) {
+            (true, _) => ('×', Tone::Bad),
+            (false, true) => ('!', Tone::Bad),
+            (false, false) => (
+                ' ',
+                if self.canary {
+                    Tone::Accent
+                } else {
+                    Tone::Normal
+                },
+            ),
+        };
+        Cell::new(&format!("{canary}{flag}"), tone)
+    }
+}
+
+/// The marks of a node row. `canary` comes from the rollout state stored on
+/// the DaemonSet; the problem flag from the row's state; `blocker` from the
+/// engine's rollout blocker (the nodes holding up a RollingUpdate budget or
+/// stuck terminating; see [`blocking_nodes`]).
+pub fn marks(row: &NodeRow, canary: bool, blocker: bool) -> Marks {
+    Marks {
+        canary,
+        problem: matches!(
+            row.state,
+            RowState::Failing | RowState::Missing | RowState::Misscheduled
+        ),
+        blocker,
+    }
+}
+
+/// The nodes that hold the rollout up, as the engine's blocker names them
+/// (the header says why). Only blockers that are nodes' doing count: an
+/// OnDelete rollout waiting for an operator is not blocked by any node.
+pub fn blocking_nodes(blocker: Option<&Blocker>) -> BTreeSet<String> {
+    match blocker {
+        Some(blocker)
+            if matches!(
+                blocker.code,
+                BlockerCode::MaxUnavailableSpent
+                    | BlockerCode::MaxSurgeSpent
+                    | BlockerCode::StuckTerminating
+            ) =>
+        {
+            blocker.nodes.iter().map(|n| n.node.clone()).collect()
+        }
+        _ => BTreeSet::new(),
+    }
+}
+
+/// Which nodes are canaries: marked by hand or matched by the canary selector
+/// (both stored on the DaemonSet by the rollout operations).
+struct Canaries {
+    names: BTreeSet<String>,
+    selector: Option<crate::engine::selector::Selector>,
+}
+
+impl Canaries {
+    fn of(input: &Inputs<'_>) -> Self {
+        let state = input
+            .ui
+            .target
+            .as_deref()
+            .and_then(|key| input.cache.daemonset(key))
+            .and_then(|ds| {
+                crate::ops::state::RolloutState::from_annotations(ds.metadata.annotations.as_ref())
+                    .ok()
+            });
+        let Some(state) = state else {
+            return Self {
+                names: BTreeSet::new(),
+                selector: None,
+            };
+        };
+        let selector = state
+            .canary_selector
+            .as_deref()
+            .and_then(|text| crate::engine::selector::Selector::parse(text).ok());
+        Self {
+            names: state.canaries,
+            selector,
+        }
+    }
+
+    fn contains(&self, input: &Inputs<'_>, node: &str) -> bool {
+        self.names.contains(node)
+            || self.selector.as_ref().is_some_and(|selector| {
+                input
+                    .cache
+                    .node(node)
+                    .is_some_and(|n| selector.matches(n.metadata.labels.as_ref()))
+            })
+    }
+}
+
+/// The visible lines with every column's cell, before the layout.
+fn raw_lines(
+    input: &Inputs<'_>,
+    canaries: &Canaries,
+    blockers: &BTreeSet<String>,
+    height: usize,
+) -> Vec<Raw> {
     let ui = input.ui;
     let index = input.index;
-    let width = if compact { ui.size.0 / 2 } else { ui.size.0 };
-    let columns = visible_columns(width);
-    let height = list_height(ui.size);
     let offset = ui.offset.min(index.entries.len().saturating_sub(1));
     let selected_entry = index.rows.get(ui.selected).copied();
-    let lines = index
+    index
         .entries
         .iter()
         .enumerate()
         .skip(offset)
         .take(height)
         .filter_map(|(at, entry)| match entry {
-            Entry::Heading { label, count } => Some(GridLine::Heading(Cell::new(
+            Entry::Heading { label, count } => Some(Raw::Heading(Cell::new(
                 &format!("▾ {label} ({count})"),
                 Tone::Accent,
             ))),
             Entry::Row(name) => match (input.rows.get(name), input.roster) {
-                (Some(row), roster) => Some(GridLine::Row {
-                    cells: columns
-                        .iter()
-                        .map(|c| {
-                            let plain = cell(c.id, row, &columns, input.now);
-                            match roster {
-                                Some(roster) => roster.mark(c.id, name, plain),
-                                None => plain,
-                            }
-                        })
-                        .collect(),
-                    selected: Some(at) == selected_entry,
-                }),
+                (Some(row), roster) => {
+                    let canary = canaries.contains(input, name);
+                    let blocker = blockers.contains(name);
+                    Some(Raw::Row {
+                        cells: COLUMNS
+                            .iter()
+                            .map(|c| {
+                                let mut plain = cell(c.id, row, canary, blocker, input.now);
+                                // Green means good: never on a row that is not.
+                                if troubled(row) && matches!(plain.tone, Tone::Good | Tone::Updated)
+                                {
+                                    plain.tone = Tone::Normal;
+                                }
+                                match roster {
+                                    Some(roster) => roster.mark(c.id, name, plain),
+                                    None => plain,
+                                }
+                            })
+                            .collect(),
+                        selected: Some(at) == selected_entry,
+                    })
+                }
                 // A roster node absent from the cluster keeps a row of its own.
-                (None, Some(roster)) if roster.is_absent(name) => Some(GridLine::Row {
-                    cells: RosterState::absent_cells(&columns, name),
+                (None, Some(roster)) if roster.is_absent(name) => Some(Raw::Row {
+                    cells: RosterState::absent_cells(COLUMNS, name),
                     selected: Some(at) == selected_entry,
                 }),
                 (None, _) => None,
             },
         })
+        .collect()
+}
+
+/// Lays the visible lines out in `width` cells: columns by priority, each
+/// value cut (and marked) to its column.
+fn project(raw: Vec<Raw>, width: u16) -> (Vec<Column>, Vec<GridLine>) {
+    let position = |id: ColumnId| COLUMNS.iter().position(|c| c.id == id).unwrap_or(0);
+    let (why_at, event_at) = (position(ColumnId::Why), position(ColumnId::Event));
+    let wanted = |id: ColumnId| {
+        let at = position(id);
+        raw.iter()
+            .filter_map(|line| match line {
+                Raw::Row { cells, .. } => {
+                    let mut w = display_width(&cells[at].text);
+                    // WHY shows the latest event when it has no reason.
+                    if id == ColumnId::Why && cells[at].text.is_empty() {
+                        w = display_width(&cells[event_at].text);
+                    }
+                    Some(w)
+                }
+                Raw::Heading(_) => None,
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let columns = layout(width, wanted);
+    let has_event = columns.iter().any(|c| c.id == ColumnId::Event);
+    let lines = raw
+        .into_iter()
+        .map(|line| match line {
+            Raw::Heading(cell) => GridLine::Heading(Cell {
+                text: fit(&cell.text, width, Cut::End),
+                ..cell
+            }),
+            Raw::Row { cells, selected } => {
+                let why_is_event = !has_event && cells[why_at].text.is_empty();
+                GridLine::Row {
+                    cells: columns
+                        .iter()
+                        .map(|c| {
+                            let at = if c.id == ColumnId::Why && why_is_event {
+                                event_at
+                            } else {
+                                position(c.id)
+                            };
+                            let cell = &cells[at];
+                            Cell {
+                                text: fit(&cell.text, c.width, c.cut),
+                                tone: cell.tone,
+                            }
+                        })
+                        .collect(),
+                    selected,
+                }
+            }
+        })
         .collect();
+    (columns, lines)
+}
+
+/// A visible line before the layout: every column's cell, in [`COLUMNS`] order.
+enum Raw {
+    Heading(Cell),
+    Row { cells: Vec<Cell>, selected: bool },
+}
+
+/// Builds the visible part of the grid; `compact` is the narrow grid beside the detail pane.
+pub fn build(input: &Inputs<'_>, compact: bool, blockers: &BTreeSet<String>) -> GridVm {
+    let ui = input.ui;
+    let index = input.index;
+    let width = if compact { ui.size.0 / 2 } else { ui.size.0 };
+    let height = list_height(ui.size);
+    let raw = raw_lines(input, &Canaries::of(input), blockers, height);
+    let (columns, lines) = project(raw, width);
     let shown = index.rows.len();
     let total = input.rows.len() + input.roster.map_or(0, |r| r.absent().len());
     let mut title = if shown == 0 {
@@ -114,10 +314,11 @@ pub fn build(input: &Inputs<'_>, compact: bool) -> GridVm {
     }
 }
 
-fn cell(id: ColumnId, row: &NodeRow, columns: &[Column], now: jiff::Timestamp) -> Cell {
+fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Timestamp) -> Cell {
     let pod = row.pod();
     let verdict = &row.coverage.verdict;
     match id {
+        ColumnId::Mark => marks(row, canary, blocker).cell(),
         ColumnId::Node => Cell::new(
             row.name(),
             if row.node_ready == Some(false) {
@@ -126,17 +327,16 @@ fn cell(id: ColumnId, row: &NodeRow, columns: &[Column], now: jiff::Timestamp) -
                 Tone::Normal
             },
         ),
-        // "keep": no new pod would be placed, but the one running stays (an
-        // untolerated NoSchedule taint); without a pod that is simply "no".
-        ColumnId::Eligible => match (
-            verdict.should_run,
-            verdict.should_continue_running,
-            pod.is_some(),
-        ) {
-            (true, _, _) => Cell::new("yes", Tone::Good),
-            (false, true, true) => Cell::new("keep", Tone::Warn),
-            (false, _, _) => Cell::new("no", Tone::Dim),
-        },
+        // The words and their meanings are the engine's one vocabulary.
+        ColumnId::Eligible => {
+            let eligibility = Eligibility::of(verdict, pod.is_some());
+            let tone = match eligibility {
+                Eligibility::Yes => Tone::Normal,
+                Eligibility::Keep => Tone::Warn,
+                Eligibility::No => Tone::Dim,
+            };
+            Cell::new(eligibility.word(), tone)
+        }
         ColumnId::Pod => match pod {
             Some(p) if row.coverage.pods.len() > 1 => Cell::new(
                 &format!("{} +{}", p.name, row.coverage.pods.len() - 1),
@@ -187,14 +387,20 @@ fn cell(id: ColumnId, row: &NodeRow, columns: &[Column], now: jiff::Timestamp) -
                         Tone::Dim
                     },
                 )
-            } else if columns.iter().any(|c| c.id == ColumnId::Event) {
-                Cell::empty()
             } else {
-                event_cell(row, now)
+                Cell::empty()
             }
         }
         ColumnId::Event => event_cell(row, now),
     }
+}
+
+/// A row that is not healthy: failing, missing, misscheduled or not ready.
+fn troubled(row: &NodeRow) -> bool {
+    matches!(
+        row.state,
+        RowState::Failing | RowState::Missing | RowState::Misscheduled | RowState::NotReady
+    )
 }
 
 fn revision_cell(row: &NodeRow) -> Cell {

@@ -4,6 +4,7 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::{Cell, Tone};
+use crate::engine::blockers::Blocker;
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
@@ -36,7 +37,7 @@ pub struct HeaderVm {
 }
 
 /// Builds the header from the DaemonSet and its revision index.
-pub fn build(ds: &DaemonSet, rows: &RowCache, now: jiff::Timestamp) -> HeaderVm {
+pub fn build(ds: &DaemonSet, rows: &RowCache, blocker: Blocker, now: jiff::Timestamp) -> HeaderVm {
     let namespace = ds.metadata.namespace.as_deref().unwrap_or_default();
     let name = ds.metadata.name.as_deref().unwrap_or_default();
     let status = ds.status.clone().unwrap_or_default();
@@ -92,7 +93,7 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, now: jiff::Timestamp) -> HeaderVm 
         counts,
         progress,
         progress_label: format!("{updated}/{desired} updated"),
-        state: rollout_state(ds, rows, now),
+        state: rollout_state(ds, blocker, now),
         owner: crate::engine::owner::spec_owner(&ds.metadata)
             .map(|o| Cell::new(&format!("managed by {}", o.describe()), Tone::Accent)),
     }
@@ -125,22 +126,26 @@ fn strategy(ds: &DaemonSet) -> String {
     format!("RollingUpdate maxUnavailable={max_unavailable} maxSurge={max_surge}")
 }
 
+/// Why the rollout is (not) moving, from the engine, before the stored pause
+/// is taken into account. Computed once per frame: the header words it, the
+/// grid marks the nodes it names.
+pub fn raw_blocker(ds: &DaemonSet, rows: &RowCache) -> Blocker {
+    crate::engine::blockers::rollout_blocker_with(
+        ds,
+        rows.iter().map(|r| (&r.coverage, r.node_ready)),
+    )
+}
+
 /// The state line: the one state word with the stored details (who paused,
 /// why, which node; a stalled run), then why the rollout is not moving.
-fn rollout_state(ds: &DaemonSet, rows: &RowCache, now: jiff::Timestamp) -> Cell {
+fn rollout_state(ds: &DaemonSet, blocker: Blocker, now: jiff::Timestamp) -> Cell {
     let state = crate::ops::state::RolloutState::from_annotations(ds.metadata.annotations.as_ref())
         .unwrap_or_default();
     // A pause or rollback a GitOps controller undid is no longer the state.
     if let Some(revert) = crate::ops::owner_guard::reverted(ds, &state) {
         return Cell::new(&revert.describe(), Tone::Bad);
     }
-    let blocker = crate::ops::state::blocker_with_pause(
-        &state,
-        crate::engine::blockers::rollout_blocker_with(
-            ds,
-            rows.iter().map(|r| (&r.coverage, r.node_ready)),
-        ),
-    );
+    let blocker = crate::ops::state::blocker_with_pause(&state, blocker);
     let word = crate::ops::state::state_word(&state, &blocker, now);
     let mut text = crate::ops::state::headline(ds.metadata.annotations.as_ref(), now)
         .unwrap_or_else(|| word.to_owned());
@@ -190,7 +195,7 @@ mod tests {
         ];
         for (name, ds, expected) in cases {
             assert_eq!(
-                rollout_state(ds, &rows, jiff::Timestamp::UNIX_EPOCH).text,
+                rollout_state(ds, raw_blocker(ds, &rows), jiff::Timestamp::UNIX_EPOCH).text,
                 expected,
                 "{name}"
             );

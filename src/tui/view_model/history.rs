@@ -13,7 +13,7 @@ use crate::model::DaemonSet;
 /// One revision line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistoryRow {
-    /// Cells: number, hash, age, nodes, images.
+    /// Cells: number, hash, age, nodes, change-cause, images.
     pub cells: Vec<Cell>,
     /// The selected revision.
     pub selected: bool,
@@ -72,6 +72,7 @@ pub fn build(input: &Inputs<'_>, _ds: &DaemonSet) -> HistoryVm {
                 current,
                 base.is_some_and(|b| b.number == revision.number),
                 nodes.get(&revision.number).copied().unwrap_or(0),
+                change_cause(input, revision),
                 input.now,
             ),
             selected: at == selected_at,
@@ -114,11 +115,29 @@ fn empty(text: &str) -> HistoryVm {
     }
 }
 
+/// The `kubernetes.io/change-cause` annotation of a revision (what
+/// `kubectl rollout history` shows), if set.
+fn change_cause<'a>(input: &'a Inputs<'_>, revision: &RevisionInfo) -> Option<&'a str> {
+    input
+        .cache
+        .revisions()
+        .find(|r| r.metadata.name.as_deref() == Some(revision.name.as_str()))?
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(CHANGE_CAUSE)
+        .map(String::as_str)
+}
+
+/// The annotation `kubectl rollout history` reads.
+const CHANGE_CAUSE: &str = "kubernetes.io/change-cause";
+
 fn row_cells(
     revision: &RevisionInfo,
     current: Option<i64>,
     base: bool,
     nodes: usize,
+    cause: Option<&str>,
     now: jiff::Timestamp,
 ) -> Vec<Cell> {
     let is_current = current == Some(revision.number);
@@ -138,9 +157,10 @@ fn row_cells(
         },
         Cell::new(&format::age(revision.created, now), Tone::Dim),
         Cell::new(
-            &format!("{nodes} nodes"),
+            &format!("{nodes} {}", if nodes == 1 { "node" } else { "nodes" }),
             if nodes > 0 { Tone::Normal } else { Tone::Dim },
         ),
+        Cell::new(cause.unwrap_or("<none>"), Tone::Normal),
         Cell::new(&images(&revision.template).join(", "), Tone::Normal),
     ]
 }

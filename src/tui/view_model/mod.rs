@@ -8,6 +8,7 @@ mod format;
 mod grid;
 mod header;
 pub mod history;
+pub mod pane;
 pub mod picker;
 
 pub use format::age;
@@ -109,9 +110,6 @@ pub struct StatusVm {
     pub message: Option<Cell>,
 }
 
-/// Help overlay content: section title and `(keys, description)` lines.
-pub type HelpSections = Vec<(&'static str, Vec<(String, &'static str)>)>;
-
 /// Everything the widgets draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViewModel {
@@ -121,16 +119,14 @@ pub struct ViewModel {
     pub header: Option<HeaderVm>,
     /// The main region.
     pub body: Body,
-    /// Help overlay sections, when shown.
-    pub help: Option<HelpSections>,
-    /// Confirmation dialog: title and lines, when one is open.
-    pub confirm: Option<(Cell, Vec<Cell>)>,
+    /// The help overlay, when shown.
+    pub help: Option<pane::TextPane>,
     /// Status line.
     pub status: StatusVm,
     /// Footer key hints.
     pub hints: Vec<(String, &'static str)>,
-    /// A rollout dialog (confirmation or rollback picker), drawn over the body.
-    pub dialog: Option<crate::tui::confirm::DialogVm>,
+    /// A rollout dialog (confirmation, plan or rollback picker), drawn over the body.
+    pub dialog: Option<pane::TextPane>,
     /// The logs overlay, when open.
     pub logs: Option<crate::tui::logs::LogsVm>,
 }
@@ -160,20 +156,36 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         .target
         .as_deref()
         .and_then(|key| input.cache.daemonset(key));
-    let header = ds.map(|ds| header::build(ds, input.rows, input.now));
+    let blocker = ds.map(|ds| header::raw_blocker(ds, input.rows));
+    let blocking = grid::blocking_nodes(blocker.as_ref());
+    let header = ds
+        .zip(blocker)
+        .map(|(ds, blocker)| header::build(ds, input.rows, blocker, input.now));
     ViewModel {
         title: title(input.info, ui.target.as_deref()),
         header,
-        body: body(input),
-        help: ui.help.then(keymap::help_sections),
-        confirm: ui.confirm.as_ref().map(|c| {
-            let lines = c.lines.iter().map(|l| Cell::new(l, Tone::Normal)).collect();
-            (Cell::new(&c.title, Tone::Warn), lines)
-        }),
+        body: body(input, &blocking),
+        help: ui.help.then(|| help(input)),
         status: status(input),
         hints: keymap::hints(ui.context()),
         dialog: None,
         logs: None,
+    }
+}
+
+fn help(input: &Inputs<'_>) -> pane::TextPane {
+    let ui = input.ui;
+    let body = super::columns::areas(ratatui::layout::Rect::new(0, 0, ui.size.0, ui.size.1)).body;
+    let lines = pane::help_lines(
+        input.info,
+        pane::overlay_inner_width(pane::Overlay::Help, body.width),
+    );
+    let area = pane::overlay_area(pane::Overlay::Help, body, lines.len());
+    let visible = pane::visible(area.height, lines.len());
+    pane::TextPane {
+        title: " keys · ? or Esc closes ".to_owned(),
+        scroll: crate::tui::fit::clamp_scroll(ui.help_scroll, visible, lines.len()),
+        lines,
     }
 }
 
@@ -186,9 +198,8 @@ fn title(info: &ConsoleInfo, target: Option<&str>) -> Vec<Cell> {
     if let Some(target) = target {
         cells.push(Cell::new(&format!("  daemonset {target}"), Tone::Normal));
     }
-    if let Some(note) = &info.note {
-        cells.push(Cell::new(&format!("  {note}"), Tone::Warn));
-    }
+    // The connection note (long: it holds the kubeconfig path) is in the
+    // status line at start and always in full in the help.
     cells
 }
 
@@ -205,7 +216,7 @@ fn required_streams(screen: Screen) -> &'static [StreamKind] {
     }
 }
 
-fn body(input: &Inputs<'_>) -> Body {
+fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Body {
     let ui = input.ui;
     let streams = input.cache.streams();
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
@@ -245,10 +256,10 @@ fn body(input: &Inputs<'_>) -> Body {
         Screen::Detail => {
             let detail = detail::build(input, ds);
             let split = ui.size.0 >= super::columns::SPLIT_DETAIL_WIDTH;
-            Body::Detail(split.then(|| grid::build(input, split)), detail)
+            Body::Detail(split.then(|| grid::build(input, split, blocking)), detail)
         }
         Screen::History => Body::History(history::build(input, ds)),
-        Screen::Grid | Screen::Picker => Body::Grid(grid::build(input, false)),
+        Screen::Grid | Screen::Picker => Body::Grid(grid::build(input, false, blocking)),
     }
 }
 
@@ -320,6 +331,11 @@ fn status(input: &Inputs<'_>) -> StatusVm {
         streams.push(Cell::new(notice, Tone::Warn));
     }
     let message = match (&input.ui.filter_input, &input.ui.message) {
+        // A filter that did not parse says why while it is still being typed.
+        (Some(typing), Some(message)) if message.level == Level::Error => Some(Cell::new(
+            &format!("/{typing}▏ {}", message.text),
+            Tone::Bad,
+        )),
         (Some(typing), _) => Some(Cell::new(&format!("/{typing}▏"), Tone::Accent)),
         (None, Some(message)) => Some(Cell::new(
             &message.text,

@@ -3,23 +3,17 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
-use super::theme::{selected, span, style};
+use super::theme::{heading_style, selected, span, style};
 use crate::tui::columns::Column;
+use crate::tui::fit::{Cut, fit};
 use crate::tui::view_model::{GridLine, GridVm, Tone};
 
 /// Column rectangles for one line of the grid.
 fn column_areas(columns: &[Column], line: Rect) -> Vec<Rect> {
-    let constraints = columns.iter().map(|c| {
-        if c.width == 0 {
-            Constraint::Fill(1)
-        } else {
-            Constraint::Length(c.width)
-        }
-    });
+    let constraints = columns.iter().map(|c| Constraint::Length(c.width));
     Layout::horizontal(constraints)
         .spacing(1)
         .split(line)
@@ -39,8 +33,7 @@ impl Widget for &GridVm {
         let heading = Rect { height: 1, ..inner };
         let areas = column_areas(&self.columns, heading);
         for (column, at) in self.columns.iter().zip(&areas) {
-            Span::styled(column.title, style(Tone::Dim).add_modifier(Modifier::BOLD))
-                .render(*at, buf);
+            Span::styled(fit(column.title, at.width, Cut::End), heading_style()).render(*at, buf);
         }
         if let Some(empty) = &self.empty {
             let at = Rect {

@@ -5,18 +5,20 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use super::theme::{selected, span, style};
+use super::theme::{heading_style, selected, span, style};
+use crate::tui::fit::{Cut, fit};
 use crate::tui::view_model::{HistoryVm, Tone};
 
-/// Column widths: number, hash, age, nodes, images.
-const WIDTHS: [Constraint; 5] = [
+/// Column widths: number, hash, age, nodes, change-cause, images.
+const WIDTHS: [Constraint; 6] = [
     Constraint::Length(7),
     Constraint::Length(17),
     Constraint::Length(5),
     Constraint::Length(10),
     Constraint::Fill(1),
+    Constraint::Fill(1),
 ];
-const HEADINGS: [&str; 5] = ["REV", "HASH", "AGE", "NODES", "IMAGES"];
+const HEADINGS: [&str; 6] = ["REV", "HASH", "AGE", "NODES", "CHANGE-CAUSE", "IMAGES"];
 
 impl Widget for &HistoryVm {
     fn render(self, area: Rect, buf: &mut Buffer) {
@@ -51,12 +53,14 @@ impl Widget for &HistoryVm {
             match row {
                 None => {
                     for (text, at) in HEADINGS.iter().zip(areas.iter()) {
-                        Span::styled(*text, style(Tone::Dim)).render(*at, buf);
+                        Span::styled(fit(text, at.width, Cut::End), heading_style())
+                            .render(*at, buf);
                     }
                 }
                 Some(row) => {
                     for (cell, at) in row.cells.iter().zip(areas.iter()) {
-                        span(cell).render(*at, buf);
+                        Span::styled(fit(&cell.text, at.width, Cut::End), style(cell.tone))
+                            .render(*at, buf);
                     }
                     if row.selected {
                         buf.set_style(line, selected());

@@ -2,22 +2,22 @@
 //! mutation). The layout comes from [`crate::tui::columns::areas`], which the
 //! scroll logic shares.
 
-mod detail;
 mod grid;
 mod header;
-mod help;
 mod history;
 mod logs;
+mod pane;
 mod picker;
 mod status;
 pub mod theme;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use super::columns::areas;
+use super::view_model::pane::Overlay;
 use super::view_model::{Body, ViewModel};
 use theme::span;
 
@@ -32,14 +32,22 @@ impl Widget for &ViewModel {
             logs.render(areas.body, buf);
         }
         if let Some(dialog) = &self.dialog {
-            dialog.render(areas.body, buf);
+            pane::render_overlay(Overlay::Dialog, dialog, areas.body, buf);
         }
         if let Some(help) = &self.help {
-            help::render(help, areas.body, buf);
+            pane::render_overlay(Overlay::Help, help, areas.body, buf);
         }
-        if let Some((title, lines)) = &self.confirm {
-            help::render_confirm(title, lines, areas.body, buf);
-        }
+    }
+}
+
+/// Draws one line of spans; a line wider than `area` ends with `…` where it
+/// is cut, so a cut is always visible.
+pub fn render_line(spans: Vec<ratatui::text::Span<'_>>, area: Rect, buf: &mut Buffer) {
+    let line = Line::from(spans);
+    let width = line.width();
+    line.render(area, buf);
+    if width > usize::from(area.width) && area.width > 0 {
+        buf[(area.x + area.width - 1, area.y)].set_symbol("…");
     }
 }
 
@@ -62,11 +70,11 @@ fn render_body(body: &Body, area: Rect, buf: &mut Buffer) {
         Body::Grid(grid) => grid.render(area, buf),
         Body::Detail(grid, detail) => match grid {
             Some(grid) => {
-                let [left, right] = Layout::horizontal([Constraint::Percentage(50); 2]).areas(area);
+                let [left, right] = super::columns::detail_split(area);
                 grid.render(left, buf);
-                detail.render(right, buf);
+                pane::render(detail, right, buf);
             }
-            None => detail.render(area, buf),
+            None => pane::render(detail, area, buf),
         },
         Body::History(history) => history.render(area, buf),
     }

@@ -2,11 +2,10 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Modifier;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Widget};
 
-use super::theme::{selected, span, style};
+use super::theme::{heading_style, selected, span, style};
 use crate::tui::view_model::picker::PICKER_COLUMNS;
 use crate::tui::view_model::{PickerVm, Tone};
 
@@ -29,8 +28,7 @@ impl Widget for &PickerVm {
                 .spacing(1)
                 .split(heading);
             for ((title, _), at) in PICKER_COLUMNS.iter().zip(areas.iter()) {
-                Span::styled(*title, style(Tone::Dim).add_modifier(Modifier::BOLD))
-                    .render(*at, buf);
+                Span::styled(*title, heading_style()).render(*at, buf);
             }
         }
         for ((cells, is_selected), line) in self.rows.iter().zip(lines) {
