@@ -147,11 +147,14 @@ fn hostile_snapshot(name: &str) -> Value {
             item["spec"]["nodeName"] = json!(name);
         }
     }
-    let node = items
+    // A second, different copy of the node: a conflicting duplicate is a
+    // warning that names the (hostile) node.
+    let mut node = items
         .iter()
         .find(|i| i["metadata"]["name"] == name)
         .cloned()
         .expect("renamed node");
+    node["metadata"]["labels"]["copy"] = json!("second");
     items.push(node);
     list
 }

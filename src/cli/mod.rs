@@ -100,12 +100,28 @@ pub fn command(name: &'static str) -> clap::Command {
     Cli::command().bin_name(name).display_name(name)
 }
 
-/// Parses the process's arguments (exits with usage on error, as clap does).
+/// Parses the process's arguments (exits with usage on error, as clap does,
+/// but through the sanitiser: clap echoes the arguments it rejects, and an
+/// argument can carry escape sequences).
 pub fn parse() -> Cli {
     let mut args = std::env::args_os();
     let name = display_name(args.next().as_deref());
-    let matches = command(name).get_matches();
-    from_matches(&matches).unwrap_or_else(|err| err.format(&mut command(name)).exit())
+    let parsed = command(name)
+        .try_get_matches()
+        .and_then(|matches| from_matches(&matches))
+        .map_err(|err| err.format(&mut command(name)));
+    parsed.unwrap_or_else(|err| exit_with(&err))
+}
+
+/// Prints a clap error (usage, `--help`, `--version`) sanitised and exits with its code.
+fn exit_with(err: &clap::Error) -> ! {
+    let text = err.render().to_string();
+    if err.use_stderr() {
+        out::stderr(&text);
+    } else {
+        let _ = out::stdout(&text);
+    }
+    std::process::exit(err.exit_code())
 }
 
 /// The parsed command line; the console's own arguments (a DAEMONSET, `--roster`)

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::engine::rollout::rollback_order;
 use crate::ops::advance::{AdvanceTarget, InFlight, Victim, choose, delete_requests};
 use crate::ops::auto::{AutoPolicy, AutoRun, Step};
+use crate::ops::decide::{Next, next_move};
 use crate::ops::error::OpsError;
 use crate::ops::follow::Follower;
 use crate::ops::interrupt::Interrupt;
@@ -358,42 +359,18 @@ async fn auto_loop(
         }
         let snapshot = ctx.follower.snapshot().await?;
         let state = snapshot.state()?;
-        if let Some(pause) = &state.pause {
-            return Ok(AutoEnd::Stopped {
-                by: format!("a pause by {}", pause.by),
-            });
-        }
         let now = jiff::Timestamp::now();
+        let next = next_move(run, &snapshot, &state, settings, now)?;
+        if let Next::Stopped { by } = next {
+            return Ok(AutoEnd::Stopped { by });
+        }
         let next_renewal = renew_lease(ctx, &snapshot, &state, now).await?;
-        let index = snapshot.index();
-        if !index.current_matches_template() {
-            // The controller has not snapshotted the template yet: "updated" would be wrong.
-            wait_or_interrupt(ctx, Some(next_renewal)).await;
-            continue;
-        }
-        let rows = snapshot.rows(&index, now);
-        let plan = snapshot.plan_with(&rows, &state, settings.include_cordoned)?;
-        let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
-        // Every updated node is re-checked before a new batch, not only the last one.
-        let recheck =
-            settings.rollback.is_none() && !settings.despite_failing && !run.has_work_in_flight();
-        if let Some(failing) = recheck
-            .then(|| failing_updated(&rows).into_iter().next())
-            .flatten()
-        {
-            return Ok(AutoEnd::Paused {
-                node: failing.node,
-                reason: format!(
-                    "an updated pod is failing: {}",
-                    crate::sanitize::sanitize(&failing.reason)
-                ),
-            });
-        }
-        match run.step(&plan, &rows, min_ready, now) {
-            Step::Delete(victims) => {
+        match next {
+            Next::Stopped { .. } => {}
+            Next::Delete(victims) => {
                 delete_batch(ctx, run, settings, &snapshot, &state, &victims).await?;
             }
-            Step::Wait { wake_at, waiting } => {
+            Next::Wait { wake_at, waiting } => {
                 // One line when what a node waits for changes, not on every wake.
                 for (node, what) in waiting.iter().take(3) {
                     let text = waiting_text(what);
@@ -405,12 +382,8 @@ async fn auto_loop(
                 let wake = wake_at.map_or(next_renewal, |w| w.min(next_renewal));
                 wait_or_interrupt(ctx, Some(wake)).await;
             }
-            Step::Pause { node, reason } => return Ok(AutoEnd::Paused { node, reason }),
-            Step::Completed { advanced } => {
-                let left = match &settings.rollback {
-                    Some((order, _)) => left_behind(&plan, order),
-                    None => Vec::new(),
-                };
+            Next::Pause { node, reason } => return Ok(AutoEnd::Paused { node, reason }),
+            Next::Completed { advanced, left } => {
                 return Ok(AutoEnd::Completed { advanced, left });
             }
         }
@@ -466,19 +439,6 @@ async fn delete_batch(
         }
     }
     Ok(())
-}
-
-/// Nodes of `order` the plan could not move, with why (cordoned, NotReady, …).
-fn left_behind(
-    plan: &crate::engine::rollout::RolloutPlan,
-    order: &[String],
-) -> Vec<(String, String)> {
-    plan.skipped
-        .iter()
-        .filter(|s| order.contains(&s.node))
-        .filter(|s| !matches!(s.reason, crate::engine::rollout::SkipReason::AlreadyUpdated))
-        .map(|s| (s.node.clone(), crate::ops::advance::skip_text(&s.reason)))
-        .collect()
 }
 
 fn waiting_text(what: &crate::engine::rollout::WaitingFor) -> String {

@@ -10,6 +10,7 @@
 
 pub mod advance;
 pub mod auto;
+pub mod decide;
 pub mod drive;
 pub mod error;
 pub mod follow;

@@ -10,7 +10,8 @@ use super::ops_keys::AutoSession;
 use super::ops_keys::{DEFAULT_POLICY, state_request};
 use crate::cluster::cache::Cache;
 use crate::ops::advance::delete_requests;
-use crate::ops::auto::{AutoPolicy, AutoRun, Step};
+use crate::ops::auto::{AutoPolicy, AutoRun};
+use crate::ops::decide::{Next, next_move};
 use crate::ops::drive::{AutoSettings, StartRefusal, check_start, ensure_actionable};
 use crate::ops::pause::{PauseRequest, pause};
 use crate::ops::preflight::failing_text;
@@ -114,6 +115,7 @@ impl App {
             deletes: std::collections::BTreeMap::new(),
             label: "auto-advance",
             renewed_at: now,
+            settings: settings(policy, form.despite_failing),
         });
         self.ui.info(format!(
             "auto-advance started: batches of {}, soak {}, Ready timeout {}",
@@ -131,31 +133,19 @@ impl App {
         }
         let snapshot = self.snapshot(cache).ok()?;
         let state = snapshot.state().ok()?;
-        if let Some(pause) = &state.pause {
+        let session = self.ops.auto.as_mut()?;
+        // The same decision the headless driver makes (ops::decide).
+        let next = next_move(&mut session.run, &snapshot, &state, &session.settings, now).ok()?;
+        if let Next::Stopped { by } = &next {
             let session = self.ops.auto.take()?;
-            self.ui.error(format!(
-                "{} stopped: the rollout was paused by {}",
-                session.label, pause.by
-            ));
+            self.ui
+                .error(format!("{} stopped: the rollout was {by}", session.label));
             return None;
         }
         if let Some(renewal) = self.renew_heartbeat(&snapshot, &state, now) {
             return Some(renewal);
         }
-        let index = snapshot.index();
-        if !index.current_matches_template() {
-            return None;
-        }
-        let rows = snapshot.rows(&index, now);
-        let plan = snapshot.plan(&rows, &state).ok()?;
-        let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
-        let step = self
-            .ops
-            .auto
-            .as_mut()?
-            .run
-            .step(&plan, &rows, min_ready, now);
-        self.auto_step(&snapshot, state, step)
+        self.auto_step(&snapshot, state, next)
     }
 
     /// Renews the run's lease when due, so other consoles and commands see
@@ -186,11 +176,11 @@ impl App {
         &mut self,
         snapshot: &Snapshot,
         state: RolloutState,
-        step: Step,
+        next: Next,
     ) -> Option<Effect> {
-        match step {
-            Step::Wait { .. } => None,
-            Step::Delete(victims) => {
+        match next {
+            Next::Wait { .. } | Next::Stopped { .. } => None,
+            Next::Delete(victims) => {
                 let to = snapshot.index().current().map(|c| c.number);
                 // Record the batch first, so every console shows what is in flight.
                 let batch = RolloutState {
@@ -218,7 +208,7 @@ impl App {
                     .info(format!("{}: {verb} {}", session.label, nodes.join(", ")));
                 Some(Effect::Writes(ids))
             }
-            Step::Pause { node, reason } => {
+            Next::Pause { node, reason } => {
                 let session = self.ops.auto.take()?;
                 self.ui
                     .error(format!("{} paused: node {node}: {reason}", session.label));
@@ -230,10 +220,28 @@ impl App {
                 let write = pause(snapshot, &request, jiff::Timestamp::now()).ok()?;
                 Some(Effect::Writes(self.ops.submit(vec![write])))
             }
-            Step::Completed { advanced } => {
+            Next::Completed { advanced, left } => {
                 let session = self.ops.auto.take()?;
-                self.ui
-                    .info(format!("{} completed: {advanced} node(s)", session.label));
+                let verb = if session.label == "rollback" {
+                    "moved back"
+                } else {
+                    "advanced"
+                };
+                if left.is_empty() {
+                    self.ui.info(format!(
+                        "{} completed: {advanced} node(s) {verb}",
+                        session.label
+                    ));
+                } else {
+                    let list: Vec<String> =
+                        left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
+                    self.ui.error(format!(
+                        "{} incomplete: {advanced} node(s) {verb}, {} left ({})",
+                        session.label,
+                        left.len(),
+                        list.join(", ")
+                    ));
+                }
                 let after = RolloutState {
                     mode: Mode::Idle,
                     batch_nodes: Vec::new(),

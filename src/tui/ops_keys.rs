@@ -57,6 +57,8 @@ pub struct AutoSession {
     pub(super) label: &'static str,
     /// When this console last wrote the run's heartbeat (its lease).
     pub(super) renewed_at: jiff::Timestamp,
+    /// The run's settings (what the one decision in `ops::decide` reads).
+    pub(super) settings: crate::ops::drive::AutoSettings,
 }
 
 /// The console's rollout-operation state.
@@ -379,12 +381,19 @@ impl App {
                             soak: Duration::ZERO,
                             timeout,
                         };
-                        let run = AutoRun::new(policy).only(order);
+                        let run = AutoRun::new(policy).only(order.clone());
                         self.ops.auto = Some(AutoSession {
                             run,
                             deletes: BTreeMap::new(),
                             label: "rollback",
                             renewed_at: jiff::Timestamp::now(),
+                            settings: crate::ops::drive::AutoSettings {
+                                policy,
+                                canary_selector: None,
+                                rollback: Some((order, to)),
+                                despite_failing: true,
+                                include_cordoned: false,
+                            },
                         });
                     }
                     self.ui.info(format!("rolling back to revision {to}"));

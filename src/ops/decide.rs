@@ -1,0 +1,193 @@
+//! The one decision of a running auto-advance or rollback: given the observed
+//! cluster, the stored rollout state, the run's settings and `now`, what to do
+//! next — stop (someone paused), wait, delete these pods, pause with this
+//! reason, or finish (with the nodes left behind). The headless driver
+//! ([`super::drive`]) and the console's `A`/rollback both call it, so the two
+//! can never disagree.
+//!
+//! Pure: no I/O, `now` is an argument; the callers run the deletes and the
+//! state writes.
+
+use crate::engine::rollout::{RolloutPlan, SkipReason, WaitingFor};
+use crate::ops::advance::{Victim, skip_text};
+use crate::ops::auto::{AutoRun, Step};
+use crate::ops::drive::AutoSettings;
+use crate::ops::error::OpsError;
+use crate::ops::preflight::failing_updated;
+use crate::ops::snapshot::Snapshot;
+use crate::ops::state::RolloutState;
+
+/// What a running auto-advance or rollback does next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Someone paused the rollout: the run ends, their pause stands.
+    Stopped {
+        /// Who paused.
+        by: String,
+    },
+    /// Nothing to do until the cluster changes or `wake_at` passes.
+    Wait {
+        /// The earliest time the answer can change by itself.
+        wake_at: Option<jiff::Timestamp>,
+        /// Per node, what it waits for.
+        waiting: Vec<(String, WaitingFor)>,
+    },
+    /// Delete these pods (one at a time, each journalled), then report each result to the run.
+    Delete(Vec<Victim>),
+    /// Stop and pause the rollout: a gate failed or an updated pod is failing.
+    Pause {
+        /// The node.
+        node: String,
+        /// Why, in words.
+        reason: String,
+    },
+    /// Every node the run could move passed its gate.
+    Completed {
+        /// Nodes moved by this run.
+        advanced: usize,
+        /// Nodes the run was meant to move but could not, with why.
+        left: Vec<(String, String)>,
+    },
+}
+
+/// Decides the next move of `run` from `snapshot` and `state` at `now`.
+pub fn next_move(
+    run: &mut AutoRun,
+    snapshot: &Snapshot,
+    state: &RolloutState,
+    settings: &AutoSettings,
+    now: jiff::Timestamp,
+) -> Result<Next, OpsError> {
+    if let Some(pause) = &state.pause {
+        return Ok(Next::Stopped {
+            by: format!("a pause by {}", pause.by),
+        });
+    }
+    let index = snapshot.index();
+    if !index.current_matches_template() {
+        // The controller has not snapshotted the template yet: "updated" would be wrong.
+        return Ok(Next::Wait {
+            wake_at: None,
+            waiting: Vec::new(),
+        });
+    }
+    let rows = snapshot.rows(&index, now);
+    let plan = snapshot.plan_with(&rows, state, settings.include_cordoned)?;
+    // Every updated node is re-checked before a new batch, not only the last one.
+    let recheck =
+        settings.rollback.is_none() && !settings.despite_failing && !run.has_work_in_flight();
+    if let Some(failing) = recheck
+        .then(|| failing_updated(&rows).into_iter().next())
+        .flatten()
+    {
+        return Ok(Next::Pause {
+            node: failing.node,
+            reason: format!(
+                "an updated pod is failing: {}",
+                crate::sanitize::sanitize(&failing.reason)
+            ),
+        });
+    }
+    let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
+    Ok(match run.step(&plan, &rows, min_ready, now) {
+        Step::Delete(victims) => Next::Delete(victims),
+        Step::Wait { wake_at, waiting } => Next::Wait { wake_at, waiting },
+        Step::Pause { node, reason } => Next::Pause { node, reason },
+        Step::Completed { advanced } => Next::Completed {
+            advanced,
+            left: match &settings.rollback {
+                Some((order, _)) => left_behind(&plan, order),
+                None => Vec::new(),
+            },
+        },
+    })
+}
+
+/// Nodes of `order` the plan could not move, with why (cordoned, NotReady, …).
+fn left_behind(plan: &RolloutPlan, order: &[String]) -> Vec<(String, String)> {
+    plan.skipped
+        .iter()
+        .filter(|s| order.contains(&s.node))
+        .filter(|s| !matches!(s.reason, SkipReason::AlreadyUpdated))
+        .map(|s| (s.node.clone(), skip_text(&s.reason)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::fixtures::pod;
+    use crate::ops::auto::AutoPolicy;
+    use crate::ops::testing::{NEW, all_old, ds, replace, snapshot, t};
+
+    const NODES: [&str; 3] = ["n1", "n2", "n3"];
+
+    fn settings() -> AutoSettings {
+        AutoSettings {
+            policy: AutoPolicy {
+                batch: 1,
+                soak: std::time::Duration::ZERO,
+                timeout: std::time::Duration::from_secs(60),
+            },
+            canary_selector: None,
+            rollback: None,
+            despite_failing: false,
+            include_cordoned: false,
+        }
+    }
+
+    #[test]
+    fn a_failing_updated_pod_pauses_before_the_next_batch() {
+        let crashing = pod("agent-n2-new", "n2", NEW)
+            .running_not_ready(50)
+            .waiting("CrashLoopBackOff", 3)
+            .build();
+        let snap = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(all_old(&NODES), vec![crashing]),
+        );
+        let mut run = AutoRun::new(settings().policy);
+        let next = next_move(
+            &mut run,
+            &snap,
+            &RolloutState::default(),
+            &settings(),
+            t(100),
+        );
+        match next {
+            Ok(Next::Pause { node, reason }) => {
+                assert_eq!(node, "n2");
+                assert!(reason.contains("CrashLoopBackOff"), "{reason}");
+            }
+            other => panic!("expected a pause, got {other:?}"),
+        }
+        let despite = AutoSettings {
+            despite_failing: true,
+            ..settings()
+        };
+        assert!(matches!(
+            next_move(&mut run, &snap, &RolloutState::default(), &despite, t(100)),
+            Ok(Next::Delete(_))
+        ));
+    }
+
+    #[test]
+    fn someone_elses_pause_stops_the_run() {
+        let snap = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let state = RolloutState {
+            pause: Some(crate::ops::state::Pause {
+                by: "ana".into(),
+                ..crate::ops::state::Pause::default()
+            }),
+            ..RolloutState::default()
+        };
+        let mut run = AutoRun::new(settings().policy);
+        assert_eq!(
+            next_move(&mut run, &snap, &state, &settings(), t(0)).ok(),
+            Some(Next::Stopped {
+                by: "a pause by ana".into()
+            })
+        );
+    }
+}
