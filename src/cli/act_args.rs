@@ -148,7 +148,9 @@ pub async fn open(
     let target = resolve(daemonset, cluster, &connection.namespace)?;
     let journal = Journal::from_flag(act.journal.as_deref())?;
     let executor = Executor::new(
-        connection.client.clone(),
+        // Writes go without kube's retry layer: a delete is never resent;
+        // a lost reply is resolved by reading the pod back.
+        connection.watch_client.clone(),
         journal,
         act.read_only,
         connection.context.clone(),

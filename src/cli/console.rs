@@ -292,7 +292,9 @@ pub async fn open_console_with(
     let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
     let actor = crate::ops::journal::local_actor();
     let executor = crate::ops::write::Executor::new(
-        connection.client.clone(),
+        // Writes go without kube's retry layer: a delete is never resent;
+        // a lost reply is resolved by reading the pod back.
+        connection.watch_client.clone(),
         journal,
         ops.read_only,
         connection.context.clone(),

@@ -4,11 +4,11 @@
 //! patch the rollout-state annotations, switch the update strategy (pause and
 //! resume), patch the template from a ControllerRevision (rollback). The
 //! [`Executor`] runs one at a time, journals each result (fsync) before
-//! reporting it, and refuses everything in read-only mode. It does not retry a
-//! delete itself; kube's client may resend one after a 429/503/504, which is
-//! harmless only because of the UID precondition (a second delete of a pod that
-//! is already terminating deletes nothing new). A delete whose answer was lost
-//! is resolved by reading the pod back, never guessed. The console
+//! reporting it, and refuses everything in read-only mode. Deletes are never
+//! resent: the executor is given a client without kube's retry layer (which
+//! would resend a DELETE after a 429/503/504), and a delete whose answer was
+//! lost is resolved by reading the pod back, never guessed. The UID
+//! precondition stays as the second guard. The console
 //! drives it through [`spawn_effects`]; headless commands call [`Executor::run`].
 
 use k8s_openapi::api::apps::v1::DaemonSet;

@@ -52,6 +52,9 @@ pub enum FaultKind {
     Throttle(u64),
     /// Delay each request.
     Latency(Duration),
+    /// Carry out changes (PUT, PATCH, DELETE), then answer 504 as a timed-out
+    /// proxy would: the client cannot tell whether its change happened.
+    LoseReplies,
 }
 
 /// One fault and when it is active.
@@ -100,6 +103,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         ("stall-watches", None) => FaultKind::StallWatches,
         ("freeze", None) => FaultKind::Freeze,
         ("gone", None) => FaultKind::Gone,
+        ("lose-replies", None) => FaultKind::LoseReplies,
         ("5xx", code) => {
             let code = code.map_or(Ok(503), |c| c.parse::<u16>().map_err(|_| c.to_owned()));
             match code {
@@ -115,12 +119,21 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         ("latency", delay) => {
             FaultKind::Latency(delay.map_or(Ok(Duration::from_millis(500)), parse_duration)?)
         }
-        (name, Some(_)) if ["drop-watches", "stall-watches", "freeze", "gone"].contains(&name) => {
+        (name, Some(_))
+            if [
+                "drop-watches",
+                "stall-watches",
+                "freeze",
+                "gone",
+                "lose-replies",
+            ]
+            .contains(&name) =>
+        {
             return Err(format!("{name} takes no argument"));
         }
         _ => {
             return Err(
-                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], latency[:DURATION]"
+                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], latency[:DURATION], lose-replies"
                     .into(),
             );
         }
@@ -290,10 +303,24 @@ impl Faults {
                     Some(end) => WatchEffect::Hold(end),
                     None => continue,
                 },
-                FaultKind::Latency(_) => continue,
+                FaultKind::Latency(_) | FaultKind::LoseReplies => continue,
             });
         }
         effect.unwrap_or_else(|| WatchEffect::Pass(plan.next_boundary(now)))
+    }
+
+    /// After a write was carried out: while `lose-replies` is active, its
+    /// answer is replaced by a 504, as if a proxy had given up waiting.
+    pub fn after_write(&self, response: Response<Body>) -> Response<Body> {
+        let plan = self.read();
+        if plan
+            .active(Instant::now())
+            .any(|kind| kind == FaultKind::LoseReplies)
+        {
+            tracing::debug!("fault: the write happened, its reply is lost");
+            return server_error(504);
+        }
+        response
     }
 
     /// Wraps a watch response body so open streams feel the faults too.

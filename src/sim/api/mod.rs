@@ -133,7 +133,11 @@ pub async fn handle(state: Arc<ApiState>, request: Request<Body>) -> Response<Bo
         None => Err(ApiError::unknown_path()),
         Some(route) => dispatch(&state, &info, route, body).await,
     };
-    let response = result.unwrap_or_else(|error| error_response(&error));
+    let mut response = result.unwrap_or_else(|error| error_response(&error));
+    // Changes to stored objects only: access reviews (POST) are questions.
+    if matches!(info.method, Method::PUT | Method::PATCH | Method::DELETE) {
+        response = state.faults.after_write(response);
+    }
     match permit {
         // A long-running watch stops counting once it has started, as upstream;
         // anything else counts until its body has been sent.
