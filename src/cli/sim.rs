@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
+use crate::sim::churn;
 use crate::sim::embedded::{self, EmbeddedOptions};
 
 /// Arguments of `rollcall sim`.
@@ -35,6 +36,10 @@ pub struct SimArgs {
     /// Time multiplier for kubelet delays (2 = twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// Churn: this many small changes per second to nodes and pods (restarts,
+    /// readiness flaps, node conditions, label and taint edits), seeded by --seed.
+    #[arg(long, value_name = "EVENTS_PER_S")]
+    pub churn: Option<f64>,
 }
 
 /// Runs `rollcall sim`.
@@ -82,10 +87,25 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         "try: kubectl --kubeconfig {} get ds -A",
         path.display()
     )?;
+    let churn = args.churn.filter(|rate| *rate > 0.0).map(|rate| {
+        churn::spawn(
+            cluster.simulation.store.clone(),
+            churn::ChurnOptions {
+                events_per_second: rate,
+                seed: args.seed.unwrap_or(0x5eed),
+            },
+        )
+    });
+    if let Some(rate) = args.churn.filter(|rate| *rate > 0.0) {
+        writeln!(out, "churn: {rate} changes/s to nodes and pods")?;
+    }
     writeln!(out, "stop with Ctrl-C")?;
     out.flush()?;
     drop(out);
     wait_for_signal().await?;
+    if let Some(churn) = churn {
+        churn.shutdown().await;
+    }
     cluster.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod churn;
 pub mod controller;
 pub mod embedded;
 pub mod generate;
