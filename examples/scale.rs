@@ -134,6 +134,11 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     let mut lines = BufReader::new(child.stdout.take().context("child stdout")?).lines();
     let load = Report::parse(&next_line(&mut lines)?, "loaded")?;
     println!(
+        "  grid order, worst over every sort and grouping: full rebuild {:.2} ms, one changed row moved {:.3} ms",
+        load.get("rebuild_max_ms"),
+        load.get("move_max_ms")
+    );
+    println!(
         "  console load: {} rows in {:.2} s (RSS {:.0} MB, peak {:.0} MB)",
         load.get("rows"),
         load.get("secs"),
@@ -180,9 +185,13 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
 }
 
 fn next_line(lines: &mut std::io::Lines<impl BufRead>) -> anyhow::Result<String> {
-    match lines.next() {
-        Some(line) => Ok(line?),
-        None => bail!("the console child ended early"),
+    loop {
+        match lines.next() {
+            // Detail lines: shown, not parsed.
+            Some(Ok(line)) if line.starts_with('#') => println!("  {}", &line[2..]),
+            Some(line) => return Ok(line?),
+            None => bail!("the console child ended early"),
+        }
     }
 }
 
@@ -255,6 +264,11 @@ fn print_table(args: &Args, f: &Figures) {
     println!(
         "| console load to a complete grid model | {load:.2} s | {:.2}× raw transfer |",
         load / raw
+    );
+    println!(
+        "| grid order per reordering change, worst sort/grouping | {:.3} ms (full rebuild {:.1} ms) | |",
+        f.load.get("move_max_ms"),
+        f.load.get("rebuild_max_ms")
     );
     println!(
         "| console RSS / peak after load | {:.0} MB / {:.0} MB | {:.1} KB per node |",
@@ -413,16 +427,62 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
         }
     }
     let load = started.elapsed();
+    let (rss, peak) = (rss_mb(), peak_mb());
+    let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared.lock());
     println!(
-        "loaded secs={:.3} rows={} rss={:.1} peak={:.1}",
+        "loaded secs={:.3} rows={} rss={rss:.1} peak={peak:.1} rebuild_max_ms={rebuild_ms:.3} move_max_ms={moved_ms:.3}",
         load.as_secs_f64(),
         app.rows.len(),
-        rss_mb(),
-        peak_mb()
     );
     churn_phase(&mut app, &shared).await?;
     drop(handle);
     Ok(())
+}
+
+/// For every sort and grouping: the cost of a full rebuild of the grid order
+/// (what each reordering change used to cost) and of moving one changed row
+/// (what it costs now); returns the worst of each, in ms.
+fn order_costs(app: &mut App, cache: &Cache) -> (f64, f64) {
+    use rollcall::tui::index::{Filter, GridIndex, GroupKey, SortKey};
+    let names: Vec<String> = app
+        .rows
+        .in_name_order()
+        .step_by((app.rows.len() / 50).max(1))
+        .map(|row| row.name().to_owned())
+        .collect();
+    let (mut rebuild_max, mut move_max) = (0.0_f64, 0.0_f64);
+    let mut sort = SortKey::Name;
+    for _ in 0..4 {
+        let mut group = GroupKey::None;
+        for _ in 0..4 {
+            // The best of three rebuilds and the mean over ~50 moved rows:
+            // both robust to the other processes sharing the machine.
+            let mut rebuild = f64::INFINITY;
+            let mut index = GridIndex::default();
+            for _ in 0..3 {
+                let started = Instant::now();
+                index = GridIndex::build(&app.rows, cache, sort, group, &Filter::None);
+                rebuild = rebuild.min(started.elapsed().as_secs_f64() * 1000.0);
+            }
+            let started = Instant::now();
+            for name in &names {
+                let one = [name.as_str()];
+                index.update(&app.rows, cache, (sort, group), &Filter::None, one);
+            }
+            #[allow(clippy::cast_precision_loss, reason = "display only")]
+            let worst = started.elapsed().as_secs_f64() * 1000.0 / names.len().max(1) as f64;
+            println!(
+                "# order sort={} group={}: full rebuild {rebuild:.2} ms, one row moved {worst:.3} ms (mean)",
+                sort.label(),
+                group.label()
+            );
+            rebuild_max = rebuild_max.max(rebuild);
+            move_max = move_max.max(worst);
+            group = group.next();
+        }
+        sort = sort.next();
+    }
+    (rebuild_max, move_max)
 }
 
 #[derive(Default)]

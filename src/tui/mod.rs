@@ -7,6 +7,7 @@ mod auto_form;
 pub mod columns;
 pub mod confirm;
 pub mod index;
+mod index_update;
 pub mod keymap;
 pub mod logs;
 pub mod logs_link;
