@@ -153,7 +153,8 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
         load.get("peak")
     );
 
-    let churn_secs = Duration::from_secs(args.churn_secs);
+    let churn_for = Duration::from_secs(args.churn_secs);
+    let churn_started = Instant::now();
     let written = runtime.block_on(async {
         let generator = churn::spawn(
             cluster.simulation.store.clone(),
@@ -162,11 +163,14 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
                 seed: 42,
             },
         );
-        tokio::time::sleep(churn_secs).await;
-        let written = generator.shutdown().await;
+        tokio::time::sleep(churn_for).await;
+        generator.shutdown().await
+    });
+    // The generator stops at its next tick: the rate is over the time it really ran.
+    let churn_secs = churn_started.elapsed();
+    runtime.block_on(async {
         // Let the console drain what is still in flight.
         tokio::time::sleep(Duration::from_secs(1)).await;
-        written
     });
     let mut stdin = child.stdin.take().context("child stdin")?;
     writeln!(stdin, "stop")?;
@@ -304,7 +308,7 @@ fn print_table(args: &Args, f: &Figures) {
         f.load.get("rss") * 1024.0 / nodes
     );
     println!(
-        "| churn written | {} changes in {:.0} s | {:.0} changes/s |",
+        "| churn written | {} changes in {:.1} s | {:.0} changes/s |",
         f.written,
         f.churn_secs.as_secs_f64(),
         written / f.churn_secs.as_secs_f64()
