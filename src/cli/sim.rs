@@ -13,6 +13,7 @@ use clap::Args;
 
 use crate::cli::act_args::parse_duration;
 use crate::cli::out;
+use crate::sim::churn;
 use crate::sim::embedded::{self, EmbeddedOptions};
 use crate::sim::fault::{self, Faults};
 use crate::sim::server::ServeOptions;
@@ -74,6 +75,10 @@ pub struct SimArgs {
     /// How often watches get a BOOKMARK (clients use them as proof of life).
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub bookmark_interval: u64,
+    /// Churn: this many small changes per second to nodes and pods (restarts,
+    /// readiness flaps, node conditions, label and taint edits), seeded by --seed.
+    #[arg(long, value_name = "EVENTS_PER_S")]
+    pub churn: Option<f64>,
 }
 
 /// Runs `rollcall sim`.
@@ -193,7 +198,20 @@ async fn announce_and_wait(
         },
         path.display(),
     ))?;
+    let churn = args.churn.filter(|rate| *rate > 0.0).map(|rate| {
+        out::line(&format!("churn: {rate} changes/s to nodes and pods"));
+        churn::spawn(
+            cluster.simulation.store.clone(),
+            churn::ChurnOptions {
+                events_per_second: rate,
+                seed: args.seed.unwrap_or(0x5eed),
+            },
+        )
+    });
     wait_for_signal().await?;
+    if let Some(churn) = churn {
+        churn.shutdown().await;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -235,8 +235,8 @@ impl Store {
         Ok((items, rv))
     }
 
-    /// A page of matching objects after `after` (exclusive), at most `limit`.
-    /// Pages are read from the current state; the caller keeps the first
+    /// A page of matching objects after `after` (exclusive), at most `limit`,
+    /// in O(page): it does not count what follows. Pages are read from the current state; the caller keeps the first
     /// page's resourceVersion so that a watch from it replays every change
     /// made while paging.
     pub fn list_page(
@@ -259,20 +259,16 @@ impl Store {
         let mut matching = objects
             .range((start, std::ops::Bound::Unbounded))
             .take_while(|(key, _)| in_scope(key))
-            .filter(|(_, object)| matches(object));
-        let items: Vec<_> = matching
-            .by_ref()
-            .take(limit)
-            .map(|(_, o)| Arc::clone(o))
-            .collect();
-        let remaining = matching.count();
+            .filter(|(_, object)| matches(object))
+            .map(|(_, o)| o);
+        let items: Vec<_> = matching.by_ref().take(limit).map(Arc::clone).collect();
+        // Peek at one more match rather than counting them all, so a page
+        // costs O(page), not O(remaining).
+        let more = items.len() == limit && matching.next().is_some();
         Page {
-            next: (remaining > 0)
-                .then(|| items.last().map(|o| o.key.clone()))
-                .flatten(),
+            next: more.then(|| items.last().map(|o| o.key.clone())).flatten(),
             items,
             resource_version: state.resource_version,
-            remaining,
         }
     }
 

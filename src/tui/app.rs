@@ -120,10 +120,37 @@ impl App {
             matches!(self.ui.filter, Filter::Labels(_)) && !changes.nodes.is_empty();
         // Name order without groups cannot change when a row's state does.
         let order_matters = self.ui.sort != SortKey::Name || self.ui.group != GroupKey::None;
-        if rows.membership || (rows.reorder && order_matters) || labels_matter {
-            self.rebuild_index(cache);
+        if rows.membership || self.roster.is_some() {
+            if rows.membership || (rows.reorder && order_matters) || labels_matter {
+                self.rebuild_index(cache);
+            }
+        } else if (rows.reorder && order_matters) || labels_matter {
+            self.move_rows(cache, &rows.nodes, &changes.nodes);
         }
         true
+    }
+
+    /// Moves a few changed rows within the order (a full rebuild when many
+    /// changed), keeping the selected node selected.
+    fn move_rows(
+        &mut self,
+        cache: &Cache,
+        rows: &std::collections::HashSet<String>,
+        nodes: &std::collections::HashSet<String>,
+    ) {
+        let changed: std::collections::BTreeSet<&str> = rows
+            .iter()
+            .chain(nodes.iter())
+            .map(String::as_str)
+            .collect();
+        if changed.len() > super::index_update::INCREMENTAL_LIMIT {
+            self.rebuild_index(cache);
+            return;
+        }
+        let order = (self.ui.sort, self.ui.group);
+        self.index
+            .update(&self.rows, cache, order, &self.ui.filter, changed);
+        self.follow_selection();
     }
 
     /// Builds the view model for the current state.
@@ -448,6 +475,11 @@ impl App {
             let index = std::mem::take(&mut self.index);
             self.index = roster.extend_index(index, self.ui.group, &self.ui.filter);
         }
+        self.follow_selection();
+    }
+
+    /// Keeps the selected node selected after the order changed.
+    fn follow_selection(&mut self) {
         let found = self
             .ui
             .selected_node

@@ -1,6 +1,7 @@
 //! The grid's order: which rows pass the filter, in which groups, sorted how.
 //! Rebuilt from the row cache only when membership or an ordering field
-//! changed, or the user changed sort, group or filter. Pure.
+//! changed, or the user changed sort, group or filter; a few changed rows are
+//! moved in place instead (`index_update.rs`). Pure.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -118,7 +119,7 @@ impl Filter {
     }
 
     /// Whether a node's row passes.
-    fn keeps(&self, row: &NodeRow, cache: &Cache) -> bool {
+    pub(super) fn keeps(&self, row: &NodeRow, cache: &Cache) -> bool {
         match self {
             Self::None => true,
             Self::Substring(text) => row.name().to_lowercase().contains(text.as_str()),
@@ -220,7 +221,7 @@ impl GridIndex {
 }
 
 /// A row's group: its rank (what groups sort by) and its heading.
-fn group_of(row: &NodeRow, group: GroupKey) -> ((i64, String), String) {
+pub(super) fn group_of(row: &NodeRow, group: GroupKey) -> ((i64, String), String) {
     match group {
         GroupKey::None => ((0, String::new()), String::new()),
         GroupKey::Revision => match row.pod().map(|p| (p.revision, p.updated)) {
@@ -246,7 +247,7 @@ fn group_of(row: &NodeRow, group: GroupKey) -> ((i64, String), String) {
 }
 
 /// A row's value for a sort order (ties keep name order: the sort is stable).
-fn sort_value(row: &NodeRow, sort: SortKey) -> i64 {
+pub(super) fn sort_value(row: &NodeRow, sort: SortKey) -> i64 {
     match sort {
         SortKey::Name => 0,
         // Oldest revision first; nodes without a pod (or revision) last.

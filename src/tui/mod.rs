@@ -8,6 +8,7 @@ pub mod columns;
 pub mod confirm;
 pub mod fit;
 pub mod index;
+mod index_update;
 pub mod keymap;
 pub mod logs;
 pub mod logs_link;

@@ -98,8 +98,9 @@ pub fn list(
             ns: next.namespace.clone(),
             name: next.name.clone(),
         };
+        // No remainingItemCount: it is optional (upstream omits it with
+        // selectors too) and counting would make each page O(remaining).
         metadata["continue"] = json!(encode_token(&next));
-        metadata["remainingItemCount"] = json!(page.remaining);
     }
     if info.wants_table() {
         let include = IncludeObject::parse(info.query.get("includeObject"));

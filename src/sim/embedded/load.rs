@@ -18,7 +18,7 @@ use crate::model::snapshot::{LoadedSnapshot, Snapshot};
 use crate::model::{Node, Pod};
 use crate::sim::controller::status::compute_status;
 use crate::sim::generate::nodes::{NodeShape, node_object, uuid};
-use crate::sim::generate::workloads::workloads;
+use crate::sim::generate::workloads::{Generated, generate};
 use crate::sim::kubelet::clock::rfc3339;
 use crate::sim::resources::ResourceKind;
 use crate::sim::scenario::Scenario;
@@ -89,22 +89,32 @@ pub fn load_scenario(
             stats.nodes += 1;
         }
     }
-    for mut workload in workloads(scenario, &typed_nodes, now, &mut rng) {
-        mark_owner(&mut workload.daemon_set, scenario, now);
-        restore(store, ResourceKind::DaemonSet, workload.daemon_set)?;
-        stats.daemon_sets += 1;
-        for revision in workload.revisions {
-            restore(store, ResourceKind::ControllerRevision, revision)?;
-            stats.revisions += 1;
-        }
-        for mut pod in workload.pods {
-            if !pod["metadata"]["creationTimestamp"].is_string() {
-                pod["metadata"]["creationTimestamp"] = json!(rfc3339(now));
+    // Each object is stored as soon as it is built: the values are never all
+    // held at once next to the stored objects.
+    generate(
+        scenario,
+        &typed_nodes,
+        now,
+        &mut rng,
+        |object| match object {
+            Generated::DaemonSet(mut ds) => {
+                mark_owner(&mut ds, scenario, now);
+                stats.daemon_sets += 1;
+                restore(store, ResourceKind::DaemonSet, ds)
             }
-            restore(store, ResourceKind::Pod, pod)?;
-            stats.pods += 1;
-        }
-    }
+            Generated::Revision(revision) => {
+                stats.revisions += 1;
+                restore(store, ResourceKind::ControllerRevision, revision)
+            }
+            Generated::Pod(mut pod) => {
+                if !pod["metadata"]["creationTimestamp"].is_string() {
+                    pod["metadata"]["creationTimestamp"] = json!(rfc3339(now));
+                }
+                stats.pods += 1;
+                restore(store, ResourceKind::Pod, pod)
+            }
+        },
+    )?;
     Ok(stats)
 }
 

@@ -180,20 +180,59 @@ pub fn workloads(
     now: Timestamp,
     rng: &mut StdRng,
 ) -> Vec<Workload> {
-    scenario
-        .daemon_sets
-        .iter()
-        .map(|spec| workload(scenario, spec, nodes, now, rng))
-        .collect()
+    let mut out: Vec<Workload> = Vec::new();
+    let collect = |object: Generated| {
+        match (object, out.last_mut()) {
+            (Generated::DaemonSet(ds), _) => out.push(Workload {
+                daemon_set: ds,
+                ..Workload::default()
+            }),
+            (Generated::Revision(cr), Some(last)) => last.revisions.push(cr),
+            (Generated::Pod(pod), Some(last)) => last.pods.push(pod),
+            // Revisions and pods always follow their DaemonSet.
+            (_, None) => {}
+        }
+        Ok::<(), std::convert::Infallible>(())
+    };
+    let Ok(()) = generate(scenario, nodes, now, rng, collect);
+    out
 }
 
-fn workload(
+/// One generated object. Each DaemonSet comes first, then its revisions
+/// (oldest first), then its pods.
+#[derive(Clone, Debug)]
+pub enum Generated {
+    /// A DaemonSet (at its last revision).
+    DaemonSet(Value),
+    /// One of its ControllerRevisions.
+    Revision(Value),
+    /// One of its pods.
+    Pod(Value),
+}
+
+/// As [`workloads`], handing each object to `emit` as soon as it is built,
+/// so that a large cluster is never held twice (as values and as stored
+/// objects). Stops at the first error `emit` returns.
+pub fn generate<E>(
     scenario: &Scenario,
-    spec: &DaemonSetSpec,
     nodes: &[(Node, String)],
     now: Timestamp,
     rng: &mut StdRng,
-) -> Workload {
+    mut emit: impl FnMut(Generated) -> Result<(), E>,
+) -> Result<(), E> {
+    for spec in &scenario.daemon_sets {
+        workload(scenario, spec, nodes, (now, &mut *rng), &mut emit)?;
+    }
+    Ok(())
+}
+
+fn workload<E>(
+    scenario: &Scenario,
+    spec: &DaemonSetSpec,
+    nodes: &[(Node, String)],
+    (now, rng): (Timestamp, &mut StdRng),
+    emit: &mut impl FnMut(Generated) -> Result<(), E>,
+) -> Result<(), E> {
     let uid = uuid(rng);
     let count = spec.revisions.len();
     // Revision i was made (count - i + 1) days ago; the DaemonSet with the first.
@@ -221,6 +260,13 @@ fn workload(
         revisions.push(cr);
     }
     let current = at(count);
+    let mut daemon_set = serde_json::to_value(&current).unwrap_or(Value::Null);
+    daemon_set["apiVersion"] = json!("apps/v1");
+    daemon_set["kind"] = json!("DaemonSet");
+    emit(Generated::DaemonSet(daemon_set))?;
+    for revision in revisions {
+        emit(Generated::Revision(revision))?;
+    }
     let pods_at = spec.pods_at.unwrap_or(count);
     let pod_ds = at(pods_at);
     let pod_template = pod_ds
@@ -230,23 +276,17 @@ fn workload(
         .unwrap_or_default();
     let pod_hash = template_hash(&pod_template, None);
     let image = &spec.revisions[pods_at - 1].image;
-    let mut pods: Vec<Value> = nodes
+    let mut seen = std::collections::HashSet::new();
+    for (node, ip) in nodes
         .iter()
         .filter(|(node, _)| node_should_run_daemon_pod(&before_outage(node), &current).should_run)
-        .map(|(node, ip)| {
-            let fails = scenario_image_fails(scenario, image, node);
-            settled_pod(&pod_ds, &pod_hash, (node, ip), made(pods_at), !fails, rng)
-        })
-        .collect();
-    unique_names(&mut pods, &spec.name, rng);
-    let mut daemon_set = serde_json::to_value(&current).unwrap_or(Value::Null);
-    daemon_set["apiVersion"] = json!("apps/v1");
-    daemon_set["kind"] = json!("DaemonSet");
-    Workload {
-        daemon_set,
-        revisions,
-        pods,
+    {
+        let fails = scenario_image_fails(scenario, image, node);
+        let mut pod = settled_pod(&pod_ds, &pod_hash, (node, ip), made(pods_at), !fails, rng);
+        unique_name(&mut pod, &mut seen, &spec.name, rng);
+        emit(Generated::Pod(pod))?;
     }
+    Ok(())
 }
 
 /// The node as it was before it became unreachable: a pod placed then is
@@ -264,17 +304,19 @@ fn before_outage(node: &Node) -> Node {
 
 /// Five random characters from the upstream name alphabet collide by
 /// chance in large clusters (as generateName would retry): draw again.
-fn unique_names(pods: &mut [Value], ds_name: &str, rng: &mut StdRng) {
-    let mut seen = std::collections::HashSet::new();
-    for pod in pods {
-        while !seen.insert(
-            pod["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-        ) {
-            pod["metadata"]["name"] = json!(format!("{ds_name}-{}", name_suffix(rng)));
-        }
+fn unique_name(
+    pod: &mut Value,
+    seen: &mut std::collections::HashSet<String>,
+    ds_name: &str,
+    rng: &mut StdRng,
+) {
+    while !seen.insert(
+        pod["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    ) {
+        pod["metadata"]["name"] = json!(format!("{ds_name}-{}", name_suffix(rng)));
     }
 }
 

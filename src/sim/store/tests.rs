@@ -268,7 +268,10 @@ fn pages_follow_keys() {
     }
     let first = store.list_page(ResourceKind::Node, None, None, 2, |_| true);
     assert_eq!(first.items.len(), 2);
-    assert_eq!(first.remaining, 3);
+    assert!(first.next.is_some());
+    let exact = store.list_page(ResourceKind::Node, None, None, 5, |_| true);
+    assert_eq!(exact.items.len(), 5);
+    assert!(exact.next.is_none(), "a full last page has no continue");
     let next = first.next.clone().unwrap();
     let second = store.list_page(ResourceKind::Node, None, Some(&next), 10, |o| {
         o.key.name != "n3"

@@ -200,6 +200,4 @@ pub struct Page {
     pub resource_version: u64,
     /// Where the next page starts, when more matching objects remain.
     pub next: Option<ObjectKey>,
-    /// How many matching objects follow this page.
-    pub remaining: usize,
 }

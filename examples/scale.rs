@@ -1,0 +1,582 @@
+//! Side-by-side scale benchmark: starts the embedded cluster with N generated
+//! nodes and measures, in one run,
+//!
+//! - the embedded cluster's start-up time and memory (this process);
+//! - (a) the raw transfer of the lists the console needs (nodes, DaemonSets,
+//!   the target's pods and ControllerRevisions; nodes and pods in parallel):
+//!   an in-process HTTPS client reading the bytes, no decode;
+//! - (b) the console's load path to a complete grid model, headless: the
+//!   cluster layer's watch task into its cache, then the console's row cache
+//!   and order (`App::refresh`), in a child process so that (c) its RSS and
+//!   peak RSS are its own;
+//! - (d) per-change cost under churn (`rollcall sim --churn`'s generator):
+//!   the console's CPU time per change, and its refresh and frame times.
+//!
+//! Run: `cargo run --release --example scale -- --nodes 65000`
+//! (`--churn 5000 --churn-secs 10` to change the load).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use futures::AsyncReadExt;
+use rollcall::cluster::cache::Cache;
+use rollcall::cluster::status::StreamKind;
+use rollcall::cluster::watch::{self, Target};
+use rollcall::sim::churn::{self, ChurnOptions};
+use rollcall::sim::embedded::{self, EmbeddedOptions};
+use rollcall::tui::app::App;
+use rollcall::tui::view_model::ConsoleInfo;
+
+#[derive(Parser, Debug)]
+#[command(about = "Scale benchmark: embedded cluster, raw transfer, console load, churn")]
+struct Args {
+    /// Generated cluster size.
+    #[arg(long, default_value_t = 65_000)]
+    nodes: usize,
+    /// Churn rate (changes per second) for the per-change measurement.
+    #[arg(long, default_value_t = 2_000.0)]
+    churn: f64,
+    /// How long to churn, in seconds.
+    #[arg(long, default_value_t = 10)]
+    churn_secs: u64,
+    /// The DaemonSet the console focuses on.
+    #[arg(long, default_value = "kube-system/node-agent")]
+    target: String,
+    /// Internal: run as the console child against this kubeconfig.
+    #[arg(long, hide = true)]
+    console_child: Option<std::path::PathBuf>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match &args.console_child {
+        Some(kubeconfig) => runtime.block_on(console_child(kubeconfig, &args.target)),
+        None => parent(&args, &runtime),
+    }
+}
+
+// ---------------------------------------------------------------- memory, cpu
+
+fn status_kib(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn rss_mb() -> f64 {
+    status_kib("VmRSS:") / 1024.0
+}
+
+fn peak_mb() -> f64 {
+    status_kib("VmHWM:") / 1024.0
+}
+
+/// CPU seconds (user + system) of this process so far.
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start after ") ".
+    let rest = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
+    // Linux reports them in clock ticks, 100 per second on every common build.
+    (ticks(11).unwrap_or(0.0) + ticks(12).unwrap_or(0.0)) / 100.0
+}
+
+// ---------------------------------------------------------------- the parent
+
+fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+    println!("scale benchmark: {} nodes", args.nodes);
+    let started = Instant::now();
+    let cluster = runtime.block_on(embedded::start(EmbeddedOptions {
+        nodes: Some(args.nodes),
+        ..EmbeddedOptions::default()
+    }))?;
+    let sim_start = started.elapsed();
+    let loaded = cluster.simulation.loaded;
+    println!(
+        "  embedded cluster serving {} nodes, {} pods in {sim_start:.2?}",
+        loaded.nodes, loaded.pods
+    );
+    // The controller and kubelets read everything once after start; measure
+    // the transfer only when they are done, so it has the machine to itself.
+    settle();
+    let sim_settled = started.elapsed();
+    let (sim_rss, sim_peak) = (rss_mb(), peak_mb());
+    println!(
+        "  embedded cluster idle after {sim_settled:.2?} (RSS {sim_rss:.0} MB, peak {sim_peak:.0} MB)"
+    );
+    let kubeconfig = std::env::temp_dir().join(format!(
+        "rollcall-scale-{}.kubeconfig",
+        cluster.addr().port()
+    ));
+    cluster.server.write_kubeconfig(&kubeconfig)?;
+
+    let raw = runtime.block_on(raw_transfer(cluster.server.kube_config(), &args.target))?;
+    println!(
+        "  raw transfer: {:.1} MB in {:.2?} (nodes {:.1} MB, pods {:.1} MB)",
+        mb(raw.bytes),
+        raw.time,
+        mb(raw.node_bytes),
+        mb(raw.pod_bytes)
+    );
+
+    let mut child = Command::new(std::env::current_exe()?)
+        .arg("--console-child")
+        .arg(&kubeconfig)
+        .args(["--target", &args.target])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot start the console child")?;
+    let mut lines = BufReader::new(child.stdout.take().context("child stdout")?).lines();
+    let load = Report::parse(&next_line(&mut lines)?, "loaded")?;
+    println!(
+        "  grid order, worst over every sort and grouping: full rebuild {:.2} ms, one changed row moved {:.3} ms",
+        load.get("rebuild_max_ms"),
+        load.get("move_max_ms")
+    );
+    println!(
+        "  console load: {} rows in {:.2} s (RSS {:.0} MB, peak {:.0} MB)",
+        load.get("rows"),
+        load.get("secs"),
+        load.get("rss"),
+        load.get("peak")
+    );
+
+    let churn_for = Duration::from_secs(args.churn_secs);
+    let churn_started = Instant::now();
+    let written = runtime.block_on(async {
+        let generator = churn::spawn(
+            cluster.simulation.store.clone(),
+            ChurnOptions {
+                events_per_second: args.churn,
+                seed: 42,
+            },
+        );
+        tokio::time::sleep(churn_for).await;
+        generator.shutdown().await
+    });
+    // The generator stops at its next tick: the rate is over the time it really ran.
+    let churn_secs = churn_started.elapsed();
+    runtime.block_on(async {
+        // Let the console drain what is still in flight.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    });
+    let mut stdin = child.stdin.take().context("child stdin")?;
+    writeln!(stdin, "stop")?;
+    let churned = Report::parse(&next_line(&mut lines)?, "churned")?;
+    child.wait()?;
+    runtime.block_on(cluster.shutdown());
+    let _ = std::fs::remove_file(&kubeconfig);
+
+    print_table(
+        args,
+        &Figures {
+            sim_start,
+            sim_settled,
+            sim_rss,
+            sim_peak,
+            raw,
+            load,
+            churned,
+            written,
+            churn_secs,
+        },
+    );
+    Ok(())
+}
+
+/// Waits (at most a minute) until this process uses under a fifth of a core
+/// over half a second.
+fn settle() {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let window = Duration::from_millis(500);
+    while Instant::now() < deadline {
+        let before = cpu_secs();
+        std::thread::sleep(window);
+        if cpu_secs() - before < window.as_secs_f64() / 5.0 {
+            return;
+        }
+    }
+}
+
+fn next_line(lines: &mut std::io::Lines<impl BufRead>) -> anyhow::Result<String> {
+    loop {
+        match lines.next() {
+            // Detail lines: shown, not parsed.
+            Some(Ok(line)) if line.starts_with('#') => println!("  {}", &line[2..]),
+            Some(line) => return Ok(line?),
+            None => bail!("the console child ended early"),
+        }
+    }
+}
+
+fn mb(bytes: u64) -> f64 {
+    #[allow(clippy::cast_precision_loss, reason = "display only")]
+    let bytes = bytes as f64;
+    bytes / 1_000_000.0
+}
+
+/// `word key=value key=value…`, the child's report lines.
+struct Report(Vec<(String, f64)>);
+
+impl Report {
+    fn parse(line: &str, word: &str) -> anyhow::Result<Report> {
+        let mut parts = line.split_whitespace();
+        if parts.next() != Some(word) {
+            bail!("unexpected line from the console child: {line}");
+        }
+        Ok(Report(
+            parts
+                .filter_map(|kv| kv.split_once('='))
+                .filter_map(|(k, v)| Some((k.to_owned(), v.parse().ok()?)))
+                .collect(),
+        ))
+    }
+
+    fn get(&self, key: &str) -> f64 {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(f64::NAN, |(_, v)| *v)
+    }
+}
+
+struct Figures {
+    sim_start: Duration,
+    sim_settled: Duration,
+    sim_rss: f64,
+    sim_peak: f64,
+    raw: Raw,
+    load: Report,
+    churned: Report,
+    written: u64,
+    churn_secs: Duration,
+}
+
+#[allow(clippy::cast_precision_loss, reason = "display only")]
+fn print_table(args: &Args, f: &Figures) {
+    let nodes = args.nodes as f64;
+    let raw = f.raw.time.as_secs_f64();
+    let load = f.load.get("secs");
+    let written = f.written as f64;
+    println!();
+    println!("| {} nodes | figure | ratio / per unit |", args.nodes);
+    println!("|---|---|---|");
+    println!(
+        "| embedded cluster start (generate, load, serve) | {:.2} s | |",
+        f.sim_start.as_secs_f64()
+    );
+    println!(
+        "| embedded cluster idle (controller and kubelets synced) | {:.2} s | |",
+        f.sim_settled.as_secs_f64()
+    );
+    println!(
+        "| embedded cluster RSS / peak | {:.0} MB / {:.0} MB | {:.1} KB per node |",
+        f.sim_rss,
+        f.sim_peak,
+        f.sim_rss * 1024.0 / nodes
+    );
+    println!(
+        "| raw transfer of the lists ({:.0} MB, nodes ∥ pods) | {raw:.2} s | {:.0} MB/s |",
+        mb(f.raw.bytes),
+        mb(f.raw.bytes) / raw
+    );
+    println!(
+        "| console load to a complete grid model | {load:.2} s | {:.2}× raw transfer |",
+        load / raw
+    );
+    println!(
+        "| grid order per reordering change, worst sort/grouping | {:.3} ms (full rebuild {:.1} ms) | |",
+        f.load.get("move_max_ms"),
+        f.load.get("rebuild_max_ms")
+    );
+    println!(
+        "| console RSS / peak after load | {:.0} MB / {:.0} MB | {:.1} KB per node |",
+        f.load.get("rss"),
+        f.load.get("peak"),
+        f.load.get("rss") * 1024.0 / nodes
+    );
+    println!(
+        "| churn written | {} changes in {:.1} s | {:.0} changes/s |",
+        f.written,
+        f.churn_secs.as_secs_f64(),
+        written / f.churn_secs.as_secs_f64()
+    );
+    println!(
+        "| console CPU under churn | {:.2} s | {:.0} µs per change |",
+        f.churned.get("cpu"),
+        f.churned.get("cpu") * 1e6 / written
+    );
+    println!(
+        "| console refresh (rows + order) per wake-up | mean {:.2} ms, max {:.2} ms | {:.0} wake-ups |",
+        f.churned.get("refresh_mean_ms"),
+        f.churned.get("refresh_max_ms"),
+        f.churned.get("wakeups")
+    );
+    println!(
+        "| console frame (view model + render 200×60) | mean {:.2} ms, max {:.2} ms | {:.0} frames |",
+        f.churned.get("frame_mean_ms"),
+        f.churned.get("frame_max_ms"),
+        f.churned.get("frames")
+    );
+    println!(
+        "| console RSS / peak after churn | {:.0} MB / {:.0} MB | |",
+        f.churned.get("rss"),
+        f.churned.get("peak")
+    );
+}
+
+// ---------------------------------------------------------------- raw transfer
+
+struct Raw {
+    time: Duration,
+    bytes: u64,
+    node_bytes: u64,
+    pod_bytes: u64,
+}
+
+async fn raw_transfer(config: kube::Config, target: &str) -> anyhow::Result<Raw> {
+    let client = kube::Client::try_from(config)?;
+    let (namespace, name) = target
+        .split_once('/')
+        .context("--target is NAMESPACE/NAME")?;
+    let ds: kube::Api<rollcall::model::DaemonSet> =
+        kube::Api::namespaced(client.clone(), namespace);
+    let selector = ds
+        .get(name)
+        .await?
+        .spec
+        .map(|spec| kube::core::Selector::try_from(spec.selector))
+        .transpose()?
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let selector = url_encode(&selector);
+    let started = Instant::now();
+    let (nodes, pods, daemonsets, revisions) = futures::try_join!(
+        fetch(&client, "/api/v1/nodes".to_owned()),
+        fetch(
+            &client,
+            format!("/api/v1/namespaces/{namespace}/pods?labelSelector={selector}")
+        ),
+        fetch(&client, "/apis/apps/v1/daemonsets".to_owned()),
+        fetch(
+            &client,
+            format!(
+                "/apis/apps/v1/namespaces/{namespace}/controllerrevisions?labelSelector={selector}"
+            )
+        ),
+    )?;
+    Ok(Raw {
+        time: started.elapsed(),
+        bytes: nodes + pods + daemonsets + revisions,
+        node_bytes: nodes,
+        pod_bytes: pods,
+    })
+}
+
+/// Reads one response body to the end and counts its bytes (no decode).
+async fn fetch(client: &kube::Client, path: String) -> anyhow::Result<u64> {
+    let request = http::Request::get(path).body(Vec::new())?;
+    let mut body = client.request_stream(request).await?;
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut total = 0u64;
+    loop {
+        let read = body.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(total);
+        }
+        total += read as u64;
+    }
+}
+
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- the console child
+
+/// Whether every started stream has finished its first list and the rows
+/// cover every node: the grid model is complete.
+fn complete(cache: &Cache, app: &App) -> bool {
+    let streams = cache.streams();
+    streams.contains_key(&StreamKind::Pods)
+        && streams
+            .values()
+            .all(rollcall::cluster::status::StreamStatus::synced)
+        && app.rows.len() == cache.count(StreamKind::Nodes)
+        && !app.rows.is_empty()
+}
+
+async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Result<()> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    let client = kube::Client::try_from(config)?;
+    let (namespace, name) = target
+        .split_once('/')
+        .context("--target is NAMESPACE/NAME")?;
+    let started = Instant::now();
+    let handle = watch::spawn(
+        client,
+        None,
+        Some(Target {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }),
+    );
+    let mut app = App::new(ConsoleInfo::default(), Some(target.to_owned()), (200, 60));
+    let shared = std::sync::Arc::clone(&handle.shared);
+    loop {
+        shared.changed().await;
+        let mut cache = shared.lock();
+        app.refresh(&mut cache, jiff::Timestamp::now());
+        if complete(&cache, &app) {
+            // One frame, as the console would draw it.
+            let _ = app.view_model(&cache, jiff::Timestamp::now());
+            break;
+        }
+    }
+    let load = started.elapsed();
+    let (rss, peak) = (rss_mb(), peak_mb());
+    let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared.lock());
+    println!(
+        "loaded secs={:.3} rows={} rss={rss:.1} peak={peak:.1} rebuild_max_ms={rebuild_ms:.3} move_max_ms={moved_ms:.3}",
+        load.as_secs_f64(),
+        app.rows.len(),
+    );
+    churn_phase(&mut app, &shared).await?;
+    drop(handle);
+    Ok(())
+}
+
+/// For every sort and grouping: the cost of a full rebuild of the grid order
+/// (what each reordering change used to cost) and of moving one changed row
+/// (what it costs now); returns the worst of each, in ms.
+fn order_costs(app: &mut App, cache: &Cache) -> (f64, f64) {
+    use rollcall::tui::index::{Filter, GridIndex, GroupKey, SortKey};
+    let names: Vec<String> = app
+        .rows
+        .in_name_order()
+        .step_by((app.rows.len() / 50).max(1))
+        .map(|row| row.name().to_owned())
+        .collect();
+    let (mut rebuild_max, mut move_max) = (0.0_f64, 0.0_f64);
+    let mut sort = SortKey::Name;
+    for _ in 0..4 {
+        let mut group = GroupKey::None;
+        for _ in 0..4 {
+            // The best of three rebuilds and the mean over ~50 moved rows:
+            // both robust to the other processes sharing the machine.
+            let mut rebuild = f64::INFINITY;
+            let mut index = GridIndex::default();
+            for _ in 0..3 {
+                let started = Instant::now();
+                index = GridIndex::build(&app.rows, cache, sort, group, &Filter::None);
+                rebuild = rebuild.min(started.elapsed().as_secs_f64() * 1000.0);
+            }
+            let started = Instant::now();
+            for name in &names {
+                let one = [name.as_str()];
+                index.update(&app.rows, cache, (sort, group), &Filter::None, one);
+            }
+            #[allow(clippy::cast_precision_loss, reason = "display only")]
+            let worst = started.elapsed().as_secs_f64() * 1000.0 / names.len().max(1) as f64;
+            println!(
+                "# order sort={} group={}: full rebuild {rebuild:.2} ms, one row moved {worst:.3} ms (mean)",
+                sort.label(),
+                group.label()
+            );
+            rebuild_max = rebuild_max.max(rebuild);
+            move_max = move_max.max(worst);
+            group = group.next();
+        }
+        sort = sort.next();
+    }
+    (rebuild_max, move_max)
+}
+
+#[derive(Default)]
+struct Timings {
+    count: u32,
+    total: Duration,
+    max: Duration,
+}
+
+impl Timings {
+    fn add(&mut self, took: Duration) {
+        self.count += 1;
+        self.total += took;
+        self.max = self.max.max(took);
+    }
+
+    fn mean_ms(&self) -> f64 {
+        self.total.as_secs_f64() * 1000.0 / f64::from(self.count.max(1))
+    }
+}
+
+/// Absorbs changes as the console does (refresh on every wake-up, frames at
+/// most every 33 ms) until the parent says `stop`; prints the figures.
+async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> anyhow::Result<()> {
+    let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+        let _ = stop_tx.send(());
+    });
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 60))?;
+    let cpu_before = cpu_secs();
+    let mut refresh = Timings::default();
+    let mut frame = Timings::default();
+    let mut last_frame = Instant::now();
+    let frame_interval = rollcall::tui::run::FRAME_INTERVAL;
+    loop {
+        tokio::select! {
+            () = shared.changed() => {}
+            _ = &mut stop_rx => break,
+        }
+        let started = Instant::now();
+        let dirty = app.refresh(&mut shared.lock(), jiff::Timestamp::now());
+        refresh.add(started.elapsed());
+        if dirty && last_frame.elapsed() >= frame_interval {
+            let started = Instant::now();
+            let view = app.view_model(&shared.lock(), jiff::Timestamp::now());
+            terminal.draw(|f| f.render_widget(&view, f.area()))?;
+            frame.add(started.elapsed());
+            last_frame = Instant::now();
+        }
+    }
+    println!(
+        "churned cpu={:.3} wakeups={} refresh_mean_ms={:.3} refresh_max_ms={:.3} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} rss={:.1} peak={:.1}",
+        cpu_secs() - cpu_before,
+        refresh.count,
+        refresh.mean_ms(),
+        refresh.max.as_secs_f64() * 1000.0,
+        frame.count,
+        frame.mean_ms(),
+        frame.max.as_secs_f64() * 1000.0,
+        rss_mb(),
+        peak_mb()
+    );
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! Churn generator: a steady, seeded stream of small changes to the embedded
+//! cluster's nodes and pods (container restarts, readiness flaps, node
+//! condition changes, label and taint edits) at a given rate, so that the
+//! watch path of a client can be loaded (`rollcall sim --churn N`, the scale
+//! benchmark). The edits are pure functions over object JSON; the task only
+//! picks targets and writes them through the store like any client would.
+//!
+//! Churn never changes what a DaemonSet controller decides: the taint it
+//! flips is `PreferNoSchedule` and the labels are its own, so eligibility and
+//! the rollout stay as they were.
+
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::sim::resources::ResourceKind;
+use crate::sim::store::{ObjectKey, Store, StoreError, Subresource, WriteOptions};
+
+/// The label key churn rewrites on nodes.
+pub const CHURN_LABEL: &str = "churn.rollcall.dev/tick";
+/// The taint key churn adds and removes on nodes (effect `PreferNoSchedule`).
+pub const CHURN_TAINT: &str = "churn.rollcall.dev/flap";
+
+/// One kind of change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChurnKind {
+    /// A pod's first container restarts (restartCount + 1).
+    PodRestart,
+    /// A running pod's readiness flips.
+    PodReadiness,
+    /// A node's DiskPressure condition flips.
+    NodeCondition,
+    /// A node's churn label gets a new value.
+    NodeLabel,
+    /// A node's churn taint appears or disappears.
+    NodeTaint,
+}
+
+impl ChurnKind {
+    /// Every kind, in the order the generator cycles through them.
+    pub const ALL: [ChurnKind; 5] = [
+        ChurnKind::PodRestart,
+        ChurnKind::PodReadiness,
+        ChurnKind::NodeCondition,
+        ChurnKind::NodeLabel,
+        ChurnKind::NodeTaint,
+    ];
+
+    fn resource(self) -> (ResourceKind, Subresource) {
+        match self {
+            ChurnKind::PodRestart | ChurnKind::PodReadiness => {
+                (ResourceKind::Pod, Subresource::Status)
+            }
+            ChurnKind::NodeCondition => (ResourceKind::Node, Subresource::Status),
+            ChurnKind::NodeLabel | ChurnKind::NodeTaint => (ResourceKind::Node, Subresource::Main),
+        }
+    }
+}
+
+/// Applies one change of `kind` to `object` (`tick` numbers it, `now` is
+/// RFC 3339). Returns `None` when the object has nothing to change (a pod
+/// without container statuses, a node without conditions).
+pub fn edit(kind: ChurnKind, object: &Value, tick: u64, now: &str) -> Option<Value> {
+    let mut next = object.clone();
+    match kind {
+        ChurnKind::PodRestart => {
+            let status = next["status"]["containerStatuses"].get_mut(0)?;
+            let restarts = status["restartCount"].as_u64().unwrap_or(0);
+            status["restartCount"] = json!(restarts + 1);
+            status["lastState"] = json!({"terminated": {
+                "exitCode": 137, "reason": "Error", "finishedAt": now,
+            }});
+        }
+        ChurnKind::PodReadiness => {
+            let conditions = next["status"]["conditions"].as_array_mut()?;
+            let ready = conditions.iter_mut().find(|c| c["type"] == "Ready")?;
+            let flipped = if ready["status"] == "True" {
+                "False"
+            } else {
+                "True"
+            };
+            ready["status"] = json!(flipped);
+            ready["lastTransitionTime"] = json!(now);
+            if let Some(statuses) = next["status"]["containerStatuses"].as_array_mut() {
+                for status in statuses {
+                    status["ready"] = json!(flipped == "True");
+                }
+            }
+        }
+        ChurnKind::NodeCondition => {
+            let conditions = next["status"]["conditions"].as_array_mut()?;
+            let disk = conditions
+                .iter_mut()
+                .find(|c| c["type"] == "DiskPressure")?;
+            let flipped = if disk["status"] == "True" {
+                "False"
+            } else {
+                "True"
+            };
+            disk["status"] = json!(flipped);
+            disk["lastTransitionTime"] = json!(now);
+        }
+        ChurnKind::NodeLabel => {
+            if !next["metadata"]["labels"].is_object() {
+                next["metadata"]["labels"] = json!({});
+            }
+            next["metadata"]["labels"][CHURN_LABEL] = json!(tick.to_string());
+        }
+        ChurnKind::NodeTaint => {
+            if !next["spec"]["taints"].is_array() {
+                next["spec"]["taints"] = json!([]);
+            }
+            let taints = next["spec"]["taints"].as_array_mut()?;
+            let before = taints.len();
+            taints.retain(|t| t["key"] != CHURN_TAINT);
+            if taints.len() == before {
+                taints.push(json!({"key": CHURN_TAINT, "effect": "PreferNoSchedule"}));
+            }
+        }
+    }
+    Some(next)
+}
+
+/// How to churn.
+#[derive(Clone, Copy, Debug)]
+pub struct ChurnOptions {
+    /// Changes per second (0 does nothing).
+    pub events_per_second: f64,
+    /// RNG seed: the same seed picks the same targets in the same order.
+    pub seed: u64,
+}
+
+/// The running generator; [`ChurnHandle::shutdown`] stops it.
+#[derive(Debug)]
+pub struct ChurnHandle {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<u64>,
+}
+
+impl ChurnHandle {
+    /// Stops the generator and returns how many changes it wrote.
+    pub async fn shutdown(self) -> u64 {
+        let _ = self.stop.send(true);
+        self.task.await.unwrap_or(0)
+    }
+}
+
+/// Starts the generator on the current tokio runtime.
+pub fn spawn(store: Store, options: ChurnOptions) -> ChurnHandle {
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(run(store, options, stopped));
+    ChurnHandle { stop, task }
+}
+
+/// How often the generator wakes up; each wake writes the changes due since the last.
+const TICK: Duration = Duration::from_millis(10);
+/// How often the lists of targets are re-read (pods come and go).
+const REFRESH_EVERY: u32 = 200;
+
+async fn run(store: Store, options: ChurnOptions, mut stopped: watch::Receiver<bool>) -> u64 {
+    let mut rng = StdRng::seed_from_u64(options.seed);
+    let mut interval = tokio::time::interval(TICK);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let started = tokio::time::Instant::now();
+    let mut written: u64 = 0;
+    let mut attempted: u64 = 0;
+    let mut targets = Targets::read(&store);
+    let mut ticks = 0u32;
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {}
+            _ = stopped.changed() => return written,
+        }
+        ticks = ticks.wrapping_add(1);
+        if ticks.is_multiple_of(REFRESH_EVERY) {
+            targets = Targets::read(&store);
+        }
+        let due = due_by(started.elapsed(), options.events_per_second);
+        while attempted < due {
+            attempted += 1;
+            let kind = ChurnKind::ALL[rng.random_range(0..ChurnKind::ALL.len())];
+            if let Some(key) = targets.pick(kind, &mut rng)
+                && write(&store, kind, key, attempted).is_ok()
+            {
+                written += 1;
+            }
+        }
+    }
+}
+
+/// How many changes are due after `elapsed` at `rate` per second.
+fn due_by(elapsed: Duration, rate: f64) -> u64 {
+    let due = (elapsed.as_secs_f64() * rate.max(0.0)).floor();
+    // A float in u64 range after floor and max(0): the cast only drops nothing.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "non-negative, floored, far below u64::MAX"
+    )]
+    let due = due as u64;
+    due
+}
+
+fn write(store: &Store, kind: ChurnKind, key: &ObjectKey, tick: u64) -> Result<(), StoreError> {
+    let (resource, sub) = kind.resource();
+    let now = jiff::Timestamp::now().to_string();
+    store.modify_with(
+        resource,
+        &key.namespace,
+        &key.name,
+        sub,
+        WriteOptions::default(),
+        |current| {
+            edit(kind, current, tick, &now)
+                .ok_or_else(|| StoreError::BadRequest("nothing to churn".to_owned()))
+        },
+    )?;
+    Ok(())
+}
+
+/// The keys of every node and pod, re-read now and then.
+struct Targets {
+    nodes: Vec<ObjectKey>,
+    pods: Vec<ObjectKey>,
+}
+
+impl Targets {
+    fn read(store: &Store) -> Targets {
+        let keys = |kind| {
+            let (objects, _) = store.list_objects(kind, None);
+            objects.iter().map(|o| o.key.clone()).collect()
+        };
+        Targets {
+            nodes: keys(ResourceKind::Node),
+            pods: keys(ResourceKind::Pod),
+        }
+    }
+
+    fn pick(&self, kind: ChurnKind, rng: &mut StdRng) -> Option<&ObjectKey> {
+        let list = match kind.resource().0 {
+            ResourceKind::Pod => &self.pods,
+            _ => &self.nodes,
+        };
+        if list.is_empty() {
+            return None;
+        }
+        list.get(rng.random_range(0..list.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod() -> Value {
+        json!({
+            "metadata": {"name": "p", "namespace": "ns"},
+            "status": {
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "c", "ready": true, "restartCount": 2}],
+            },
+        })
+    }
+
+    fn node() -> Value {
+        json!({
+            "metadata": {"name": "n"},
+            "spec": {},
+            "status": {"conditions": [{"type": "DiskPressure", "status": "False"}]},
+        })
+    }
+
+    #[test]
+    fn a_restart_counts_up() {
+        let next = edit(ChurnKind::PodRestart, &pod(), 1, "t").unwrap();
+        assert_eq!(next["status"]["containerStatuses"][0]["restartCount"], 3);
+    }
+
+    #[test]
+    fn readiness_flips_and_flips_back() {
+        let once = edit(ChurnKind::PodReadiness, &pod(), 1, "t").unwrap();
+        assert_eq!(once["status"]["conditions"][0]["status"], "False");
+        assert_eq!(once["status"]["containerStatuses"][0]["ready"], false);
+        let twice = edit(ChurnKind::PodReadiness, &once, 2, "t").unwrap();
+        assert_eq!(twice["status"]["conditions"][0]["status"], "True");
+    }
+
+    #[test]
+    fn node_edits_touch_only_their_own_fields() {
+        let cond = edit(ChurnKind::NodeCondition, &node(), 1, "t").unwrap();
+        assert_eq!(cond["status"]["conditions"][0]["status"], "True");
+        let label = edit(ChurnKind::NodeLabel, &node(), 7, "t").unwrap();
+        assert_eq!(label["metadata"]["labels"][CHURN_LABEL], "7");
+        let tainted = edit(ChurnKind::NodeTaint, &node(), 1, "t").unwrap();
+        assert_eq!(tainted["spec"]["taints"][0]["effect"], "PreferNoSchedule");
+        let untainted = edit(ChurnKind::NodeTaint, &tainted, 2, "t").unwrap();
+        assert_eq!(untainted["spec"]["taints"], json!([]));
+    }
+
+    #[test]
+    fn nothing_to_change_is_none() {
+        let bare = json!({"metadata": {"name": "p"}});
+        assert!(edit(ChurnKind::PodRestart, &bare, 1, "t").is_none());
+        assert!(edit(ChurnKind::NodeCondition, &bare, 1, "t").is_none());
+    }
+
+    #[test]
+    fn the_rate_sets_how_many_are_due() {
+        assert_eq!(due_by(Duration::from_millis(1500), 1000.0), 1500);
+        assert_eq!(due_by(Duration::from_secs(3), 0.0), 0);
+    }
+
+    #[tokio::test]
+    async fn the_generator_writes_to_the_store() {
+        let store = Store::new();
+        store.create(ResourceKind::Node, node()).unwrap();
+        let handle = spawn(
+            store.clone(),
+            ChurnOptions {
+                events_per_second: 2000.0,
+                seed: 7,
+            },
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let written = handle.shutdown().await;
+        assert!(written > 0, "node edits were written");
+        assert!(store.resource_version() > 1);
+    }
+}
