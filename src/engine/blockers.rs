@@ -192,9 +192,7 @@ pub fn rollout_blocker_with<'a>(
     match update_strategy(ds) {
         UpdateStrategy::OnDelete => Blocker::new(
             BlockerCode::WaitingForOperator,
-            format!(
-                "{outdated} node(s) on old revisions wait for an operator to advance them (OnDelete)"
-            ),
+            format!("{outdated} node(s) on old revisions wait for an operator (OnDelete)"),
             Vec::new(),
         ),
         UpdateStrategy::RollingUpdate { .. } => {
