@@ -179,13 +179,13 @@ fn table_lists_every_node_with_reasons_and_counts() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     let expected = "\
 DaemonSet logging/fluent-bit
-NODE       RUN  KEEP  REASON
-edge-1     no   no    affinity term 1: pool NotIn [gpu,edge]; taint dedicated=edge:NoExecute not tolerated
-gpu-1      no   no    affinity term 1: pool NotIn [gpu,edge]; taint nvidia.com/gpu=present:NoSchedule not tolerated
-worker-a1  yes  yes
-worker-b2  no   no    nodeSelector disktype=ssd: label is hdd
-worker-c3  yes  yes
-worker-d4  yes  yes
+NODE       ELIG  REASON
+edge-1     no    affinity term 1: pool NotIn [gpu,edge]; taint dedicated=edge:NoExecute not tolerated
+gpu-1      no    affinity term 1: pool NotIn [gpu,edge]; taint nvidia.com/gpu=present:NoSchedule not tolerated
+worker-a1  yes
+worker-b2  no    nodeSelector disktype=ssd: label is hdd
+worker-c3  yes
+worker-d4  yes
 6 nodes: 3 should run, 3 excluded
 ";
     assert_eq!(stdout, expected);
@@ -222,15 +222,13 @@ fn table_counts_nodes_that_may_keep_a_running_pod() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.starts_with("DaemonSet default/plain\n"), "{stdout}");
     assert!(
-        stdout.contains(
-            "gpu-1      no   yes   taint nvidia.com/gpu=present:NoSchedule not tolerated\n"
-        ),
+        stdout.contains("gpu-1      no    taint nvidia.com/gpu=present:NoSchedule not tolerated\n"),
         "{stdout}"
     );
     // The unreachable node's NoSchedule twin is not among the default tolerations.
     assert!(
         stdout.contains(
-            "worker-d4  no   yes   taint node.kubernetes.io/unreachable:NoSchedule not tolerated\n"
+            "worker-d4  no    taint node.kubernetes.io/unreachable:NoSchedule not tolerated\n"
         ),
         "{stdout}"
     );

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::cli::out;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use crate::engine::vocabulary::Eligibility;
 use crate::model::{DaemonSet, DsRef, Snapshot};
 
 /// Arguments of `rollcall explain`.
@@ -80,6 +81,10 @@ pub struct NodeExplanation {
     /// `shouldRun`, `shouldContinueRunning` and `reasons`.
     #[serde(flatten)]
     pub verdict: NodeVerdict,
+    /// A live daemon pod of this DaemonSet runs on the node (for the table's
+    /// eligibility word: "keep" describes a pod that exists).
+    #[serde(skip)]
+    pub has_pod: bool,
 }
 
 /// Why `explain` cannot answer.
@@ -172,6 +177,11 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
                 .map(|node| NodeExplanation {
                     name: node.name().to_owned(),
                     verdict: node_should_run_daemon_pod(node, ds),
+                    has_pod: snapshot.pods.iter().any(|pod| {
+                        pod.node_name() == Some(node.name())
+                            && !pod.is_terminating()
+                            && crate::engine::ownership::is_controlled_by(pod, ds)
+                    }),
                 })
                 .collect(),
         })
@@ -217,8 +227,9 @@ const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
 const RESET: &str = "\x1b[0m";
 
-/// The report as aligned text: per DaemonSet a heading, NODE / RUN / KEEP /
-/// REASON rows and a count line. `color` adds ANSI colors.
+/// The report as aligned text: per DaemonSet a heading, NODE / ELIG / REASON
+/// rows (the console's and `status`'s words: yes, keep, no) and a count line.
+/// `color` adds ANSI colors.
 pub fn render_table(report: &ExplainReport, color: bool) -> String {
     let mut out = String::new();
     if report.daemonsets.is_empty() {
@@ -244,10 +255,9 @@ fn render_rows(out: &mut String, nodes: &[NodeExplanation], color: bool) {
         .chain([4])
         .max()
         .unwrap_or(4);
-    let _ = writeln!(out, "{:<width$}  RUN  KEEP  REASON", "NODE");
+    let _ = writeln!(out, "{:<width$}  ELIG  REASON", "NODE");
     for (node, name) in nodes.iter().zip(&names) {
-        let run = yes_no(node.verdict.should_run, color, 3);
-        let keep = yes_no(node.verdict.should_continue_running, color, 4);
+        let elig = eligibility(Eligibility::of(&node.verdict, node.has_pod), color);
         let reason = node
             .verdict
             .reasons
@@ -256,16 +266,21 @@ fn render_rows(out: &mut String, nodes: &[NodeExplanation], color: bool) {
             .collect::<Vec<_>>()
             .join("; ");
         let padding = width - name.chars().count();
-        let line = format!("{name}{:padding$}  {run}  {keep}  {reason}", "");
+        let line = format!("{name}{:padding$}  {elig}  {reason}", "");
         let _ = writeln!(out, "{}", line.trim_end());
     }
 }
 
-/// `yes`/`no` padded to `width` outside the colour codes, so columns stay aligned.
-fn yes_no(value: bool, color: bool, width: usize) -> String {
-    let (word, style) = if value { ("yes", GREEN) } else { ("no", RED) };
-    let padding = width.saturating_sub(word.len());
-    format!("{}{:padding$}", paint(word, style, color), "")
+/// The eligibility word padded to 4 outside the colour codes, so columns stay aligned.
+fn eligibility(word: Eligibility, color: bool) -> String {
+    let style = match word {
+        Eligibility::Yes => GREEN,
+        Eligibility::Keep => BOLD,
+        Eligibility::No => RED,
+    };
+    let text = word.word();
+    let padding = 4usize.saturating_sub(text.len());
+    format!("{}{:padding$}", paint(text, style, color), "")
 }
 
 fn paint(text: &str, style: &str, color: bool) -> String {
