@@ -8,72 +8,14 @@
 
 mod common;
 
+use common::tmux::{DEADLINE, Tmux};
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Bound on every wait for the screen.
-const DEADLINE: Duration = Duration::from_secs(60);
-
 /// The small scenario's crash message for node-agent 1.5.0 on the edge pool.
 const FAILURE: &str = "exec /usr/bin/node-agent: exec format error";
-
-/// A tmux server of our own (its own socket), killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn command(&self) -> Command {
-        let mut command = Command::new("tmux");
-        command.args(["-L", &self.socket]);
-        command
-    }
-
-    fn capture(&self) -> String {
-        let output = self
-            .command()
-            .args(["capture-pane", "-p", "-t", "console"])
-            .output()
-            .expect("tmux capture-pane runs");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn send(&self, keys: &str) {
-        let status = self
-            .command()
-            .args(["send-keys", "-t", "console", keys])
-            .status()
-            .expect("tmux send-keys runs");
-        assert!(status.success(), "send-keys {keys}");
-    }
-
-    /// Polls the screen until `check` holds; panics with the last screen after the deadline.
-    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if check(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self
-            .command()
-            .arg("kill-server")
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-}
 
 fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
     // Rows start with the marks column (canary, problem).
@@ -108,32 +50,13 @@ fn l_shows_the_crash_loop_failure_from_the_pod_log() {
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
     let cache = dir.path().join("kube-cache");
-    let tmux = Tmux {
-        socket: format!("rollcall-logs-test-{}", std::process::id()),
-    };
     let command = format!(
         "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
         common::rollcall_bin().display(),
         kubeconfig.display(),
         dir.path().join("rollcall.log").display()
     );
-    let status = tmux
-        .command()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            "console",
-            "-x",
-            "200",
-            "-y",
-            "50",
-        ])
-        .arg(&command)
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success(), "tmux new-session");
+    let tmux = Tmux::start("logs-test", 200, 50, &command);
 
     tmux.wait_for("edge-01 with a ready pod", |screen| {
         row(screen, "edge-01").is_some_and(|line| line.contains("r1 old") && line.contains("Ready"))

@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::tmux::{DEADLINE, Tmux};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -19,67 +21,6 @@ const NODES: [&str; 5] = [
     "general-02",
     "general-03",
 ];
-
-/// Bound on every wait for the screen.
-const DEADLINE: Duration = Duration::from_secs(60);
-
-/// A tmux server of our own (its own socket), killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn command(&self) -> Command {
-        let mut command = Command::new("tmux");
-        command.args(["-L", &self.socket]);
-        command
-    }
-
-    fn capture(&self) -> String {
-        let output = self
-            .command()
-            .args(["capture-pane", "-p", "-t", "console"])
-            .output()
-            .expect("tmux capture-pane runs");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn send(&self, keys: &str) {
-        let status = self
-            .command()
-            .args(["send-keys", "-t", "console", keys])
-            .status()
-            .expect("tmux send-keys runs");
-        assert!(status.success(), "send-keys {keys}");
-    }
-
-    /// Polls the screen until `check` holds; panics with the last screen after the deadline.
-    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if check(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        // The session is usually gone already (q quit it); tmux then complains on stderr.
-        let _ = self
-            .command()
-            .arg("kill-server")
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-}
 
 fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Output {
     let output = Command::new("kubectl")
@@ -109,32 +50,13 @@ fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
 fn start_demo(dir: &Path) -> (Tmux, PathBuf) {
     let kubeconfig = dir.join("kubeconfig");
     let log = dir.join("rollcall.log");
-    let tmux = Tmux {
-        socket: format!("rollcall-test-{}", std::process::id()),
-    };
     let command = format!(
         "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
         common::rollcall_bin().display(),
         kubeconfig.display(),
         log.display()
     );
-    let status = tmux
-        .command()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            "console",
-            "-x",
-            "200",
-            "-y",
-            "50",
-            &command,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success(), "tmux new-session");
+    let tmux = Tmux::start("test", 200, 50, &command);
     (tmux, kubeconfig)
 }
 

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod tmux;
+
 use std::path::PathBuf;
 
 /// Set by `.ci/run`: a missing external tool fails the test instead of skipping it.

@@ -1,0 +1,89 @@
+//! A tmux server of a test's own (its own socket, killed on drop) running one
+//! session `console`, driven as a person would: send keys, read the screen.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Bound on every wait for the screen.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+/// The test's tmux server.
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `shell_command` in a `width`×`height` session named `console`
+    /// on a server of its own (socket named after `tag` and the process).
+    pub fn start(tag: &str, width: u16, height: u16, shell_command: &str) -> Self {
+        let tmux = Self {
+            socket: format!("rollcall-{tag}-{}", std::process::id()),
+        };
+        let status = tmux
+            .command()
+            .args(["new-session", "-d", "-s", "console", "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .arg(shell_command)
+            .env("TERM", "xterm-256color")
+            .status()
+            .expect("tmux starts");
+        assert!(status.success(), "tmux new-session");
+        tmux
+    }
+
+    /// A `tmux` command on this server.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(["-L", &self.socket]);
+        command
+    }
+
+    /// The screen as text.
+    pub fn capture(&self) -> String {
+        let output = self
+            .command()
+            .args(["capture-pane", "-p", "-t", "console"])
+            .output()
+            .expect("tmux capture-pane runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Sends keys (tmux key names or text).
+    pub fn send(&self, keys: &str) {
+        let status = self
+            .command()
+            .args(["send-keys", "-t", "console", keys])
+            .status()
+            .expect("tmux send-keys runs");
+        assert!(status.success(), "send-keys {keys}");
+    }
+
+    /// Polls the screen until `check` holds; panics with the last screen after [`DEADLINE`].
+    pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        // The session is usually gone already (q quit it); tmux then complains on stderr.
+        let _ = self
+            .command()
+            .arg("kill-server")
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
