@@ -76,7 +76,8 @@ fn error_text(err: &anyhow::Error) -> String {
 
 /// `value` as JSON (pretty or compact) with every character that could
 /// drive a terminal escaped: C0 controls (serde already does), DEL, C1
-/// controls and bidi formatting characters become `\uXXXX`. A JSON reader
+/// controls and bidi formatting characters become `\u` escapes (`\u001b`,
+/// `\u202e`). A JSON reader
 /// gets exactly the original strings back.
 pub fn json(value: &impl Serialize, pretty: bool) -> serde_json::Result<String> {
     let text = if pretty {
@@ -87,8 +88,8 @@ pub fn json(value: &impl Serialize, pretty: bool) -> serde_json::Result<String> 
     Ok(escape_terminal_chars(text))
 }
 
-/// Replaces each character a terminal could act on with its JSON `\uXXXX`
-/// escape. Valid anywhere in serialized JSON: outside strings there is only
+/// Replaces each character a terminal could act on with its JSON `\u`
+/// escape (four hex digits). Valid anywhere in serialized JSON: outside strings there is only
 /// ASCII punctuation, digits and literals, so every hit is inside a string.
 fn escape_terminal_chars(text: String) -> String {
     if !text.chars().any(needs_escape) {

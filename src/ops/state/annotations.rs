@@ -448,10 +448,39 @@ mod tests {
     }
 
     #[test]
-    fn label_prefers_paused() {
+    fn the_state_word_prefers_paused_then_a_live_run_then_the_rollout() {
+        use crate::engine::blockers::{Blocker, BlockerCode};
+        let blocker = |code| Blocker {
+            code,
+            message: String::new(),
+            nodes: Vec::new(),
+        };
+        let now: jiff::Timestamp = "2026-11-29T13:00:05Z".parse().unwrap();
         let mut state = full_state();
-        assert_eq!(state.label(), "paused");
+        let done = blocker(BlockerCode::NothingToDo);
+        assert_eq!(super::super::state_word(&state, &done, now), "paused");
         state.pause = None;
-        assert_eq!(state.label(), "auto");
+        assert_eq!(super::super::state_word(&state, &done, now), "auto");
+        let later: jiff::Timestamp = "2026-11-29T14:00:00Z".parse().unwrap();
+        assert_eq!(super::super::state_word(&state, &done, later), "stalled");
+        state.mode = Mode::Idle;
+        let stuck = blocker(BlockerCode::MaxUnavailableSpent);
+        assert_eq!(super::super::state_word(&state, &stuck, now), "stuck");
+        assert_eq!(super::super::state_word(&state, &done, now), "idle");
+        // A run that drives an OnDelete rollout is not "waiting for an operator".
+        state.mode = Mode::Auto;
+        let waiting = blocker(BlockerCode::WaitingForOperator);
+        let shown = super::super::blocker_with_pause(&state, waiting.clone());
+        assert_eq!(shown.code, BlockerCode::Progressing);
+        assert!(
+            shown.message.starts_with("auto-advance is moving"),
+            "{}",
+            shown.message
+        );
+        state.mode = Mode::Idle;
+        assert_eq!(
+            super::super::blocker_with_pause(&state, waiting.clone()),
+            waiting
+        );
     }
 }

@@ -177,8 +177,9 @@ pub fn state_word(
     }
 }
 
-/// The engine's blocker, with a pause taking precedence (a paused rollout is
-/// held by whoever paused it, whatever the budgets say).
+/// The engine's blocker, with the stored state taking precedence: a paused
+/// rollout is held by whoever paused it, whatever the budgets say; an OnDelete
+/// rollout driven by an auto-advance or rollback is not waiting for an operator.
 pub fn blocker_with_pause(
     state: &RolloutState,
     blocker: crate::engine::blockers::Blocker,
@@ -192,6 +193,18 @@ pub fn blocker_with_pause(
             },
             nodes: blocker.nodes,
         },
+        None if matches!(state.mode, Mode::Auto | Mode::RollingBack)
+            && blocker.code == crate::engine::blockers::BlockerCode::WaitingForOperator =>
+        {
+            crate::engine::blockers::Blocker {
+                code: crate::engine::blockers::BlockerCode::Progressing,
+                message: format!(
+                    "{} is moving the nodes on old revisions",
+                    run_name(state.mode)
+                ),
+                nodes: blocker.nodes,
+            }
+        }
         None => blocker,
     }
 }
@@ -250,15 +263,6 @@ impl RolloutState {
     /// Whether the rollout is paused.
     pub fn is_paused(&self) -> bool {
         self.pause.is_some()
-    }
-
-    /// The one-word state for headers and `status`: `paused` wins over the mode.
-    pub fn label(&self) -> &'static str {
-        if self.is_paused() {
-            "paused"
-        } else {
-            self.mode.as_str()
-        }
     }
 
     /// Who drives the run in progress, if any, at `now`: a run is in progress
