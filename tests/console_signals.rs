@@ -162,5 +162,7 @@ fn hangup_terminate_and_quit_restore_the_terminal() {
             after, "0 1 0000",
             "after SIG{signal}: main screen, cursor visible, no mouse reporting"
         );
+        // Design: exit 130 "interrupted" for every command, the console included.
+        assert_eq!(exit_line.trim(), "rollcall exited 130", "after SIG{signal}");
     }
 }

@@ -92,9 +92,23 @@ async fn pod_watcher_survives_timeouts_drops_and_410_through_the_embedded_cluste
     cluster.server.drop_connections();
     replace_and_observe(&store, &reader, "general-02").await;
 
-    // History compacted while disconnected: an in-stream 410, then a re-list.
-    cluster.server.drop_connections();
+    // History compacted past what the watcher has seen: its reconnect gets a
+    // 410, then it re-lists. A change to another kind first moves the store's
+    // version beyond the watcher's last pod event, so the compaction always
+    // covers it (whatever the controller happened to be doing), and the
+    // connections drop only after it, so no watch slips in between.
+    store
+        .create(
+            ResourceKind::Namespace,
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "compaction-marker"},
+            }),
+        )
+        .expect("a namespace (nothing reacts to it) to move the store version");
     store.compact();
+    cluster.server.drop_connections();
     replace_and_observe(&store, &reader, "general-03").await;
     tokio::time::timeout(Duration::from_secs(20), inits.recv())
         .await

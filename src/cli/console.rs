@@ -321,8 +321,10 @@ pub async fn open_console_with(
     if let Some(reverts) = reverts {
         reverts.abort();
     }
-    result?;
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(match result? {
+        crate::tui::run::ConsoleEnd::Quit => std::process::ExitCode::SUCCESS,
+        crate::tui::run::ConsoleEnd::Signalled => std::process::ExitCode::from(130),
+    })
 }
 
 /// The DaemonSet to open: its own namespace, else `-n`, else the context's.

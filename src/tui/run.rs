@@ -28,13 +28,23 @@ pub enum ConsoleError {
     Terminal(#[from] std::io::Error),
 }
 
+/// How the console ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsoleEnd {
+    /// The user quit (`q`, Ctrl-C as a key, or input closed).
+    Quit,
+    /// A signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ended it: the command exits
+    /// 130, "interrupted", like every other command.
+    Signalled,
+}
+
 /// Runs the console until the user quits or the process is told to stop.
 /// The terminal is restored on every way out.
 pub async fn run(
     watch: WatchHandle,
     info: ConsoleInfo,
     target: Option<String>,
-) -> Result<(), ConsoleError> {
+) -> Result<ConsoleEnd, ConsoleError> {
     run_with_ops(watch, info, target, None, None, None).await
 }
 
@@ -47,7 +57,7 @@ pub async fn run_with_ops(
     ops: Option<(OpsLink, OpsConsole)>,
     roster: Option<crate::audit::Roster>,
     logs: Option<LogsLink>,
-) -> Result<(), ConsoleError> {
+) -> Result<ConsoleEnd, ConsoleError> {
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
     let mut app = App::new(info, target, (size.width, size.height));
@@ -130,7 +140,7 @@ async fn event_loop(
     app: &mut App,
     watch: &WatchHandle,
     links: &mut Links,
-) -> Result<(), ConsoleError> {
+) -> Result<ConsoleEnd, ConsoleError> {
     let shared = std::sync::Arc::clone(&watch.shared);
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -154,12 +164,12 @@ async fn event_loop(
                 // FRAME_INTERVAL. (Draining with `now_or_never` registered a no-op
                 // waker on crossterm's EventStream, so the next key waited for the
                 // one-second tick.)
-                let Some(event) = event else { return Ok(()) };
+                let Some(event) = event else { return Ok(ConsoleEnd::Quit) };
                 if let Some(action) = app.action_for_event(&event?) {
                     let effect = app.update(action, &shared.lock());
                     dirty = true;
                     if dispatch(effect, app, watch, links) {
-                        return Ok(());
+                        return Ok(ConsoleEnd::Quit);
                     }
                 }
             }
@@ -187,9 +197,9 @@ async fn event_loop(
                 dispatch(effect, app, watch, links);
             }
             () = tokio::time::sleep_until(next_frame), if dirty => {}
-            () = std::future::ready(()), if app.ops.quit_when_idle && app.ops.pending.is_empty() => return Ok(()),
-            () = terminate.recv() => return Ok(()),
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            () = std::future::ready(()), if app.ops.quit_when_idle && app.ops.pending.is_empty() => return Ok(ConsoleEnd::Quit),
+            () = terminate.recv() => return Ok(ConsoleEnd::Signalled),
+            _ = tokio::signal::ctrl_c() => return Ok(ConsoleEnd::Signalled),
         }
     }
 }

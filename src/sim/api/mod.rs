@@ -433,16 +433,26 @@ fn authorize(state: &ApiState, info: &RequestInfo, path: &ResourcePath) -> Resul
 /// Reads a body up to [`MAX_BODY_BYTES`], giving up after `timeout` (a
 /// trickling body is cut: the error ends the connection, the body unread).
 async fn read_body(timeout: Duration, body: Body) -> Result<Bytes, ApiError> {
-    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES));
-    match read.await {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(ApiError::new(
+    let too_large = || {
+        ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "RequestEntityTooLarge",
             format!(
                 "the request body is too large or could not be read (limit {MAX_BODY_BYTES} bytes)"
             ),
-        )),
+        )
+    };
+    // A declared Content-Length past the limit is refused before a byte is
+    // read, so a client waiting on `Expect: 100-continue` gets 413 at once
+    // instead of a "100 Continue" and a connection reset mid-upload.
+    let declared = axum::body::HttpBody::size_hint(&body).lower();
+    if usize::try_from(declared).map_or(true, |n| n > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES));
+    match read.await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(too_large()),
         Err(_) => Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
             "Timeout",
