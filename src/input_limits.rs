@@ -14,6 +14,8 @@ use std::path::Path;
 pub const MAX_ROSTER_BYTES: u64 = 16 << 20;
 /// Most nodes in a roster (the largest clusters have 65,000 nodes).
 pub const MAX_ROSTER_NODES: usize = 100_000;
+/// Largest kubeconfig file: real ones (hundreds of contexts) are well under 1 MB.
+pub const MAX_KUBECONFIG_BYTES: u64 = 16 << 20;
 /// Largest scenario file: the built-in ones are a few KB.
 pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
 /// Most nodes a scenario or `--nodes` may create (pools plus joins).
@@ -92,6 +94,31 @@ pub fn read_bytes(path: &Path, what: &'static str, limit: u64) -> Result<Vec<u8>
             what,
             limit,
         })
+}
+
+/// Checks, without reading it, that `path` may be handed to a reader that has
+/// no bound of its own (kube's kubeconfig loader): a regular file of at most
+/// `limit` bytes, or a pipe. Devices, sockets and directories are refused.
+pub fn check_file(path: &Path, what: &'static str, limit: u64) -> Result<(), InputError> {
+    let label = || path.display().to_string();
+    let metadata = std::fs::metadata(path).map_err(|source| InputError::Io {
+        path: label(),
+        source,
+    })?;
+    if let Some(kind) = refused_kind(metadata.file_type()) {
+        return Err(InputError::NotAFile {
+            path: label(),
+            kind,
+        });
+    }
+    if metadata.is_file() && metadata.len() > limit {
+        return Err(InputError::TooLarge {
+            path: label(),
+            what,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// Reads all of `reader` if it holds at most `limit` bytes, else `None`

@@ -304,3 +304,44 @@ fn a_node_count_past_the_limit_is_refused_at_once() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+/// kube reads a kubeconfig whole and unbounded: a device or a huge file is
+/// refused before it is opened, with an error naming the file and the limit.
+#[test]
+fn a_kubeconfig_that_is_a_device_or_too_large_is_refused_at_once() {
+    let device = common::run_rollcall(&["--kubeconfig", "/dev/zero", "status", DS]);
+    assert_eq!(device.status.code(), Some(2), "{}", text(&device));
+    assert!(
+        String::from_utf8_lossy(&device.stderr)
+            .contains("cannot read /dev/zero: it is a character device, not a regular file"),
+        "{}",
+        text(&device)
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let huge = dir.path().join("huge.kubeconfig");
+    let file = std::fs::File::create(&huge).expect("create");
+    file.set_len(rollcall::input_limits::MAX_KUBECONFIG_BYTES + 1)
+        .expect("sparse file");
+    let big = common::run_rollcall(&["--kubeconfig", &huge.display().to_string(), "status", DS]);
+    assert_eq!(big.status.code(), Some(2), "{}", text(&big));
+    assert!(
+        String::from_utf8_lossy(&big.stderr)
+            .contains("is larger than the 16 MiB limit for a kubeconfig"),
+        "{}",
+        text(&big)
+    );
+
+    // The same through KUBECONFIG.
+    let env = std::process::Command::new(common::rollcall_bin())
+        .args(["status", DS])
+        .env("KUBECONFIG", "/dev/zero")
+        .output()
+        .expect("run rollcall");
+    assert_eq!(env.status.code(), Some(2), "{}", text(&env));
+    assert!(
+        String::from_utf8_lossy(&env.stderr).contains("character device"),
+        "{}",
+        text(&env)
+    );
+}

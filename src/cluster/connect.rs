@@ -69,6 +69,9 @@ pub enum ConnectError {
         "no cluster configured: no --kubeconfig, no KUBECONFIG, no ~/.kube/config and not running in a cluster"
     )]
     NoCluster,
+    /// The kubeconfig file is not one that may be read (a device, too large).
+    #[error(transparent)]
+    Input(crate::input_limits::InputError),
     /// The kubeconfig could not be read or parsed.
     #[error("cannot load kubeconfig {path}")]
     Kubeconfig {
@@ -153,10 +156,16 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
             "in-cluster".to_owned(),
         ),
         KubeconfigSource::Flag(path) | KubeconfigSource::Home(path) => {
+            check_kubeconfig_file(&path)?;
             let read = Kubeconfig::read_from(&path);
             load_kubeconfig(path.display().to_string(), read, options).await?
         }
-        KubeconfigSource::Env(paths) => load_kubeconfig(paths, Kubeconfig::read(), options).await?,
+        KubeconfigSource::Env(paths) => {
+            for path in std::env::split_paths(&paths).filter(|p| p.exists()) {
+                check_kubeconfig_file(&path)?;
+            }
+            load_kubeconfig(paths, Kubeconfig::read(), options).await?
+        }
     };
     let timeout = options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
     if let Some(exec_config) = config.auth_info.exec.as_mut()
@@ -171,6 +180,13 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     let connection = connection_from_config(config, context, options.namespace.clone())?;
     probe(&connection, timeout).await?;
     Ok(connection)
+}
+
+/// kube reads a kubeconfig whole, without a bound: `--kubeconfig /dev/zero`
+/// would grow until memory ran out. Refuse devices and oversized files first.
+fn check_kubeconfig_file(path: &std::path::Path) -> Result<(), ConnectError> {
+    use crate::input_limits::{MAX_KUBECONFIG_BYTES, check_file};
+    check_file(path, "a kubeconfig", MAX_KUBECONFIG_BYTES).map_err(ConnectError::Input)
 }
 
 /// One `/version` request bounded by `timeout`: only silence is an error
