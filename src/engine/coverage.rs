@@ -189,6 +189,50 @@ pub fn coverage_with_verdict(
     revisions: &RevisionIndex,
     now: jiff::Timestamp,
 ) -> NodeCoverage {
+    named_coverage(node.name(), verdict, ds, pods_on_node, revisions, now)
+}
+
+/// Coverage rows when the nodes cannot be read (the user may not list them):
+/// one row per node named by a controlled pod's `spec.nodeName`, in name
+/// order, each with [`NodeVerdict::unknown`] (`why` says why). Nodes without a
+/// daemon pod cannot be known and have no row; unbound pods have none either.
+pub fn unreadable_node_coverage(
+    ds: &DaemonSet,
+    pods: &[Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+    why: &str,
+) -> Vec<NodeCoverage> {
+    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
+        if let Some(node) = pod.node_name() {
+            by_node.entry(node).or_default().push(pod);
+        }
+    }
+    by_node
+        .into_iter()
+        .map(|(node, on_node)| {
+            named_coverage(
+                node,
+                NodeVerdict::unknown(why),
+                ds,
+                &on_node,
+                revisions,
+                now,
+            )
+        })
+        .collect()
+}
+
+/// The coverage of the node called `node`.
+pub fn named_coverage(
+    node: &str,
+    verdict: NodeVerdict,
+    ds: &DaemonSet,
+    pods_on_node: &[&Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+) -> NodeCoverage {
     let min_ready_seconds = min_ready_seconds(ds);
     let mut pods: Vec<&Pod> = pods_on_node
         .iter()
@@ -197,7 +241,7 @@ pub fn coverage_with_verdict(
         .collect();
     sort_oldest_first(&mut pods);
     NodeCoverage {
-        node: node.name().to_owned(),
+        node: node.to_owned(),
         verdict,
         pods: pods
             .into_iter()

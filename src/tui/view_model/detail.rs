@@ -72,7 +72,7 @@ fn eligibility(lines: &mut Vec<Vec<Cell>>, row: &NodeRow) {
     let eligibility = Eligibility::of(verdict, row.pod().is_some());
     let tone = match eligibility {
         Eligibility::Yes => Tone::Normal,
-        Eligibility::Keep => Tone::Warn,
+        Eligibility::Keep | Eligibility::Unknown => Tone::Warn,
         Eligibility::No => Tone::Dim,
     };
     lines.push(vec![
