@@ -154,3 +154,26 @@ fn viewer_rollout_keys_refuse_with_the_reason_and_send_nothing() {
     }
     assert!(denied_writes().allows(Operation::Advance).is_err());
 }
+
+/// The detail of a node the user may not read: its pod and why the rest is
+/// missing, not "node is gone".
+#[test]
+fn viewer_detail_shows_the_pod_of_an_unreadable_node() {
+    let mut cache = viewer_cache();
+    let mut app = viewer_app(&mut cache);
+    app.update(Action::Open, &cache);
+    let view = app.view_model(&cache, now());
+    let Body::Detail(_, detail) = &view.body else {
+        panic!("the detail is shown, not {:?}", view.body);
+    };
+    let text: Vec<String> = detail
+        .lines
+        .iter()
+        .map(|line| line.iter().map(|c| c.text.as_str()).collect())
+        .collect();
+    let text = text.join("\n");
+    assert!(text.contains("unknown"), "{text}");
+    assert!(text.contains("cannot read nodes (forbidden)"), "{text}");
+    assert!(text.contains("agent-n1new"), "{text}");
+    assert!(!text.contains("node is gone"), "{text}");
+}
