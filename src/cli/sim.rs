@@ -152,7 +152,7 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let result = announce_and_wait(args, &cluster, &path).await;
     cluster.shutdown().await;
     if args.kubeconfig_out.is_none() {
-        let _ = std::fs::remove_file(&path);
+        crate::sim::kubeconfig::remove(&path);
     }
     result
 }
@@ -182,7 +182,7 @@ async fn announce_and_wait(
     // The scenario name comes from a file: printed through the sanitiser.
     out::stdout(&format!(
         "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at {}\n\
-         kubeconfig: {} (contexts rollcall-sim, rollcall-sim-cert, rollcall-sim-exec, rollcall-sim-viewer{})\n\
+         kubeconfig: {} (contexts rollcall-sim, rollcall-sim-cert, rollcall-sim-exec, rollcall-sim-viewer, rollcall-sim-tokenfile, rollcall-sim-tls-name{})\n\
          try: kubectl --kubeconfig {} get ds -A\n\
          stop with Ctrl-C\n",
         cluster.simulation.scenario.name,

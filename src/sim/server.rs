@@ -216,6 +216,8 @@ impl ServerHandle {
                 self.credentials.viewer_token.clone(),
                 self.viewer_namespace.clone(),
             )),
+            token_file: None,
+            tls_server_name: Some(kubeconfig::TLS_SERVER_NAME.to_owned()),
         }
     }
 
@@ -224,9 +226,17 @@ impl ServerHandle {
         kubeconfig::render(&self.kubeconfig_parts())
     }
 
-    /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (created 0600, never through a symlink).
+    /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (created 0600, never
+    /// through a symlink), plus the `tokenFile` context. The admin token also goes to a file beside it (same care: 0600, no
+    /// symlink), for the `tokenFile` context; [`kubeconfig::remove`] removes both.
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
-        kubeconfig::write(path, &self.kubeconfig_yaml())
+        let token_file = std::path::absolute(kubeconfig::token_file_path(path))?;
+        kubeconfig::write(&token_file, &self.token)?;
+        let parts = KubeconfigParts {
+            token_file: Some(token_file),
+            ..self.kubeconfig_parts()
+        };
+        kubeconfig::write(path, &kubeconfig::render(&parts))
     }
 
     /// An in-memory client configuration trusting the CA, with the token, so
