@@ -165,12 +165,7 @@ pub fn fleet_coverage(
     revisions: &RevisionIndex,
     now: jiff::Timestamp,
 ) -> Vec<NodeCoverage> {
-    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
-    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
-        if let Some(node) = pod.node_name() {
-            by_node.entry(node).or_default().push(pod);
-        }
-    }
+    let by_node = controlled_by_node(ds, pods);
     nodes
         .iter()
         .map(|node| {
@@ -178,6 +173,17 @@ pub fn fleet_coverage(
             node_coverage(node, ds, on_node, revisions, now)
         })
         .collect()
+}
+
+/// The pods `ds` controls, by the node they are bound to (unbound ones left out).
+fn controlled_by_node<'a>(ds: &DaemonSet, pods: &'a [Pod]) -> BTreeMap<&'a str, Vec<&'a Pod>> {
+    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
+        if let Some(node) = pod.node_name() {
+            by_node.entry(node).or_default().push(pod);
+        }
+    }
+    by_node
 }
 
 /// As [`node_coverage`], with a verdict already computed.
@@ -203,12 +209,7 @@ pub fn unreadable_node_coverage(
     now: jiff::Timestamp,
     why: &str,
 ) -> Vec<NodeCoverage> {
-    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
-    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
-        if let Some(node) = pod.node_name() {
-            by_node.entry(node).or_default().push(pod);
-        }
-    }
+    let by_node = controlled_by_node(ds, pods);
     by_node
         .into_iter()
         .map(|(node, on_node)| {

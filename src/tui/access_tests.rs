@@ -18,17 +18,7 @@ use crate::ops::rbac::{Access, Operation, Permission, Permissions};
 /// The viewer's cache: DaemonSets, pods and revisions listed; nodes and node
 /// events answered 403.
 fn viewer_cache() -> Cache {
-    let mut cache = Cache::new();
-    for kind in [
-        StreamKind::Nodes,
-        StreamKind::NodeEvents,
-        StreamKind::DaemonSets,
-        StreamKind::Pods,
-        StreamKind::Revisions,
-        StreamKind::PodEvents,
-    ] {
-        cache.stream_started(kind);
-    }
+    let mut cache = fixtures::started();
     let forbidden = |what: &str| format!("403 Forbidden: {what} is forbidden");
     cache.apply(
         WatchUpdate::Forbidden(StreamKind::Nodes, forbidden("nodes")),
