@@ -179,6 +179,7 @@ async fn announce_and_wait(
     path: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
     let loaded = cluster.simulation.loaded;
+    let stop = stop_signal()?;
     // The scenario name comes from a file: printed through the sanitiser.
     out::stdout(&format!(
         "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at {}\n\
@@ -208,7 +209,7 @@ async fn announce_and_wait(
             },
         )
     });
-    wait_for_signal().await?;
+    stop.await;
     if let Some(churn) = churn {
         churn.shutdown().await;
     }
@@ -225,20 +226,25 @@ fn resource_version_floor() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 2))
 }
 
+/// Listens for SIGINT/SIGTERM from now on (before the banner says "stop with
+/// Ctrl-C", so a signal sent right after it stops the server cleanly instead
+/// of killing it); the future completes on the first one.
 #[cfg(unix)]
-async fn wait_for_signal() -> anyhow::Result<()> {
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result.context("cannot listen for SIGINT")?,
-        _ = terminate.recv() => {}
-    }
-    Ok(())
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
 }
 
 #[cfg(not(unix))]
-async fn wait_for_signal() -> anyhow::Result<()> {
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot listen for Ctrl-C")
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }

@@ -231,12 +231,13 @@ impl ServerHandle {
     /// symlink), for the `tokenFile` context; [`kubeconfig::remove`] removes both.
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
         let token_file = std::path::absolute(kubeconfig::token_file_path(path))?;
-        kubeconfig::write(&token_file, &self.token)?;
         let parts = KubeconfigParts {
-            token_file: Some(token_file),
+            token_file: Some(token_file.clone()),
             ..self.kubeconfig_parts()
         };
-        kubeconfig::write(path, &kubeconfig::render(&parts))
+        // The kubeconfig first: a symlink there is refused before anything is written.
+        kubeconfig::write(path, &kubeconfig::render(&parts))?;
+        kubeconfig::write(&token_file, &self.token).inspect_err(|_| kubeconfig::remove(path))
     }
 
     /// An in-memory client configuration trusting the CA, with the token, so
