@@ -167,3 +167,23 @@ fn viewer_detail_shows_the_pod_of_an_unreadable_node() {
     assert!(text.contains("agent-n1new"), "{text}");
     assert!(!text.contains("node is gone"), "{text}");
 }
+
+/// DaemonSets forbidden: the body says so instead of waiting for the
+/// DaemonSet to appear.
+#[test]
+fn forbidden_daemonsets_are_stated_not_awaited() {
+    let mut cache = fixtures::started();
+    cache.apply(
+        WatchUpdate::Forbidden(StreamKind::DaemonSets, "403 Forbidden".into()),
+        now(),
+    );
+    let app = viewer_app(&mut cache);
+    let view = app.view_model(&cache, now());
+    let Body::Empty(cell) = &view.body else {
+        panic!("an explanation, not {:?}", view.body);
+    };
+    assert_eq!(
+        cell.text,
+        "view limited: cannot list daemonsets (forbidden) — the daemonset is not shown"
+    );
+}

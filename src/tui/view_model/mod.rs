@@ -223,6 +223,14 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
     // A forbidden stream is settled: its data will never come, the header
     // states the limitation and the view goes without it.
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::settled);
+    // Without DaemonSets there is nothing to show, and nothing will come.
+    if input.cache.forbidden(StreamKind::DaemonSets) {
+        let limitation = crate::cluster::access::limitation(StreamKind::DaemonSets);
+        return Body::Empty(Cell::new(
+            &format!("view limited: {limitation}"),
+            Tone::Warn,
+        ));
+    }
     let missing_target = ui.target.as_deref().filter(|key| {
         ui.screen != Screen::Picker
             && synced(&StreamKind::DaemonSets)
