@@ -9,9 +9,10 @@
 //! ([`Signal::ServerChanged`]: resourceVersion lower than seen, or "Too large
 //! resource version"), and a user who may not list or watch the kind
 //! ([`Signal::Forbidden`]: a 403 ends the stream; asking again would only
-//! repeat the refusal in a loop, and the view states the limitation instead). Give it a client without kube's automatic retry layer
-//! (see `connect::Connection::watch_client`), so 429/503/504 reach it instead
-//! of being retried silently inside one request.
+//! repeat the refusal in a loop, and the view states the limitation
+//! instead). Give it a client without kube's automatic retry layer (see
+//! `connect::Connection::watch_client`), so 429/503/504 reach it instead of
+//! being retried silently inside one request.
 //!
 //! The expected interval is learnt from the bookmarks themselves: twice the
 //! last gap between two bookmarks plus a second, within

@@ -227,8 +227,8 @@ impl ServerHandle {
     }
 
     /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (created 0600, never
-    /// through a symlink), plus the `tokenFile` context. The admin token also goes to a file beside it (same care: 0600, no
-    /// symlink), for the `tokenFile` context; [`kubeconfig::remove`] removes both.
+    /// through a symlink), plus the `tokenFile` context, whose file (the admin
+    /// token, same care) goes beside it; [`kubeconfig::remove`] removes both.
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
         let token_file = std::path::absolute(kubeconfig::token_file_path(path))?;
         let parts = KubeconfigParts {

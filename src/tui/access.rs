@@ -2,8 +2,9 @@
 //! (`ops::rbac`) denies the writes the rollout keys need, the header's
 //! limitations line (right after the first thing the user may not read:
 //! both matter more than missing events) and the top of the `?` help say so,
-//! and the footer shows those keys together as `not allowed`. The keys themselves refuse with the reason when pressed
-//! (`OpsConsole::allowed`). Pure: edits a built view model.
+//! and the footer shows those keys together as `not allowed`. The keys
+//! themselves refuse with the reason when pressed (`OpsConsole::allowed`).
+//! Pure: edits a built view model.
 
 use super::keymap::{Action, BINDINGS};
 use super::view_model::pane::{Overlay, overlay_inner_width, wrap_all};
