@@ -44,6 +44,8 @@ pub struct SimArgs {
     pub allow_remote: bool,
     /// Where to write the kubeconfig, kept on exit (default: a file in the
     /// temp directory, printed, removed on exit). Created 0600; a symlink there is refused.
+    /// Contexts: rollcall-sim (token), -cert, -exec, -viewer (namespace read-only),
+    /// -tokenfile (token in FILE.token beside it), -tls-name (tls-server-name).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
     /// API Priority and Fairness stand-in: beyond N requests in flight, answer
