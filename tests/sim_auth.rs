@@ -507,6 +507,7 @@ fn kubeconfig_is_private_refuses_symlinks_and_the_default_one_is_removed() {
     assert!(!out.status.success());
     assert!(text(&out).contains("symlink"), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    assert!(!dir.path().join("link.token").exists(), "nothing written");
 
     let out = Command::new(rollcall_bin())
         .args(["sim", "--scenario", "small", "--listen", "0.0.0.0:0"])
@@ -528,6 +529,8 @@ fn kubeconfig_is_private_refuses_symlinks_and_the_default_one_is_removed() {
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     assert!(child.wait().unwrap().success());
     assert!(!path.exists(), "{} left behind", path.display());
+    let token_file = PathBuf::from(format!("{}.token", path.display()));
+    assert!(!token_file.exists(), "{} left behind", token_file.display());
 }
 
 #[test]

@@ -138,11 +138,8 @@ struct RemoveOnDrop(Option<PathBuf>);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
-        if let Some(path) = self.0.take()
-            && let Err(err) = std::fs::remove_file(&path)
-            && err.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(path = %path.display(), %err, "cannot remove the demo kubeconfig");
+        if let Some(path) = self.0.take() {
+            crate::sim::kubeconfig::remove(&path);
         }
     }
 }

@@ -275,7 +275,7 @@ fn render_rows(out: &mut String, nodes: &[NodeExplanation], color: bool) {
 fn eligibility(word: Eligibility, color: bool) -> String {
     let style = match word {
         Eligibility::Yes => GREEN,
-        Eligibility::Keep => BOLD,
+        Eligibility::Keep | Eligibility::Unknown => BOLD,
         Eligibility::No => RED,
     };
     let text = word.word();

@@ -44,6 +44,8 @@ pub struct SimArgs {
     pub allow_remote: bool,
     /// Where to write the kubeconfig, kept on exit (default: a file in the
     /// temp directory, printed, removed on exit). Created 0600; a symlink there is refused.
+    /// Contexts: rollcall-sim (token), -cert, -exec, -viewer (namespace read-only),
+    /// -tokenfile (token in FILE.token beside it), -tls-name (tls-server-name).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
     /// API Priority and Fairness stand-in: beyond N requests in flight, answer
@@ -152,7 +154,7 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let result = announce_and_wait(args, &cluster, &path).await;
     cluster.shutdown().await;
     if args.kubeconfig_out.is_none() {
-        let _ = std::fs::remove_file(&path);
+        crate::sim::kubeconfig::remove(&path);
     }
     result
 }
@@ -179,10 +181,11 @@ async fn announce_and_wait(
     path: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
     let loaded = cluster.simulation.loaded;
+    let stop = stop_signal()?;
     // The scenario name comes from a file: printed through the sanitiser.
     out::stdout(&format!(
         "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at {}\n\
-         kubeconfig: {} (contexts rollcall-sim, rollcall-sim-cert, rollcall-sim-exec, rollcall-sim-viewer{})\n\
+         kubeconfig: {} (contexts rollcall-sim, rollcall-sim-cert, rollcall-sim-exec, rollcall-sim-viewer, rollcall-sim-tokenfile, rollcall-sim-tls-name{})\n\
          try: kubectl --kubeconfig {} get ds -A\n\
          stop with Ctrl-C\n",
         cluster.simulation.scenario.name,
@@ -208,7 +211,7 @@ async fn announce_and_wait(
             },
         )
     });
-    wait_for_signal().await?;
+    stop.await;
     if let Some(churn) = churn {
         churn.shutdown().await;
     }
@@ -225,20 +228,25 @@ fn resource_version_floor() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 2))
 }
 
+/// Listens for SIGINT/SIGTERM from now on (before the banner says "stop with
+/// Ctrl-C", so a signal sent right after it stops the server cleanly instead
+/// of killing it); the future completes on the first one.
 #[cfg(unix)]
-async fn wait_for_signal() -> anyhow::Result<()> {
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result.context("cannot listen for SIGINT")?,
-        _ = terminate.recv() => {}
-    }
-    Ok(())
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
 }
 
 #[cfg(not(unix))]
-async fn wait_for_signal() -> anyhow::Result<()> {
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot listen for Ctrl-C")
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }

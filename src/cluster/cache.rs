@@ -47,6 +47,9 @@ pub enum WatchUpdate {
     /// The server went backwards or was replaced (said in words); everything
     /// is re-listed.
     ServerChanged(StreamKind, String),
+    /// The server forbids this user the kind (403, in words): the stream
+    /// stopped for good and the view goes without it.
+    Forbidden(StreamKind, String),
 }
 
 /// What changed since the reader last took the change set.
@@ -140,7 +143,35 @@ impl Cache {
                 self.changes.streams = true;
             }
             WatchUpdate::ServerChanged(_, message) => self.server_changed(message, now),
+            WatchUpdate::Forbidden(kind, message) => {
+                self.streams.entry(kind).or_default().forbid(message);
+                self.changes.streams = true;
+                // Without nodes, the rows come from the pods' node names.
+                self.changes.all_nodes |= kind == StreamKind::Nodes;
+            }
         }
+    }
+
+    /// Whether the server forbids this user the kind (its stream stopped).
+    pub fn forbidden(&self, kind: StreamKind) -> bool {
+        self.streams
+            .get(&kind)
+            .is_some_and(|status| status.forbidden().is_some())
+    }
+
+    /// The kinds the server forbids this user, in the console's order.
+    pub fn forbidden_kinds(&self) -> Vec<StreamKind> {
+        self.streams
+            .iter()
+            .filter(|(_, status)| status.forbidden().is_some())
+            .map(|(kind, _)| *kind)
+            .collect()
+    }
+
+    /// Names of the nodes the target's pods are bound to (the rows when nodes
+    /// cannot be read).
+    pub fn pod_node_names(&self) -> impl Iterator<Item = &str> {
+        self.pods_by_node.keys().map(String::as_str)
     }
 
     /// Records that the server changed identity or went backwards: every

@@ -1,6 +1,7 @@
 //! The cluster layer: kube-rs clients from kubeconfig, watch streams into slim
 //! stores, and the one task that writes them. Receives a `kube::Client`; never
 //! decides what to show or do.
+pub mod access;
 pub mod cache;
 pub mod connect;
 pub mod exec;

@@ -2,8 +2,10 @@
 //! re-listing, reconnecting after an error or a stall, or throttled (with why,
 //! since when the data is stale and when the next try is). Health is evidence:
 //! only delivered data (an event, a completed list, a bookmark) clears a
-//! failure; a re-list that has not completed keeps the data stale. Pure state;
-//! the watch task feeds it, the console shows it.
+//! failure; a re-list that has not completed keeps the data stale. A stream
+//! the server forbids (403) is not retried: it stays [`StreamState::Forbidden`]
+//! and the console states the limitation instead. Pure state; the watch task
+//! feeds it, the console shows it.
 
 /// The watched kinds, in the order the console lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,6 +61,12 @@ pub enum StreamState {
         /// Since when the data is stale.
         since: jiff::Timestamp,
     },
+    /// The server forbids this user to list or watch the kind (403): the
+    /// stream stopped and is not retried; the view goes without it.
+    Forbidden {
+        /// The server's answer, in words.
+        error: String,
+    },
 }
 
 /// Connection bookkeeping for one stream.
@@ -68,11 +76,17 @@ pub struct StreamStatus {
     listing: bool,
     error: Option<(String, jiff::Timestamp)>,
     retry_at: Option<jiff::Timestamp>,
+    forbidden: Option<String>,
 }
 
 impl StreamStatus {
     /// The state to show.
     pub fn state(&self) -> StreamState {
+        if let Some(error) = &self.forbidden {
+            return StreamState::Forbidden {
+                error: error.clone(),
+            };
+        }
         if let Some((error, since)) = &self.error {
             if let Some(retry_at) = self.retry_at {
                 return StreamState::Throttled {
@@ -95,6 +109,26 @@ impl StreamStatus {
     /// Whether the first list has completed (the data may be shown as complete).
     pub fn synced(&self) -> bool {
         self.synced_once
+    }
+
+    /// Whether nothing more is awaited before the view may be shown: the first
+    /// list completed, or the stream is forbidden (its data will never come;
+    /// the view states the limitation instead).
+    pub fn settled(&self) -> bool {
+        self.synced_once || self.forbidden.is_some()
+    }
+
+    /// The server's refusal, when the stream is forbidden.
+    pub fn forbidden(&self) -> Option<&str> {
+        self.forbidden.as_deref()
+    }
+
+    /// Records a 403: the stream stopped for good (a permanent limitation,
+    /// not staleness: the data was never there to go stale).
+    pub fn forbid(&mut self, error: String) {
+        self.forbidden = Some(error);
+        self.error = None;
+        self.retry_at = None;
     }
 
     /// Since when the data is known stale (a failure, stall or throttle not yet
@@ -248,5 +282,22 @@ mod tests {
         );
         status.received(false, at(131));
         assert_eq!(status.state(), StreamState::Live);
+    }
+
+    #[test]
+    fn forbidden_settles_without_data_and_is_not_stale() {
+        let mut status = StreamStatus::default();
+        status.failed("connection reset".into(), at(1));
+        assert!(!status.settled());
+        status.forbid("403 Forbidden: nodes is forbidden".into());
+        assert!(status.settled());
+        assert!(!status.synced(), "no list ever completed");
+        assert_eq!(status.stale_since(), None);
+        assert_eq!(
+            status.state(),
+            StreamState::Forbidden {
+                error: "403 Forbidden: nodes is forbidden".into()
+            }
+        );
     }
 }

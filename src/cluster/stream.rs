@@ -5,11 +5,14 @@
 //! to tell the truth: every BOOKMARK as proof of life ([`Signal::Alive`]), a
 //! watch that delivers nothing past its expected interval (it is restarted and
 //! reported as [`Signal::Stalled`]), throttling with the server's Retry-After
-//! ([`Signal::Throttled`]), and a server that went backwards or was replaced
+//! ([`Signal::Throttled`]), a server that went backwards or was replaced
 //! ([`Signal::ServerChanged`]: resourceVersion lower than seen, or "Too large
-//! resource version"). Give it a client without kube's automatic retry layer
-//! (see `connect::Connection::watch_client`), so 429/503/504 reach it instead
-//! of being retried silently inside one request.
+//! resource version"), and a user who may not list or watch the kind
+//! ([`Signal::Forbidden`]: a 403 ends the stream; asking again would only
+//! repeat the refusal in a loop, and the view states the limitation
+//! instead). Give it a client without kube's automatic retry layer (see
+//! `connect::Connection::watch_client`), so 429/503/504 reach it instead of
+//! being retried silently inside one request.
 //!
 //! The expected interval is learnt from the bookmarks themselves: twice the
 //! last gap between two bookmarks plus a second, within
@@ -80,6 +83,9 @@ pub enum Signal<K> {
     },
     /// The server's state went backwards or it was replaced; the stream re-lists.
     ServerChanged(String),
+    /// The server forbids this user the list or watch (403): the stream has
+    /// stopped and is not retried. The last signal of a stream.
+    Forbidden(String),
 }
 
 /// Starts the stream (`label` names the kind in logs); it runs until the
@@ -113,6 +119,7 @@ where
             last_bookmark: None,
             bookmark_gap: None,
             failures: 0,
+            forbidden: None,
         };
         let watcher = follower.tx.clone();
         tokio::select! {
@@ -158,6 +165,8 @@ struct Follower<K> {
     last_bookmark: Option<Instant>,
     bookmark_gap: Option<Duration>,
     failures: u32,
+    /// The server's 403, once seen: the stream stops.
+    forbidden: Option<String>,
 }
 
 /// How one watch request ended.
@@ -188,10 +197,17 @@ where
             if self.resource_version.is_none()
                 && let Err(server_wait) = self.list().await
             {
+                if self.stopped_forbidden().await {
+                    return;
+                }
                 self.pause(server_wait).await;
                 continue;
             }
-            match self.watch().await {
+            let ended = self.watch().await;
+            if self.stopped_forbidden().await {
+                return;
+            }
+            match ended {
                 Ended::Resume { at_once: false } => self.failures = 0,
                 Ended::Resume { at_once: true } => {
                     // Closed at once without a byte: back off so a cut
@@ -206,6 +222,16 @@ where
                 Ended::Relist => self.resource_version = None,
             }
         }
+    }
+
+    /// After a 403: says so (the stream's last signal) and returns true.
+    async fn stopped_forbidden(&mut self) -> bool {
+        let Some(message) = self.forbidden.take() else {
+            return false;
+        };
+        tracing::warn!(kind = self.label, error = %message, "forbidden: not retrying this stream");
+        self.send(Signal::Forbidden(message)).await;
+        true
     }
 
     /// The silence after which the watch counts as stalled.
@@ -302,7 +328,9 @@ where
             Ok(Ok(stream)) => stream,
             Ok(Err(error)) => {
                 self.report(&error).await;
-                self.pause(server_wait(&error)).await;
+                if self.forbidden.is_none() {
+                    self.pause(server_wait(&error)).await;
+                }
                 return Ended::Relist;
             }
             Err(_) => return self.stalled().await,
@@ -356,7 +384,8 @@ where
                     let error = kube::Error::Api(status);
                     // A 410 is routine (re-list at once) unless the watch
                     // from a fresh list gets it at once: then back off.
-                    if self.report(&error).await || first {
+                    let back_off = self.report(&error).await || first;
+                    if back_off && self.forbidden.is_none() {
                         self.pause(server_wait(&error)).await;
                     }
                     return Ended::Relist;
@@ -388,10 +417,15 @@ where
     }
 
     /// Reports a failure; returns whether to back off before retrying
-    /// (not after a 410, which is routine: re-list at once).
+    /// (not after a 410, which is routine: re-list at once; not after a 403,
+    /// which stops the stream).
     async fn report(&mut self, error: &kube::Error) -> bool {
         let kind = self.label;
         if let kube::Error::Api(status) = error {
+            if status.code == 403 {
+                self.forbidden = Some(describe(error));
+                return false;
+            }
             if status.code == 410 {
                 tracing::info!(kind, "resourceVersion expired (410), relisting");
                 return false;
@@ -516,6 +550,59 @@ mod tests {
         assert_eq!(retry_after(&throttled), Some(Duration::from_secs(95)));
         let bare = status(serde_json::json!({"code": 429}));
         assert_eq!(retry_after(&bare), None);
+    }
+
+    /// A server that answers every request with 403, counting them.
+    fn forbidding_client(requests: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> kube::Client {
+        let service = tower::service_fn(move |_request: http::Request<kube::client::Body>| {
+            requests.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = serde_json::json!({
+                "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 403,
+                "reason": "Forbidden",
+                "message": "nodes is forbidden: User \"viewer\" cannot list resource \"nodes\" in API group \"\" at the cluster scope"
+            });
+            let response = http::Response::builder()
+                .status(403)
+                .header("content-type", "application/json")
+                .body(kube::client::Body::from(body.to_string().into_bytes()));
+            async move { response.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>) }
+        });
+        kube::Client::new(service, "default")
+    }
+
+    /// A forbidden list is asked once, says so, and the stream ends: no
+    /// retry loop against a refusal that will not change.
+    #[tokio::test(start_paused = true)]
+    async fn a_forbidden_list_stops_the_stream_after_one_request() {
+        let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let api = kube::Api::<crate::model::Node>::all(forbidding_client(requests.clone()));
+        let mut signals = std::pin::pin!(spawn(
+            "nodes",
+            api,
+            Selector::default(),
+            StreamConfig::default()
+        ));
+        let mut forbidden = None;
+        let mut failures = 0;
+        // Paused time: the timeout passes as soon as the stream is idle, so a
+        // hot loop or a backoff retry would show as more requests here.
+        let _ = tokio::time::timeout(Duration::from_secs(600), async {
+            while let Some(signal) = signals.next().await {
+                match signal {
+                    Signal::Forbidden(message) => forbidden = Some(message),
+                    Signal::Failed(_) | Signal::Throttled { .. } => failures += 1,
+                    _ => {}
+                }
+            }
+        })
+        .await;
+        let message = forbidden.expect("the stream says it is forbidden");
+        assert!(
+            message.starts_with("403 Forbidden: nodes is forbidden"),
+            "{message}"
+        );
+        assert_eq!(failures, 0, "a 403 is not a failure to retry");
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]

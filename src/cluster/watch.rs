@@ -332,6 +332,7 @@ where
             Signal::Stalled { silent_for } => WatchUpdate::Stalled(kind, silent_for),
             Signal::Throttled { retry_in } => WatchUpdate::Throttled(kind, retry_in),
             Signal::ServerChanged(message) => WatchUpdate::ServerChanged(kind, message),
+            Signal::Forbidden(message) => WatchUpdate::Forbidden(kind, message),
         })
         .boxed()
 }

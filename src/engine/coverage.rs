@@ -165,12 +165,7 @@ pub fn fleet_coverage(
     revisions: &RevisionIndex,
     now: jiff::Timestamp,
 ) -> Vec<NodeCoverage> {
-    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
-    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
-        if let Some(node) = pod.node_name() {
-            by_node.entry(node).or_default().push(pod);
-        }
-    }
+    let by_node = controlled_by_node(ds, pods);
     nodes
         .iter()
         .map(|node| {
@@ -180,9 +175,59 @@ pub fn fleet_coverage(
         .collect()
 }
 
+/// The pods `ds` controls, by the node they are bound to (unbound ones left out).
+fn controlled_by_node<'a>(ds: &DaemonSet, pods: &'a [Pod]) -> BTreeMap<&'a str, Vec<&'a Pod>> {
+    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
+        if let Some(node) = pod.node_name() {
+            by_node.entry(node).or_default().push(pod);
+        }
+    }
+    by_node
+}
+
 /// As [`node_coverage`], with a verdict already computed.
 pub fn coverage_with_verdict(
     node: &Node,
+    verdict: NodeVerdict,
+    ds: &DaemonSet,
+    pods_on_node: &[&Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+) -> NodeCoverage {
+    named_coverage(node.name(), verdict, ds, pods_on_node, revisions, now)
+}
+
+/// Coverage rows when the nodes cannot be read (the user may not list them):
+/// one row per node named by a controlled pod's `spec.nodeName`, in name
+/// order, each with [`NodeVerdict::unknown`] (`why` says why). Nodes without a
+/// daemon pod cannot be known and have no row; unbound pods have none either.
+pub fn unreadable_node_coverage(
+    ds: &DaemonSet,
+    pods: &[Pod],
+    revisions: &RevisionIndex,
+    now: jiff::Timestamp,
+    why: &str,
+) -> Vec<NodeCoverage> {
+    let by_node = controlled_by_node(ds, pods);
+    by_node
+        .into_iter()
+        .map(|(node, on_node)| {
+            named_coverage(
+                node,
+                NodeVerdict::unknown(why),
+                ds,
+                &on_node,
+                revisions,
+                now,
+            )
+        })
+        .collect()
+}
+
+/// The coverage of the node called `node`.
+pub fn named_coverage(
+    node: &str,
     verdict: NodeVerdict,
     ds: &DaemonSet,
     pods_on_node: &[&Pod],
@@ -197,7 +242,7 @@ pub fn coverage_with_verdict(
         .collect();
     sort_oldest_first(&mut pods);
     NodeCoverage {
-        node: node.name().to_owned(),
+        node: node.to_owned(),
         verdict,
         pods: pods
             .into_iter()

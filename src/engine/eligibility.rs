@@ -65,6 +65,9 @@ pub enum ReasonCode {
     InvalidNodeAffinity,
     /// A `NoSchedule` or `NoExecute` taint that no toleration (template or default) tolerates.
     UntoleratedTaint,
+    /// The node could not be read (the user may not list nodes): no rule was
+    /// checked, the answer is unknown. See [`NodeVerdict::unknown`].
+    NodeUnreadable,
 }
 
 impl Reason {
@@ -89,6 +92,26 @@ impl NodeVerdict {
             should_continue_running: true,
             reasons: Vec::new(),
         }
+    }
+
+    /// The verdict for a node that could not be read, only known from a daemon
+    /// pod bound to it: no rule can be checked. It counts as "should run, may
+    /// keep running" so that the pod there is neither misscheduled nor the
+    /// node missing one (the controller put it there), while the one reason,
+    /// `NodeUnreadable` with `why`, makes every surface say "unknown".
+    pub fn unknown(why: &str) -> Self {
+        Self {
+            should_run: true,
+            should_continue_running: true,
+            reasons: vec![Reason::new(ReasonCode::NodeUnreadable, why, false)],
+        }
+    }
+
+    /// Whether the node could not be read (see [`NodeVerdict::unknown`]).
+    pub fn is_unknown(&self) -> bool {
+        self.reasons
+            .iter()
+            .any(|r| r.code == ReasonCode::NodeUnreadable)
     }
 
     /// The first reason's message, for a one-line summary.

@@ -187,6 +187,9 @@ fn skip_reason(
     match node {
         Some(n) if n.spec.unschedulable && !include_cordoned => Some(SkipReason::Cordoned),
         Some(n) if n.is_ready() => None,
+        // A node the user may not read: its pod is all there is to go by
+        // (the gate judges the replacement pod, as for any node).
+        None if row.verdict.is_unknown() => None,
         _ => Some(SkipReason::NotReady),
     }
 }

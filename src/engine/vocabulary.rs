@@ -15,10 +15,13 @@ pub enum Eligibility {
     Keep,
     /// `no`: no daemon pod belongs here (one running would be deleted).
     No,
+    /// `unknown`: the node could not be read (no right to list nodes); only
+    /// its daemon pod is known.
+    Unknown,
 }
 
 /// Every word with its meaning, in the order the help lists them.
-pub const ELIGIBILITY_WORDS: [(Eligibility, &str, &str); 3] = [
+pub const ELIGIBILITY_WORDS: [(Eligibility, &str, &str); 4] = [
     (
         Eligibility::Yes,
         "yes",
@@ -34,12 +37,20 @@ pub const ELIGIBILITY_WORDS: [(Eligibility, &str, &str); 3] = [
         "no",
         "no daemon pod belongs on the node; a pod there would be deleted (WHY says which rule)",
     ),
+    (
+        Eligibility::Unknown,
+        "unknown",
+        "the node could not be read (you may not list nodes): its pod is shown, the rules are not checked",
+    ),
 ];
 
 impl Eligibility {
     /// The word for a verdict; `has_pod`: a daemon pod runs on the node now
     /// ("keep" only describes a pod that exists).
     pub fn of(verdict: &NodeVerdict, has_pod: bool) -> Self {
+        if verdict.is_unknown() {
+            return Self::Unknown;
+        }
         match (verdict.should_run, verdict.should_continue_running, has_pod) {
             (true, _, _) => Self::Yes,
             (false, true, true) => Self::Keep,
@@ -61,6 +72,12 @@ impl Eligibility {
             .iter()
             .find(|(e, _, _)| *e == self)
             .map_or("", |(_, _, meaning)| meaning)
+    }
+}
+
+impl serde::Serialize for Eligibility {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.word())
     }
 }
 
@@ -101,6 +118,12 @@ mod tests {
             ),
             ("excluded, pod would go", verdict(false, false), true, "no"),
             ("excluded", verdict(false, false), false, "no"),
+            (
+                "node unreadable, pod there",
+                NodeVerdict::unknown("cannot read nodes (forbidden)"),
+                true,
+                "unknown",
+            ),
         ];
         for (name, verdict, has_pod, expected) in cases {
             assert_eq!(

@@ -42,8 +42,12 @@ impl Follower {
     /// A DaemonSet that is gone after its stream listed is an error.
     pub fn try_snapshot(&self) -> Result<Option<Snapshot>, OpsError> {
         let cache = self.handle.shared.lock();
-        let synced =
-            |kind: StreamKind| cache.streams().get(&kind).is_some_and(StreamStatus::synced);
+        let synced = |kind: StreamKind| {
+            cache
+                .streams()
+                .get(&kind)
+                .is_some_and(StreamStatus::settled)
+        };
         let ds_listed = synced(StreamKind::DaemonSets);
         match Snapshot::from_cache(&cache, &self.target) {
             Some(snapshot) if NEEDED.iter().all(|k| synced(*k)) => Ok(Some(snapshot)),

@@ -39,6 +39,17 @@ impl Operation {
         Self::EditPlan,
     ];
 
+    /// The operation in a word, as the keys and messages name it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Advance => "advance",
+            Self::Auto => "auto-advance",
+            Self::Pause => "pause/resume",
+            Self::Rollback => "rollback",
+            Self::EditPlan => "plan edits",
+        }
+    }
+
     /// The API permissions the operation needs.
     pub fn needs(self) -> &'static [Permission] {
         const DELETE_PODS: Permission = Permission {
@@ -135,6 +146,34 @@ impl Permissions {
     }
 }
 
+impl Permissions {
+    /// What the server denies and which operations that disables, in one
+    /// line (`you may not delete pods in namespace kube-system — advance,
+    /// auto-advance, rollback disabled`); `None` when nothing is denied.
+    pub fn denied_summary(&self) -> Option<String> {
+        let denied: Vec<String> = self
+            .answers
+            .iter()
+            .filter(|(_, access)| matches!(access, Access::Denied(_)))
+            .map(|(permission, _)| permission.describe())
+            .collect();
+        if denied.is_empty() {
+            return None;
+        }
+        let disabled: Vec<&str> = Operation::ALL
+            .iter()
+            .filter(|op| self.allows(**op).is_err())
+            .map(|op| op.word())
+            .collect();
+        Some(format!(
+            "you may not {} in namespace {} — {} disabled",
+            denied.join(" or "),
+            self.namespace,
+            disabled.join(", ")
+        ))
+    }
+}
+
 /// Asks the server about every permission the operations need.
 pub async fn check(client: &kube::Client, namespace: &str) -> Permissions {
     let mut wanted: Vec<Permission> = Operation::ALL
@@ -217,6 +256,12 @@ mod tests {
             permissions.allows(Operation::Advance).unwrap_err(),
             "not allowed to delete pods in namespace kube-system: no RBAC policy matched"
         );
+        assert_eq!(
+            permissions.denied_summary().as_deref(),
+            Some(
+                "you may not delete pods in namespace kube-system — advance, auto-advance, rollback disabled"
+            )
+        );
     }
 
     #[test]
@@ -224,6 +269,7 @@ mod tests {
         let answers = [(DELETE_PODS, Access::Unknown("timeout".into()))].into();
         let permissions = Permissions::from_answers("ns", answers);
         assert!(permissions.allows(Operation::Advance).is_ok());
+        assert_eq!(permissions.denied_summary(), None);
         assert_eq!(PATCH_DS.describe(), "patch daemonsets.apps");
     }
 }

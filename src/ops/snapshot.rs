@@ -2,14 +2,18 @@
 //! from: its nodes, its pods (only those it controls), its ControllerRevisions
 //! and the durable rollout state; loaded by listing (one-shot commands) or
 //! copied out of the console's watch cache. Derives the engine's coverage rows
-//! and rollout plan from it; decides nothing itself.
+//! and rollout plan from it; decides nothing itself. Kinds the user may not
+//! read (403) are recorded, not fatal: without nodes, the rows come from the
+//! pods' node names with eligibility unknown.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kube::api::{Api, ListParams};
 
+use crate::cluster::access::NODES_UNREADABLE;
 use crate::cluster::cache::Cache;
-use crate::engine::coverage::{NodeCoverage, Totals, node_coverage};
+use crate::cluster::status::StreamKind;
+use crate::engine::coverage::{NodeCoverage, Totals, node_coverage, unreadable_node_coverage};
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{PlanOptions, RolloutPlan, plan_rollout};
@@ -67,6 +71,8 @@ pub struct Snapshot {
     pub pods: Vec<Pod>,
     /// Its ControllerRevisions (others are ignored by the index).
     pub revisions: Vec<ControllerRevision>,
+    /// The kinds the user may not read (403): their lists are empty.
+    pub forbidden: BTreeSet<StreamKind>,
 }
 
 impl Snapshot {
@@ -79,11 +85,12 @@ impl Snapshot {
             .map_err(|e| from_kube(&e, &attempt("get", "daemonsets.apps", &target.key())))?;
         let labels = selector_labels(&ds)?;
         let params = ListParams::default().labels(&labels);
+        let mut forbidden = BTreeSet::new();
         let nodes = Api::<Node>::all(client.clone())
             .list(&ListParams::default())
-            .await
-            .map_err(|e| from_kube(&e, &attempt("list", "nodes", "")))?
-            .items;
+            .await;
+        let nodes = unless_forbidden(nodes, StreamKind::Nodes, &mut forbidden)
+            .map_err(|e| from_kube(&e, &attempt("list", "nodes", "")))?;
         let pods = Api::<Pod>::namespaced(client.clone(), ns)
             .list(&params)
             .await
@@ -91,22 +98,35 @@ impl Snapshot {
             .items;
         let revisions = Api::<ControllerRevision>::namespaced(client.clone(), ns)
             .list(&params)
-            .await
-            .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?
-            .items;
-        Ok(Self::new(ds, nodes, pods, revisions))
+            .await;
+        let revisions = unless_forbidden(revisions, StreamKind::Revisions, &mut forbidden)
+            .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?;
+        Ok(Self::new(ds, nodes, pods, revisions).with_forbidden(forbidden))
+    }
+
+    /// Records the kinds the user may not read (their lists are empty).
+    #[must_use]
+    pub fn with_forbidden(mut self, forbidden: BTreeSet<StreamKind>) -> Self {
+        self.forbidden = forbidden;
+        self
+    }
+
+    /// Whether the nodes could not be read (rows come from the pods).
+    pub fn nodes_unreadable(&self) -> bool {
+        self.forbidden.contains(&StreamKind::Nodes)
     }
 
     /// Copies the target out of the console's watch cache; `None` until the
     /// DaemonSet has been seen.
     pub fn from_cache(cache: &Cache, target: &Target) -> Option<Self> {
         let ds = cache.daemonset(&target.key())?.clone();
-        Some(Self::new(
+        let snapshot = Self::new(
             ds,
             cache.nodes().cloned().collect(),
             cache.pods().cloned().collect(),
             cache.revisions().cloned().collect(),
-        ))
+        );
+        Some(snapshot.with_forbidden(cache.forbidden_kinds().into_iter().collect()))
     }
 
     /// Builds a snapshot, keeping only the pods the DaemonSet controls.
@@ -125,6 +145,7 @@ impl Snapshot {
             nodes,
             pods,
             revisions,
+            forbidden: BTreeSet::new(),
         }
     }
 
@@ -167,8 +188,12 @@ impl Snapshot {
         RevisionIndex::new(&self.ds, &self.revisions)
     }
 
-    /// One coverage row per node, in node-name order.
+    /// One coverage row per node, in node-name order; when the nodes cannot
+    /// be read, one per node a pod is bound to, eligibility unknown.
     pub fn rows(&self, index: &RevisionIndex, now: jiff::Timestamp) -> Vec<NodeCoverage> {
+        if self.nodes_unreadable() {
+            return unreadable_node_coverage(&self.ds, &self.pods, index, now, NODES_UNREADABLE);
+        }
         let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
         for pod in &self.pods {
             if let Some(node) = pod.node_name() {
@@ -246,6 +271,23 @@ pub fn selector_labels(ds: &DaemonSet) -> Result<String, OpsError> {
     kube::core::Selector::try_from(selector)
         .map(|s| s.to_string())
         .map_err(|e| OpsError::Invalid(format!("the DaemonSet's selector cannot be used: {e}")))
+}
+
+/// A list's items; a 403 records `kind` as forbidden and gives an empty list.
+fn unless_forbidden<K: Clone>(
+    listed: Result<kube::api::ObjectList<K>, kube::Error>,
+    kind: StreamKind,
+    forbidden: &mut BTreeSet<StreamKind>,
+) -> Result<Vec<K>, kube::Error> {
+    match listed {
+        Ok(list) => Ok(list.items),
+        Err(kube::Error::Api(status)) if status.code == 403 => {
+            tracing::info!(kind = kind.label(), "forbidden: going without it");
+            forbidden.insert(kind);
+            Ok(Vec::new())
+        }
+        Err(error) => Err(error),
+    }
 }
 
 fn attempt(verb: &'static str, resource: &'static str, name: &str) -> Attempt {

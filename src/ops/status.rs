@@ -60,6 +60,9 @@ pub struct StatusReport {
     /// Malformed `rollcall.dev/...` annotations that were ignored.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What the user's rights keep out of this report (kinds the server
+    /// forbids), each with what is missing because of it; empty when none.
+    pub limitations: Vec<String>,
 }
 
 /// One node.
@@ -72,8 +75,12 @@ pub struct StatusReport {
 pub struct NodeStatus {
     /// Node name.
     pub name: String,
-    /// Whether a daemon pod should run here.
+    /// Whether a daemon pod should run here (`true` when unknown: the node
+    /// could not be read and runs a daemon pod; see `eligibility`).
     pub eligible: bool,
+    /// The one eligibility word: `yes`, `keep`, `no`, or `unknown` (the node
+    /// could not be read).
+    pub eligibility: crate::engine::vocabulary::Eligibility,
     /// Whether a running daemon pod may stay.
     pub should_continue_running: bool,
     /// Why not eligible, in words.
@@ -145,6 +152,10 @@ impl StatusReport {
                 NodeStatus {
                     name: row.node.clone(),
                     eligible: row.verdict.should_run,
+                    eligibility: crate::engine::vocabulary::Eligibility::of(
+                        &row.verdict,
+                        pod.is_some(),
+                    ),
                     should_continue_running: row.verdict.should_continue_running,
                     reasons: row
                         .verdict
@@ -209,6 +220,7 @@ impl StatusReport {
                 .collect(),
             rollout: state,
             warnings: snapshot.state_warnings(),
+            limitations: crate::cluster::access::limitations(snapshot.forbidden.iter().copied()),
             summary: Summary::default(),
         };
         report.summary = Summary::build(&report);
@@ -240,6 +252,9 @@ impl StatusReport {
         let _ = writeln!(out, "state {}{}", self.state, self.state_detail());
         for warning in &self.warnings {
             let _ = writeln!(out, "warning: {warning}");
+        }
+        for limitation in &self.limitations {
+            let _ = writeln!(out, "view limited: {limitation}");
         }
         let _ = writeln!(
             out,

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::engine::vocabulary::Eligibility;
 use crate::ops::status::{NodeStatus, StatusReport};
 
 /// How many node names a problem line lists before "+N more".
@@ -27,6 +28,8 @@ pub struct Summary {
     pub keep: usize,
     /// Nodes where no daemon pod belongs (`no`).
     pub not_eligible: usize,
+    /// Nodes that could not be read (`unknown`): only known from their pod.
+    pub unknown: usize,
     /// Nodes per revision of their pod, newest first; `revision: null` counts
     /// eligible nodes without a pod.
     pub revisions: Vec<RevisionCount>,
@@ -60,18 +63,10 @@ pub struct Problem {
     pub nodes: Vec<String>,
 }
 
-/// The eligibility word for a node, the same as the console's: `yes` (a pod
-/// should run), `keep` (no new pod, but the running one stays), `no`.
+/// The eligibility word for a node, the same as the console's (the one
+/// vocabulary, [`crate::engine::vocabulary::Eligibility`]).
 pub fn eligibility_word(node: &NodeStatus) -> &'static str {
-    match (
-        node.eligible,
-        node.should_continue_running,
-        node.pod.is_some(),
-    ) {
-        (true, _, _) => "yes",
-        (false, true, true) => "keep",
-        (false, _, _) => "no",
-    }
+    node.eligibility.word()
 }
 
 /// The node's problem, if it has one.
@@ -103,10 +98,11 @@ impl Summary {
         }
         let mut problems: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for node in &report.nodes {
-            match eligibility_word(node) {
-                "yes" => summary.eligible += 1,
-                "keep" => summary.keep += 1,
-                _ => summary.not_eligible += 1,
+            match node.eligibility {
+                Eligibility::Yes => summary.eligible += 1,
+                Eligibility::Keep => summary.keep += 1,
+                Eligibility::No => summary.not_eligible += 1,
+                Eligibility::Unknown => summary.unknown += 1,
             }
             if node.pod.is_some() {
                 *revisions.entry(node.revision).or_default() += 1;
@@ -148,6 +144,9 @@ impl Summary {
             "nodes {}: eligible yes {}, keep {}, no {}",
             self.nodes, self.eligible, self.keep, self.not_eligible
         );
+        if self.unknown > 0 {
+            let _ = write!(out, ", unknown {}", self.unknown);
+        }
         let _ = writeln!(
             out,
             " · pods ready {}, not ready {}",

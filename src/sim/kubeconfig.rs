@@ -2,9 +2,12 @@
 //! one cluster with the CA inline and one context per way in — `rollcall-sim`
 //! (admin bearer token), `rollcall-sim-cert` (client certificate, EC key),
 //! `rollcall-sim-exec` (exec credential plugin: this binary's hidden
-//! `sim-credential` command) and `rollcall-sim-viewer` (read-only user of one
-//! namespace). Rendering, and writing it safely: created 0600 in one step,
-//! never through a symlink.
+//! `sim-credential` command), `rollcall-sim-viewer` (read-only user of one
+//! namespace), `rollcall-sim-tokenfile` (the admin token read from a
+//! `tokenFile` beside the kubeconfig) and `rollcall-sim-tls-name` (a second
+//! cluster entry reaching the server by IP and verifying its certificate by
+//! `tls-server-name`, as through a bastion or tunnel). Rendering, and writing
+//! it safely: created 0600 in one step, never through a symlink.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -20,6 +23,31 @@ pub const CERT_CONTEXT: &str = "rollcall-sim-cert";
 pub const EXEC_CONTEXT: &str = "rollcall-sim-exec";
 /// The namespace-scoped viewer context.
 pub const VIEWER_CONTEXT: &str = "rollcall-sim-viewer";
+/// The context whose user reads the admin token from a `tokenFile`.
+pub const TOKEN_FILE_CONTEXT: &str = "rollcall-sim-tokenfile";
+/// The context (and cluster entry) that names the server by `tls-server-name`.
+pub const TLS_NAME_CONTEXT: &str = "rollcall-sim-tls-name";
+/// The name the server certificate also carries (a DNS SAN), for `tls-server-name`.
+pub const TLS_SERVER_NAME: &str = "rollcall-sim.internal";
+
+/// Where the token file of a kubeconfig at `kubeconfig` goes: beside it, named after it.
+pub fn token_file_path(kubeconfig: &Path) -> PathBuf {
+    let name = kubeconfig
+        .file_name()
+        .map_or_else(|| "kubeconfig".into(), |n| n.to_string_lossy().into_owned());
+    kubeconfig.with_file_name(format!("{name}.token"))
+}
+
+/// Removes a kubeconfig this process wrote and its token file (missing is fine).
+pub fn remove(kubeconfig: &Path) {
+    for path in [kubeconfig.to_path_buf(), token_file_path(kubeconfig)] {
+        if let Err(err) = std::fs::remove_file(&path)
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %path.display(), %err, "cannot remove a file written for kubectl");
+        }
+    }
+}
 
 /// Everything a kubeconfig for the embedded cluster names.
 #[derive(Clone, Debug, Default)]
@@ -36,6 +64,10 @@ pub struct KubeconfigParts {
     pub exec: Option<(String, Vec<String>)>,
     /// The viewer's token and namespace.
     pub viewer: Option<(String, String)>,
+    /// The file holding the admin token (absolute), when one was written.
+    pub token_file: Option<PathBuf>,
+    /// The certificate name for the `tls-server-name` cluster entry.
+    pub tls_server_name: Option<String>,
 }
 
 fn b64(text: &str) -> String {
@@ -53,7 +85,8 @@ pub fn render(parts: &KubeconfigParts) -> String {
         "- name: {CONTEXT_NAME}\n  user:\n    token: {}\n",
         quoted(&parts.admin_token)
     );
-    let mut contexts = vec![(CONTEXT_NAME, "default".to_owned())];
+    // (context and user, cluster, namespace)
+    let mut contexts = vec![(CONTEXT_NAME, CONTEXT_NAME, "default".to_owned())];
     if let Some((cert, key)) = &parts.client_cert {
         let _ = write!(
             users,
@@ -61,7 +94,7 @@ pub fn render(parts: &KubeconfigParts) -> String {
             b64(cert),
             b64(key)
         );
-        contexts.push((CERT_CONTEXT, "default".to_owned()));
+        contexts.push((CERT_CONTEXT, CONTEXT_NAME, "default".to_owned()));
     }
     if let Some((command, args)) = &parts.exec {
         let args: Vec<String> = args.iter().map(|a| quoted(a)).collect();
@@ -71,7 +104,7 @@ pub fn render(parts: &KubeconfigParts) -> String {
             quoted(command),
             args.join(", ")
         );
-        contexts.push((EXEC_CONTEXT, "default".to_owned()));
+        contexts.push((EXEC_CONTEXT, CONTEXT_NAME, "default".to_owned()));
     }
     if let Some((token, namespace)) = &parts.viewer {
         let _ = write!(
@@ -79,21 +112,48 @@ pub fn render(parts: &KubeconfigParts) -> String {
             "- name: {VIEWER_CONTEXT}\n  user:\n    token: {}\n",
             quoted(token)
         );
-        contexts.push((VIEWER_CONTEXT, namespace.clone()));
+        contexts.push((VIEWER_CONTEXT, CONTEXT_NAME, namespace.clone()));
+    }
+    if let Some(path) = &parts.token_file {
+        let _ = write!(
+            users,
+            "- name: {TOKEN_FILE_CONTEXT}\n  user:\n    tokenFile: {}\n",
+            quoted(&path.to_string_lossy())
+        );
+        contexts.push((TOKEN_FILE_CONTEXT, CONTEXT_NAME, "default".to_owned()));
+    }
+    let cluster = |name: &str, extra: &str| {
+        format!(
+            "- name: {name}\n  cluster:\n    server: {}\n    certificate-authority-data: {}\n{extra}",
+            quoted(&parts.server),
+            b64(&parts.ca_pem)
+        )
+    };
+    let mut clusters = cluster(CONTEXT_NAME, "");
+    if let Some(name) = &parts.tls_server_name {
+        clusters.push_str(&cluster(
+            TLS_NAME_CONTEXT,
+            &format!("    tls-server-name: {}\n", quoted(name)),
+        ));
+        contexts.push((TLS_NAME_CONTEXT, TLS_NAME_CONTEXT, "default".to_owned()));
     }
     let mut context_text = String::new();
-    for (name, namespace) in &contexts {
+    for (name, cluster, namespace) in &contexts {
+        // The tls-server-name context is the admin reaching the server another way.
+        let user = if *name == TLS_NAME_CONTEXT {
+            CONTEXT_NAME
+        } else {
+            name
+        };
         let _ = write!(
             context_text,
-            "- name: {name}\n  context:\n    cluster: {CONTEXT_NAME}\n    user: {name}\n    namespace: {}\n",
+            "- name: {name}\n  context:\n    cluster: {cluster}\n    user: {user}\n    namespace: {}\n",
             quoted(namespace)
         );
     }
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: {CONTEXT_NAME}\n  cluster:\n    server: {}\n    certificate-authority-data: {}\n\
-         users:\n{users}contexts:\n{context_text}current-context: {CONTEXT_NAME}\npreferences: {{}}\n",
-        quoted(&parts.server),
-        b64(&parts.ca_pem)
+        "apiVersion: v1\nkind: Config\nclusters:\n{clusters}\
+         users:\n{users}contexts:\n{context_text}current-context: {CONTEXT_NAME}\npreferences: {{}}\n"
     )
 }
 
@@ -152,6 +212,8 @@ mod tests {
             client_cert: Some(("CERT".into(), "KEY".into())),
             exec: Some(("/bin/rollcall".into(), vec!["sim-credential".into()])),
             viewer: Some(("view".into(), "kube-system".into())),
+            token_file: Some("/tmp/kc.token".into()),
+            tls_server_name: Some(TLS_SERVER_NAME.into()),
         }
     }
 
@@ -180,6 +242,18 @@ mod tests {
         assert_eq!(parsed["users"][3]["user"]["token"], "view");
         assert_eq!(parsed["contexts"][3]["name"], VIEWER_CONTEXT);
         assert_eq!(parsed["contexts"][3]["context"]["namespace"], "kube-system");
+        assert_eq!(parsed["users"][4]["user"]["tokenFile"], "/tmp/kc.token");
+        assert_eq!(parsed["contexts"][4]["name"], TOKEN_FILE_CONTEXT);
+        assert_eq!(parsed["clusters"][1]["name"], TLS_NAME_CONTEXT);
+        assert_eq!(
+            parsed["clusters"][1]["cluster"]["tls-server-name"],
+            TLS_SERVER_NAME
+        );
+        assert_eq!(
+            parsed["contexts"][5]["context"]["cluster"],
+            TLS_NAME_CONTEXT
+        );
+        assert_eq!(parsed["contexts"][5]["context"]["user"], CONTEXT_NAME);
         assert_eq!(parsed["current-context"], CONTEXT_NAME);
     }
 

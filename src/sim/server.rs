@@ -216,6 +216,8 @@ impl ServerHandle {
                 self.credentials.viewer_token.clone(),
                 self.viewer_namespace.clone(),
             )),
+            token_file: None,
+            tls_server_name: Some(kubeconfig::TLS_SERVER_NAME.to_owned()),
         }
     }
 
@@ -224,9 +226,18 @@ impl ServerHandle {
         kubeconfig::render(&self.kubeconfig_parts())
     }
 
-    /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (created 0600, never through a symlink).
+    /// Writes [`ServerHandle::kubeconfig_yaml`] to `path` (created 0600, never
+    /// through a symlink), plus the `tokenFile` context, whose file (the admin
+    /// token, same care) goes beside it; [`kubeconfig::remove`] removes both.
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
-        kubeconfig::write(path, &self.kubeconfig_yaml())
+        let token_file = std::path::absolute(kubeconfig::token_file_path(path))?;
+        let parts = KubeconfigParts {
+            token_file: Some(token_file.clone()),
+            ..self.kubeconfig_parts()
+        };
+        // The kubeconfig first: a symlink there is refused before anything is written.
+        kubeconfig::write(path, &kubeconfig::render(&parts))?;
+        kubeconfig::write(&token_file, &self.token).inspect_err(|_| kubeconfig::remove(path))
     }
 
     /// An in-memory client configuration trusting the CA, with the token, so

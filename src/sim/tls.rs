@@ -64,7 +64,11 @@ pub fn generate(extra_names: &[String]) -> Result<TlsMaterial, TlsError> {
     let ca_cert = ca_params.self_signed(&ca_key)?;
     let issuer = Issuer::new(ca_params, ca_key);
 
-    let mut names = vec!["127.0.0.1".to_owned(), "localhost".to_owned()];
+    let mut names = vec![
+        "127.0.0.1".to_owned(),
+        "localhost".to_owned(),
+        super::kubeconfig::TLS_SERVER_NAME.to_owned(),
+    ];
     names.extend(extra_names.iter().filter(|n| !n.is_empty()).cloned());
     names.dedup();
     let mut server_params = CertificateParams::new(names)?;

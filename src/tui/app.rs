@@ -172,6 +172,7 @@ impl App {
             view.hints = super::keymap::hints(super::keymap::Context::Logs);
         }
         let body = self.body_area();
+        super::access::decorate(&mut view, self.ops.permissions.as_ref(), body.width);
         if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {
             let dialog = modal.view();
             let width = pane::overlay_inner_width(Overlay::Dialog, body.width);

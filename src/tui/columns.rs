@@ -85,7 +85,7 @@ const fn column(
 pub const COLUMNS: &[Column] = &[
     column(ColumnId::Mark, "", 2, 2, 0, 0),
     Column { cut: Cut::Start, ..column(ColumnId::Node, "NODE", 16, 48, 0, 4) },
-    column(ColumnId::Eligible, "ELIG", 4, 4, 0, 0),
+    column(ColumnId::Eligible, "ELIG", 4, 7, 0, 0),
     column(ColumnId::Pod, "POD", 10, 48, 7, 8),
     column(ColumnId::Revision, "REV", 6, 10, 0, 1),
     column(ColumnId::Status, "STATUS", 8, 32, 0, 2),

@@ -139,17 +139,7 @@ pub fn event(
 
 /// The cache mid-rollout, every stream listed.
 pub fn mid_rollout() -> Cache {
-    let mut cache = Cache::new();
-    for kind in [
-        StreamKind::Nodes,
-        StreamKind::NodeEvents,
-        StreamKind::DaemonSets,
-        StreamKind::Pods,
-        StreamKind::Revisions,
-        StreamKind::PodEvents,
-    ] {
-        cache.stream_started(kind);
-    }
+    let mut cache = started();
     let v1 = daemonset("registry.example/agent:v1").on_delete().build();
     let v2 = agent_v2();
     list(&mut cache, WatchUpdate::Node, nodes());
@@ -184,6 +174,22 @@ pub fn mid_rollout() -> Cache {
             3300,
         )],
     );
+    cache
+}
+
+/// An empty cache with every stream of a focused console started.
+pub fn started() -> Cache {
+    let mut cache = Cache::new();
+    for kind in [
+        StreamKind::Nodes,
+        StreamKind::NodeEvents,
+        StreamKind::DaemonSets,
+        StreamKind::Pods,
+        StreamKind::Revisions,
+        StreamKind::PodEvents,
+    ] {
+        cache.stream_started(kind);
+    }
     cache
 }
 

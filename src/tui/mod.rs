@@ -2,6 +2,7 @@
 //! Never imports `sim`; never blocks on I/O: it reads the cluster cache and
 //! turns keys into actions; the event loop runs the effects.
 
+pub mod access;
 pub mod app;
 mod auto_form;
 pub mod columns;
@@ -26,6 +27,8 @@ pub mod terminal;
 pub mod view_model;
 pub mod widgets;
 
+#[cfg(test)]
+mod access_tests;
 #[cfg(test)]
 mod app_tests;
 #[cfg(test)]

@@ -7,7 +7,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::index::natural_key;
 use crate::cluster::cache::{Cache, Changes};
-use crate::engine::coverage::{NodeCoverage, PodCoverage, node_coverage};
+use crate::cluster::status::StreamKind;
+use crate::engine::coverage::{NodeCoverage, PodCoverage, named_coverage, node_coverage};
+use crate::engine::eligibility::NodeVerdict;
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::model::{ControllerRevision, DaemonSet, Event, Node};
@@ -130,14 +132,7 @@ impl NodeRow {
         let mut pods = cache.pods_on(node.name());
         pods.retain(|pod| is_controlled_by(pod, ds));
         let coverage = node_coverage(node, ds, &pods, revisions, now);
-        let pod_events = pods
-            .iter()
-            .flat_map(|p| cache.pod_events(&format!("{}/{}", p.namespace(), p.name())));
-        let node_events = cache.node_events(node.name());
-        let event = pod_events
-            .chain(node_events)
-            .max_by_key(|e| e.last_seen())
-            .map(summarize_event);
+        let event = latest_event(cache, node.name(), &pods);
         Self {
             state: classify(&coverage),
             node_ready: node.condition("Ready").map(|c| c.status == "True"),
@@ -149,6 +144,46 @@ impl NodeRow {
             coverage,
         }
     }
+
+    /// The row of a node the user may not read (nodes are forbidden), known
+    /// only from the daemon pods bound to it: eligibility unknown, no node
+    /// state. `None` when no pod of the DaemonSet is bound there.
+    pub fn compute_unreadable(
+        node: &str,
+        ds: &DaemonSet,
+        revisions: &RevisionIndex,
+        cache: &Cache,
+        now: jiff::Timestamp,
+    ) -> Option<Self> {
+        let mut pods = cache.pods_on(node);
+        pods.retain(|pod| is_controlled_by(pod, ds));
+        if pods.is_empty() {
+            return None;
+        }
+        let verdict = NodeVerdict::unknown(crate::cluster::access::NODES_UNREADABLE);
+        let coverage = named_coverage(node, verdict, ds, &pods, revisions, now);
+        Some(Self {
+            state: classify(&coverage),
+            node_ready: None,
+            cordoned: false,
+            taints: Vec::new(),
+            pool: None,
+            zone: None,
+            event: latest_event(cache, node, &pods),
+            coverage,
+        })
+    }
+}
+
+/// The latest event about the node or one of its daemon pods.
+fn latest_event(cache: &Cache, node: &str, pods: &[&crate::model::Pod]) -> Option<EventSummary> {
+    let pod_events = pods
+        .iter()
+        .flat_map(|p| cache.pod_events(&format!("{}/{}", p.namespace(), p.name())));
+    pod_events
+        .chain(cache.node_events(node))
+        .max_by_key(|e| e.last_seen())
+        .map(summarize_event)
 }
 
 /// `key=value:Effect` (or `key:Effect`), as kubectl writes a taint.
@@ -314,15 +349,25 @@ impl RowCache {
         if retarget || changes.all_nodes || self.revisions.is_none() {
             let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
             let index = RevisionIndex::new(ds, &revisions);
-            self.rows = cache
-                .nodes()
-                .map(|n| {
-                    (
-                        n.name().to_owned(),
-                        NodeRow::compute(n, ds, &index, cache, now),
-                    )
-                })
-                .collect();
+            self.rows = if cache.forbidden(StreamKind::Nodes) {
+                cache
+                    .pod_node_names()
+                    .filter_map(|name| {
+                        NodeRow::compute_unreadable(name, ds, &index, cache, now)
+                            .map(|row| (name.to_owned(), row))
+                    })
+                    .collect()
+            } else {
+                cache
+                    .nodes()
+                    .map(|n| {
+                        (
+                            n.name().to_owned(),
+                            NodeRow::compute(n, ds, &index, cache, now),
+                        )
+                    })
+                    .collect()
+            };
             self.revisions = Some(index);
             self.target = target.map(str::to_owned);
             return RowChanges {
@@ -344,21 +389,24 @@ impl RowCache {
         let Some(index) = self.revisions.as_ref() else {
             return out;
         };
+        let unreadable = cache.forbidden(StreamKind::Nodes);
         for name in nodes {
-            match cache.node(name) {
-                Some(node) => {
-                    let row = NodeRow::compute(node, ds, index, cache, now);
-                    match self.rows.insert(name.clone(), row) {
-                        None => out.membership = true,
-                        Some(old) => {
-                            let new = self.rows.get(name);
-                            if Some(&old) != new {
-                                out.nodes.insert(name.clone());
-                                out.reorder |= new.is_none_or(|n| n.order_key() != old.order_key());
-                            }
+            let row = match cache.node(name) {
+                Some(node) => Some(NodeRow::compute(node, ds, index, cache, now)),
+                None if unreadable => NodeRow::compute_unreadable(name, ds, index, cache, now),
+                None => None,
+            };
+            match row {
+                Some(row) => match self.rows.insert(name.clone(), row) {
+                    None => out.membership = true,
+                    Some(old) => {
+                        let new = self.rows.get(name);
+                        if Some(&old) != new {
+                            out.nodes.insert(name.clone());
+                            out.reorder |= new.is_none_or(|n| n.order_key() != old.order_key());
                         }
                     }
-                }
+                },
                 None => {
                     if self.rows.remove(name).is_some() {
                         out.membership = true;

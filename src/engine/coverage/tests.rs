@@ -342,3 +342,40 @@ proptest! {
         prop_assert!(t.desired + t.misscheduled <= i32::try_from(rows.len()).unwrap_or(i32::MAX));
     }
 }
+
+/// Without the right to read nodes, the rows come from the pods: one per node
+/// a controlled pod is bound to, eligibility unknown; the totals count those
+/// nodes as desired (neither misscheduled nor missing a pod) and the plan
+/// advances their old pods instead of skipping them as not Ready.
+#[test]
+fn unreadable_nodes_are_rows_from_pods_with_unknown_eligibility() {
+    use crate::engine::rollout::{PlanOptions, plan_rollout};
+    use crate::engine::vocabulary::Eligibility;
+    let ds = daemonset("agent:2").on_delete().build();
+    let pods = vec![
+        pod("b-new", "n2", "new").ready_since(0).build(),
+        pod("a-old", "n1", "old").ready_since(0).build(),
+        pod("foreign", "n3", "old").owners(vec![]).build(),
+        pod("unbound", "", "new").build(),
+    ];
+    let why = "cannot read nodes (forbidden)";
+    let rows = unreadable_node_coverage(&ds, &pods, &index(&ds), at(100), why);
+    let names: Vec<&str> = rows.iter().map(|r| r.node.as_str()).collect();
+    assert_eq!(names, ["n1", "n2"]);
+    for row in &rows {
+        assert_eq!(Eligibility::of(&row.verdict, true), Eligibility::Unknown);
+        assert_eq!(row.verdict.headline(), Some(why));
+    }
+    assert_eq!(Totals::from_rows(&rows), totals(2, 2, 1, 2, 2, 0));
+    let plan = plan_rollout(&rows, &[], &PlanOptions::default());
+    let planned: Vec<&str> = plan.steps.iter().map(|s| s.node.as_str()).collect();
+    assert_eq!(planned, ["n1"]);
+    assert!(
+        plan.skipped
+            .iter()
+            .all(|s| s.node == "n2"
+                && s.reason == crate::engine::rollout::SkipReason::AlreadyUpdated),
+        "{:?}",
+        plan.skipped
+    );
+}

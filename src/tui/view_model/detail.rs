@@ -19,7 +19,13 @@ pub type DetailVm = super::pane::TextPane;
 pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     let node_name = input.ui.selected_node.as_deref().unwrap_or_default();
     let title = super::super::sanitize::sanitize(node_name).into_owned();
-    let (Some(node), Some(row)) = (input.cache.node(node_name), input.rows.get(node_name)) else {
+    let node = input.cache.node(node_name);
+    // A node the user may not read has a row (from its pod) but no object.
+    let Some(row) = input
+        .rows
+        .get(node_name)
+        .filter(|row| node.is_some() || row.coverage.verdict.is_unknown())
+    else {
         return DetailVm {
             title: format!(" node {title} "),
             lines: vec![vec![Cell::new("node is gone", Tone::Dim)]],
@@ -28,7 +34,9 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     };
     let mut lines = Vec::new();
     eligibility(&mut lines, row);
-    taints(&mut lines, node, ds);
+    if let Some(node) = node {
+        taints(&mut lines, node, ds);
+    }
     pods(&mut lines, row, &input.cache.pods_on(node_name), input.now);
     failures(
         &mut lines,
@@ -36,8 +44,10 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
         &input.cache.pods_on(node_name),
         input.now,
     );
-    conditions(&mut lines, node, input.now);
-    labels(&mut lines, node);
+    if let Some(node) = node {
+        conditions(&mut lines, node, input.now);
+        labels(&mut lines, node);
+    }
     let mut events: Vec<&Event> = input
         .cache
         .pods_on(node_name)
@@ -72,7 +82,7 @@ fn eligibility(lines: &mut Vec<Vec<Cell>>, row: &NodeRow) {
     let eligibility = Eligibility::of(verdict, row.pod().is_some());
     let tone = match eligibility {
         Eligibility::Yes => Tone::Normal,
-        Eligibility::Keep => Tone::Warn,
+        Eligibility::Keep | Eligibility::Unknown => Tone::Warn,
         Eligibility::No => Tone::Dim,
     };
     lines.push(vec![

@@ -332,7 +332,7 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
             let eligibility = Eligibility::of(verdict, pod.is_some());
             let tone = match eligibility {
                 Eligibility::Yes => Tone::Normal,
-                Eligibility::Keep => Tone::Warn,
+                Eligibility::Keep | Eligibility::Unknown => Tone::Warn,
                 Eligibility::No => Tone::Dim,
             };
             Cell::new(eligibility.word(), tone)
@@ -374,11 +374,9 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
             Tone::Dim,
         ),
         ColumnId::Why => {
-            if let Some(reason) = verdict
-                .reasons
-                .first()
-                .filter(|_| !verdict.should_run || !verdict.should_continue_running)
-            {
+            if let Some(reason) = verdict.reasons.first().filter(|_| {
+                !verdict.should_run || !verdict.should_continue_running || verdict.is_unknown()
+            }) {
                 Cell::new(
                     &reason.message,
                     if row.state == RowState::Misscheduled {
@@ -453,6 +451,10 @@ fn status_cell(row: &NodeRow) -> Cell {
 }
 
 fn node_state_cell(row: &NodeRow) -> Cell {
+    if row.coverage.verdict.is_unknown() {
+        // The node could not be read: nothing is known about it.
+        return Cell::new("?", Tone::Dim);
+    }
     let ready = match row.node_ready {
         Some(true) => "Ready",
         Some(false) => "NotReady",

@@ -34,6 +34,10 @@ pub struct HeaderVm {
     pub state: Cell,
     /// `managed by Argo CD app <name>`, when a tool owns the spec.
     pub owner: Option<Cell>,
+    /// What this user's rights keep out of the view and the rollout keys
+    /// they disable, most important first (`view limited: cannot list nodes
+    /// (forbidden) — …`); drawn on one line, joined with ` · `.
+    pub limits: Vec<Cell>,
 }
 
 /// Builds the header from the DaemonSet and its revision index.
@@ -96,7 +100,21 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, blocker: Blocker, now: jiff::Times
         state: rollout_state(ds, blocker, now),
         owner: crate::engine::owner::spec_owner(&ds.metadata)
             .map(|o| Cell::new(&format!("managed by {}", o.describe()), Tone::Accent)),
+        limits: Vec::new(),
     }
+}
+
+/// The limitations: every kind the server forbids this user, with what is
+/// missing from the view because of it, the first prefixed `view limited:`.
+pub fn limits(cache: &crate::cluster::cache::Cache) -> Vec<Cell> {
+    crate::cluster::access::limitations(cache.forbidden_kinds())
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let prefix = if i == 0 { "view limited: " } else { "" };
+            Cell::new(&format!("{prefix}{text}"), Tone::Warn)
+        })
+        .collect()
 }
 
 fn tone_if(condition: bool, tone: Tone) -> Tone {

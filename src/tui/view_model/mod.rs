@@ -158,9 +158,10 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         .and_then(|key| input.cache.daemonset(key));
     let blocker = ds.map(|ds| header::raw_blocker(ds, input.rows));
     let blocking = grid::blocking_nodes(blocker.as_ref());
-    let header = ds
-        .zip(blocker)
-        .map(|(ds, blocker)| header::build(ds, input.rows, blocker, input.now));
+    let header = ds.zip(blocker).map(|(ds, blocker)| HeaderVm {
+        limits: header::limits(input.cache),
+        ..header::build(ds, input.rows, blocker, input.now)
+    });
     ViewModel {
         title: title(input.info, ui.target.as_deref()),
         header,
@@ -219,7 +220,17 @@ fn required_streams(screen: Screen) -> &'static [StreamKind] {
 fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Body {
     let ui = input.ui;
     let streams = input.cache.streams();
-    let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
+    // A forbidden stream is settled: its data will never come, the header
+    // states the limitation and the view goes without it.
+    let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::settled);
+    // Without DaemonSets there is nothing to show, and nothing will come.
+    if input.cache.forbidden(StreamKind::DaemonSets) {
+        let limitation = crate::cluster::access::limitation(StreamKind::DaemonSets);
+        return Body::Empty(Cell::new(
+            &format!("view limited: {limitation}"),
+            Tone::Warn,
+        ));
+    }
     let missing_target = ui.target.as_deref().filter(|key| {
         ui.screen != Screen::Picker
             && synced(&StreamKind::DaemonSets)
@@ -318,6 +329,13 @@ fn status(input: &Inputs<'_>) -> StatusVm {
                     kind.label()
                 );
                 streams.push(Cell::new(&text, Tone::Bad));
+            }
+            // Not retried: the header says what the view goes without.
+            StreamState::Forbidden { .. } => {
+                streams.push(Cell::new(
+                    &format!("{}: forbidden", kind.label()),
+                    Tone::Warn,
+                ));
             }
         }
     }

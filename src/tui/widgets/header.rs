@@ -1,6 +1,7 @@
 //! The header: title line, then by priority the rollout state (wrapped, never
-//! cut while it fits in three lines), the DaemonSet summary, and the counts
-//! with the progress gauge.
+//! cut while it fits in three lines), what the user's rights keep out of the
+//! view (one line, when any), the DaemonSet summary, and the counts with the
+//! progress gauge.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -19,9 +20,11 @@ const BODY_LINES: usize = 3;
 /// The rollout state as drawn: `rollout: …`, wrapped to `width`; at most
 /// [`BODY_LINES`] lines, the last cut with `…` only if even that is too few.
 pub fn state_lines(header: &HeaderVm, width: u16) -> Vec<String> {
+    // The limitations line takes one of the body lines when present.
+    let most = BODY_LINES - usize::from(!header.limits.is_empty());
     let mut lines = wrap(&format!("rollout: {}", header.state.text), width);
-    if lines.len() > BODY_LINES {
-        let rest = lines.split_off(BODY_LINES - 1).join(" ");
+    if lines.len() > most {
+        let rest = lines.split_off(most - 1).join(" ");
         lines.push(fit(&rest, width, Cut::End));
     }
     lines
@@ -35,7 +38,8 @@ pub fn render(title: &[Cell], header: Option<&HeaderVm>, area: Rect, buf: &mut B
         return;
     };
     let state = state_lines(header, area.width);
-    let room = BODY_LINES - state.len().min(BODY_LINES);
+    let limits = &header.limits;
+    let room = BODY_LINES.saturating_sub(state.len() + usize::from(!limits.is_empty()));
     let mut at = rows[1..].iter();
     if room >= 1
         && let Some(row) = at.next()
@@ -64,6 +68,13 @@ pub fn render(title: &[Cell], header: Option<&HeaderVm>, area: Rect, buf: &mut B
     }
     for (text, row) in state.iter().zip(at.by_ref()) {
         Line::from(Span::styled(text.as_str(), style(header.state.tone))).render(*row, buf);
+    }
+    if let Some(first) = limits.first()
+        && let Some(row) = at.next()
+    {
+        let joined: Vec<&str> = limits.iter().map(|c| c.text.as_str()).collect();
+        let text = fit(&joined.join(" · "), row.width, Cut::End);
+        Line::from(Span::styled(text, style(first.tone))).render(*row, buf);
     }
     if room >= 2
         && let Some(row) = at.next()
