@@ -60,6 +60,44 @@ impl Tmux {
         assert!(status.success(), "send-keys {keys}");
     }
 
+    /// A tmux format (`#{alternate_on}`, `#{pane_pid}`, ...) evaluated for the pane.
+    pub fn display(&self, format: &str) -> String {
+        let output = self
+            .command()
+            .args(["display-message", "-p", "-t", "console", format])
+            .output()
+            .expect("tmux display-message runs");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// Whether the session still runs (its command has not exited).
+    pub fn running(&self) -> bool {
+        self.command()
+            .args(["has-session", "-t", "console"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// Presses `key` until `check` holds on the screen (at most `presses`
+    /// times), then waits for it as [`Tmux::wait_for`] does.
+    pub fn scroll_until(
+        &self,
+        key: &str,
+        presses: usize,
+        what: &str,
+        check: impl Fn(&str) -> bool,
+    ) {
+        for _ in 0..presses {
+            if check(&self.capture()) {
+                return;
+            }
+            self.send(key);
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        self.wait_for(what, check);
+    }
+
     /// Polls the screen until `check` holds; panics with the last screen after [`DEADLINE`].
     pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
@@ -74,6 +112,15 @@ impl Tmux {
             );
             std::thread::sleep(Duration::from_millis(250));
         }
+    }
+}
+
+/// Polls `check` until it holds; panics after [`DEADLINE`].
+pub fn wait_until(what: &str, check: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
