@@ -8,29 +8,11 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::tmux::Tmux;
+use common::kubectl;
+use common::tmux::start_demo;
 
 /// The recorded pause reason: longer than one 80-column line.
 const REASON: &str = "auto-advance stopped: node general-02 CrashLoopBackOff (container agent restarted 4 times during the 30s soak of batch 2)";
-
-fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) {
-    let output = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// The screen's lines joined with the box borders and line breaks removed,
 /// so wrapped text reads as one line.
@@ -48,15 +30,8 @@ fn the_tour_fits_in_80_by_24() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
     let cache = dir.path().join("kube-cache");
-    let command = format!(
-        "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
-        common::rollcall_bin().display(),
-        kubeconfig.display(),
-        dir.path().join("rollcall.log").display()
-    );
-    let tmux = Tmux::start("80x24", 80, 24, &command);
+    let (tmux, kubeconfig) = start_demo("80x24", dir.path(), 80, 24);
     tmux.wait_for("the grid", |s| {
         s.contains("general-01") && s.contains("? help")
     });

@@ -1,6 +1,7 @@
 //! A tmux server of a test's own (its own socket, killed on drop) running one
 //! session `console`, driven as a person would: send keys, read the screen.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -113,6 +114,27 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(250));
         }
     }
+}
+
+/// Starts `rollcall demo --scenario small` on kube-system/node-agent in a
+/// `width`×`height` session; its kubeconfig (returned) and log go into `dir`.
+pub fn start_demo(tag: &str, dir: &Path, width: u16, height: u16) -> (Tmux, PathBuf) {
+    let kubeconfig = dir.join("kubeconfig");
+    let command = format!(
+        "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
+        super::rollcall_bin().display(),
+        kubeconfig.display(),
+        dir.join("rollcall.log").display()
+    );
+    (Tmux::start(tag, width, height, &command), kubeconfig)
+}
+
+/// The screen line of a node's grid row (after the marks column: canary, problem).
+pub fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
+    screen.lines().find(|line| {
+        line.trim_start_matches([' ', '◆', '!', '×'])
+            .starts_with(&format!("{node} "))
+    })
 }
 
 /// Polls `check` until it holds; panics after [`DEADLINE`].
