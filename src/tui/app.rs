@@ -31,6 +31,15 @@ pub enum Effect {
     FetchLogs(super::logs::LogsRequest),
 }
 
+/// What a part of the console (the rollout keys, the logs overlay) did with an action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// Not its action: the console handles it as usual.
+    Passed,
+    /// Taken, with the effect for the event loop, if any.
+    Took(Option<Effect>),
+}
+
 /// The console's state: UI state plus the cached engine rows and grid order.
 pub struct App {
     /// UI state.
@@ -294,10 +303,10 @@ impl App {
             self.scroll_text(action, cache);
             return None;
         }
-        if let Some(effect) = self.ops_update(action, cache) {
+        if let Handled::Took(effect) = self.ops_update(action, cache) {
             return effect;
         }
-        if let Some(effect) = self.logs_update(action, cache) {
+        if let Handled::Took(effect) = self.logs_update(action, cache) {
             return effect;
         }
         match action {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::app::{App, Effect};
+use super::app::{App, Effect, Handled};
 use super::confirm::{Confirm, Intent, Modal};
 use super::keymap::{Action, Context};
 use crate::cluster::cache::Cache;
@@ -144,8 +144,8 @@ impl OpsConsole {
 }
 
 impl App {
-    /// Handles the rollout keys and dialog keys; `None` when `action` is not one.
-    pub fn ops_update(&mut self, action: Action, cache: &Cache) -> Option<Option<Effect>> {
+    /// Handles the rollout keys and dialog keys ([`Handled::Passed`] when `action` is not one).
+    pub fn ops_update(&mut self, action: Action, cache: &Cache) -> Handled {
         let result = match action {
             // Yes/no belong to the console's own confirmation unless a rollout dialog is open.
             Action::Confirm if self.ops.modal.is_some() => Ok(self.dialog_yes(cache)),
@@ -182,9 +182,9 @@ impl App {
             Action::ToggleAuto => self.toggle_auto(cache),
             Action::TogglePause => self.ask_pause(cache).map(|()| None),
             Action::Rollback => self.open_rollback(cache).map(|()| None),
-            _ => return None,
+            _ => return Handled::Passed,
         };
-        Some(result.unwrap_or_else(|message| {
+        Handled::Took(result.unwrap_or_else(|message| {
             self.ui.error(message);
             None
         }))
