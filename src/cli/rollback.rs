@@ -104,7 +104,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         )?;
         session.executor.run(&request).await?;
         // Nothing was patched in a dry run, so the node moves cannot be run; say which would follow.
-        let then = (snapshot.strategy_type() == "OnDelete" && !order.is_empty()).then(|| {
+        let then = (snapshot.update_strategy().is_on_delete() && !order.is_empty()).then(|| {
             format!(
                 "then, one node at a time (each Ready before the next), delete the pods on: {}",
                 order.join(", ")
@@ -117,7 +117,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             "{} rolled back to revision {}",
             session.target, rollback.to.number
         );
-        if snapshot.strategy_type() != "OnDelete" {
+        if !snapshot.update_strategy().is_on_delete() {
             return rolling_update_end(args, &follower, &patched, rollback.to.number).await;
         }
         step(

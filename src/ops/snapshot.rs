@@ -152,14 +152,9 @@ impl Snapshot {
         RolloutState::read(self.ds.metadata.annotations.as_ref()).1
     }
 
-    /// `spec.updateStrategy.type` (`RollingUpdate` when unset, the API default).
-    pub fn strategy_type(&self) -> &str {
-        self.ds
-            .spec
-            .as_ref()
-            .and_then(|s| s.update_strategy.as_ref())
-            .and_then(|u| u.type_.as_deref())
-            .unwrap_or("RollingUpdate")
+    /// The update strategy with the apps/v1 defaults (RollingUpdate when unset).
+    pub fn update_strategy(&self) -> crate::engine::rolling::UpdateStrategy {
+        crate::engine::rolling::update_strategy(&self.ds)
     }
 
     /// The revision index.

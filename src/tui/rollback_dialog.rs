@@ -119,7 +119,7 @@ impl App {
         }
         .touched(&self.ops.actor, jiff::Timestamp::now());
         let state = state_request(&snapshot, before, after, "rollback-state", None);
-        let order = if snapshot.strategy_type() == "OnDelete" {
+        let order = if snapshot.update_strategy().is_on_delete() {
             crate::ops::drive::rollback_nodes(&snapshot)
         } else {
             Vec::new()
