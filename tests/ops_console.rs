@@ -60,7 +60,9 @@ impl Console {
 
     /// Presses a key (as its action) and sends any writes it confirms.
     fn press(&mut self, action: Action) {
-        let effect = self.app.update(action, &self.watch.shared.lock());
+        let effect = self
+            .app
+            .update(action, &self.watch.shared.lock(), jiff::Timestamp::now());
         if let Some(Effect::Writes(writes)) = effect {
             for write in writes {
                 self.link.writes.send(write).expect("effects task running");

@@ -227,12 +227,12 @@ impl App {
 
     /// Scrolls the help, the open dialog or the detail pane, when one has
     /// the list keys; returns whether one did.
-    fn scroll_text(&mut self, action: Action, cache: &Cache) -> bool {
+    fn scroll_text(&mut self, action: Action, cache: &Cache, now: jiff::Timestamp) -> bool {
         let on_text = self.ui.help || self.ops.modal.is_some() || self.ui.screen == Screen::Detail;
         if !on_text {
             return false;
         }
-        let view = self.view_model(cache, jiff::Timestamp::UNIX_EPOCH);
+        let view = self.view_model(cache, now);
         let body = self.body_area();
         let (pane, height) = if let Some(help) = &view.help {
             let area = pane::overlay_area(Overlay::Help, body, help.lines.len());
@@ -268,10 +268,17 @@ impl App {
         true
     }
 
-    /// Applies one action; returns the effect for the event loop, if any.
-    pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+    /// Applies one action at `now` (stamped on the rollout state it writes,
+    /// as the view model is built at a given time); returns the effect for
+    /// the event loop, if any.
+    pub fn update(
+        &mut self,
+        action: Action,
+        cache: &Cache,
+        now: jiff::Timestamp,
+    ) -> Option<Effect> {
         let before = (self.ui.screen, self.ops.modal.is_some());
-        let effect = self.apply(action, cache);
+        let effect = self.apply(action, cache, now);
         // A note about one screen ("diff base: revision 2") does not follow
         // the user into another screen or a dialog; errors stay.
         let after = (self.ui.screen, self.ops.modal.is_some());
@@ -288,7 +295,7 @@ impl App {
         effect
     }
 
-    fn apply(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+    fn apply(&mut self, action: Action, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
         let scroll = matches!(
             action,
             Action::Up
@@ -300,10 +307,10 @@ impl App {
         );
         // The help, when open, is what the list keys scroll.
         if self.ui.help && scroll {
-            self.scroll_text(action, cache);
+            self.scroll_text(action, cache, now);
             return None;
         }
-        if let Handled::Took(effect) = self.ops_update(action, cache) {
+        if let Handled::Took(effect) = self.ops_update(action, cache, now) {
             return effect;
         }
         if let Handled::Took(effect) = self.logs_update(action, cache) {
@@ -363,7 +370,7 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => {
-                if !self.scroll_text(action, cache) {
+                if !self.scroll_text(action, cache, now) {
                     self.navigate(action, cache);
                 }
             }

@@ -203,12 +203,12 @@ fn text(buffer: &Buffer) -> String {
 }
 
 fn select(app: &mut App, cache: &Cache, node: &str) {
-    app.update(Action::Top, cache);
+    app.update(Action::Top, cache, now());
     for _ in 0..10 {
         if app.ui.selected_node.as_deref() == Some(node) {
             return;
         }
-        app.update(Action::Down, cache);
+        app.update(Action::Down, cache, now());
     }
     panic!(
         "{node} not in the grid: {:?}\n{}",
@@ -240,7 +240,7 @@ fn screen(size: (u16, u16), actions: &[Action]) -> (App, Cache, Buffer) {
     let mut app = app_on(&mut cache, size);
     select(&mut app, &cache, "general-node-eu-west-1-043");
     for action in actions {
-        app.update(*action, &cache);
+        app.update(*action, &cache, now());
     }
     let buffer = draw(&app, &cache);
     (app, cache, buffer)
@@ -334,7 +334,7 @@ fn help_scrolls_to_the_rollout_keys_and_shows_the_kubeconfig() {
     );
     let mut seen = String::new();
     for _ in 0..80 {
-        app.update(Action::Down, &cache);
+        app.update(Action::Down, &cache, now());
         seen.push_str(&text(&draw(&app, &cache)));
     }
     for needle in [
@@ -345,7 +345,7 @@ fn help_scrolls_to_the_rollout_keys_and_shows_the_kubeconfig() {
     ] {
         assert!(seen.contains(needle), "{needle} never shown");
     }
-    app.update(Action::Top, &cache);
+    app.update(Action::Top, &cache, now());
     assert!(text(&draw(&app, &cache)).contains("Connection"));
 }
 
@@ -354,15 +354,15 @@ fn detail_scrolls_to_the_events() {
     let mut cache = paused();
     let mut app = app_on(&mut cache, (80, 24));
     select(&mut app, &cache, "general-node-eu-west-1-042");
-    app.update(Action::Open, &cache);
+    app.update(Action::Open, &cache, now());
     // The recent events close the pane.
     let oldest = "already present on machine";
     assert!(!text(&draw(&app, &cache)).contains(oldest));
-    app.update(Action::Bottom, &cache);
+    app.update(Action::Bottom, &cache, now());
     let bottom = text(&draw(&app, &cache));
     assert!(bottom.contains(oldest), "{bottom}");
-    app.update(Action::PageUp, &cache);
-    app.update(Action::Top, &cache);
+    app.update(Action::PageUp, &cache, now());
+    app.update(Action::Top, &cache, now());
     assert_eq!(app.ui.detail_scroll, 0);
 }
 

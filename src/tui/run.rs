@@ -156,7 +156,7 @@ async fn event_loop(
                 // one-second tick.)
                 let Some(event) = event else { return Ok(()) };
                 if let Some(action) = app.action_for_event(&event?) {
-                    let effect = app.update(action, &shared.lock());
+                    let effect = app.update(action, &shared.lock(), jiff::Timestamp::now());
                     dirty = true;
                     if dispatch(effect, app, watch, links) {
                         return Ok(());

@@ -41,7 +41,7 @@ fn draw(app: &App, cache: &Cache) -> Terminal<TestBackend> {
 
 fn apply(app: &mut App, cache: &Cache, actions: &[Action]) {
     for action in actions {
-        app.update(*action, cache);
+        app.update(*action, cache, now());
     }
 }
 
@@ -295,7 +295,7 @@ fn picker_lists_daemonsets() {
     let mut app = App::new(info(), None, (100, 12));
     app.refresh(&mut cache, now());
     insta::assert_snapshot!(draw(&app, &cache).backend());
-    let effect = app.update(Action::Open, &cache);
+    let effect = app.update(Action::Open, &cache, now());
     assert_eq!(
         effect,
         Some(super::app::Effect::SetTarget(
@@ -343,6 +343,6 @@ fn confirmation_dialog() {
     let mut app = app_on(&mut cache, (100, 20));
     app.ops = super::ops_keys::OpsConsole::new(false, "ana@box".into());
     app.ui.selected_node = Some("node-04".into());
-    app.update(Action::AdvanceSelected, &cache);
+    app.update(Action::AdvanceSelected, &cache, now());
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }
