@@ -12,7 +12,7 @@ use super::fit::clamp_scroll;
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Level, Screen, UiState};
+use super::state::{DetailView, HistoryView, Level, PickerView, Screen, UiState};
 use super::view_model::pane::{self, Overlay, TextPane};
 use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
@@ -65,7 +65,7 @@ impl App {
             screen: if target.is_some() {
                 Screen::Grid
             } else {
-                Screen::Picker
+                Screen::Picker(PickerView::default())
             },
             target,
             size,
@@ -228,7 +228,8 @@ impl App {
     /// Scrolls the help, the open dialog or the detail pane, when one has
     /// the list keys; returns whether one did.
     fn scroll_text(&mut self, action: Action, cache: &Cache, now: jiff::Timestamp) -> bool {
-        let on_text = self.ui.help || self.ops.modal.is_some() || self.ui.screen == Screen::Detail;
+        let on_text =
+            self.ui.help || self.ops.modal.is_some() || matches!(self.ui.screen, Screen::Detail(_));
         if !on_text {
             return false;
         }
@@ -262,8 +263,8 @@ impl App {
         } else if view.dialog.is_some() {
             self.ui.dialog_title = view.dialog.as_ref().map(|d| d.title.clone());
             self.ui.dialog_scroll = next;
-        } else {
-            self.ui.detail_scroll = next;
+        } else if let Screen::Detail(detail) = &mut self.ui.screen {
+            detail.scroll = next;
         }
         true
     }
@@ -283,12 +284,13 @@ impl App {
         // the user into another screen or a dialog; errors stay.
         let after = (self.ui.screen, self.ops.modal.is_some());
         let opened = after.1 && !before.1;
+        let moved = !after.0.same_as(before.0);
         // The connection note stays until something replaces it.
         let passing =
             self.ui.message.as_ref().is_some_and(|m| {
                 m.level == Level::Info && Some(&m.text) != self.info.note.as_ref()
             });
-        if (after.0 != before.0 || opened) && passing && !self.ui.message_is_new {
+        if (moved || opened) && passing && !self.ui.message_is_new {
             self.ui.message = None;
         }
         self.ui.message_is_new = false;
@@ -355,13 +357,10 @@ impl App {
                 self.rebuild_index(cache);
             }
             Action::History => {
-                self.ui.screen = Screen::History;
-                self.ui.history_selected = 0;
-                self.ui.diff_base = None;
-                self.ui.diff_scroll = 0;
+                self.ui.screen = Screen::History(HistoryView::default());
             }
             Action::MarkDiffBase => self.mark_diff_base(),
-            Action::PickDaemonSet => self.ui.screen = Screen::Picker,
+            Action::PickDaemonSet => self.open_picker(cache),
             Action::Open => return self.open(cache),
             Action::ClickRow(row) => self.click(row, cache),
             Action::Up
@@ -402,14 +401,14 @@ impl App {
             self.ui.filter_input = None;
         } else {
             match self.ui.screen {
-                Screen::Detail | Screen::History => self.ui.screen = Screen::Grid,
+                Screen::Detail(_) | Screen::History(_) => self.ui.screen = Screen::Grid,
                 Screen::Grid if self.ui.filter.is_active() => {
                     self.ui.filter = Filter::None;
                     self.ui.filter_text.clear();
                     self.rebuild_index(cache);
                 }
-                Screen::Picker if self.ui.target.is_some() => self.ui.screen = Screen::Grid,
-                Screen::Grid | Screen::Picker => {}
+                Screen::Picker(_) if self.ui.target.is_some() => self.ui.screen = Screen::Grid,
+                Screen::Grid | Screen::Picker(_) => {}
             }
         }
     }
@@ -418,11 +417,10 @@ impl App {
         let Some(text) = self.ui.filter_input.clone() else {
             return;
         };
-        if self.ui.screen == Screen::Picker {
+        if let Screen::Picker(picker) = &mut self.ui.screen {
+            *picker = PickerView::default();
             self.ui.filter_text = text;
             self.ui.filter_input = None;
-            self.ui.picker_selected = 0;
-            self.ui.picker_offset = 0;
             return;
         }
         match Filter::parse(&text) {
@@ -443,9 +441,12 @@ impl App {
         let Some(index) = self.rows.revisions() else {
             return;
         };
+        let Screen::History(history) = &mut self.ui.screen else {
+            return;
+        };
         let revisions = view_model::history::newest_first(index.list());
-        if let Some(revision) = revisions.get(self.ui.history_selected) {
-            self.ui.diff_base = Some(revision.number);
+        if let Some(revision) = revisions.get(history.selected) {
+            history.diff_base = Some(revision.number);
             self.ui
                 .info(format!("diff base: revision {}", revision.number));
         }
@@ -454,13 +455,12 @@ impl App {
     fn open(&mut self, cache: &Cache) -> Option<Effect> {
         match self.ui.screen {
             Screen::Grid if self.ui.selected_node.is_some() => {
-                self.ui.screen = Screen::Detail;
-                self.ui.detail_scroll = 0;
+                self.ui.screen = Screen::Detail(DetailView::default());
                 None
             }
-            Screen::Picker => {
+            Screen::Picker(view) => {
                 let keys = picker::entries(cache, &self.ui.filter_text);
-                let key = keys.get(self.ui.picker_selected)?;
+                let key = keys.get(view.selected)?;
                 let (namespace, name) = key.split_once('/')?;
                 self.ui.target = Some(key.clone());
                 self.ui.screen = Screen::Grid;
@@ -476,6 +476,22 @@ impl App {
             }
             _ => None,
         }
+    }
+
+    /// Opens the DaemonSet list on the DaemonSet shown (the top when none is).
+    fn open_picker(&mut self, cache: &Cache) {
+        let keys = picker::entries(cache, &self.ui.filter_text);
+        let selected = self
+            .ui
+            .target
+            .as_ref()
+            .and_then(|target| keys.iter().position(|key| key == target))
+            .unwrap_or(0);
+        let page = list_height(self.ui.size);
+        self.ui.screen = Screen::Picker(PickerView {
+            selected,
+            offset: visible_offset(0, selected, page),
+        });
     }
 
     /// Rebuilds the grid order, keeping the selected node selected.
@@ -516,26 +532,29 @@ impl App {
                 self.ui.selected_node = self.index.node_at(self.ui.selected).map(str::to_owned);
                 self.scroll_into_view();
             }
-            Screen::Picker => {
+            Screen::Picker(mut view) => {
                 let len = picker::entries(cache, &self.ui.filter_text).len();
-                self.ui.picker_selected = step(self.ui.picker_selected, len, action, page);
-                self.ui.picker_offset =
-                    visible_offset(self.ui.picker_offset, self.ui.picker_selected, page);
+                view.selected = step(view.selected, len, action, page);
+                view.offset = visible_offset(view.offset, view.selected, page);
+                self.ui.screen = Screen::Picker(view);
             }
             // Scrolled by `scroll_text`.
-            Screen::Detail => {}
-            Screen::History => match action {
-                Action::PageUp | Action::PageDown => {
-                    let len = self.diff_length(cache);
-                    self.ui.diff_scroll = step(self.ui.diff_scroll, len, action, page);
+            Screen::Detail(_) => {}
+            Screen::History(mut view) => {
+                match action {
+                    Action::PageUp | Action::PageDown => {
+                        let len = self.diff_length(cache);
+                        view.diff_scroll = step(view.diff_scroll, len, action, page);
+                    }
+                    _ => {
+                        let len = self.rows.revisions().map_or(0, |r| r.list().len());
+                        // The marked diff base stays: select another revision to compare.
+                        view.selected = step(view.selected, len, action, page);
+                        view.diff_scroll = 0;
+                    }
                 }
-                _ => {
-                    let len = self.rows.revisions().map_or(0, |r| r.list().len());
-                    // The marked diff base stays: select another revision to compare.
-                    self.ui.history_selected = step(self.ui.history_selected, len, action, page);
-                    self.ui.diff_scroll = 0;
-                }
-            },
+                self.ui.screen = Screen::History(view);
+            }
         }
     }
 
@@ -575,20 +594,23 @@ impl App {
             return;
         };
         match self.ui.screen {
-            Screen::Grid | Screen::Detail => {
+            Screen::Grid | Screen::Detail(_) => {
                 let entry = self.ui.offset + line;
                 if let Some(position) = self.index.rows.iter().position(|&at| at == entry) {
                     self.ui.selected = position;
                     self.ui.selected_node = self.index.node_at(position).map(str::to_owned);
                 }
             }
-            Screen::Picker => {
-                let at = self.ui.picker_offset + line;
+            Screen::Picker(view) => {
+                let at = view.offset + line;
                 if at < picker::entries(cache, &self.ui.filter_text).len() {
-                    self.ui.picker_selected = at;
+                    self.ui.screen = Screen::Picker(PickerView {
+                        selected: at,
+                        ..view
+                    });
                 }
             }
-            Screen::History => {}
+            Screen::History(_) => {}
         }
     }
 

@@ -140,7 +140,7 @@ fn enter_opens_detail_and_esc_goes_back_then_clears_the_filter() {
     app.update(Action::ApplyFilter, &cache, now());
     assert_eq!(app.index.rows.len(), 6);
     app.update(Action::Open, &cache, now());
-    assert_eq!(app.ui.screen, Screen::Detail);
+    assert!(matches!(app.ui.screen, Screen::Detail(_)));
     app.update(Action::Back, &cache, now());
     assert_eq!(app.ui.screen, Screen::Grid);
     assert_eq!(app.index.rows.len(), 6, "first Esc only leaves the detail");
@@ -189,7 +189,7 @@ fn history_diff_base_can_be_chosen() {
     app.update(Action::Up, &cache, now());
     app.update(Action::MarkDiffBase, &cache, now());
     app.update(Action::Down, &cache, now());
-    assert_eq!(app.ui.diff_base, Some(2));
+    assert_eq!(app.ui.history().diff_base, Some(2));
     let Body::History(history) = app.view_model(&cache, now()).body else {
         panic!("history not shown");
     };
@@ -200,6 +200,11 @@ fn history_diff_base_can_be_chosen() {
             .iter()
             .any(|line| line.text == "+  - image: registry.example/agent:v1")
     );
+    // The history's state is its own: leaving and reopening starts fresh.
+    app.update(Action::Back, &cache, now());
+    assert_eq!(app.ui.history(), super::state::HistoryView::default());
+    app.update(Action::History, &cache, now());
+    assert_eq!(app.ui.history().diff_base, None);
 }
 
 #[test]
@@ -207,10 +212,23 @@ fn picking_a_daemonset_retargets_the_watches() {
     let mut cache = fixtures::mid_rollout();
     let mut app = App::new(ConsoleInfo::default(), None, (100, 20));
     app.refresh(&mut cache, now());
-    assert_eq!(app.ui.screen, Screen::Picker);
+    assert!(matches!(app.ui.screen, Screen::Picker(_)));
     let effect = app.update(Action::Open, &cache, now());
     assert!(matches!(effect, Some(Effect::SetTarget(ref t)) if t.key() == "kube-system/agent"));
     assert_eq!(app.ui.screen, Screen::Grid);
+    // Reopened, the list starts on the DaemonSet shown (not the first).
+    let mut first = crate::engine::fixtures::daemonset("registry.example/other:v1").build();
+    first.metadata.namespace = Some("a-first".into());
+    cache.apply(
+        crate::cluster::cache::WatchUpdate::DaemonSet(kube::runtime::watcher::Event::Apply(first)),
+        now(),
+    );
+    app.update(Action::PickDaemonSet, &cache, now());
+    let keys = super::view_model::picker::entries(&cache, "");
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    let shown = keys.iter().position(|k| k == "kube-system/agent");
+    assert_eq!(Some(app.ui.picker().selected), shown, "{keys:?}");
+    assert_eq!(shown, Some(1), "{keys:?}");
     assert_eq!(app.update(Action::Quit, &cache, now()), Some(Effect::Quit));
 }
 

@@ -363,7 +363,7 @@ fn detail_scrolls_to_the_events() {
     assert!(bottom.contains(oldest), "{bottom}");
     app.update(Action::PageUp, &cache, now());
     app.update(Action::Top, &cache, now());
-    assert_eq!(app.ui.detail_scroll, 0);
+    assert_eq!(app.ui.detail().scroll, 0);
 }
 
 /// Relative luminance (WCAG) of an sRGB colour.

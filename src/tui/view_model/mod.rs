@@ -206,7 +206,7 @@ fn title(info: &ConsoleInfo, target: Option<&str>) -> Vec<Cell> {
 /// The streams the screen needs before it may show data as complete.
 fn required_streams(screen: Screen) -> &'static [StreamKind] {
     match screen {
-        Screen::Picker => &[StreamKind::DaemonSets],
+        Screen::Picker(_) => &[StreamKind::DaemonSets],
         _ => &[
             StreamKind::Nodes,
             StreamKind::DaemonSets,
@@ -221,7 +221,7 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
     let streams = input.cache.streams();
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
     let missing_target = ui.target.as_deref().filter(|key| {
-        ui.screen != Screen::Picker
+        !matches!(ui.screen, Screen::Picker(_))
             && synced(&StreamKind::DaemonSets)
             && input.cache.daemonset(key).is_none()
     });
@@ -239,7 +239,7 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
     if !loading.is_empty() {
         return loading_body(input, &loading);
     }
-    if ui.screen == Screen::Picker {
+    if matches!(ui.screen, Screen::Picker(_)) {
         return Body::Picker(picker::build(input.cache, ui, input.now));
     }
     let Some(ds) = ui
@@ -253,13 +253,13 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
         ));
     };
     match ui.screen {
-        Screen::Detail => {
+        Screen::Detail(_) => {
             let detail = detail::build(input, ds);
             let split = ui.size.0 >= super::columns::SPLIT_DETAIL_WIDTH;
             Body::Detail(split.then(|| grid::build(input, split, blocking)), detail)
         }
-        Screen::History => Body::History(history::build(input, ds)),
-        Screen::Grid | Screen::Picker => Body::Grid(grid::build(input, false, blocking)),
+        Screen::History(_) => Body::History(history::build(input, ds)),
+        Screen::Grid | Screen::Picker(_) => Body::Grid(grid::build(input, false, blocking)),
     }
 }
 

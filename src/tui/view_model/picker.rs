@@ -53,12 +53,12 @@ pub fn build(cache: &Cache, ui: &UiState, now: jiff::Timestamp) -> PickerVm {
     let rows = keys
         .iter()
         .enumerate()
-        .skip(ui.picker_offset)
+        .skip(ui.picker().offset)
         .take(height)
         .filter_map(|(at, key)| {
             cache
                 .daemonset(key)
-                .map(|ds| (cells(ds, now), at == ui.picker_selected))
+                .map(|ds| (cells(ds, now), at == ui.picker().selected))
         })
         .collect();
     PickerVm {
