@@ -44,7 +44,11 @@ impl Console {
             server: String::new(),
             note: None,
         };
-        let mut app = App::new(info, Some("kube-system/node-agent".into()), (120, 40));
+        let mut app = App::new(
+            info,
+            rollcall::model::Target::from_key("kube-system/node-agent"),
+            (120, 40),
+        );
         app.ops = OpsConsole::new(false, user.into());
         let mut console = Console { app, watch, link };
         console

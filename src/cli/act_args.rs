@@ -215,8 +215,7 @@ pub async fn open(
 /// The DaemonSet's namespace and name: from the text, else `-n`, else `default`
 /// (the context's namespace).
 pub fn resolve(daemonset: &DsRef, cluster: &ClusterArgs, default: &str) -> anyhow::Result<Target> {
-    let (namespace, name) = daemonset.resolve(cluster.namespace.as_deref(), default)?;
-    Ok(Target { namespace, name })
+    Ok(daemonset.resolve(cluster.namespace.as_deref(), default)?)
 }
 
 /// Refuses in read-only mode (a dry run goes on), then asks the server whether the user may do

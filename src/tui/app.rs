@@ -59,8 +59,8 @@ pub struct App {
 }
 
 impl App {
-    /// A console on `target` (`namespace/name`), or on the DaemonSet list when `None`.
-    pub fn new(info: ConsoleInfo, target: Option<String>, size: (u16, u16)) -> Self {
+    /// A console on `target`, or on the DaemonSet list when `None`.
+    pub fn new(info: ConsoleInfo, target: Option<Target>, size: (u16, u16)) -> Self {
         let mut ui = UiState {
             screen: if target.is_some() {
                 Screen::Grid
@@ -124,7 +124,7 @@ impl App {
         }
         let rows = self
             .rows
-            .refresh(cache, self.ui.target.as_deref(), &changes, now);
+            .refresh(cache, self.ui.target_key().as_deref(), &changes, now);
         let labels_matter =
             matches!(self.ui.filter, Filter::Labels(_)) && !changes.nodes.is_empty();
         // Name order without groups cannot change when a row's state does.
@@ -460,19 +460,15 @@ impl App {
             }
             Screen::Picker(view) => {
                 let keys = picker::entries(cache, &self.ui.filter_text);
-                let key = keys.get(view.selected)?;
-                let (namespace, name) = key.split_once('/')?;
-                self.ui.target = Some(key.clone());
+                let target = Target::from_key(keys.get(view.selected)?)?;
+                self.ui.target = Some(target.clone());
                 self.ui.screen = Screen::Grid;
                 self.ui.filter_text.clear();
                 self.ui.filter = Filter::None;
                 self.ui.selected = 0;
                 self.ui.selected_node = None;
                 self.ui.offset = 0;
-                Some(Effect::SetTarget(Target {
-                    namespace: namespace.to_owned(),
-                    name: name.to_owned(),
-                }))
+                Some(Effect::SetTarget(target))
             }
             _ => None,
         }
@@ -485,7 +481,8 @@ impl App {
             .ui
             .target
             .as_ref()
-            .and_then(|target| keys.iter().position(|key| key == target))
+            .map(Target::key)
+            .and_then(|target| keys.iter().position(|key| *key == target))
             .unwrap_or(0);
         let page = list_height(self.ui.size);
         self.ui.screen = Screen::Picker(PickerView {
@@ -560,12 +557,7 @@ impl App {
 
     /// Lines of the history's template diff (for clamping its scroll).
     fn diff_length(&self, cache: &Cache) -> usize {
-        let Some(ds) = self
-            .ui
-            .target
-            .as_deref()
-            .and_then(|key| cache.daemonset(key))
-        else {
+        let Some(ds) = self.ui.target_key().and_then(|key| cache.daemonset(&key)) else {
             return 0;
         };
         let inputs = Inputs {

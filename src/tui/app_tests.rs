@@ -15,7 +15,7 @@ use crate::cluster::cache::Cache;
 fn app(cache: &mut Cache, size: (u16, u16)) -> App {
     let mut app = App::new(
         ConsoleInfo::default(),
-        Some("kube-system/agent".into()),
+        crate::model::Target::from_key("kube-system/agent"),
         size,
     );
     app.refresh(cache, now());
@@ -237,7 +237,7 @@ fn a_missing_daemonset_says_so_instead_of_loading_forever() {
     let mut cache = fixtures::mid_rollout();
     let mut app = App::new(
         ConsoleInfo::default(),
-        Some("kube-system/nope".into()),
+        crate::model::Target::from_key("kube-system/nope"),
         (100, 20),
     );
     app.refresh(&mut cache, now());
@@ -310,7 +310,11 @@ fn the_connection_note_stays_across_screens() {
         note: Some("kubectl --kubeconfig /tmp/rollcall-demo-1.kubeconfig".into()),
         ..ConsoleInfo::default()
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), (100, 20));
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        (100, 20),
+    );
     app.refresh(&mut cache, now());
     app.update(Action::History, &cache, now());
     app.update(Action::Back, &cache, now());

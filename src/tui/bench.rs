@@ -76,7 +76,7 @@ fn measure(nodes: usize) {
     let mut cache = cluster(nodes);
     let mut app = App::new(
         ConsoleInfo::default(),
-        Some("kube-system/agent".into()),
+        crate::model::Target::from_key("kube-system/agent"),
         (200, 60),
     );
     let start = Instant::now();

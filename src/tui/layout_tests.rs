@@ -175,7 +175,11 @@ fn history_shows_the_change_cause() {
 }
 
 fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
-    let mut app = App::new(info(), Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info(),
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.refresh(cache, now());
     app.ops = OpsConsole::new(false, "ana@box".into());
     app
@@ -615,7 +619,11 @@ fn nodes_that_block_a_rolling_update_are_marked() {
         WatchUpdate::DaemonSet(watcher::Event::Apply(rolling)),
         now(),
     );
-    let mut app = App::new(info(), Some("kube-system/agent".into()), (120, 24));
+    let mut app = App::new(
+        info(),
+        crate::model::Target::from_key("kube-system/agent"),
+        (120, 24),
+    );
     app.refresh(&mut cache, now());
     let screen = text(&draw(&app, &cache));
     let marked: Vec<&str> = screen

@@ -59,7 +59,11 @@ fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.refresh(cache, now());
     app
 }

@@ -18,7 +18,7 @@ use crate::ops::drive::ensure_actionable;
 use crate::ops::error::OpsError;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
-use crate::ops::snapshot::{Snapshot, Target};
+use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
 use crate::ops::write::{Record, Write, WriteEvent, WriteRequest};
 
@@ -191,10 +191,9 @@ impl App {
     }
 
     pub(super) fn snapshot(&self, cache: &Cache) -> Result<Snapshot, String> {
-        let key = self.ui.target.as_deref().ok_or("no daemonset selected")?;
-        let target = Target::parse(key, "default").map_err(|e| e.to_string())?;
-        Snapshot::from_cache(cache, &target)
-            .ok_or_else(|| format!("daemonset {key} not loaded yet"))
+        let target = self.ui.target.as_ref().ok_or("no daemonset selected")?;
+        Snapshot::from_cache(cache, target)
+            .ok_or_else(|| format!("daemonset {target} not loaded yet"))
     }
 
     fn ask_advance(
@@ -409,12 +408,7 @@ impl App {
         match event {
             OpsEvent::Permissions(permissions) => {
                 // An answer for a namespace the console has since left is stale.
-                let current = self
-                    .ui
-                    .target
-                    .as_deref()
-                    .and_then(|t| t.split_once('/'))
-                    .map(|(ns, _)| ns);
+                let current = self.ui.target.as_ref().map(|t| t.namespace.as_str());
                 if current.is_none_or(|ns| ns == permissions.namespace()) {
                     self.ops.permissions = Some(permissions);
                 }

@@ -21,7 +21,11 @@ fn app_on(cache: &mut Cache) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), (120, 24));
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        (120, 24),
+    );
     app.refresh(cache, now());
     app.ops = OpsConsole::new(false, "ana@box".into());
     app

@@ -41,10 +41,14 @@ fn app_with_roster(cache: &mut Cache, size: (u16, u16)) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.roster = Some(RosterState::new(roster()));
     app.refresh(cache, now());
-    let target = app.ui.target.clone();
+    let target = app.ui.target_key();
     if let Some(state) = &mut app.roster {
         state.recompute_now(cache, target.as_deref());
     }

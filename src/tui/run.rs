@@ -33,7 +33,7 @@ pub enum ConsoleError {
 pub async fn run(
     watch: WatchHandle,
     info: ConsoleInfo,
-    target: Option<String>,
+    target: Option<crate::model::Target>,
 ) -> Result<(), ConsoleError> {
     run_with_ops(watch, info, target, None, None, None).await
 }
@@ -43,7 +43,7 @@ pub async fn run(
 pub async fn run_with_ops(
     watch: WatchHandle,
     info: ConsoleInfo,
-    target: Option<String>,
+    target: Option<crate::model::Target>,
     ops: Option<(OpsLink, OpsConsole)>,
     roster: Option<crate::audit::Roster>,
     logs: Option<LogsLink>,

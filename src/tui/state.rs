@@ -109,8 +109,8 @@ pub struct UiState {
     pub message_is_new: bool,
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
-    /// The DaemonSet shown, `namespace/name`.
-    pub target: Option<String>,
+    /// The DaemonSet shown.
+    pub target: Option<crate::model::Target>,
 }
 
 impl UiState {
@@ -125,6 +125,11 @@ impl UiState {
             Screen::Detail(_) => Context::Detail,
             Screen::History(_) => Context::History,
         }
+    }
+
+    /// The cache key (`namespace/name`) of the DaemonSet shown.
+    pub fn target_key(&self) -> Option<String> {
+        self.target.as_ref().map(crate::model::Target::key)
     }
 
     /// The picker's position (the top when the picker is not shown).

@@ -24,7 +24,11 @@ fn info() -> ConsoleInfo {
 
 /// An app on the fixture DaemonSet with the cache's changes applied.
 fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
-    let mut app = App::new(info(), Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info(),
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.refresh(cache, now());
     app
 }
@@ -320,7 +324,7 @@ fn one_pod_event_recomputes_one_row() {
     assert!(!changes.all_nodes);
     let refreshed = app
         .rows
-        .refresh(&cache, app.ui.target.as_deref(), &changes, now());
+        .refresh(&cache, app.ui.target_key().as_deref(), &changes, now());
     assert_eq!(refreshed.nodes.iter().collect::<Vec<_>>(), ["node-03"]);
     assert!(!refreshed.membership);
 }

@@ -152,17 +152,14 @@ pub struct Inputs<'a> {
 /// Builds the view model. Pure: same inputs, same output.
 pub fn build(input: &Inputs<'_>) -> ViewModel {
     let ui = input.ui;
-    let ds = ui
-        .target
-        .as_deref()
-        .and_then(|key| input.cache.daemonset(key));
+    let ds = ui.target_key().and_then(|key| input.cache.daemonset(&key));
     let blocker = ds.map(|ds| header::raw_blocker(ds, input.rows));
     let blocking = grid::blocking_nodes(blocker.as_ref());
     let header = ds
         .zip(blocker)
         .map(|(ds, blocker)| header::build(ds, input.rows, blocker, input.now));
     ViewModel {
-        title: title(input.info, ui.target.as_deref()),
+        title: title(input.info, ui.target_key().as_deref()),
         header,
         body: body(input, &blocking),
         help: ui.help.then(|| help(input)),
@@ -220,7 +217,7 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
     let ui = input.ui;
     let streams = input.cache.streams();
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
-    let missing_target = ui.target.as_deref().filter(|key| {
+    let missing_target = ui.target_key().filter(|key| {
         !matches!(ui.screen, Screen::Picker(_))
             && synced(&StreamKind::DaemonSets)
             && input.cache.daemonset(key).is_none()
@@ -242,11 +239,7 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
     if matches!(ui.screen, Screen::Picker(_)) {
         return Body::Picker(picker::build(input.cache, ui, input.now));
     }
-    let Some(ds) = ui
-        .target
-        .as_deref()
-        .and_then(|key| input.cache.daemonset(key))
-    else {
+    let Some(ds) = ui.target_key().and_then(|key| input.cache.daemonset(&key)) else {
         return Body::Empty(Cell::new(
             "no daemonset selected: D lists daemonsets",
             Tone::Dim,
