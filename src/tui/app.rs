@@ -187,10 +187,9 @@ impl App {
             let lines: Vec<Vec<_>> = dialog.lines.into_iter().map(|c| vec![c]).collect();
             let lines = pane::wrap_all(&lines, width);
             let area = pane::overlay_area(Overlay::Dialog, body, lines.len());
-            let scroll = if self.ui.dialog_title.as_deref() == Some(dialog.title.as_str()) {
-                self.ui.dialog_scroll
-            } else {
-                0
+            let scroll = match &self.ui.dialog_scroll {
+                Some((title, scroll)) if *title == dialog.title => *scroll,
+                _ => 0,
             };
             let visible = pane::visible(area.height, lines.len());
             view.dialog = Some(TextPane {
@@ -261,8 +260,7 @@ impl App {
         if self.ui.help {
             self.ui.help_scroll = next;
         } else if view.dialog.is_some() {
-            self.ui.dialog_title = view.dialog.as_ref().map(|d| d.title.clone());
-            self.ui.dialog_scroll = next;
+            self.ui.dialog_scroll = view.dialog.as_ref().map(|d| (d.title.clone(), next));
         } else if let Screen::Detail(detail) = &mut self.ui.screen {
             detail.scroll = next;
         }

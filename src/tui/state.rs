@@ -98,10 +98,9 @@ pub struct UiState {
     pub offset: usize,
     /// Scroll of the help overlay, in lines.
     pub help_scroll: usize,
-    /// Scroll of the open rollout dialog, in lines.
-    pub dialog_scroll: usize,
-    /// Title of the dialog `dialog_scroll` belongs to (a new dialog starts at the top).
-    pub dialog_title: Option<String>,
+    /// Scroll of the open rollout dialog: its title and the scroll in lines
+    /// (a dialog with another title starts at the top).
+    pub dialog_scroll: Option<(String, usize)>,
     /// The status line message.
     pub message: Option<Message>,
     /// The message was set by the action being applied (so a screen change
