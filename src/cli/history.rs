@@ -233,34 +233,43 @@ fn nodes_per_hash(snapshot: &Snapshot) -> BTreeMap<&str, usize> {
     nodes_per_hash
 }
 
-/// The revision list: number, current marker, change cause, images, nodes.
+/// The revision list: number, current marker, nodes, change cause, images;
+/// the change-cause column is as wide as its longest entry, so the images
+/// stay aligned.
 pub fn list(snapshot: &Snapshot) -> String {
-    let index = snapshot.index();
-    if index.list().is_empty() {
+    let list = HistoryList::build(snapshot);
+    if list.revisions.is_empty() {
         return "No rollout history found.\n".to_owned();
     }
-    let nodes_per_hash = nodes_per_hash(snapshot);
-    let current = index.current().map(|c| c.number);
-    let mut out = format!("daemonset {}\n", snapshot.target());
+    let causes: Vec<String> = list
+        .revisions
+        .iter()
+        .map(|r| {
+            r.change_cause
+                .clone()
+                .unwrap_or_else(|| "<none>".to_owned())
+        })
+        .collect();
+    let width = causes
+        .iter()
+        .map(|c| c.chars().count())
+        .chain(["CHANGE-CAUSE".len()])
+        .max()
+        .unwrap_or_default();
+    let mut out = format!("daemonset {}/{}\n", list.namespace, list.name);
     let _ = writeln!(
         out,
-        "{:<9} {:<8} {:<6} {:<24} IMAGES",
+        "{:<9} {:<8} {:<6} {:<width$} IMAGES",
         "REVISION", "CURRENT", "NODES", "CHANGE-CAUSE"
     );
-    for info in index.list() {
-        let cause = change_cause(snapshot, info).unwrap_or_else(|| "<none>".to_owned());
+    for (revision, cause) in list.revisions.iter().zip(&causes) {
         let _ = writeln!(
             out,
-            "{:<9} {:<8} {:<6} {:<24} {}",
-            info.number,
-            if Some(info.number) == current {
-                "*"
-            } else {
-                ""
-            },
-            nodes_per_hash.get(info.hash.as_str()).copied().unwrap_or(0),
-            cause,
-            images(&info.template).join(","),
+            "{:<9} {:<8} {:<6} {cause:<width$} {}",
+            revision.revision,
+            if revision.current { "*" } else { "" },
+            revision.nodes,
+            revision.images.join(","),
         );
     }
     out
@@ -330,6 +339,29 @@ mod tests {
         );
         assert!(
             lines[3].starts_with("2 ") && lines[3].contains('*') && lines[3].ends_with("v2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_long_change_cause_keeps_the_images_aligned() {
+        let nodes = ["n1"];
+        let mut snap = snapshot(ds(false, &[]), &nodes, all_old(&nodes));
+        let cause =
+            "kubectl set image daemonset/agent agent=v1 --record (after the incident review)";
+        snap.revisions[0].metadata.annotations =
+            Some([("kubernetes.io/change-cause".to_owned(), cause.to_owned())].into());
+        let text = list(&snap);
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert!(lines.iter().any(|l| l.contains(cause)), "{text}");
+        let images_at: Vec<Option<usize>> = lines
+            .iter()
+            .map(|l| l.rfind(" v").or_else(|| l.rfind(" IMAGES")))
+            .collect();
+        assert!(
+            images_at
+                .iter()
+                .all(|at| at.is_some() && *at == images_at[0]),
             "{text}"
         );
     }
