@@ -34,8 +34,9 @@ pub struct ActArgs {
     /// No progress lines (the result and errors are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// `table`: progress lines with a timestamp on stderr; `json`: one JSON
-    /// object per step on stdout.
+    /// `table`: lines for people (progress with a timestamp on stderr);
+    /// `json`: only JSON lines on stdout, one object per step, the last
+    /// `{"event":"end","exitCode":N}`.
     #[arg(long, short = 'o', value_enum, default_value_t = StepOutput::Table)]
     pub output: StepOutput,
 }
