@@ -433,19 +433,10 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
     )
     .await?;
     let client = kube::Client::try_from(config)?;
-    let (namespace, name) = target
-        .split_once('/')
-        .context("--target is NAMESPACE/NAME")?;
+    let target = Target::from_key(target).context("--target is NAMESPACE/NAME")?;
     let started = Instant::now();
-    let handle = watch::spawn(
-        client,
-        None,
-        Some(Target {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-        }),
-    );
-    let mut app = App::new(ConsoleInfo::default(), Some(target.to_owned()), (200, 60));
+    let handle = watch::spawn(client, None, Some(target.clone()));
+    let mut app = App::new(ConsoleInfo::default(), Some(target), (200, 60));
     let shared = std::sync::Arc::clone(&handle.shared);
     loop {
         shared.changed().await;

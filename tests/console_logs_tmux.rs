@@ -8,39 +8,11 @@
 
 mod common;
 
-use common::tmux::{DEADLINE, Tmux};
-
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use common::kubectl;
+use common::tmux::{row, start_demo, wait_until};
 
 /// The small scenario's crash message for node-agent 1.5.0 on the edge pool.
 const FAILURE: &str = "exec /usr/bin/node-agent: exec format error";
-
-fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
-    // Rows start with the marks column (canary, problem).
-    screen.lines().find(|line| {
-        line.trim_start_matches([' ', '◆', '!', '×'])
-            .starts_with(&format!("{node} "))
-    })
-}
-
-fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> String {
-    let output = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 #[test]
 fn l_shows_the_crash_loop_failure_from_the_pod_log() {
@@ -48,15 +20,8 @@ fn l_shows_the_crash_loop_failure_from_the_pod_log() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
     let cache = dir.path().join("kube-cache");
-    let command = format!(
-        "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
-        common::rollcall_bin().display(),
-        kubeconfig.display(),
-        dir.path().join("rollcall.log").display()
-    );
-    let tmux = Tmux::start("logs-test", 200, 50, &command);
+    let (tmux, kubeconfig) = start_demo("logs-test", dir.path(), 200, 50);
 
     tmux.wait_for("edge-01 with a ready pod", |screen| {
         row(screen, "edge-01").is_some_and(|line| line.contains("r1 old") && line.contains("Ready"))
@@ -119,15 +84,5 @@ fn l_shows_the_crash_loop_failure_from_the_pod_log() {
     });
 
     tmux.send("q");
-    let start = Instant::now();
-    while tmux
-        .command()
-        .args(["has-session", "-t", "console"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        assert!(start.elapsed() < DEADLINE, "the console did not quit on q");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until("the console to quit on q", || !tmux.running());
 }

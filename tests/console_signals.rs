@@ -10,59 +10,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Bound on every wait.
-const DEADLINE: Duration = Duration::from_secs(60);
-
-/// A tmux server of our own (its own socket), killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn command(&self) -> Command {
-        let mut command = Command::new("tmux");
-        command.args(["-L", &self.socket]);
-        command
-    }
-
-    /// A tmux format (`#{alternate_on}`, ...) evaluated for the pane.
-    fn display(&self, session: &str, format: &str) -> String {
-        let output = self
-            .command()
-            .args(["display-message", "-p", "-t", session, format])
-            .output()
-            .expect("tmux display-message runs");
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
-    }
-
-    fn capture(&self, session: &str) -> String {
-        let output = self
-            .command()
-            .args(["capture-pane", "-p", "-t", session])
-            .output()
-            .expect("tmux capture-pane runs");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-}
-
-/// Polls `check` until it holds; panics after the deadline.
-fn wait_for(what: &str, check: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self
-            .command()
-            .arg("kill-server")
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-}
+use common::tmux::{DEADLINE, Tmux, wait_until};
 
 /// alternate screen, cursor visible, any mouse reporting — as tmux sees the pane.
 const TERMINAL_STATE: &str = "#{alternate_on} #{cursor_flag} #{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}#{mouse_sgr_flag}";
@@ -97,11 +45,7 @@ fn hangup_terminate_and_quit_restore_the_terminal() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let tmux = Tmux {
-        socket: format!("rollcall-signals-{}", std::process::id()),
-    };
     for signal in ["HUP", "TERM", "QUIT"] {
-        let session = format!("console-{signal}");
         let command = format!(
             "sh -c '{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent; \
              echo rollcall exited $?; sleep 120'",
@@ -109,35 +53,16 @@ fn hangup_terminate_and_quit_restore_the_terminal() {
             dir.path().join(format!("{signal}.kubeconfig")).display(),
             dir.path().join(format!("{signal}.log")).display(),
         );
-        let status = tmux
-            .command()
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &session,
-                "-x",
-                "160",
-                "-y",
-                "40",
-                &command,
-            ])
-            .env("TERM", "xterm-256color")
-            .status()
-            .expect("tmux starts");
-        assert!(status.success(), "tmux new-session");
-        wait_for("the console to draw the grid", || {
-            tmux.capture(&session).contains("edge-01")
+        let tmux = Tmux::start(&format!("signals-{signal}"), 160, 40, &command);
+        wait_until("the console to draw the grid", || {
+            tmux.capture().contains("edge-01")
         });
-        let before = tmux.display(&session, TERMINAL_STATE);
+        let before = tmux.display(TERMINAL_STATE);
         assert!(
             before.starts_with("1 0 ") && before.contains('1'),
             "while running: alternate screen on, cursor hidden, mouse reporting on; got {before:?}"
         );
-        let shell: u32 = tmux
-            .display(&session, "#{pane_pid}")
-            .parse()
-            .expect("pane pid");
+        let shell: u32 = tmux.display("#{pane_pid}").parse().expect("pane pid");
         let pid = child_of(shell).expect("rollcall runs under the pane's shell");
         let killed = Command::new("kill")
             .args([&format!("-{signal}"), &pid.to_string()])
@@ -145,11 +70,11 @@ fn hangup_terminate_and_quit_restore_the_terminal() {
             .expect("kill runs");
         assert!(killed.success(), "kill -{signal} {pid}");
         let start = Instant::now();
-        wait_for(&format!("rollcall to exit on SIG{signal}"), || {
-            tmux.capture(&session).contains("rollcall exited")
+        wait_until(&format!("rollcall to exit on SIG{signal}"), || {
+            tmux.capture().contains("rollcall exited")
         });
-        let after = tmux.display(&session, TERMINAL_STATE);
-        let screen = tmux.capture(&session);
+        let after = tmux.display(TERMINAL_STATE);
+        let screen = tmux.capture();
         let exit_line = screen
             .lines()
             .find(|l| l.contains("rollcall exited"))

@@ -8,99 +8,11 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// Bound on every wait for the screen.
-const DEADLINE: Duration = Duration::from_secs(60);
+use common::kubectl;
+use common::tmux::start_demo;
 
 /// The recorded pause reason: longer than one 80-column line.
 const REASON: &str = "auto-advance stopped: node general-02 CrashLoopBackOff (container agent restarted 4 times during the 30s soak of batch 2)";
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn command(&self) -> Command {
-        let mut command = Command::new("tmux");
-        command.args(["-L", &self.socket]);
-        command
-    }
-
-    fn capture(&self) -> String {
-        let output = self
-            .command()
-            .args(["capture-pane", "-p", "-t", "console"])
-            .output()
-            .expect("tmux capture-pane runs");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let status = self
-            .command()
-            .args(["send-keys", "-t", "console"])
-            .args(keys)
-            .status()
-            .expect("tmux send-keys runs");
-        assert!(status.success(), "send-keys {keys:?}");
-    }
-
-    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if check(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    /// Presses `key` until `check` holds on the screen (at most `presses` times).
-    fn scroll_until(&self, key: &str, presses: usize, what: &str, check: impl Fn(&str) -> bool) {
-        for _ in 0..presses {
-            if check(&self.capture()) {
-                return;
-            }
-            self.send(&[key]);
-            std::thread::sleep(Duration::from_millis(150));
-        }
-        self.wait_for(what, check);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self
-            .command()
-            .arg("kill-server")
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-}
-
-fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) {
-    let output = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// The screen's lines joined with the box borders and line breaks removed,
 /// so wrapped text reads as one line.
@@ -118,34 +30,8 @@ fn the_tour_fits_in_80_by_24() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
     let cache = dir.path().join("kube-cache");
-    let tmux = Tmux {
-        socket: format!("rollcall-80x24-{}", std::process::id()),
-    };
-    let command = format!(
-        "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
-        common::rollcall_bin().display(),
-        kubeconfig.display(),
-        dir.path().join("rollcall.log").display()
-    );
-    let status = tmux
-        .command()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            "console",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &command,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success(), "tmux new-session");
+    let (tmux, kubeconfig) = start_demo("80x24", dir.path(), 80, 24);
     tmux.wait_for("the grid", |s| {
         s.contains("general-01") && s.contains("? help")
     });
@@ -174,7 +60,7 @@ fn the_tour_fits_in_80_by_24() {
     assert!(footer.trim_end().ends_with("? help"), "{screen}");
 
     // The help scrolls down to the rollout keys and the kubeconfig path.
-    tmux.send(&["?"]);
+    tmux.send("?");
     tmux.wait_for("the help", |s| s.contains("keys · ? or Esc closes"));
     tmux.scroll_until("j", 80, "the rollout keys in the help", |s| {
         s.contains("advance the selected node") && s.contains("roll back: pick a revision")
@@ -182,21 +68,21 @@ fn the_tour_fits_in_80_by_24() {
     tmux.scroll_until("G", 2, "the end of the help", |s| {
         s.contains("blocks the rollout")
     });
-    tmux.send(&["g"]);
+    tmux.send("g");
     tmux.wait_for("the kubeconfig in the help", |s| {
         flowing(s).contains(&kubeconfig.display().to_string())
     });
-    tmux.send(&["Escape"]);
+    tmux.send("Escape");
     tmux.wait_for("the help closed", |s| !s.contains("keys · ? or Esc closes"));
 
     // The detail pane of a node scrolls down to its recent events.
-    tmux.send(&["Enter"]);
+    tmux.send("Enter");
     tmux.wait_for("the node detail", |s| s.contains("Eligibility"));
     // The events close the pane: the marker at the bottom border says the
     // end is reached (no ↓ left).
     tmux.scroll_until("Down", 60, "the recent events in the detail", |s| {
         s.contains("Recent events") && s.lines().any(|l| l.starts_with('└') && l.contains(" ↑ "))
     });
-    tmux.send(&["Escape"]);
-    tmux.send(&["q"]);
+    tmux.send("Escape");
+    tmux.send("q");
 }

@@ -7,11 +7,8 @@
 
 mod common;
 
-use common::tmux::{DEADLINE, Tmux};
-
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use common::kubectl;
+use common::tmux::{row, start_demo, wait_until};
 
 /// Nodes of `assets/scenarios/small.yaml`.
 const NODES: [&str; 5] = [
@@ -22,44 +19,6 @@ const NODES: [&str; 5] = [
     "general-03",
 ];
 
-fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Output {
-    let output = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-/// The screen line of a node's grid row (after the marks column).
-fn row<'a>(screen: &'a str, node: &str) -> Option<&'a str> {
-    screen.lines().find(|line| {
-        line.trim_start_matches([' ', '◆', '!', '×'])
-            .starts_with(&format!("{node} "))
-    })
-}
-
-fn start_demo(dir: &Path) -> (Tmux, PathBuf) {
-    let kubeconfig = dir.join("kubeconfig");
-    let log = dir.join("rollcall.log");
-    let command = format!(
-        "{} demo --scenario small --kubeconfig-out {} --log-file {} kube-system/node-agent",
-        common::rollcall_bin().display(),
-        kubeconfig.display(),
-        log.display()
-    );
-    let tmux = Tmux::start("test", 200, 50, &command);
-    (tmux, kubeconfig)
-}
-
 #[test]
 fn demo_shows_every_node_and_follows_kubectl() {
     if !common::tool_available("tmux") || !common::tool_available("kubectl") {
@@ -67,7 +26,7 @@ fn demo_shows_every_node_and_follows_kubectl() {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let cache = dir.path().join("kube-cache");
-    let (tmux, kubeconfig) = start_demo(dir.path());
+    let (tmux, kubeconfig) = start_demo("test", dir.path(), 200, 50);
 
     // Every node, eligible, with a ready pod on revision 1 (old: revision 2 is
     // applied but not rolled out in the small scenario).
@@ -120,14 +79,5 @@ fn demo_shows_every_node_and_follows_kubectl() {
 
     // q quits and gives the terminal back.
     tmux.send("q");
-    let start = Instant::now();
-    while tmux
-        .command()
-        .args(["has-session", "-t", "console"])
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        assert!(start.elapsed() < DEADLINE, "the console did not quit on q");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until("the console to quit on q", || !tmux.running());
 }

@@ -136,7 +136,7 @@ async fn watches_converge_and_follow_writes() {
     );
     let mut app = App::new(
         ConsoleInfo::default(),
-        Some("kube-system/agent".into()),
+        rollcall::model::Target::from_key("kube-system/agent"),
         (120, 30),
     );
     wait_for(

@@ -44,7 +44,11 @@ impl Console {
             server: String::new(),
             note: None,
         };
-        let mut app = App::new(info, Some("kube-system/node-agent".into()), (120, 40));
+        let mut app = App::new(
+            info,
+            rollcall::model::Target::from_key("kube-system/node-agent"),
+            (120, 40),
+        );
         app.ops = OpsConsole::new(false, user.into());
         let mut console = Console { app, watch, link };
         console
@@ -60,7 +64,9 @@ impl Console {
 
     /// Presses a key (as its action) and sends any writes it confirms.
     fn press(&mut self, action: Action) {
-        let effect = self.app.update(action, &self.watch.shared.lock());
+        let effect = self
+            .app
+            .update(action, &self.watch.shared.lock(), jiff::Timestamp::now());
         if let Some(Effect::Writes(writes)) = effect {
             for write in writes {
                 self.link.writes.send(write).expect("effects task running");

@@ -34,8 +34,9 @@ pub struct ActArgs {
     /// No progress lines (the result and errors are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// `table`: progress lines with a timestamp on stderr; `json`: one JSON
-    /// object per step on stdout.
+    /// `table`: lines for people (progress with a timestamp on stderr);
+    /// `json`: only JSON lines on stdout, one object per step, the last
+    /// `{"event":"end","exitCode":N}`.
     #[arg(long, short = 'o', value_enum, default_value_t = StepOutput::Table)]
     pub output: StepOutput,
 }
@@ -59,11 +60,7 @@ pub fn progress_printer(act: &ActArgs) -> Box<dyn Fn(Progress) + Send + Sync> {
             return;
         }
         match output {
-            StepOutput::Json => {
-                if let Ok(line) = crate::cli::out::json(&step, false) {
-                    let _ = crate::cli::out::stdout_json(&format!("{line}\n"));
-                }
-            }
+            StepOutput::Json => json_line(&step),
             StepOutput::Table => {
                 let time = step.time.round(jiff::Unit::Second).unwrap_or(step.time);
                 let node = step
@@ -83,6 +80,52 @@ pub fn progress_printer(act: &ActArgs) -> Box<dyn Fn(Progress) + Send + Sync> {
             }
         }
     })
+}
+
+/// Writes `value` as one JSON line on stdout (`-o json`).
+pub fn json_line(value: &impl serde::Serialize) {
+    if let Ok(line) = crate::cli::out::json(value, false) {
+        let _ = crate::cli::out::stdout_json(&format!("{line}\n"));
+    }
+}
+
+/// A JSON line `{"time", "event", "message", ...fields}` (`fields`: an object
+/// with camelCase keys).
+fn event_line(event: &str, message: &str, fields: serde_json::Value) -> serde_json::Value {
+    let mut line = serde_json::json!({
+        "time": jiff::Timestamp::now(),
+        "event": event,
+        "message": message,
+    });
+    if let (Some(line), serde_json::Value::Object(fields)) = (line.as_object_mut(), fields) {
+        line.extend(fields);
+    }
+    line
+}
+
+/// Reports one step's result: `text` as a line on stdout, or with `-o json`
+/// a JSON line with `event`, `message` and `fields`.
+pub fn step(act: &ActArgs, event: &str, text: &str, fields: serde_json::Value) {
+    match act.output {
+        StepOutput::Table => crate::cli::out::line(text),
+        StepOutput::Json => json_line(&event_line(event, text, fields)),
+    }
+}
+
+/// Ends a run with `text` and returns `code` as the exit code: the text goes
+/// to stdout when `code` is 0, else to stderr; with `-o json`, the last JSON
+/// line `{"event": "end", "exitCode", "message"}` on stdout.
+pub fn finish(act: &ActArgs, code: u8, text: &str) -> std::process::ExitCode {
+    match act.output {
+        StepOutput::Json => json_line(&event_line(
+            "end",
+            text,
+            serde_json::json!({ "exitCode": code }),
+        )),
+        StepOutput::Table if code == 0 => crate::cli::out::line(text),
+        StepOutput::Table => crate::cli::out::eline(text),
+    }
+    std::process::ExitCode::from(code)
 }
 
 /// Installs the one interrupt handler of an acting run (after the last
@@ -173,8 +216,7 @@ pub async fn open(
 /// The DaemonSet's namespace and name: from the text, else `-n`, else `default`
 /// (the context's namespace).
 pub fn resolve(daemonset: &DsRef, cluster: &ClusterArgs, default: &str) -> anyhow::Result<Target> {
-    let (namespace, name) = daemonset.resolve(cluster.namespace.as_deref(), default)?;
-    Ok(Target { namespace, name })
+    Ok(daemonset.resolve(cluster.namespace.as_deref(), default)?)
 }
 
 /// Refuses in read-only mode (a dry run goes on), then asks the server whether the user may do
@@ -202,16 +244,43 @@ pub async fn precheck(session: &Session, operation: Operation, action: &str) -> 
 }
 
 /// In a dry run (`--read-only`), prints the writes that would have been sent,
-/// one line each, and returns exit 0; `None` when this is not a dry run.
-pub fn print_dry_run(session: &Session) -> Option<std::process::ExitCode> {
+/// one line each (with `-o json`, one `dryRun` JSON line each: method, path,
+/// patch type, body), then `then` (what would follow), and returns exit 0;
+/// `None` when this is not a dry run.
+pub fn print_dry_run(
+    session: &Session,
+    act: &ActArgs,
+    then: Option<&str>,
+) -> Option<std::process::ExitCode> {
     let dry_run = session.executor.dry_run()?;
     let planned = dry_run.planned();
-    crate::cli::out::line(&format!(
-        "dry run (--read-only): nothing was changed; {} write(s) rollcall would make:",
+    let summary = format!(
+        "dry run (--read-only): nothing was changed; {} write(s) rollcall would make",
         planned.len()
-    ));
+    );
+    if act.output == StepOutput::Json {
+        for request in &planned {
+            let (method, path, patch_type) = request.write.request();
+            json_line(&event_line(
+                "dryRun",
+                &request.write.describe_request(),
+                serde_json::json!({
+                    "method": method,
+                    "path": path,
+                    "patchType": patch_type,
+                    "body": request.write.body(),
+                }),
+            ));
+        }
+        let text = then.map_or(summary.clone(), |then| format!("{summary}; {then}"));
+        return Some(finish(act, 0, &text));
+    }
+    crate::cli::out::line(&format!("{summary}:"));
     for request in &planned {
         crate::cli::out::line(&request.write.describe_request());
+    }
+    if let Some(then) = then {
+        crate::cli::out::line(then);
     }
     Some(std::process::ExitCode::SUCCESS)
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, block_on, confirm, open, parse_duration, precheck, print_dry_run,
+    ActArgs, StepOutput, block_on, confirm, finish, open, parse_duration, precheck, print_dry_run,
+    step,
 };
 use crate::cli::cluster_args::ClusterArgs;
 use crate::model::DsRef;
@@ -76,11 +77,12 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         if args.next.is_some() && !args.despite_failing {
             let failing = crate::ops::preflight::failing_updated(&rows);
             if !failing.is_empty() {
-                crate::cli::out::eline(&format!(
-                    "refused: {} (--despite-failing)",
-                    crate::ops::preflight::failing_text(&failing, 10)
+                let why = crate::ops::preflight::failing_text(&failing, 10);
+                return Ok(finish(
+                    &args.act,
+                    1,
+                    &format!("refused: {why} (--despite-failing)"),
                 ));
-                return Ok(ExitCode::from(1));
             }
         }
         let victims = choose(
@@ -102,27 +104,30 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             &AdvanceTarget::Nodes(victims.iter().map(|v| v.node.clone()).collect()),
         )
         .await?;
-        if let Some(code) = print_dry_run(&session) {
+        if let Some(code) = print_dry_run(&session, &args.act, None) {
             return Ok(code);
         }
         for flight in &flights {
-            crate::cli::out::line(&format!(
-                "deleted pod {} on node {}",
-                flight.victim.pod, flight.victim.node
-            ));
+            let (node, pod) = (&flight.victim.node, &flight.victim.pod);
+            step(
+                &args.act,
+                "delete",
+                &format!("deleted pod {pod} on node {node}"),
+                serde_json::json!({ "node": node, "pod": pod }),
+            );
         }
         let Some(follower) = follower else {
+            // Without --wait the deletes are the result; JSON still ends with its `end` line.
+            if args.act.output == StepOutput::Json {
+                finish(&args.act, 0, &format!("{} pod(s) deleted", flights.len()));
+            }
             return Ok(ExitCode::SUCCESS);
         };
-        match follow_flights(&follower, flights, args.timeout).await? {
-            Ok(()) => {
-                crate::cli::out::line("all replacements Ready and available");
-                Ok(ExitCode::SUCCESS)
-            }
-            Err((node, reason)) => {
-                crate::cli::out::eline(&format!("node {node}: {reason}"));
-                Ok(ExitCode::from(1))
-            }
-        }
+        Ok(
+            match follow_flights(&follower, flights, args.timeout).await? {
+                Ok(()) => finish(&args.act, 0, "all replacements Ready and available"),
+                Err((node, reason)) => finish(&args.act, 1, &format!("node {node}: {reason}")),
+            },
+        )
     })
 }

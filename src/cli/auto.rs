@@ -11,11 +11,10 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, StepOutput, block_on, confirm, install_interrupt, open, parse_duration, precheck,
+    ActArgs, block_on, confirm, finish, install_interrupt, open, parse_duration, precheck,
     print_dry_run, progress_printer,
 };
 use crate::cli::cluster_args::ClusterArgs;
-use crate::cli::out;
 use crate::engine::selector::Selector;
 use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
@@ -96,8 +95,11 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             Ok(()) => {}
             Err(StartRefusal::Invalid(err)) => return Err(err.into()),
             Err(refusal @ StartRefusal::Failing(_)) => {
-                crate::cli::out::eline(&format!("refused: {refusal} (--despite-failing)"));
-                return Ok(ExitCode::from(1));
+                return Ok(finish(
+                    &args.act,
+                    1,
+                    &format!("refused: {refusal} (--despite-failing)"),
+                ));
             }
         }
         let dry_run = session.executor.dry_run();
@@ -120,9 +122,8 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
                 end = auto(&ctx, &settings) => { end?; }
                 () = dry_run.first_delete() => {}
             }
-            let code = print_dry_run(&session).unwrap_or(ExitCode::SUCCESS);
-            out::line("(later batches follow as each batch passes its gate)");
-            return Ok(code);
+            let then = "(later batches follow as each batch passes its gate)";
+            return Ok(print_dry_run(&session, &args.act, Some(then)).unwrap_or(ExitCode::SUCCESS));
         }
         let end = auto(&ctx, &settings).await?;
         Ok(report(&end, &args.act, "advanced", None))
@@ -155,25 +156,10 @@ pub fn report(end: &AutoEnd, act: &ActArgs, verb: &str, revision: Option<i64>) -
         AutoEnd::Paused { node, reason } => (1, format!("paused: node {node}: {reason}")),
         AutoEnd::Stopped { by } => (1, format!("stopped by {by}")),
         AutoEnd::Interrupted { by } => (
-            i32::from(EXIT_INTERRUPTED),
+            EXIT_INTERRUPTED,
             format!("interrupted by {by}: the rollout is paused (resume it to continue)"),
         ),
     };
     let text = crate::sanitize::sanitize(&text).into_owned();
-    if act.output == StepOutput::Json {
-        let line = serde_json::json!({
-            "event": "end",
-            "time": jiff::Timestamp::now(),
-            "exitCode": code,
-            "message": text,
-        });
-        if let Ok(line) = crate::cli::out::json(&line, false) {
-            let _ = crate::cli::out::stdout_json(&format!("{line}\n"));
-        }
-    } else if code == 0 {
-        crate::cli::out::line(&text);
-    } else {
-        crate::cli::out::eline(&text);
-    }
-    ExitCode::from(u8::try_from(code).unwrap_or(2))
+    finish(act, code, &text)
 }

@@ -310,11 +310,16 @@ pub async fn open_console_with(
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
     let logs = crate::tui::logs_link::start(connection.client.clone());
     let handle = watch::spawn(connection.watch_client, scope, target.clone());
-    let key = target.map(|t| t.key());
-    let result =
-        crate::tui::run::run_with_ops(handle, info, key, Some((link, console)), roster, Some(logs))
-            .await
-            .context("console failed");
+    let result = crate::tui::run::run_with_ops(
+        handle,
+        info,
+        target,
+        Some((link, console)),
+        roster,
+        Some(logs),
+    )
+    .await
+    .context("console failed");
     if let Some(reverts) = reverts {
         reverts.abort();
     }
@@ -333,8 +338,9 @@ pub fn parse_target(
     let Some(daemonset) = daemonset else {
         return Ok(None);
     };
-    let (namespace, name) = daemonset.resolve(cluster.namespace.as_deref(), namespace)?;
-    Ok(Some(Target { namespace, name }))
+    Ok(Some(
+        daemonset.resolve(cluster.namespace.as_deref(), namespace)?,
+    ))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

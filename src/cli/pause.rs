@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::cli::act_args::{ActArgs, block_on, confirm, open, precheck, print_dry_run};
+use crate::cli::act_args::{ActArgs, block_on, confirm, finish, open, precheck, print_dry_run};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
 use crate::model::DsRef;
@@ -145,10 +145,9 @@ fn run(
                 .await?;
             }
         }
-        if let Some(code) = print_dry_run(&session) {
+        if let Some(code) = print_dry_run(&session, act, None) {
             return Ok(code);
         }
-        out::line(&format!("{} {action}d", session.target));
-        Ok(ExitCode::SUCCESS)
+        Ok(finish(act, 0, &format!("{} {action}d", session.target)))
     })
 }

@@ -10,8 +10,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, block_on, confirm, install_interrupt, open, parse_duration, precheck, print_dry_run,
-    progress_printer,
+    ActArgs, StepOutput, block_on, confirm, finish, install_interrupt, open, parse_duration,
+    precheck, print_dry_run, progress_printer, step,
 };
 use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
@@ -21,7 +21,8 @@ use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
 use crate::ops::follow::Follower;
 use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::rbac::Operation;
-use crate::ops::rollback::plan;
+use crate::ops::rollback::{RollbackPlan, plan};
+use crate::ops::snapshot::Target;
 
 /// Arguments of `rollcall rollback`.
 #[derive(Debug, Args)]
@@ -76,19 +77,22 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         }
         let rollback = plan(&snapshot, args.to_revision)?;
         let Some(request) = rollback.request.clone() else {
-            out::line(&format!(
-                "{} skipped rollback (current template already matches revision {})",
-                session.target, rollback.to.number
+            return Ok(finish(
+                &args.act,
+                0,
+                &format!(
+                    "{} skipped rollback (current template already matches revision {})",
+                    session.target, rollback.to.number
+                ),
             ));
-            return Ok(ExitCode::SUCCESS);
         };
         match decide(&snapshot.ds, SpecAction::Rollback, args.despite_owner) {
             Decision::Proceed => {}
             Decision::Warn(text) => out::warning(&format!("{}: {text}", session.target)),
             Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
         }
-        out::stderr(&rollback.diff);
         let order = rollback_nodes(&snapshot);
+        show_plan(&args.act, &session.target, &rollback, &order);
         confirm(
             &format!(
                 "roll back {} to revision {} ({} node(s) to move back)",
@@ -99,36 +103,29 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             args.act.yes,
         )?;
         session.executor.run(&request).await?;
-        if let Some(code) = print_dry_run(&session) {
-            // Nothing was patched, so the node moves cannot be run; say which would follow.
-            if snapshot.strategy_type() == "OnDelete" && !order.is_empty() {
-                out::line(&format!(
-                    "then, one node at a time (each Ready before the next), delete the pods on: {}",
-                    order.join(", ")
-                ));
-            }
+        // Nothing was patched in a dry run, so the node moves cannot be run; say which would follow.
+        let then = (snapshot.update_strategy().is_on_delete() && !order.is_empty()).then(|| {
+            format!(
+                "then, one node at a time (each Ready before the next), delete the pods on: {}",
+                order.join(", ")
+            )
+        });
+        if let Some(code) = print_dry_run(&session, &args.act, then.as_deref()) {
             return Ok(code);
         }
-        out::line(&format!(
+        let patched = format!(
             "{} rolled back to revision {}",
             session.target, rollback.to.number
-        ));
-        if snapshot.strategy_type() != "OnDelete" {
-            if args.wait {
-                if let Err(why) = wait_rolled_out(&follower, args.timeout).await? {
-                    out::eline(&format!(
-                        "not finished after {}: {why}",
-                        humantime::format_duration(args.timeout),
-                    ));
-                    return Ok(ExitCode::from(1));
-                }
-                out::line(&format!(
-                    "rollout finished: every node runs revision {}",
-                    rollback.to.number
-                ));
-            }
-            return Ok(ExitCode::SUCCESS);
+        );
+        if !snapshot.update_strategy().is_on_delete() {
+            return rolling_update_end(args, &follower, &patched, rollback.to.number).await;
         }
+        step(
+            &args.act,
+            "rollback",
+            &patched,
+            serde_json::json!({ "toRevision": rollback.to.number }),
+        );
         let settings = AutoSettings {
             policy: AutoPolicy {
                 batch: 1,
@@ -157,6 +154,54 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             left_on,
         ))
     })
+}
+
+/// Shows the rollback before it is confirmed: the template diff on stderr, or
+/// with `-o json` a `plan` line (target revision, the nodes in order, the diff).
+fn show_plan(act: &ActArgs, target: &Target, rollback: &RollbackPlan, order: &[String]) {
+    if act.output != StepOutput::Json {
+        out::stderr(&rollback.diff);
+        return;
+    }
+    step(
+        act,
+        "plan",
+        &format!("roll back {target} to revision {}", rollback.to.number),
+        serde_json::json!({
+            "fromRevision": rollback.from,
+            "toRevision": rollback.to.number,
+            "nodes": order,
+            "diff": rollback.diff,
+        }),
+    );
+}
+
+/// A RollingUpdate rollback after its patch: the controller moves the nodes;
+/// with --wait, follow it to the end or the timeout (exit 1, with the blocker).
+async fn rolling_update_end(
+    args: &RollbackArgs,
+    follower: &Follower,
+    patched: &str,
+    to: i64,
+) -> anyhow::Result<ExitCode> {
+    if !args.wait {
+        return Ok(finish(&args.act, 0, patched));
+    }
+    step(
+        &args.act,
+        "rollback",
+        patched,
+        serde_json::json!({ "toRevision": to }),
+    );
+    if let Err(why) = wait_rolled_out(follower, args.timeout).await? {
+        let text = format!(
+            "not finished after {}: {why}",
+            humantime::format_duration(args.timeout),
+        );
+        return Ok(finish(&args.act, 1, &text));
+    }
+    let text = format!("rollout finished: every node runs revision {to}");
+    Ok(finish(&args.act, 0, &text))
 }
 
 /// Waits until the controller reports every desired node updated and

@@ -21,7 +21,7 @@ pub enum Output {
     /// A table for people.
     #[default]
     Table,
-    /// JSON (one document; one per line with --watch).
+    /// JSON in camelCase (one document; `status --watch`: one per change).
     Json,
 }
 

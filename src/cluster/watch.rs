@@ -50,21 +50,8 @@ impl Shared {
     }
 }
 
-/// The DaemonSet the console is focused on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// Its namespace.
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-}
-
-impl Target {
-    /// `namespace/name`, the cache key.
-    pub fn key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
-    }
-}
+/// The DaemonSet the console is focused on (the one identity, [`crate::model::Target`]).
+pub use crate::model::Target;
 
 /// The running watch task; dropping it stops the watches.
 #[derive(Debug)]

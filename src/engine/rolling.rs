@@ -39,6 +39,43 @@ pub enum UpdateStrategy {
     },
 }
 
+impl UpdateStrategy {
+    /// Whether pods are replaced only when someone deletes them.
+    pub fn is_on_delete(&self) -> bool {
+        matches!(self, Self::OnDelete)
+    }
+
+    /// The strategy's `type` as the API writes it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::OnDelete => "OnDelete",
+            Self::RollingUpdate { .. } => "RollingUpdate",
+        }
+    }
+}
+
+/// `OnDelete`, or `RollingUpdate maxUnavailable=1 maxSurge=0`.
+impl std::fmt::Display for UpdateStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let budget = |value: &IntOrString| match value {
+            IntOrString::Int(n) => n.to_string(),
+            IntOrString::String(s) => s.clone(),
+        };
+        match self {
+            Self::OnDelete => f.write_str("OnDelete"),
+            Self::RollingUpdate {
+                max_unavailable,
+                max_surge,
+            } => write!(
+                f,
+                "RollingUpdate maxUnavailable={} maxSurge={}",
+                budget(max_unavailable),
+                budget(max_surge)
+            ),
+        }
+    }
+}
+
 /// The update strategy with the apps/v1 defaults applied (an object from a real
 /// API server already has them; a hand-written snapshot may not): missing type is
 /// RollingUpdate, missing maxUnavailable is 1, missing maxSurge is 0.

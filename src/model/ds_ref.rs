@@ -1,4 +1,6 @@
-//! [`DsRef`]: how a person names a DaemonSet on the command line, parsed once.
+//! A DaemonSet's identity: [`DsRef`], how a person names it on the command
+//! line, parsed once; and [`Target`], the one resolved identity (namespace and
+//! name) the console, the watches and the operations use.
 //!
 //! kubectl users write `NAME` (with `-n NS`), `ds/NAME`, `daemonset/NAME`,
 //! `daemonsets.apps/NAME`; rollcall also takes `NS/NAME`. This module only
@@ -38,6 +40,40 @@ pub enum DsRefError {
         /// The `-n` namespace.
         flag: String,
     },
+}
+
+/// A DaemonSet resolved to its namespace and name: the one identity every
+/// part uses (no `namespace/name` strings split apart). Its text form
+/// `namespace/name` ([`Target::key`], `Display`) is the cache's key.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Target {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl Target {
+    /// `namespace/name`, the cache key.
+    pub fn key(&self) -> String {
+        self.to_string()
+    }
+
+    /// Parses a cache key `namespace/name` (both parts required).
+    pub fn from_key(key: &str) -> Option<Self> {
+        let parsed: DsRef = key.parse().ok()?;
+        let namespace = parsed.namespace?;
+        Some(Self {
+            namespace,
+            name: parsed.name,
+        })
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
 }
 
 /// Whether `prefix` names the DaemonSet resource the way kubectl accepts it:
@@ -85,11 +121,7 @@ impl DsRef {
     /// `(namespace, name)`: the text's namespace, else `flag` (`-n`), else
     /// `default` (the context's namespace). A text namespace that differs from
     /// `-n` is an error rather than a silent choice.
-    pub fn resolve(
-        &self,
-        flag: Option<&str>,
-        default: &str,
-    ) -> Result<(String, String), DsRefError> {
+    pub fn resolve(&self, flag: Option<&str>, default: &str) -> Result<Target, DsRefError> {
         let namespace = match (&self.namespace, flag) {
             (Some(named), Some(flag)) if named != flag => {
                 return Err(DsRefError::NamespaceConflict {
@@ -102,7 +134,10 @@ impl DsRef {
             (None, Some(flag)) => flag.to_owned(),
             (None, None) => default.to_owned(),
         };
-        Ok((namespace, self.name.clone()))
+        Ok(Target {
+            namespace,
+            name: self.name.clone(),
+        })
     }
 }
 
@@ -151,10 +186,26 @@ mod tests {
     }
 
     #[test]
+    fn a_target_round_trips_through_its_key() {
+        let target = Target::from_key("kube-system/agent").unwrap();
+        assert_eq!(
+            (target.namespace.as_str(), target.name.as_str()),
+            ("kube-system", "agent")
+        );
+        assert_eq!(target.key(), "kube-system/agent");
+        for bad in ["agent", "ds/agent", "/agent", "ns/", "a/b/c", ""] {
+            assert_eq!(Target::from_key(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn resolution_prefers_the_text_then_the_flag_then_the_context() {
         let named: DsRef = "kube-system/agent".parse().unwrap();
         let bare: DsRef = "ds/agent".parse().unwrap();
-        let pair = |ns: &str| (ns.to_owned(), "agent".to_owned());
+        let pair = |ns: &str| Target {
+            namespace: ns.to_owned(),
+            name: "agent".to_owned(),
+        };
         assert_eq!(named.resolve(None, "default"), Ok(pair("kube-system")));
         assert_eq!(
             named.resolve(Some("kube-system"), "default"),

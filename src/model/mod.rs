@@ -14,7 +14,7 @@ mod pod;
 mod resource;
 pub mod snapshot;
 
-pub use ds_ref::{DsRef, DsRefError};
+pub use ds_ref::{DsRef, DsRefError, Target};
 pub use event::{Event, InvolvedObject};
 pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
 pub use pod::{

@@ -8,6 +8,7 @@
 //!
 //! Pure: DaemonSet and durable state in, values out.
 
+use crate::engine::rolling::update_strategy;
 use serde::Serialize;
 
 use crate::engine::owner::{FieldWriter, SpecOwner, Tool, last_writer, spec_owner};
@@ -126,12 +127,10 @@ pub fn pause_spec_action(
     state: &RolloutState,
     resuming: bool,
 ) -> Option<SpecAction> {
-    let strategy = strategy_type(ds);
+    let on_delete = update_strategy(ds).is_on_delete();
     match resuming {
-        false if strategy == "RollingUpdate" && state.pause.is_none() => Some(SpecAction::Pause),
-        true if strategy == "OnDelete" && state.saved_strategy.is_some() => {
-            Some(SpecAction::Resume)
-        }
+        false if !on_delete && state.pause.is_none() => Some(SpecAction::Pause),
+        true if on_delete && state.saved_strategy.is_some() => Some(SpecAction::Resume),
         _ => None,
     }
 }
@@ -158,14 +157,6 @@ pub fn advance_note(ds: &DaemonSet) -> Option<String> {
             owner.tool.label()
         )
     })
-}
-
-fn strategy_type(ds: &DaemonSet) -> &str {
-    ds.spec
-        .as_ref()
-        .and_then(|s| s.update_strategy.as_ref())
-        .and_then(|u| u.type_.as_deref())
-        .unwrap_or("RollingUpdate")
 }
 
 /// What was reverted.
@@ -226,13 +217,13 @@ pub fn revert_record(daemonset: &str, revert: &Revert) -> Record {
 /// OnDelete; a rollback in progress whose template another manager wrote
 /// after rollcall's state was last written.
 pub fn reverted(ds: &DaemonSet, state: &RolloutState) -> Option<Revert> {
-    let strategy = strategy_type(ds);
+    let on_delete = update_strategy(ds).is_on_delete();
     let found = |what, writer: Option<FieldWriter>| Revert {
         what,
         by: writer.as_ref().map(|w| w.manager.clone()),
         at: writer.and_then(|w| w.at),
     };
-    if state.pause.is_some() && state.saved_strategy.is_some() && strategy != "OnDelete" {
+    if state.pause.is_some() && state.saved_strategy.is_some() && !on_delete {
         let writer = last_writer(&ds.metadata, &["spec", "updateStrategy"], FIELD_MANAGER);
         return Some(found(Reverted::Pause, writer));
     }

@@ -54,7 +54,10 @@ pub fn pause(
     }
     .touched(&request.by, now);
     let target = snapshot.target();
-    let write = if snapshot.strategy_type() == "RollingUpdate" {
+    let write = if matches!(
+        snapshot.update_strategy(),
+        crate::engine::rolling::UpdateStrategy::RollingUpdate { .. }
+    ) {
         after.saved_strategy = Some(current_strategy(snapshot));
         Write::PatchStrategy {
             namespace: target.namespace.clone(),
@@ -115,7 +118,7 @@ pub fn resume(
     let restore = before
         .saved_strategy
         .clone()
-        .filter(|_| snapshot.strategy_type() == "OnDelete");
+        .filter(|_| snapshot.update_strategy().is_on_delete());
     let write = match restore {
         Some(strategy) => Write::PatchStrategy {
             namespace: target.namespace.clone(),

@@ -18,47 +18,12 @@ use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{PlanOptions, RolloutPlan, plan_rollout};
 use crate::engine::selector::Selector;
-use crate::model::{ControllerRevision, DaemonSet, DsRef, Node, Pod};
+use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::state::RolloutState;
 
-/// The DaemonSet an operation is about.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Target {
-    /// Its namespace.
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-}
-
-impl Target {
-    /// Parses a DaemonSet as the command line names it ([`DsRef`]: `NAMESPACE/NAME`,
-    /// or `NAME`, `ds/NAME`, … in `default_namespace`).
-    pub fn parse(text: &str, default_namespace: &str) -> Result<Self, OpsError> {
-        let invalid = |e: crate::model::DsRefError| OpsError::Invalid(e.to_string());
-        let (namespace, name) = text
-            .parse::<DsRef>()
-            .and_then(|ds| ds.resolve(None, default_namespace))
-            .map_err(invalid)?;
-        if namespace.is_empty() {
-            return Err(OpsError::Invalid(format!(
-                "bad DaemonSet reference {text:?}: no namespace"
-            )));
-        }
-        Ok(Self { namespace, name })
-    }
-
-    /// `namespace/name`.
-    pub fn key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
-    }
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
+/// The DaemonSet an operation is about (the one identity, [`crate::model::Target`]).
+pub use crate::model::Target;
 
 /// Everything an operation decides from, read at one moment.
 #[derive(Clone, Debug)]
@@ -173,14 +138,9 @@ impl Snapshot {
         RolloutState::read(self.ds.metadata.annotations.as_ref()).1
     }
 
-    /// `spec.updateStrategy.type` (`RollingUpdate` when unset, the API default).
-    pub fn strategy_type(&self) -> &str {
-        self.ds
-            .spec
-            .as_ref()
-            .and_then(|s| s.update_strategy.as_ref())
-            .and_then(|u| u.type_.as_deref())
-            .unwrap_or("RollingUpdate")
+    /// The update strategy with the apps/v1 defaults (RollingUpdate when unset).
+    pub fn update_strategy(&self) -> crate::engine::rolling::UpdateStrategy {
+        crate::engine::rolling::update_strategy(&self.ds)
     }
 
     /// The revision index.
@@ -295,32 +255,6 @@ fn attempt(verb: &'static str, resource: &'static str, name: &str) -> Attempt {
         verb,
         resource,
         name: name.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn target_parses_namespace_and_name() {
-        let cases = [
-            ("kube-system/agent", Some(("kube-system", "agent"))),
-            ("agent", Some(("default", "agent"))),
-            ("ds/agent", Some(("default", "agent"))),
-            ("/agent", None),
-            ("ns/", None),
-            ("a/b/c", None),
-            ("", None),
-        ];
-        for (text, want) in cases {
-            let got = Target::parse(text, "default").ok();
-            let want = want.map(|(ns, name)| Target {
-                namespace: ns.into(),
-                name: name.into(),
-            });
-            assert_eq!(got, want, "{text}");
-        }
     }
 }
 

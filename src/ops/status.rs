@@ -185,7 +185,7 @@ impl StatusReport {
         let mut report = Self {
             namespace: target.namespace,
             name: target.name,
-            strategy: snapshot.strategy_type().to_owned(),
+            strategy: snapshot.update_strategy().type_name().to_owned(),
             current_revision: index.current().map(|c| c.number),
             state: revert
                 .as_ref()

@@ -106,16 +106,16 @@ impl Write {
         }
     }
 
-    /// The write as one line for a dry run: the request (method, path, patch
-    /// type) and its body, as it would be sent.
-    pub fn describe_request(&self) -> String {
-        let (method, path, kind) = match self {
+    /// The request this write sends: method, path and patch type (`merge`,
+    /// `strategic merge`; `None` for a delete).
+    pub fn request(&self) -> (&'static str, String, Option<&'static str>) {
+        match self {
             Self::DeletePod {
                 namespace, name, ..
             } => (
                 "DELETE",
                 format!("/api/v1/namespaces/{namespace}/pods/{name}"),
-                "",
+                None,
             ),
             Self::PatchState {
                 namespace, name, ..
@@ -125,16 +125,23 @@ impl Write {
             } => (
                 "PATCH",
                 format!("/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"),
-                " (merge)",
+                Some("merge"),
             ),
             Self::PatchTemplate {
                 namespace, name, ..
             } => (
                 "PATCH",
                 format!("/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"),
-                " (strategic merge)",
+                Some("strategic merge"),
             ),
-        };
+        }
+    }
+
+    /// The write as one line for a dry run: the request (method, path, patch
+    /// type) and its body, as it would be sent.
+    pub fn describe_request(&self) -> String {
+        let (method, path, kind) = self.request();
+        let kind = kind.map(|k| format!(" ({k})")).unwrap_or_default();
         format!("{method} {path}{kind} {}", self.body())
     }
 

@@ -73,7 +73,7 @@ fn viewer_app(cache: &mut Cache) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), (120, 16));
+    let mut app = App::new(info, crate::model::Target::from_key("kube-system/agent"), (120, 16));
     app.refresh(cache, now());
     app.ops.permissions = Some(denied_writes());
     app
@@ -133,7 +133,7 @@ fn viewer_rollout_keys_refuse_with_the_reason_and_send_nothing() {
         Action::TogglePause,
         Action::Rollback,
     ] {
-        let effect = app.update(action, &cache);
+        let effect = app.update(action, &cache, now());
         assert!(effect.is_none(), "{action:?} sent {effect:?}");
         assert!(app.ops.modal.is_none(), "{action:?} opened a dialog");
         let message = app.ui.message.clone().unwrap().text;
@@ -151,7 +151,7 @@ fn viewer_rollout_keys_refuse_with_the_reason_and_send_nothing() {
 fn viewer_detail_shows_the_pod_of_an_unreadable_node() {
     let mut cache = viewer_cache();
     let mut app = viewer_app(&mut cache);
-    app.update(Action::Open, &cache);
+    app.update(Action::Open, &cache, now());
     let view = app.view_model(&cache, now());
     let Body::Detail(_, detail) = &view.body else {
         panic!("the detail is shown, not {:?}", view.body);

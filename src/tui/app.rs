@@ -12,7 +12,7 @@ use super::fit::clamp_scroll;
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
 use super::rows::RowCache;
-use super::state::{Level, Screen, UiState};
+use super::state::{DetailView, HistoryView, Level, PickerView, Screen, UiState};
 use super::view_model::pane::{self, Overlay, TextPane};
 use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
@@ -29,6 +29,15 @@ pub enum Effect {
     Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
     /// Fetch a pod's log on the effects side (the answer opens in the logs overlay).
     FetchLogs(super::logs::LogsRequest),
+}
+
+/// What a part of the console (the rollout keys, the logs overlay) did with an action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// Not its action: the console handles it as usual.
+    Passed,
+    /// Taken, with the effect for the event loop, if any.
+    Took(Option<Effect>),
 }
 
 /// The console's state: UI state plus the cached engine rows and grid order.
@@ -50,13 +59,13 @@ pub struct App {
 }
 
 impl App {
-    /// A console on `target` (`namespace/name`), or on the DaemonSet list when `None`.
-    pub fn new(info: ConsoleInfo, target: Option<String>, size: (u16, u16)) -> Self {
+    /// A console on `target`, or on the DaemonSet list when `None`.
+    pub fn new(info: ConsoleInfo, target: Option<Target>, size: (u16, u16)) -> Self {
         let mut ui = UiState {
             screen: if target.is_some() {
                 Screen::Grid
             } else {
-                Screen::Picker
+                Screen::Picker(PickerView::default())
             },
             target,
             size,
@@ -115,7 +124,7 @@ impl App {
         }
         let rows = self
             .rows
-            .refresh(cache, self.ui.target.as_deref(), &changes, now);
+            .refresh(cache, self.ui.target_key().as_deref(), &changes, now);
         let labels_matter =
             matches!(self.ui.filter, Filter::Labels(_)) && !changes.nodes.is_empty();
         // Name order without groups cannot change when a row's state does.
@@ -179,10 +188,9 @@ impl App {
             let lines: Vec<Vec<_>> = dialog.lines.into_iter().map(|c| vec![c]).collect();
             let lines = pane::wrap_all(&lines, width);
             let area = pane::overlay_area(Overlay::Dialog, body, lines.len());
-            let scroll = if self.ui.dialog_title.as_deref() == Some(dialog.title.as_str()) {
-                self.ui.dialog_scroll
-            } else {
-                0
+            let scroll = match &self.ui.dialog_scroll {
+                Some((title, scroll)) if *title == dialog.title => *scroll,
+                _ => 0,
             };
             let visible = pane::visible(area.height, lines.len());
             view.dialog = Some(TextPane {
@@ -219,12 +227,13 @@ impl App {
 
     /// Scrolls the help, the open dialog or the detail pane, when one has
     /// the list keys; returns whether one did.
-    fn scroll_text(&mut self, action: Action, cache: &Cache) -> bool {
-        let on_text = self.ui.help || self.ops.modal.is_some() || self.ui.screen == Screen::Detail;
+    fn scroll_text(&mut self, action: Action, cache: &Cache, now: jiff::Timestamp) -> bool {
+        let on_text =
+            self.ui.help || self.ops.modal.is_some() || matches!(self.ui.screen, Screen::Detail(_));
         if !on_text {
             return false;
         }
-        let view = self.view_model(cache, jiff::Timestamp::UNIX_EPOCH);
+        let view = self.view_model(cache, now);
         let body = self.body_area();
         let (pane, height) = if let Some(help) = &view.help {
             let area = pane::overlay_area(Overlay::Help, body, help.lines.len());
@@ -252,35 +261,42 @@ impl App {
         if self.ui.help {
             self.ui.help_scroll = next;
         } else if view.dialog.is_some() {
-            self.ui.dialog_title = view.dialog.as_ref().map(|d| d.title.clone());
-            self.ui.dialog_scroll = next;
-        } else {
-            self.ui.detail_scroll = next;
+            self.ui.dialog_scroll = view.dialog.as_ref().map(|d| (d.title.clone(), next));
+        } else if let Screen::Detail(detail) = &mut self.ui.screen {
+            detail.scroll = next;
         }
         true
     }
 
-    /// Applies one action; returns the effect for the event loop, if any.
-    pub fn update(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+    /// Applies one action at `now` (stamped on the rollout state it writes,
+    /// as the view model is built at a given time); returns the effect for
+    /// the event loop, if any.
+    pub fn update(
+        &mut self,
+        action: Action,
+        cache: &Cache,
+        now: jiff::Timestamp,
+    ) -> Option<Effect> {
         let before = (self.ui.screen, self.ops.modal.is_some());
-        let effect = self.apply(action, cache);
+        let effect = self.apply(action, cache, now);
         // A note about one screen ("diff base: revision 2") does not follow
         // the user into another screen or a dialog; errors stay.
         let after = (self.ui.screen, self.ops.modal.is_some());
         let opened = after.1 && !before.1;
+        let moved = !after.0.same_as(before.0);
         // The connection note stays until something replaces it.
         let passing =
             self.ui.message.as_ref().is_some_and(|m| {
                 m.level == Level::Info && Some(&m.text) != self.info.note.as_ref()
             });
-        if (after.0 != before.0 || opened) && passing && !self.ui.message_is_new {
+        if (moved || opened) && passing && !self.ui.message_is_new {
             self.ui.message = None;
         }
         self.ui.message_is_new = false;
         effect
     }
 
-    fn apply(&mut self, action: Action, cache: &Cache) -> Option<Effect> {
+    fn apply(&mut self, action: Action, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
         let scroll = matches!(
             action,
             Action::Up
@@ -292,13 +308,13 @@ impl App {
         );
         // The help, when open, is what the list keys scroll.
         if self.ui.help && scroll {
-            self.scroll_text(action, cache);
+            self.scroll_text(action, cache, now);
             return None;
         }
-        if let Some(effect) = self.ops_update(action, cache) {
+        if let Handled::Took(effect) = self.ops_update(action, cache, now) {
             return effect;
         }
-        if let Some(effect) = self.logs_update(action, cache) {
+        if let Handled::Took(effect) = self.logs_update(action, cache) {
             return effect;
         }
         match action {
@@ -340,13 +356,10 @@ impl App {
                 self.rebuild_index(cache);
             }
             Action::History => {
-                self.ui.screen = Screen::History;
-                self.ui.history_selected = 0;
-                self.ui.diff_base = None;
-                self.ui.diff_scroll = 0;
+                self.ui.screen = Screen::History(HistoryView::default());
             }
             Action::MarkDiffBase => self.mark_diff_base(),
-            Action::PickDaemonSet => self.ui.screen = Screen::Picker,
+            Action::PickDaemonSet => self.open_picker(cache),
             Action::Open => return self.open(cache),
             Action::ClickRow(row) => self.click(row, cache),
             Action::Up
@@ -355,7 +368,7 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => {
-                if !self.scroll_text(action, cache) {
+                if !self.scroll_text(action, cache, now) {
                     self.navigate(action, cache);
                 }
             }
@@ -387,14 +400,14 @@ impl App {
             self.ui.filter_input = None;
         } else {
             match self.ui.screen {
-                Screen::Detail | Screen::History => self.ui.screen = Screen::Grid,
+                Screen::Detail(_) | Screen::History(_) => self.ui.screen = Screen::Grid,
                 Screen::Grid if self.ui.filter.is_active() => {
                     self.ui.filter = Filter::None;
                     self.ui.filter_text.clear();
                     self.rebuild_index(cache);
                 }
-                Screen::Picker if self.ui.target.is_some() => self.ui.screen = Screen::Grid,
-                Screen::Grid | Screen::Picker => {}
+                Screen::Picker(_) if self.ui.target.is_some() => self.ui.screen = Screen::Grid,
+                Screen::Grid | Screen::Picker(_) => {}
             }
         }
     }
@@ -403,11 +416,10 @@ impl App {
         let Some(text) = self.ui.filter_input.clone() else {
             return;
         };
-        if self.ui.screen == Screen::Picker {
+        if let Screen::Picker(picker) = &mut self.ui.screen {
+            *picker = PickerView::default();
             self.ui.filter_text = text;
             self.ui.filter_input = None;
-            self.ui.picker_selected = 0;
-            self.ui.picker_offset = 0;
             return;
         }
         match Filter::parse(&text) {
@@ -428,9 +440,12 @@ impl App {
         let Some(index) = self.rows.revisions() else {
             return;
         };
+        let Screen::History(history) = &mut self.ui.screen else {
+            return;
+        };
         let revisions = view_model::history::newest_first(index.list());
-        if let Some(revision) = revisions.get(self.ui.history_selected) {
-            self.ui.diff_base = Some(revision.number);
+        if let Some(revision) = revisions.get(history.selected) {
+            history.diff_base = Some(revision.number);
             self.ui
                 .info(format!("diff base: revision {}", revision.number));
         }
@@ -439,28 +454,40 @@ impl App {
     fn open(&mut self, cache: &Cache) -> Option<Effect> {
         match self.ui.screen {
             Screen::Grid if self.ui.selected_node.is_some() => {
-                self.ui.screen = Screen::Detail;
-                self.ui.detail_scroll = 0;
+                self.ui.screen = Screen::Detail(DetailView::default());
                 None
             }
-            Screen::Picker => {
+            Screen::Picker(view) => {
                 let keys = picker::entries(cache, &self.ui.filter_text);
-                let key = keys.get(self.ui.picker_selected)?;
-                let (namespace, name) = key.split_once('/')?;
-                self.ui.target = Some(key.clone());
+                let target = Target::from_key(keys.get(view.selected)?)?;
+                self.ui.target = Some(target.clone());
                 self.ui.screen = Screen::Grid;
                 self.ui.filter_text.clear();
                 self.ui.filter = Filter::None;
                 self.ui.selected = 0;
                 self.ui.selected_node = None;
                 self.ui.offset = 0;
-                Some(Effect::SetTarget(Target {
-                    namespace: namespace.to_owned(),
-                    name: name.to_owned(),
-                }))
+                Some(Effect::SetTarget(target))
             }
             _ => None,
         }
+    }
+
+    /// Opens the DaemonSet list on the DaemonSet shown (the top when none is).
+    fn open_picker(&mut self, cache: &Cache) {
+        let keys = picker::entries(cache, &self.ui.filter_text);
+        let selected = self
+            .ui
+            .target
+            .as_ref()
+            .map(Target::key)
+            .and_then(|target| keys.iter().position(|key| *key == target))
+            .unwrap_or(0);
+        let page = list_height(self.ui.size);
+        self.ui.screen = Screen::Picker(PickerView {
+            selected,
+            offset: visible_offset(0, selected, page),
+        });
     }
 
     /// Rebuilds the grid order, keeping the selected node selected.
@@ -501,37 +528,35 @@ impl App {
                 self.ui.selected_node = self.index.node_at(self.ui.selected).map(str::to_owned);
                 self.scroll_into_view();
             }
-            Screen::Picker => {
+            Screen::Picker(mut view) => {
                 let len = picker::entries(cache, &self.ui.filter_text).len();
-                self.ui.picker_selected = step(self.ui.picker_selected, len, action, page);
-                self.ui.picker_offset =
-                    visible_offset(self.ui.picker_offset, self.ui.picker_selected, page);
+                view.selected = step(view.selected, len, action, page);
+                view.offset = visible_offset(view.offset, view.selected, page);
+                self.ui.screen = Screen::Picker(view);
             }
             // Scrolled by `scroll_text`.
-            Screen::Detail => {}
-            Screen::History => match action {
-                Action::PageUp | Action::PageDown => {
-                    let len = self.diff_length(cache);
-                    self.ui.diff_scroll = step(self.ui.diff_scroll, len, action, page);
+            Screen::Detail(_) => {}
+            Screen::History(mut view) => {
+                match action {
+                    Action::PageUp | Action::PageDown => {
+                        let len = self.diff_length(cache);
+                        view.diff_scroll = step(view.diff_scroll, len, action, page);
+                    }
+                    _ => {
+                        let len = self.rows.revisions().map_or(0, |r| r.list().len());
+                        // The marked diff base stays: select another revision to compare.
+                        view.selected = step(view.selected, len, action, page);
+                        view.diff_scroll = 0;
+                    }
                 }
-                _ => {
-                    let len = self.rows.revisions().map_or(0, |r| r.list().len());
-                    // The marked diff base stays: select another revision to compare.
-                    self.ui.history_selected = step(self.ui.history_selected, len, action, page);
-                    self.ui.diff_scroll = 0;
-                }
-            },
+                self.ui.screen = Screen::History(view);
+            }
         }
     }
 
     /// Lines of the history's template diff (for clamping its scroll).
     fn diff_length(&self, cache: &Cache) -> usize {
-        let Some(ds) = self
-            .ui
-            .target
-            .as_deref()
-            .and_then(|key| cache.daemonset(key))
-        else {
+        let Some(ds) = self.ui.target_key().and_then(|key| cache.daemonset(&key)) else {
             return 0;
         };
         let inputs = Inputs {
@@ -560,20 +585,23 @@ impl App {
             return;
         };
         match self.ui.screen {
-            Screen::Grid | Screen::Detail => {
+            Screen::Grid | Screen::Detail(_) => {
                 let entry = self.ui.offset + line;
                 if let Some(position) = self.index.rows.iter().position(|&at| at == entry) {
                     self.ui.selected = position;
                     self.ui.selected_node = self.index.node_at(position).map(str::to_owned);
                 }
             }
-            Screen::Picker => {
-                let at = self.ui.picker_offset + line;
+            Screen::Picker(view) => {
+                let at = view.offset + line;
                 if at < picker::entries(cache, &self.ui.filter_text).len() {
-                    self.ui.picker_selected = at;
+                    self.ui.screen = Screen::Picker(PickerView {
+                        selected: at,
+                        ..view
+                    });
                 }
             }
-            Screen::History => {}
+            Screen::History(_) => {}
         }
     }
 

@@ -15,7 +15,7 @@ use crate::cluster::cache::Cache;
 fn app(cache: &mut Cache, size: (u16, u16)) -> App {
     let mut app = App::new(
         ConsoleInfo::default(),
-        Some("kube-system/agent".into()),
+        crate::model::Target::from_key("kube-system/agent"),
         size,
     );
     app.refresh(cache, now());
@@ -28,20 +28,20 @@ fn moving_past_the_window_scrolls_and_stops_at_the_ends() {
     // 12 rows: 4 header + 1 status + 1 footer leaves 6, of which 3 are grid lines.
     let mut app = app(&mut cache, (100, 12));
     for _ in 0..4 {
-        app.update(Action::Down, &cache);
+        app.update(Action::Down, &cache, now());
     }
     assert_eq!(app.ui.selected, 4);
     assert_eq!(
         app.ui.offset, 2,
         "the selected row is the last visible line"
     );
-    app.update(Action::Bottom, &cache);
+    app.update(Action::Bottom, &cache, now());
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-06"));
-    app.update(Action::Down, &cache);
+    app.update(Action::Down, &cache, now());
     assert_eq!(app.ui.selected, 6, "stops at the last row");
-    app.update(Action::Top, &cache);
+    app.update(Action::Top, &cache, now());
     assert_eq!((app.ui.selected, app.ui.offset), (0, 0));
-    app.update(Action::PageDown, &cache);
+    app.update(Action::PageDown, &cache, now());
     assert_eq!(app.ui.selected, 3);
 }
 
@@ -49,10 +49,10 @@ fn moving_past_the_window_scrolls_and_stops_at_the_ends() {
 fn selection_follows_its_node_when_the_order_changes() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (120, 30));
-    app.update(Action::Down, &cache);
+    app.update(Action::Down, &cache, now());
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-01"));
-    app.update(Action::CycleSort, &cache);
-    app.update(Action::CycleSort, &cache);
+    app.update(Action::CycleSort, &cache, now());
+    app.update(Action::CycleSort, &cache, now());
     assert_eq!(app.ui.sort, SortKey::State);
     let at = app.index.position_of("node-01");
     assert_eq!(Some(app.ui.selected), at);
@@ -63,8 +63,8 @@ fn selection_follows_its_node_when_the_order_changes() {
 fn state_sort_puts_the_crash_loop_first() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (120, 30));
-    app.update(Action::CycleSort, &cache);
-    app.update(Action::CycleSort, &cache);
+    app.update(Action::CycleSort, &cache, now());
+    app.update(Action::CycleSort, &cache, now());
     assert_eq!(app.index.node_at(0), Some("node-03"));
     assert_eq!(
         app.index.node_at(1),
@@ -78,12 +78,12 @@ fn state_sort_puts_the_crash_loop_first() {
 fn grouping_shows_the_heading_above_the_first_row() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (100, 12));
-    app.update(Action::CycleGroup, &cache);
+    app.update(Action::CycleGroup, &cache, now());
     // Lines: heading, node-01..03, heading, node-04..06, heading, gpu-01.
-    app.update(Action::Bottom, &cache);
+    app.update(Action::Bottom, &cache, now());
     assert_eq!(app.ui.offset, 7);
     for _ in 0..3 {
-        app.update(Action::Up, &cache);
+        app.update(Action::Up, &cache, now());
     }
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-04"));
     let entry = app.index.rows[app.ui.selected];
@@ -106,7 +106,7 @@ fn click_selects_the_row_under_the_pointer() {
         modifiers: KeyModifiers::NONE,
     });
     let action = app.action_for_event(&click).unwrap();
-    app.update(action, &cache);
+    app.update(action, &cache, now());
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-02"));
 }
 
@@ -133,18 +133,18 @@ fn keys_map_through_the_keymap_for_the_screen() {
 fn enter_opens_detail_and_esc_goes_back_then_clears_the_filter() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (120, 30));
-    app.update(Action::StartFilter, &cache);
+    app.update(Action::StartFilter, &cache, now());
     for c in "node-0".chars() {
-        app.update(Action::FilterChar(c), &cache);
+        app.update(Action::FilterChar(c), &cache, now());
     }
-    app.update(Action::ApplyFilter, &cache);
+    app.update(Action::ApplyFilter, &cache, now());
     assert_eq!(app.index.rows.len(), 6);
-    app.update(Action::Open, &cache);
-    assert_eq!(app.ui.screen, Screen::Detail);
-    app.update(Action::Back, &cache);
+    app.update(Action::Open, &cache, now());
+    assert!(matches!(app.ui.screen, Screen::Detail(_)));
+    app.update(Action::Back, &cache, now());
     assert_eq!(app.ui.screen, Screen::Grid);
     assert_eq!(app.index.rows.len(), 6, "first Esc only leaves the detail");
-    app.update(Action::Back, &cache);
+    app.update(Action::Back, &cache, now());
     assert_eq!(app.index.rows.len(), 7, "second Esc clears the filter");
 }
 
@@ -152,11 +152,11 @@ fn enter_opens_detail_and_esc_goes_back_then_clears_the_filter() {
 fn a_bad_selector_is_an_error_in_the_status_line_and_keeps_the_input() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (120, 30));
-    app.update(Action::StartFilter, &cache);
+    app.update(Action::StartFilter, &cache, now());
     for c in "pool in (a".chars() {
-        app.update(Action::FilterChar(c), &cache);
+        app.update(Action::FilterChar(c), &cache, now());
     }
-    app.update(Action::ApplyFilter, &cache);
+    app.update(Action::ApplyFilter, &cache, now());
     assert!(app.ui.filter_input.is_some());
     let message = app.ui.message.clone().unwrap();
     assert!(
@@ -171,13 +171,13 @@ fn a_bad_selector_is_an_error_in_the_status_line_and_keeps_the_input() {
 fn history_diff_base_can_be_chosen() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (120, 30));
-    app.update(Action::History, &cache);
+    app.update(Action::History, &cache, now());
     let Body::History(history) = app.view_model(&cache, now()).body else {
         panic!("history not shown");
     };
     assert_eq!(history.diff_title, "template diff: revision 1 → 2");
     // Revision 1 alone has nothing earlier to compare with.
-    app.update(Action::Down, &cache);
+    app.update(Action::Down, &cache, now());
     let Body::History(history) = app.view_model(&cache, now()).body else {
         panic!("history not shown");
     };
@@ -186,10 +186,10 @@ fn history_diff_base_can_be_chosen() {
         "template of revision 1 (no earlier revision)"
     );
     // Mark revision 2 as the base, then select revision 1: the diff goes 2 → 1.
-    app.update(Action::Up, &cache);
-    app.update(Action::MarkDiffBase, &cache);
-    app.update(Action::Down, &cache);
-    assert_eq!(app.ui.diff_base, Some(2));
+    app.update(Action::Up, &cache, now());
+    app.update(Action::MarkDiffBase, &cache, now());
+    app.update(Action::Down, &cache, now());
+    assert_eq!(app.ui.history().diff_base, Some(2));
     let Body::History(history) = app.view_model(&cache, now()).body else {
         panic!("history not shown");
     };
@@ -200,6 +200,11 @@ fn history_diff_base_can_be_chosen() {
             .iter()
             .any(|line| line.text == "+  - image: registry.example/agent:v1")
     );
+    // The history's state is its own: leaving and reopening starts fresh.
+    app.update(Action::Back, &cache, now());
+    assert_eq!(app.ui.history(), super::state::HistoryView::default());
+    app.update(Action::History, &cache, now());
+    assert_eq!(app.ui.history().diff_base, None);
 }
 
 #[test]
@@ -207,11 +212,24 @@ fn picking_a_daemonset_retargets_the_watches() {
     let mut cache = fixtures::mid_rollout();
     let mut app = App::new(ConsoleInfo::default(), None, (100, 20));
     app.refresh(&mut cache, now());
-    assert_eq!(app.ui.screen, Screen::Picker);
-    let effect = app.update(Action::Open, &cache);
+    assert!(matches!(app.ui.screen, Screen::Picker(_)));
+    let effect = app.update(Action::Open, &cache, now());
     assert!(matches!(effect, Some(Effect::SetTarget(ref t)) if t.key() == "kube-system/agent"));
     assert_eq!(app.ui.screen, Screen::Grid);
-    assert_eq!(app.update(Action::Quit, &cache), Some(Effect::Quit));
+    // Reopened, the list starts on the DaemonSet shown (not the first).
+    let mut first = crate::engine::fixtures::daemonset("registry.example/other:v1").build();
+    first.metadata.namespace = Some("a-first".into());
+    cache.apply(
+        crate::cluster::cache::WatchUpdate::DaemonSet(kube::runtime::watcher::Event::Apply(first)),
+        now(),
+    );
+    app.update(Action::PickDaemonSet, &cache, now());
+    let keys = super::view_model::picker::entries(&cache, "");
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    let shown = keys.iter().position(|k| k == "kube-system/agent");
+    assert_eq!(Some(app.ui.picker().selected), shown, "{keys:?}");
+    assert_eq!(shown, Some(1), "{keys:?}");
+    assert_eq!(app.update(Action::Quit, &cache, now()), Some(Effect::Quit));
 }
 
 #[test]
@@ -219,7 +237,7 @@ fn a_missing_daemonset_says_so_instead_of_loading_forever() {
     let mut cache = fixtures::mid_rollout();
     let mut app = App::new(
         ConsoleInfo::default(),
-        Some("kube-system/nope".into()),
+        crate::model::Target::from_key("kube-system/nope"),
         (100, 20),
     );
     app.refresh(&mut cache, now());
@@ -250,11 +268,11 @@ fn the_connection_note_opens_the_status_line() {
 fn a_bad_filter_says_why_while_typing_and_a_new_filter_starts_empty() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (100, 20));
-    app.update(Action::StartFilter, &cache);
+    app.update(Action::StartFilter, &cache, now());
     for c in "pool in (".chars() {
-        app.update(Action::FilterChar(c), &cache);
+        app.update(Action::FilterChar(c), &cache, now());
     }
-    app.update(Action::ApplyFilter, &cache);
+    app.update(Action::ApplyFilter, &cache, now());
     assert!(app.ui.filter_input.is_some(), "the prompt stays open");
     let status = app.view_model(&cache, fixtures::now()).status.message;
     let status = status.map(|c| c.text).unwrap_or_default();
@@ -263,9 +281,9 @@ fn a_bad_filter_says_why_while_typing_and_a_new_filter_starts_empty() {
         status.len() > "/pool in (▏ ".len(),
         "the error shows: {status}"
     );
-    app.update(Action::Back, &cache);
-    app.update(Action::StartFilter, &cache);
-    app.update(Action::FilterChar('x'), &cache);
+    app.update(Action::Back, &cache, now());
+    app.update(Action::StartFilter, &cache, now());
+    app.update(Action::FilterChar('x'), &cache, now());
     assert_eq!(app.ui.filter_input.as_deref(), Some("x"));
 }
 
@@ -273,15 +291,15 @@ fn a_bad_filter_says_why_while_typing_and_a_new_filter_starts_empty() {
 fn a_screen_note_does_not_follow_into_another_screen() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app(&mut cache, (100, 20));
-    app.update(Action::History, &cache);
-    app.update(Action::MarkDiffBase, &cache);
+    app.update(Action::History, &cache, now());
+    app.update(Action::MarkDiffBase, &cache, now());
     assert!(
         app.ui
             .message
             .as_ref()
             .is_some_and(|m| m.text.starts_with("diff base"))
     );
-    app.update(Action::Back, &cache);
+    app.update(Action::Back, &cache, now());
     assert_eq!(app.ui.message, None);
 }
 
@@ -292,10 +310,14 @@ fn the_connection_note_stays_across_screens() {
         note: Some("kubectl --kubeconfig /tmp/rollcall-demo-1.kubeconfig".into()),
         ..ConsoleInfo::default()
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), (100, 20));
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        (100, 20),
+    );
     app.refresh(&mut cache, now());
-    app.update(Action::History, &cache);
-    app.update(Action::Back, &cache);
+    app.update(Action::History, &cache, now());
+    app.update(Action::Back, &cache, now());
     assert!(
         app.ui
             .message

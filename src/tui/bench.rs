@@ -76,7 +76,7 @@ fn measure(nodes: usize) {
     let mut cache = cluster(nodes);
     let mut app = App::new(
         ConsoleInfo::default(),
-        Some("kube-system/agent".into()),
+        crate::model::Target::from_key("kube-system/agent"),
         (200, 60),
     );
     let start = Instant::now();
@@ -84,7 +84,7 @@ fn measure(nodes: usize) {
     let initial = start.elapsed();
     assert_eq!(app.rows.len(), nodes);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-    app.update(Action::Bottom, &cache);
+    app.update(Action::Bottom, &cache, now());
     let start = Instant::now();
     for _ in 0..20 {
         frame(&app, &cache, &mut terminal);
@@ -92,7 +92,7 @@ fn measure(nodes: usize) {
     let frame_200 = start.elapsed();
     let start = Instant::now();
     for _ in 0..20 {
-        app.update(Action::CycleSort, &cache);
+        app.update(Action::CycleSort, &cache, now());
     }
     let resort = start.elapsed();
     let start = Instant::now();
@@ -123,8 +123,8 @@ fn measure(nodes: usize) {
     }
     let event = start.elapsed();
     // The same with the grid sorted by state: the changed row moves, so the order is rebuilt.
-    app.update(Action::CycleSort, &cache);
-    app.update(Action::CycleSort, &cache);
+    app.update(Action::CycleSort, &cache, now());
+    app.update(Action::CycleSort, &cache, now());
     let start = Instant::now();
     for round in 0..rounds {
         let i = 1 + 2 * (round as usize % (nodes / 4));

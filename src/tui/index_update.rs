@@ -290,7 +290,7 @@ mod tests {
             changes in proptest::collection::vec(change(), 1..40),
         ) {
             let mut cache = cluster();
-            let mut app = App::new(ConsoleInfo::default(), Some("kube-system/agent".into()), (200, 60));
+            let mut app = App::new(ConsoleInfo::default(), crate::model::Target::from_key("kube-system/agent"), (200, 60));
             app.refresh(&mut cache, now());
             app.ui.sort = SORTS[sort];
             app.ui.group = GROUPS[group];

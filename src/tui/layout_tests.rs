@@ -175,7 +175,11 @@ fn history_shows_the_change_cause() {
 }
 
 fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
-    let mut app = App::new(info(), Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info(),
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.refresh(cache, now());
     app.ops = OpsConsole::new(false, "ana@box".into());
     app
@@ -203,12 +207,12 @@ fn text(buffer: &Buffer) -> String {
 }
 
 fn select(app: &mut App, cache: &Cache, node: &str) {
-    app.update(Action::Top, cache);
+    app.update(Action::Top, cache, now());
     for _ in 0..10 {
         if app.ui.selected_node.as_deref() == Some(node) {
             return;
         }
-        app.update(Action::Down, cache);
+        app.update(Action::Down, cache, now());
     }
     panic!(
         "{node} not in the grid: {:?}\n{}",
@@ -240,7 +244,7 @@ fn screen(size: (u16, u16), actions: &[Action]) -> (App, Cache, Buffer) {
     let mut app = app_on(&mut cache, size);
     select(&mut app, &cache, "general-node-eu-west-1-043");
     for action in actions {
-        app.update(*action, &cache);
+        app.update(*action, &cache, now());
     }
     let buffer = draw(&app, &cache);
     (app, cache, buffer)
@@ -334,7 +338,7 @@ fn help_scrolls_to_the_rollout_keys_and_shows_the_kubeconfig() {
     );
     let mut seen = String::new();
     for _ in 0..80 {
-        app.update(Action::Down, &cache);
+        app.update(Action::Down, &cache, now());
         seen.push_str(&text(&draw(&app, &cache)));
     }
     for needle in [
@@ -345,7 +349,7 @@ fn help_scrolls_to_the_rollout_keys_and_shows_the_kubeconfig() {
     ] {
         assert!(seen.contains(needle), "{needle} never shown");
     }
-    app.update(Action::Top, &cache);
+    app.update(Action::Top, &cache, now());
     assert!(text(&draw(&app, &cache)).contains("Connection"));
 }
 
@@ -354,16 +358,16 @@ fn detail_scrolls_to_the_events() {
     let mut cache = paused();
     let mut app = app_on(&mut cache, (80, 24));
     select(&mut app, &cache, "general-node-eu-west-1-042");
-    app.update(Action::Open, &cache);
+    app.update(Action::Open, &cache, now());
     // The recent events close the pane.
     let oldest = "already present on machine";
     assert!(!text(&draw(&app, &cache)).contains(oldest));
-    app.update(Action::Bottom, &cache);
+    app.update(Action::Bottom, &cache, now());
     let bottom = text(&draw(&app, &cache));
     assert!(bottom.contains(oldest), "{bottom}");
-    app.update(Action::PageUp, &cache);
-    app.update(Action::Top, &cache);
-    assert_eq!(app.ui.detail_scroll, 0);
+    app.update(Action::PageUp, &cache, now());
+    app.update(Action::Top, &cache, now());
+    assert_eq!(app.ui.detail().scroll, 0);
 }
 
 /// Relative luminance (WCAG) of an sRGB colour.
@@ -615,7 +619,11 @@ fn nodes_that_block_a_rolling_update_are_marked() {
         WatchUpdate::DaemonSet(watcher::Event::Apply(rolling)),
         now(),
     );
-    let mut app = App::new(info(), Some("kube-system/agent".into()), (120, 24));
+    let mut app = App::new(
+        info(),
+        crate::model::Target::from_key("kube-system/agent"),
+        (120, 24),
+    );
     app.refresh(&mut cache, now());
     let screen = text(&draw(&app, &cache));
     let marked: Vec<&str> = screen

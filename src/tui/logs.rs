@@ -6,7 +6,7 @@
 //! [`super::logs_link`]'s, on the effects side; results come back as
 //! [`LogsResult`] values.
 
-use super::app::{App, Effect};
+use super::app::{App, Effect, Handled};
 use super::columns::list_height;
 use super::keymap::{Action, Context};
 use super::sanitize::sanitize;
@@ -236,14 +236,16 @@ impl App {
         self.logs.as_ref().map(|_| Context::Logs)
     }
 
-    /// Handles `l` and, while the overlay is open, its keys. `None` when the
-    /// action is not the overlay's (the console handles it as usual).
-    pub fn logs_update(&mut self, action: Action, cache: &Cache) -> Option<Option<Effect>> {
+    /// Handles `l` and, while the overlay is open, its keys ([`Handled::Passed`]
+    /// when the action is not the overlay's: the console handles it as usual).
+    pub fn logs_update(&mut self, action: Action, cache: &Cache) -> Handled {
         if action == Action::ShowLogs {
-            return Some(self.open_logs(cache));
+            return Handled::Took(self.open_logs(cache));
         }
         let page = self.logs_page();
-        let view = self.logs.as_mut()?;
+        let Some(view) = self.logs.as_mut() else {
+            return Handled::Passed;
+        };
         match action {
             Action::Up
             | Action::Down
@@ -256,9 +258,9 @@ impl App {
             Action::Back | Action::Cancel if !self.ui.help => self.logs = None,
             // A click under the overlay must not move the grid's selection.
             Action::ClickRow(_) => {}
-            _ => return None,
+            _ => return Handled::Passed,
         }
-        Some(None)
+        Handled::Took(None)
     }
 
     /// Takes a fetch's answer from the effects side.

@@ -59,14 +59,18 @@ fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.refresh(cache, now());
     app
 }
 
 fn select_node_03(app: &mut App, cache: &Cache) {
     for action in [Action::Top, Action::Down, Action::Down, Action::Down] {
-        app.update(action, cache);
+        app.update(action, cache, now());
     }
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-03"));
 }
@@ -94,7 +98,7 @@ fn detail_pane_says_why_the_container_fails() {
     let mut cache = crashing();
     let mut app = app_on(&mut cache, (120, 60));
     select_node_03(&mut app, &cache);
-    app.update(Action::Open, &cache);
+    app.update(Action::Open, &cache, now());
     let text = screen(&app, &cache);
     assert!(text.contains("Why it fails"), "{text}");
     assert!(
@@ -125,9 +129,9 @@ fn detail_pane_says_why_the_container_fails() {
 fn detail_pane_of_a_healthy_node_has_no_failure_section() {
     let mut cache = crashing();
     let mut app = app_on(&mut cache, (120, 60));
-    app.update(Action::Top, &cache);
-    app.update(Action::Down, &cache);
-    app.update(Action::Open, &cache);
+    app.update(Action::Top, &cache, now());
+    app.update(Action::Down, &cache, now());
+    app.update(Action::Open, &cache, now());
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-01"));
     assert!(!screen(&app, &cache).contains("Why it fails"));
 }
@@ -148,14 +152,14 @@ fn l_asks_for_the_previous_container_of_a_crash_loop() {
     select_node_03(&mut app, &cache);
     let key = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('l'));
     assert_eq!(action_for(Context::Grid, &key), Some(Action::ShowLogs));
-    let effect = app.update(Action::ShowLogs, &cache);
+    let effect = app.update(Action::ShowLogs, &cache, now());
     assert_eq!(effect, Some(Effect::FetchLogs(crash_request())));
     assert!(screen(&app, &cache).contains("fetching the log…"));
     // A healthy node: its current container.
     app.logs = None;
-    app.update(Action::Top, &cache);
-    app.update(Action::Down, &cache);
-    let Some(Effect::FetchLogs(request)) = app.update(Action::ShowLogs, &cache) else {
+    app.update(Action::Top, &cache, now());
+    app.update(Action::Down, &cache, now());
+    let Some(Effect::FetchLogs(request)) = app.update(Action::ShowLogs, &cache, now()) else {
         panic!("no fetch");
     };
     assert_eq!(request.pod, "agent-n1new");
@@ -167,7 +171,7 @@ fn the_overlay_shows_the_end_of_the_log_sanitised_and_scrolls() {
     let mut cache = crashing();
     let mut app = app_on(&mut cache, (120, 30));
     select_node_03(&mut app, &cache);
-    app.update(Action::ShowLogs, &cache);
+    app.update(Action::ShowLogs, &cache, now());
     let mut text = (1..=600)
         .map(|i| format!("line {i}"))
         .collect::<Vec<_>>()
@@ -204,14 +208,14 @@ fn the_overlay_shows_the_end_of_the_log_sanitised_and_scrolls() {
     // Scroll keys come from the list bindings.
     let j = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('j'));
     assert_eq!(action_for(Context::Logs, &j), Some(Action::Down));
-    app.update(Action::Top, &cache);
+    app.update(Action::Top, &cache, now());
     let top = screen(&app, &cache);
     assert!(
         top.contains("line 102") && top.contains("lines 1–"),
         "{top}"
     );
-    app.update(Action::Down, &cache);
-    app.update(Action::PageDown, &cache);
+    app.update(Action::Down, &cache, now());
+    app.update(Action::PageDown, &cache, now());
     let page = app.logs_page();
     assert_eq!(app.logs.as_ref().map(|l| l.scroll), Some(1 + page));
     assert_eq!(
@@ -219,9 +223,9 @@ fn the_overlay_shows_the_end_of_the_log_sanitised_and_scrolls() {
         Some("node-03"),
         "grid untouched"
     );
-    app.update(Action::Bottom, &cache);
+    app.update(Action::Bottom, &cache, now());
     assert_eq!(app.logs.as_ref().map(|l| l.scroll), Some(500 - page));
-    app.update(Action::Back, &cache);
+    app.update(Action::Back, &cache, now());
     assert!(app.logs.is_none());
     assert!(!screen(&app, &cache).contains("Esc closes"));
 }
@@ -231,7 +235,7 @@ fn errors_show_in_words() {
     let mut cache = crashing();
     let mut app = app_on(&mut cache, (120, 30));
     select_node_03(&mut app, &cache);
-    app.update(Action::ShowLogs, &cache);
+    app.update(Action::ShowLogs, &cache, now());
     let status = |code: u16, reason: &str, message: &str| {
         kube::Error::Api(
             kube::core::Status::failure(message, reason)

@@ -31,7 +31,11 @@ fn settings(policy: AutoPolicy, despite_failing: bool) -> AutoSettings {
 }
 
 impl App {
-    pub(super) fn toggle_auto(&mut self, cache: &Cache) -> Result<Option<Effect>, String> {
+    pub(super) fn toggle_auto(
+        &mut self,
+        cache: &Cache,
+        now: jiff::Timestamp,
+    ) -> Result<Option<Effect>, String> {
         if let Some(session) = self.ops.auto.take() {
             self.ui.info(format!(
                 "{} stopped in this console ({} node(s) done)",
@@ -53,7 +57,6 @@ impl App {
         let snapshot = self.snapshot(cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
-        let now = jiff::Timestamp::now();
         let mut warnings = Vec::new();
         let mut despite_failing = false;
         match check_start(&snapshot, &before, &settings(DEFAULT_POLICY, false), now) {
@@ -86,10 +89,10 @@ impl App {
         &mut self,
         cache: &Cache,
         form: &AutoForm,
+        now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
         let snapshot = self.snapshot(cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
-        let now = jiff::Timestamp::now();
         check_start(
             &snapshot,
             &before,

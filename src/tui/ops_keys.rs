@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::app::{App, Effect};
+use super::app::{App, Effect, Handled};
 use super::confirm::{Confirm, Intent, Modal};
 use super::keymap::{Action, Context};
 use crate::cluster::cache::Cache;
@@ -18,7 +18,7 @@ use crate::ops::drive::ensure_actionable;
 use crate::ops::error::OpsError;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
-use crate::ops::snapshot::{Snapshot, Target};
+use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
 use crate::ops::write::{Record, Write, WriteEvent, WriteRequest};
 
@@ -144,11 +144,11 @@ impl OpsConsole {
 }
 
 impl App {
-    /// Handles the rollout keys and dialog keys; `None` when `action` is not one.
-    pub fn ops_update(&mut self, action: Action, cache: &Cache) -> Option<Option<Effect>> {
+    /// Handles the rollout keys and dialog keys ([`Handled::Passed`] when `action` is not one).
+    pub fn ops_update(&mut self, action: Action, cache: &Cache, now: jiff::Timestamp) -> Handled {
         let result = match action {
             // Yes/no belong to the console's own confirmation unless a rollout dialog is open.
-            Action::Confirm if self.ops.modal.is_some() => Ok(self.dialog_yes(cache)),
+            Action::Confirm if self.ops.modal.is_some() => Ok(self.dialog_yes(cache, now)),
             Action::Cancel if self.ops.modal.is_some() => {
                 if !matches!(self.ops.modal.take(), Some(Modal::Info { .. })) {
                     self.ui.info("cancelled");
@@ -157,8 +157,8 @@ impl App {
             }
             // Quitting while this console drives a run would leave it with
             // nobody driving: ask first (a second quit key means yes).
-            Action::Quit if self.ops.auto.is_some() => Ok(self.ask_quit_during_run(cache)),
-            Action::ShowPlan => self.show_plan(cache).map(|()| None),
+            Action::Quit if self.ops.auto.is_some() => Ok(self.ask_quit_during_run(cache, now)),
+            Action::ShowPlan => self.show_plan(cache, now).map(|()| None),
             Action::DialogUp | Action::DialogDown | Action::FormLess | Action::FormMore
                 if matches!(self.ops.modal, Some(Modal::AutoForm(_))) =>
             {
@@ -176,33 +176,36 @@ impl App {
                 self.move_rollback_selection(action, cache);
                 Ok(None)
             }
-            Action::AdvanceSelected => self.ask_advance(cache, true).map(|()| None),
-            Action::AdvanceNext => self.ask_advance(cache, false).map(|()| None),
-            Action::ToggleCanary => self.ask_canary(cache).map(|()| None),
-            Action::ToggleAuto => self.toggle_auto(cache),
-            Action::TogglePause => self.ask_pause(cache).map(|()| None),
+            Action::AdvanceSelected => self.ask_advance(cache, true, now).map(|()| None),
+            Action::AdvanceNext => self.ask_advance(cache, false, now).map(|()| None),
+            Action::ToggleCanary => self.ask_canary(cache, now).map(|()| None),
+            Action::ToggleAuto => self.toggle_auto(cache, now),
+            Action::TogglePause => self.ask_pause(cache, now).map(|()| None),
             Action::Rollback => self.open_rollback(cache).map(|()| None),
-            _ => return None,
+            _ => return Handled::Passed,
         };
-        Some(result.unwrap_or_else(|message| {
+        Handled::Took(result.unwrap_or_else(|message| {
             self.ui.error(message);
             None
         }))
     }
 
     pub(super) fn snapshot(&self, cache: &Cache) -> Result<Snapshot, String> {
-        let key = self.ui.target.as_deref().ok_or("no daemonset selected")?;
-        let target = Target::parse(key, "default").map_err(|e| e.to_string())?;
-        Snapshot::from_cache(cache, &target)
-            .ok_or_else(|| format!("daemonset {key} not loaded yet"))
+        let target = self.ui.target.as_ref().ok_or("no daemonset selected")?;
+        Snapshot::from_cache(cache, target)
+            .ok_or_else(|| format!("daemonset {target} not loaded yet"))
     }
 
-    fn ask_advance(&mut self, cache: &Cache, selected: bool) -> Result<(), String> {
+    fn ask_advance(
+        &mut self,
+        cache: &Cache,
+        selected: bool,
+        now: jiff::Timestamp,
+    ) -> Result<(), String> {
         self.ops.allowed(Operation::Advance, "advance")?;
         let snapshot = self.snapshot(cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &state).map_err(|e| e.to_string())?;
-        let now = jiff::Timestamp::now();
         let rows = snapshot.rows(&snapshot.index(), now);
         let plan = snapshot.plan(&rows, &state).map_err(|e| e.to_string())?;
         let target = if selected {
@@ -246,14 +249,12 @@ impl App {
         Ok(())
     }
 
-    fn ask_canary(&mut self, cache: &Cache) -> Result<(), String> {
+    fn ask_canary(&mut self, cache: &Cache, now: jiff::Timestamp) -> Result<(), String> {
         self.ops.allowed(Operation::EditPlan, "marking canaries")?;
         let node = self.ui.selected_node.clone().ok_or("no node selected")?;
         let snapshot = self.snapshot(cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
-        let mut after = before
-            .clone()
-            .touched(&self.ops.actor, jiff::Timestamp::now());
+        let mut after = before.clone().touched(&self.ops.actor, now);
         let marking = after.canaries.insert(node.clone());
         if !marking {
             after.canaries.remove(&node);
@@ -268,11 +269,10 @@ impl App {
         Ok(())
     }
 
-    fn ask_pause(&mut self, cache: &Cache) -> Result<(), String> {
+    fn ask_pause(&mut self, cache: &Cache, now: jiff::Timestamp) -> Result<(), String> {
         self.ops.allowed(Operation::Pause, "pause/resume")?;
         let snapshot = self.snapshot(cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
-        let now = jiff::Timestamp::now();
         let spec_action =
             crate::ops::owner_guard::pause_spec_action(&snapshot.ds, &state, state.is_paused());
         let mut lines = crate::ops::owner_guard::dialog_lines(&snapshot.ds, spec_action);
@@ -308,11 +308,11 @@ impl App {
         Ok(())
     }
 
-    fn ask_quit_during_run(&mut self, cache: &Cache) -> Option<Effect> {
+    fn ask_quit_during_run(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
         if let Some(Modal::Confirm(confirm)) = &self.ops.modal
             && matches!(confirm.intent, Intent::StopAndQuit(_))
         {
-            return self.dialog_yes(cache);
+            return self.dialog_yes(cache, now);
         }
         let label = self.ops.auto.as_ref().map_or("auto-advance", |s| s.label);
         let Ok(snapshot) = self.snapshot(cache) else {
@@ -326,7 +326,7 @@ impl App {
             )),
             node: None,
         };
-        let Ok(write) = pause(&snapshot, &request, jiff::Timestamp::now()) else {
+        let Ok(write) = pause(&snapshot, &request, now) else {
             return Some(Effect::Quit);
         };
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
@@ -340,10 +340,10 @@ impl App {
         None
     }
 
-    fn dialog_yes(&mut self, cache: &Cache) -> Option<Effect> {
+    fn dialog_yes(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
         match self.ops.modal.take()? {
             Modal::Info { .. } => None,
-            Modal::AutoForm(form) => match self.start_auto(cache, &form) {
+            Modal::AutoForm(form) => match self.start_auto(cache, &form, now) {
                 Ok(effect) => effect,
                 Err(message) => {
                     self.ui.error(message);
@@ -351,7 +351,7 @@ impl App {
                 }
             },
             Modal::Rollback(picker) => {
-                if let Err(message) = self.ask_rollback(cache, &picker) {
+                if let Err(message) = self.ask_rollback(cache, &picker, now) {
                     self.ui.error(message);
                 }
                 None
@@ -386,7 +386,7 @@ impl App {
                             run,
                             deletes: BTreeMap::new(),
                             label: "rollback",
-                            renewed_at: jiff::Timestamp::now(),
+                            renewed_at: now,
                             settings: crate::ops::drive::AutoSettings {
                                 policy,
                                 canary_selector: None,
@@ -408,12 +408,7 @@ impl App {
         match event {
             OpsEvent::Permissions(permissions) => {
                 // An answer for a namespace the console has since left is stale.
-                let current = self
-                    .ui
-                    .target
-                    .as_deref()
-                    .and_then(|t| t.split_once('/'))
-                    .map(|(ns, _)| ns);
+                let current = self.ui.target.as_ref().map(|t| t.namespace.as_str());
                 if current.is_none_or(|ns| ns == permissions.namespace()) {
                     self.ops.permissions = Some(permissions);
                 }

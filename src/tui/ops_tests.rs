@@ -21,7 +21,11 @@ fn app_on(cache: &mut Cache) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), (120, 24));
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        (120, 24),
+    );
     app.refresh(cache, now());
     app.ops = OpsConsole::new(false, "ana@box".into());
     app
@@ -58,7 +62,7 @@ fn advance_waits_for_yes_and_sends_one_uid_delete() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
     select(&mut app, "node-06");
-    assert!(app.update(Action::AdvanceSelected, &cache).is_none());
+    assert!(app.update(Action::AdvanceSelected, &cache, now()).is_none());
     assert_eq!(app.ops.context(), Some(Context::Confirm));
     let mut terminal = Terminal::new(TestBackend::new(120, 24)).unwrap();
     let view = app.view_model(&cache, now());
@@ -67,13 +71,13 @@ fn advance_waits_for_yes_and_sends_one_uid_delete() {
         .unwrap();
     insta::assert_snapshot!(terminal.backend());
     assert!(
-        app.update(Action::Cancel, &cache).is_none(),
+        app.update(Action::Cancel, &cache, now()).is_none(),
         "no means nothing is sent"
     );
     assert!(app.ops.modal.is_none());
 
-    app.update(Action::AdvanceSelected, &cache);
-    let sent = writes(app.update(Action::Confirm, &cache));
+    app.update(Action::AdvanceSelected, &cache, now());
+    let sent = writes(app.update(Action::Confirm, &cache, now()));
     assert_eq!(sent.len(), 1);
     assert_eq!(
         sent[0].1.write,
@@ -83,7 +87,7 @@ fn advance_waits_for_yes_and_sends_one_uid_delete() {
             uid: "uid-agent-n6old".into()
         }
     );
-    app.update(Action::AdvanceNext, &cache);
+    app.update(Action::AdvanceNext, &cache, now());
     assert!(
         app.ops.modal.is_none(),
         "single flight: no new action while a write is pending"
@@ -101,7 +105,7 @@ fn skipped_nodes_say_why() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
     select(&mut app, "node-04");
-    app.update(Action::AdvanceSelected, &cache);
+    app.update(Action::AdvanceSelected, &cache, now());
     assert!(app.ops.modal.is_none());
     let message = app.ui.message.clone().unwrap().text;
     assert_eq!(message, "node node-04 is skipped: cordoned");
@@ -113,7 +117,7 @@ fn read_only_and_rbac_disable_keys_with_a_reason() {
     let mut app = app_on(&mut cache);
     app.ops = OpsConsole::new(true, "ana".into());
     select(&mut app, "node-06");
-    app.update(Action::AdvanceSelected, &cache);
+    app.update(Action::AdvanceSelected, &cache, now());
     assert!(app.ops.modal.is_none());
     assert!(
         app.ui
@@ -134,7 +138,7 @@ fn read_only_and_rbac_disable_keys_with_a_reason() {
         "kube-system",
         [(delete, Access::Denied(String::new()))].into(),
     ));
-    app.update(Action::AdvanceSelected, &cache);
+    app.update(Action::AdvanceSelected, &cache, now());
     assert!(app.ops.modal.is_none());
     assert_eq!(
         app.ui.message.clone().unwrap().text,
@@ -155,7 +159,7 @@ fn dialogs_are_modal() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
     select(&mut app, "node-06");
-    app.update(Action::AdvanceSelected, &cache);
+    app.update(Action::AdvanceSelected, &cache, now());
     let q = crossterm::event::Event::Key(crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Char('q'),
         crossterm::event::KeyModifiers::NONE,
@@ -176,7 +180,7 @@ fn dialogs_are_modal() {
 fn rollback_picks_previous_shows_diff_and_moves_nodes_back() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
-    app.update(Action::Rollback, &cache);
+    app.update(Action::Rollback, &cache, now());
     let Some(Modal::Rollback(picker)) = &app.ops.modal else {
         panic!("{:?}", app.ops.modal)
     };
@@ -189,9 +193,9 @@ fn rollback_picks_previous_shows_diff_and_moves_nodes_back() {
         "{:?}",
         picker.diff
     );
-    app.update(Action::Confirm, &cache);
+    app.update(Action::Confirm, &cache, now());
     assert_eq!(app.ops.context(), Some(Context::Confirm));
-    let sent = writes(app.update(Action::Confirm, &cache));
+    let sent = writes(app.update(Action::Confirm, &cache, now()));
     assert!(
         matches!(sent[0].1.write, Write::PatchTemplate { .. }),
         "{sent:?}"
@@ -210,8 +214,8 @@ fn rollback_picks_previous_shows_diff_and_moves_nodes_back() {
 fn auto_advance_starts_with_the_first_plan_node() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
-    app.update(Action::ToggleAuto, &cache);
-    let sent = writes(app.update(Action::Confirm, &cache));
+    app.update(Action::ToggleAuto, &cache, now());
+    let sent = writes(app.update(Action::Confirm, &cache, now()));
     assert_eq!(sent.len(), 1, "first the state write");
     assert!(
         app.ops_on_change(&cache, now()).is_none(),
@@ -230,7 +234,7 @@ fn auto_advance_starts_with_the_first_plan_node() {
         ["node-06"],
         "cordoned node-04 and NotReady node-05 are skipped"
     );
-    app.update(Action::ToggleAuto, &cache);
+    app.update(Action::ToggleAuto, &cache, now());
     assert!(app.ops.auto.is_none());
 }
 
@@ -238,7 +242,7 @@ fn auto_advance_starts_with_the_first_plan_node() {
 fn plan_overlay_lists_order_canaries_and_skips() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
-    app.update(Action::ShowPlan, &cache);
+    app.update(Action::ShowPlan, &cache, now());
     assert_eq!(app.ops.context(), Some(Context::PlanView));
     let Some(Modal::Info { lines, .. }) = &app.ops.modal else {
         panic!("{:?}", app.ops.modal)
@@ -258,7 +262,7 @@ fn plan_overlay_lists_order_canaries_and_skips() {
             .any(|l| l.starts_with("skip gpu-01: not eligible: taint dedicated=gpu:NoSchedule")),
         "{lines:?}"
     );
-    app.update(Action::Cancel, &cache);
+    app.update(Action::Cancel, &cache, now());
     assert!(app.ops.modal.is_none());
 }
 
@@ -266,17 +270,17 @@ fn plan_overlay_lists_order_canaries_and_skips() {
 fn quitting_while_this_console_drives_auto_asks_then_pauses_before_quitting() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
-    app.update(Action::ToggleAuto, &cache);
-    for (id, request) in writes(app.update(Action::Confirm, &cache)) {
+    app.update(Action::ToggleAuto, &cache, now());
+    for (id, request) in writes(app.update(Action::Confirm, &cache, now())) {
         done(&mut app, id, request);
     }
     assert!(app.ops.auto.is_some());
-    assert_eq!(app.update(Action::Quit, &cache), None, "asks first");
+    assert_eq!(app.update(Action::Quit, &cache, now()), None, "asks first");
     assert!(matches!(app.ops.modal, Some(Modal::Confirm(_))));
-    app.update(Action::Cancel, &cache);
+    app.update(Action::Cancel, &cache, now());
     assert!(app.ops.auto.is_some(), "Esc keeps the run and the console");
-    app.update(Action::Quit, &cache);
-    let sent = writes(app.update(Action::Confirm, &cache));
+    app.update(Action::Quit, &cache, now());
+    let sent = writes(app.update(Action::Confirm, &cache, now()));
     assert_eq!(sent.len(), 1);
     match &sent[0].1.write {
         Write::PatchState { after, .. } => {

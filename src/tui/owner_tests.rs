@@ -49,7 +49,11 @@ fn screen(ds: DaemonSet) -> (String, App, Cache) {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), (80, 24));
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        (80, 24),
+    );
     app.refresh(&mut cache, now());
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
     let view = app.view_model(&cache, now());

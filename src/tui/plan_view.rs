@@ -6,10 +6,10 @@ use super::confirm::Modal;
 use crate::cluster::cache::Cache;
 
 impl App {
-    pub(super) fn show_plan(&mut self, cache: &Cache) -> Result<(), String> {
+    pub(super) fn show_plan(&mut self, cache: &Cache, now: jiff::Timestamp) -> Result<(), String> {
         let snapshot = self.snapshot(cache)?;
-        let report = crate::ops::status::StatusReport::build(&snapshot, jiff::Timestamp::now())
-            .map_err(|e| e.to_string())?;
+        let report =
+            crate::ops::status::StatusReport::build(&snapshot, now).map_err(|e| e.to_string())?;
         let mut lines = vec![
             format!(
                 "state: {}   ({} node(s) to advance)",

@@ -90,6 +90,7 @@ impl App {
         &mut self,
         cache: &Cache,
         picker: &RollbackPicker,
+        now: jiff::Timestamp,
     ) -> Result<(), String> {
         let snapshot = self.snapshot(cache)?;
         let (number, _) = picker
@@ -107,19 +108,19 @@ impl App {
                 "paused with the RollingUpdate strategy frozen: resume first (p)".to_owned(),
             );
         }
-        if let Some(running) = before.run_in_progress(jiff::Timestamp::now()) {
+        if let Some(running) = before.run_in_progress(now) {
             return Err(running);
         }
         let after = RolloutState {
             mode: Mode::RollingBack,
             rollback_to: Some(*number),
             pause: None,
-            heartbeat: Some(jiff::Timestamp::now()),
+            heartbeat: Some(now),
             ..before.clone()
         }
-        .touched(&self.ops.actor, jiff::Timestamp::now());
+        .touched(&self.ops.actor, now);
         let state = state_request(&snapshot, before, after, "rollback-state", None);
-        let order = if snapshot.strategy_type() == "OnDelete" {
+        let order = if snapshot.update_strategy().is_on_delete() {
             crate::ops::drive::rollback_nodes(&snapshot)
         } else {
             Vec::new()

@@ -273,7 +273,7 @@ impl App {
     /// On the event loop's tick: collects and starts roster comparisons, and
     /// re-orders the grid when a new report arrived. Returns whether to redraw.
     pub fn roster_tick(&mut self, cache: &Cache, now: Instant) -> bool {
-        let target = self.ui.target.clone();
+        let target = self.ui.target_key();
         let Some(roster) = &mut self.roster else {
             return false;
         };

@@ -41,10 +41,14 @@ fn app_with_roster(cache: &mut Cache, size: (u16, u16)) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.roster = Some(RosterState::new(roster()));
     app.refresh(cache, now());
-    let target = app.ui.target.clone();
+    let target = app.ui.target_key();
     if let Some(state) = &mut app.roster {
         state.recompute_now(cache, target.as_deref());
     }
@@ -111,7 +115,7 @@ fn grid_with_roster_problems_grouped_by_state() {
     let mut app = app_with_roster(&mut cache, (120, 24));
     // none → revision → pool/zone → state
     for _ in 0..3 {
-        app.update(Action::CycleGroup, &cache);
+        app.update(Action::CycleGroup, &cache, now());
     }
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }
@@ -121,8 +125,8 @@ fn detail_of_an_absent_roster_node() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_with_roster(&mut cache, (120, 24));
     // Absent roster nodes come first in the grid.
-    app.update(Action::Top, &cache);
-    app.update(Action::Open, &cache);
+    app.update(Action::Top, &cache, now());
+    app.update(Action::Open, &cache, now());
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-99"));
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }
@@ -133,9 +137,9 @@ fn detail_of_a_node_whose_uid_differs() {
     let mut app = app_with_roster(&mut cache, (120, 30));
     // node-99, gpu-01, node-01, node-02
     for action in [Action::Top, Action::Down, Action::Down, Action::Down] {
-        app.update(action, &cache);
+        app.update(action, &cache, now());
     }
-    app.update(Action::Open, &cache);
+    app.update(Action::Open, &cache, now());
     assert_eq!(app.ui.selected_node.as_deref(), Some("node-02"));
     let text = screen_text(&draw(&app, &cache));
     assert!(
@@ -158,9 +162,9 @@ fn a_name_filter_applies_to_absent_rows_and_a_label_filter_hides_them() {
             .collect()
     };
     for (filter, expect_absent) in [("99", true), ("node-0", false), ("node-pool=gpu", false)] {
-        app.update(Action::StartFilter, &cache);
+        app.update(Action::StartFilter, &cache, now());
         app.ui.filter_input = Some(filter.to_owned());
-        app.update(Action::ApplyFilter, &cache);
+        app.update(Action::ApplyFilter, &cache, now());
         assert_eq!(
             names(&app).contains(&"node-99".to_owned()),
             expect_absent,

@@ -43,7 +43,7 @@ pub enum ConsoleEnd {
 pub async fn run(
     watch: WatchHandle,
     info: ConsoleInfo,
-    target: Option<String>,
+    target: Option<crate::model::Target>,
 ) -> Result<ConsoleEnd, ConsoleError> {
     run_with_ops(watch, info, target, None, None, None).await
 }
@@ -53,7 +53,7 @@ pub async fn run(
 pub async fn run_with_ops(
     watch: WatchHandle,
     info: ConsoleInfo,
-    target: Option<String>,
+    target: Option<crate::model::Target>,
     ops: Option<(OpsLink, OpsConsole)>,
     roster: Option<crate::audit::Roster>,
     logs: Option<LogsLink>,
@@ -166,7 +166,7 @@ async fn event_loop(
                 // one-second tick.)
                 let Some(event) = event else { return Ok(ConsoleEnd::Quit) };
                 if let Some(action) = app.action_for_event(&event?) {
-                    let effect = app.update(action, &shared.lock());
+                    let effect = app.update(action, &shared.lock(), jiff::Timestamp::now());
                     dirty = true;
                     if dispatch(effect, app, watch, links) {
                         return Ok(ConsoleEnd::Quit);

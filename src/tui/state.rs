@@ -5,18 +5,54 @@
 use super::index::{Filter, GroupKey, SortKey};
 use super::keymap::Context;
 
-/// The screen under any overlay.
+/// The screen under any overlay, with the state only that screen has (a
+/// screen starts fresh each time it opens). The grid's selection lives in
+/// [`UiState`]: the detail pane shows the selected node beside the grid.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Screen {
     /// The list of DaemonSets to pick from.
-    Picker,
+    Picker(PickerView),
     /// The per-node grid.
     #[default]
     Grid,
     /// The selected node in full.
-    Detail,
+    Detail(DetailView),
     /// Revision history with template diff.
-    History,
+    History(HistoryView),
+}
+
+impl Screen {
+    /// Whether `self` and `other` are the same screen (whatever their state).
+    pub fn same_as(self, other: Self) -> bool {
+        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+    }
+}
+
+/// The picker's position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PickerView {
+    /// Selected DaemonSet (index into the filtered list).
+    pub selected: usize,
+    /// First line shown.
+    pub offset: usize,
+}
+
+/// The detail pane's position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DetailView {
+    /// Scroll, in lines.
+    pub scroll: usize,
+}
+
+/// The history's selection and diff.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HistoryView {
+    /// Selected revision (index into the revision list, newest first).
+    pub selected: usize,
+    /// Revision number the diff is taken against (default: the one before the selected).
+    pub diff_base: Option<i64>,
+    /// Scroll of the diff, in lines.
+    pub diff_scroll: usize,
 }
 
 /// How a status message is shown.
@@ -60,24 +96,11 @@ pub struct UiState {
     pub selected_node: Option<String>,
     /// First grid line shown (index into the grid's entries).
     pub offset: usize,
-    /// Selected DaemonSet in the picker.
-    pub picker_selected: usize,
-    /// First picker line shown.
-    pub picker_offset: usize,
-    /// Scroll of the detail pane, in lines.
-    pub detail_scroll: usize,
     /// Scroll of the help overlay, in lines.
     pub help_scroll: usize,
-    /// Scroll of the open rollout dialog, in lines.
-    pub dialog_scroll: usize,
-    /// Title of the dialog `dialog_scroll` belongs to (a new dialog starts at the top).
-    pub dialog_title: Option<String>,
-    /// Selected revision in the history (index into the revision list, newest first).
-    pub history_selected: usize,
-    /// Revision number the diff is taken against (default: the one before the selected).
-    pub diff_base: Option<i64>,
-    /// Scroll of the diff, in lines.
-    pub diff_scroll: usize,
+    /// Scroll of the open rollout dialog: its title and the scroll in lines
+    /// (a dialog with another title starts at the top).
+    pub dialog_scroll: Option<(String, usize)>,
     /// The status line message.
     pub message: Option<Message>,
     /// The message was set by the action being applied (so a screen change
@@ -85,8 +108,8 @@ pub struct UiState {
     pub message_is_new: bool,
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
-    /// The DaemonSet shown, `namespace/name`.
-    pub target: Option<String>,
+    /// The DaemonSet shown.
+    pub target: Option<crate::model::Target>,
 }
 
 impl UiState {
@@ -96,10 +119,39 @@ impl UiState {
             return Context::FilterInput;
         }
         match self.screen {
-            Screen::Picker => Context::Picker,
+            Screen::Picker(_) => Context::Picker,
             Screen::Grid => Context::Grid,
-            Screen::Detail => Context::Detail,
-            Screen::History => Context::History,
+            Screen::Detail(_) => Context::Detail,
+            Screen::History(_) => Context::History,
+        }
+    }
+
+    /// The cache key (`namespace/name`) of the DaemonSet shown.
+    pub fn target_key(&self) -> Option<String> {
+        self.target.as_ref().map(crate::model::Target::key)
+    }
+
+    /// The picker's position (the top when the picker is not shown).
+    pub fn picker(&self) -> PickerView {
+        match self.screen {
+            Screen::Picker(view) => view,
+            _ => PickerView::default(),
+        }
+    }
+
+    /// The detail pane's position (the top when it is not shown).
+    pub fn detail(&self) -> DetailView {
+        match self.screen {
+            Screen::Detail(view) => view,
+            _ => DetailView::default(),
+        }
+    }
+
+    /// The history's selection (the newest revision when it is not shown).
+    pub fn history(&self) -> HistoryView {
+        match self.screen {
+            Screen::History(view) => view,
+            _ => HistoryView::default(),
         }
     }
 

@@ -24,7 +24,11 @@ fn info() -> ConsoleInfo {
 
 /// An app on the fixture DaemonSet with the cache's changes applied.
 fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
-    let mut app = App::new(info(), Some("kube-system/agent".into()), size);
+    let mut app = App::new(
+        info(),
+        crate::model::Target::from_key("kube-system/agent"),
+        size,
+    );
     app.refresh(cache, now());
     app
 }
@@ -41,7 +45,7 @@ fn draw(app: &App, cache: &Cache) -> Terminal<TestBackend> {
 
 fn apply(app: &mut App, cache: &Cache, actions: &[Action]) {
     for action in actions {
-        app.update(*action, cache);
+        app.update(*action, cache, now());
     }
 }
 
@@ -295,7 +299,7 @@ fn picker_lists_daemonsets() {
     let mut app = App::new(info(), None, (100, 12));
     app.refresh(&mut cache, now());
     insta::assert_snapshot!(draw(&app, &cache).backend());
-    let effect = app.update(Action::Open, &cache);
+    let effect = app.update(Action::Open, &cache, now());
     assert_eq!(
         effect,
         Some(super::app::Effect::SetTarget(
@@ -320,7 +324,7 @@ fn one_pod_event_recomputes_one_row() {
     assert!(!changes.all_nodes);
     let refreshed = app
         .rows
-        .refresh(&cache, app.ui.target.as_deref(), &changes, now());
+        .refresh(&cache, app.ui.target_key().as_deref(), &changes, now());
     assert_eq!(refreshed.nodes.iter().collect::<Vec<_>>(), ["node-03"]);
     assert!(!refreshed.membership);
 }
@@ -343,6 +347,6 @@ fn confirmation_dialog() {
     let mut app = app_on(&mut cache, (100, 20));
     app.ops = super::ops_keys::OpsConsole::new(false, "ana@box".into());
     app.ui.selected_node = Some("node-04".into());
-    app.update(Action::AdvanceSelected, &cache);
+    app.update(Action::AdvanceSelected, &cache, now());
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }

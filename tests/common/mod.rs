@@ -52,3 +52,22 @@ pub fn run_rollcall(args: &[&str]) -> std::process::Output {
         .output()
         .expect("run rollcall")
 }
+
+/// Runs the real kubectl on `kubeconfig` with its own discovery cache;
+/// returns stdout (panics, with kubectl's stderr, when it fails).
+pub fn kubectl(kubeconfig: &std::path::Path, cache: &std::path::Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

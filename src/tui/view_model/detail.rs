@@ -63,7 +63,7 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     recent_events(&mut lines, &events, input.now);
     DetailVm {
         title: format!(" node {title} "),
-        scroll: input.ui.detail_scroll,
+        scroll: input.ui.detail().scroll,
         lines,
     }
 }

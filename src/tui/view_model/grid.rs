@@ -118,9 +118,8 @@ impl Canaries {
     fn of(input: &Inputs<'_>) -> Self {
         let state = input
             .ui
-            .target
-            .as_deref()
-            .and_then(|key| input.cache.daemonset(key))
+            .target_key()
+            .and_then(|key| input.cache.daemonset(&key))
             .and_then(|ds| {
                 crate::ops::state::RolloutState::from_annotations(ds.metadata.annotations.as_ref())
                     .ok()

@@ -1,8 +1,6 @@
 //! The DaemonSet summary: strategy and budgets, current revision, the status
 //! counts, progress and rollout state. Pure.
 
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-
 use super::{Cell, Tone};
 use crate::engine::blockers::Blocker;
 use crate::model::DaemonSet;
@@ -121,27 +119,9 @@ fn tone_if(condition: bool, tone: Tone) -> Tone {
     if condition { tone } else { Tone::Good }
 }
 
-fn int_or_string(value: &IntOrString) -> String {
-    match value {
-        IntOrString::Int(n) => n.to_string(),
-        IntOrString::String(s) => s.clone(),
-    }
-}
-
 fn strategy(ds: &DaemonSet) -> String {
-    let strategy = ds.spec.as_ref().and_then(|s| s.update_strategy.as_ref());
-    if strategy.and_then(|s| s.type_.as_deref()) == Some("OnDelete") {
-        return "OnDelete".to_owned();
-    }
-    let rolling = strategy.and_then(|s| s.rolling_update.as_ref());
-    // The API server defaults maxUnavailable to 1 and maxSurge to 0.
-    let max_unavailable = rolling
-        .and_then(|r| r.max_unavailable.as_ref())
-        .map_or_else(|| "1".to_owned(), int_or_string);
-    let max_surge = rolling
-        .and_then(|r| r.max_surge.as_ref())
-        .map_or_else(|| "0".to_owned(), int_or_string);
-    format!("RollingUpdate maxUnavailable={max_unavailable} maxSurge={max_surge}")
+    // With the API server's defaults: maxUnavailable 1, maxSurge 0.
+    crate::engine::rolling::update_strategy(ds).to_string()
 }
 
 /// Why the rollout is (not) moving, from the engine, before the stored pause

@@ -55,10 +55,11 @@ pub fn build(input: &Inputs<'_>, _ds: &DaemonSet) -> HistoryVm {
             *nodes.entry(number).or_default() += 1;
         }
     }
-    let selected_at = input.ui.history_selected.min(revisions.len() - 1);
+    let selected_at = input.ui.history().selected.min(revisions.len() - 1);
     let selected = revisions[selected_at];
     let base = input
         .ui
+        .history()
         .diff_base
         .filter(|&n| n != selected.number)
         .and_then(|n| revisions.iter().find(|r| r.number == n).copied())
@@ -101,7 +102,11 @@ pub fn build(input: &Inputs<'_>, _ds: &DaemonSet) -> HistoryVm {
     HistoryVm {
         rows,
         diff_title,
-        diff_scroll: input.ui.diff_scroll.min(diff.len().saturating_sub(1)),
+        diff_scroll: input
+            .ui
+            .history()
+            .diff_scroll
+            .min(diff.len().saturating_sub(1)),
         diff,
     }
 }

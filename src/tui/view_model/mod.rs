@@ -152,10 +152,7 @@ pub struct Inputs<'a> {
 /// Builds the view model. Pure: same inputs, same output.
 pub fn build(input: &Inputs<'_>) -> ViewModel {
     let ui = input.ui;
-    let ds = ui
-        .target
-        .as_deref()
-        .and_then(|key| input.cache.daemonset(key));
+    let ds = ui.target_key().and_then(|key| input.cache.daemonset(&key));
     let blocker = ds.map(|ds| header::raw_blocker(ds, input.rows));
     let blocking = grid::blocking_nodes(blocker.as_ref());
     let header = ds.zip(blocker).map(|(ds, blocker)| HeaderVm {
@@ -163,7 +160,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         ..header::build(ds, input.rows, blocker, input.now)
     });
     ViewModel {
-        title: title(input.info, ui.target.as_deref()),
+        title: title(input.info, ui.target_key().as_deref()),
         header,
         body: body(input, &blocking),
         help: ui.help.then(|| help(input)),
@@ -207,7 +204,7 @@ fn title(info: &ConsoleInfo, target: Option<&str>) -> Vec<Cell> {
 /// The streams the screen needs before it may show data as complete.
 fn required_streams(screen: Screen) -> &'static [StreamKind] {
     match screen {
-        Screen::Picker => &[StreamKind::DaemonSets],
+        Screen::Picker(_) => &[StreamKind::DaemonSets],
         _ => &[
             StreamKind::Nodes,
             StreamKind::DaemonSets,
@@ -231,8 +228,8 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
             Tone::Warn,
         ));
     }
-    let missing_target = ui.target.as_deref().filter(|key| {
-        ui.screen != Screen::Picker
+    let missing_target = ui.target_key().filter(|key| {
+        !matches!(ui.screen, Screen::Picker(_))
             && synced(&StreamKind::DaemonSets)
             && input.cache.daemonset(key).is_none()
     });
@@ -250,27 +247,23 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Bo
     if !loading.is_empty() {
         return loading_body(input, &loading);
     }
-    if ui.screen == Screen::Picker {
+    if matches!(ui.screen, Screen::Picker(_)) {
         return Body::Picker(picker::build(input.cache, ui, input.now));
     }
-    let Some(ds) = ui
-        .target
-        .as_deref()
-        .and_then(|key| input.cache.daemonset(key))
-    else {
+    let Some(ds) = ui.target_key().and_then(|key| input.cache.daemonset(&key)) else {
         return Body::Empty(Cell::new(
             "no daemonset selected: D lists daemonsets",
             Tone::Dim,
         ));
     };
     match ui.screen {
-        Screen::Detail => {
+        Screen::Detail(_) => {
             let detail = detail::build(input, ds);
             let split = ui.size.0 >= super::columns::SPLIT_DETAIL_WIDTH;
             Body::Detail(split.then(|| grid::build(input, split, blocking)), detail)
         }
-        Screen::History => Body::History(history::build(input, ds)),
-        Screen::Grid | Screen::Picker => Body::Grid(grid::build(input, false, blocking)),
+        Screen::History(_) => Body::History(history::build(input, ds)),
+        Screen::Grid | Screen::Picker(_) => Body::Grid(grid::build(input, false, blocking)),
     }
 }
 

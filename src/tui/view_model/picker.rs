@@ -53,12 +53,12 @@ pub fn build(cache: &Cache, ui: &UiState, now: jiff::Timestamp) -> PickerVm {
     let rows = keys
         .iter()
         .enumerate()
-        .skip(ui.picker_offset)
+        .skip(ui.picker().offset)
         .take(height)
         .filter_map(|(at, key)| {
             cache
                 .daemonset(key)
-                .map(|ds| (cells(ds, now), at == ui.picker_selected))
+                .map(|ds| (cells(ds, now), at == ui.picker().selected))
         })
         .collect();
     PickerVm {
@@ -70,12 +70,7 @@ pub fn build(cache: &Cache, ui: &UiState, now: jiff::Timestamp) -> PickerVm {
 fn cells(ds: &DaemonSet, now: jiff::Timestamp) -> Vec<Cell> {
     let status = ds.status.clone().unwrap_or_default();
     let desired = status.desired_number_scheduled;
-    let strategy = ds
-        .spec
-        .as_ref()
-        .and_then(|s| s.update_strategy.as_ref())
-        .and_then(|s| s.type_.clone())
-        .unwrap_or_else(|| "RollingUpdate".to_owned());
+    let strategy = crate::engine::rolling::update_strategy(ds).type_name();
     let updated = status.updated_number_scheduled.unwrap_or(0);
     vec![
         Cell::new(
@@ -103,7 +98,7 @@ fn cells(ds: &DaemonSet, now: jiff::Timestamp) -> Vec<Cell> {
                 Tone::Updated
             },
         ),
-        Cell::new(&strategy, Tone::Normal),
+        Cell::new(strategy, Tone::Normal),
         Cell::new(
             &format::age(ds.metadata.creation_timestamp.as_ref().map(|t| t.0), now),
             Tone::Dim,
