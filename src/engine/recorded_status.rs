@@ -348,6 +348,17 @@ pub fn rehearsal_difference(ds: &DaemonSet, live: StatusCounts) -> Option<Status
     Some(difference(record.recorded, live, &reasons, Side::Rehearsal))
 }
 
+/// The warning `explain`, `audit` and `sim` print for a dump's DaemonSet
+/// whose status differs: `DaemonSet NAMESPACE/NAME: <message>`.
+pub fn warning_line(ds: &DaemonSet, difference: &StatusDifference) -> String {
+    format!(
+        "DaemonSet {}/{}: {}",
+        ds.metadata.namespace.as_deref().unwrap_or_default(),
+        ds.metadata.name.as_deref().unwrap_or_default(),
+        difference.message
+    )
+}
+
 fn difference(
     recorded: StatusCounts,
     actual: StatusCounts,

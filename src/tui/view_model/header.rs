@@ -1,10 +1,12 @@
 //! The DaemonSet summary: strategy and budgets, current revision, the status
 //! counts, progress and rollout state. Pure.
 
+use k8s_openapi::api::apps::v1::DaemonSetStatus;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::{Cell, Tone};
 use crate::engine::blockers::Blocker;
+use crate::engine::recorded_status::{StatusCounts, rehearsal_difference};
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
@@ -93,9 +95,22 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, blocker: Blocker, now: jiff::Times
         counts,
         progress,
         progress_label: format!("{updated}/{desired} updated"),
-        state: rollout_state(ds, blocker, now),
+        state: with_dump_note(rollout_state(ds, blocker, now), ds, &status),
         owner: crate::engine::owner::spec_owner(&ds.metadata)
             .map(|o| Cell::new(&format!("managed by {}", o.describe()), Tone::Accent)),
+    }
+}
+
+/// In a rehearsal of a dump (`rollcall sim -f`), the state goes on to say how
+/// the live counts differ from the ones the dump recorded, and why (see
+/// [`crate::engine::recorded_status`]); nothing when they agree.
+fn with_dump_note(state: Cell, ds: &DaemonSet, status: &DaemonSetStatus) -> Cell {
+    match rehearsal_difference(ds, StatusCounts::of_status(status)) {
+        Some(difference) => Cell::new(
+            &format!("{} · {}", state.text, difference.message),
+            state.tone,
+        ),
+        None => state,
     }
 }
 
@@ -209,5 +224,42 @@ mod tests {
             "RollingUpdate maxUnavailable=1 maxSurge=0"
         );
         assert_eq!(strategy(&daemonset("a").on_delete().build()), "OnDelete");
+    }
+
+    #[test]
+    fn a_rehearsal_of_a_dump_says_how_its_counts_differ() {
+        let record = r#"{"recorded":{"desired":5,"current":5,"updated":5,"ready":5,"available":5},
+            "reasons":[{"code":"notReady","count":2,"nodes":["n4","n5"],"message":"2 pods not Ready (n4, n5)"}]}"#;
+        let mut ds = daemonset("a:v2")
+            .annotation(crate::engine::recorded_status::ANNOTATION, record)
+            .build();
+        let live = |ready: i32| k8s_openapi::api::apps::v1::DaemonSetStatus {
+            desired_number_scheduled: 5,
+            current_number_scheduled: 5,
+            updated_number_scheduled: Some(5),
+            number_ready: ready,
+            number_available: Some(ready),
+            ..Default::default()
+        };
+        ds.status = Some(live(3));
+        let rows = RowCache::default();
+        let header = build(
+            &ds,
+            &rows,
+            raw_blocker(&ds, &rows),
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(
+            header.state.text,
+            "idle · the dump recorded desired 5, ready 5, available 5; the rehearsal has desired 5, ready 3, available 3: 2 pods not Ready (n4, n5)"
+        );
+        ds.status = Some(live(5));
+        let header = build(
+            &ds,
+            &rows,
+            raw_blocker(&ds, &rows),
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(header.state.text, "idle", "counts that agree: nothing said");
     }
 }
