@@ -169,7 +169,9 @@ pub struct LoadRecord {
 }
 
 /// Compares `ds`'s own status with what `nodes` and `pods` give (any pods:
-/// only those `ds` controls count). `None` when `ds` carries no status.
+/// only those `ds` controls count). `None` when `ds` carries no status, or
+/// when there are no pods at all: an export without pods (`kubectl get
+/// nodes,ds`) says nothing about them, so there is nothing to compare.
 pub fn check(
     ds: &DaemonSet,
     nodes: &[Node],
@@ -178,6 +180,9 @@ pub fn check(
     now: jiff::Timestamp,
 ) -> Option<StatusCheck> {
     let status = ds.status.as_ref()?;
+    if pods.is_empty() {
+        return None;
+    }
     let index = RevisionIndex::new(ds, revisions);
     let owned: Vec<Pod> = pods
         .iter()

@@ -150,6 +150,8 @@ fn a_stale_or_unexplained_status_is_named() {
     assert_eq!(codes(&check_now(&ds)), [ReasonCode::Unexplained]);
     ds.metadata.generation = Some(3);
     assert_eq!(codes(&check_now(&ds)), [ReasonCode::StaleStatus]);
+    // An export without pods says nothing about them: nothing to compare.
+    assert_eq!(check(&ds, &two, &[], &revisions, at(100)), None);
     ds.status = None;
     assert_eq!(check(&ds, &two, &pods, &revisions, at(100)), None);
 }
@@ -159,7 +161,8 @@ fn many_nodes_are_counted_and_the_first_named() {
     let names: Vec<String> = (1..=8).map(|i| format!("n{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (ds, revisions) = ds([8, 8, 8, 8, 8]);
-    let check = check(&ds, &nodes(&refs), &[], &revisions, at(100)).expect("status");
+    let elsewhere = vec![ready("b-1", "m1", NEW)];
+    let check = check(&ds, &nodes(&refs), &elsewhere, &revisions, at(100)).expect("status");
     let missing = &check.reasons[0];
     assert_eq!((missing.code, missing.count), (ReasonCode::MissingPod, 8));
     assert_eq!(missing.nodes, ["n1", "n2", "n3", "n4", "n5"]);
