@@ -149,7 +149,8 @@ pub struct StatusDifference {
     /// Why they differ (or may).
     pub reasons: Vec<DifferenceReason>,
     /// "the dump's status records desired 2, ready 2; its nodes and pods give
-    /// desired 2, ready 1: …": the differing counts (desired always), then why.
+    /// desired 2, ready 1: …": desired, ready and the other counts that say
+    /// something more (see `shown_counts`), then why.
     pub message: String,
 }
 
@@ -364,15 +365,36 @@ pub fn warning_line(ds: &DaemonSet, difference: &StatusDifference) -> String {
     )
 }
 
+/// Which of the five counts a message names (indexes into
+/// [`StatusCounts::named`]): desired and ready always; current, updated and
+/// available where they differ between the two sides, unless on both sides
+/// they equal the count they follow (current desired, updated current,
+/// available ready) and so say nothing new. Keeps the line short enough for
+/// the console's state line.
+fn shown_counts(recorded: StatusCounts, actual: StatusCounts) -> Vec<usize> {
+    let follows = |c: StatusCounts, i: usize| match i {
+        1 => c.current == c.desired,
+        2 => c.updated == c.current,
+        4 => c.available == c.ready,
+        _ => false,
+    };
+    (0..5)
+        .filter(|&i| {
+            i == 0
+                || i == 3
+                || (recorded.named()[i].1 != actual.named()[i].1
+                    && !(follows(recorded, i) && follows(actual, i)))
+        })
+        .collect()
+}
+
 fn difference(
     recorded: StatusCounts,
     actual: StatusCounts,
     reasons: &[DifferenceReason],
     side: Side,
 ) -> StatusDifference {
-    let shown: Vec<usize> = (0..5)
-        .filter(|&i| i == 0 || recorded.named()[i].1 != actual.named()[i].1)
-        .collect();
+    let shown = shown_counts(recorded, actual);
     let words = |counts: StatusCounts| {
         let named = counts.named();
         shown

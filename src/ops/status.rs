@@ -511,7 +511,7 @@ mod tests {
             StatusReport::build(&snapshot(rehearsal, &NODES, all_old(&NODES)), t(100)).unwrap();
         let table = report.render_table(true);
         assert!(
-            table.contains("\ndump  the dump recorded desired 4, current 4, ready 4, available 4; the rehearsal has desired 3, current 3, ready 3, available 3: pods on 1 node the dump does not hold (not counted) (n4)\n"),
+            table.contains("\ndump  the dump recorded desired 4, ready 4; the rehearsal has desired 3, ready 3: pods on 1 node the dump does not hold (not counted) (n4)\n"),
             "{table}"
         );
         let json = serde_json::to_value(&report).unwrap();

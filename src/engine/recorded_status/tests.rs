@@ -115,7 +115,7 @@ fn differences_and_their_reasons() {
 }
 
 #[test]
-fn the_message_names_desired_and_the_counts_that_differ() {
+fn the_message_names_desired_ready_and_the_counts_that_say_more() {
     let (ds, revisions) = ds([2, 2, 2, 2, 2]);
     let pods = vec![
         ready("a-1", "n1", NEW),
@@ -124,7 +124,7 @@ fn the_message_names_desired_and_the_counts_that_differ() {
     let check = check(&ds, &nodes(&["n1", "n2"]), &pods, &revisions, at(100)).expect("status");
     assert_eq!(
         check.difference().expect("differs").message,
-        "the dump's status records desired 2, ready 2, available 2; its nodes and pods give desired 2, ready 1, available 1: 1 pod not Ready (n2)"
+        "the dump's status records desired 2, ready 2; its nodes and pods give desired 2, ready 1: 1 pod not Ready (n2)"
     );
 }
 
@@ -197,7 +197,7 @@ fn a_rehearsal_compares_its_live_counts_with_the_record() {
     let difference = rehearsal_difference(&ds, live(1)).expect("differs");
     assert_eq!(
         difference.message,
-        "the dump recorded desired 2, ready 2, available 2; the rehearsal has desired 2, ready 1, available 1: no pod on 1 node that should run one (n2)"
+        "the dump recorded desired 2, ready 2; the rehearsal has desired 2, ready 1: no pod on 1 node that should run one (n2)"
     );
     // Once the template changes, the rollout is the rehearsal's own.
     ds.metadata.generation = Some(3);
@@ -226,4 +226,38 @@ fn a_record_without_reasons_says_the_rehearsal_changed() {
         annotations.insert(ANNOTATION.to_owned(), "{not json".to_owned());
     }
     assert_eq!(rehearsal_difference(&ds, live), None);
+}
+
+#[test]
+fn counts_that_follow_another_on_both_sides_are_not_repeated() {
+    let counts = |c: [i32; 5]| StatusCounts {
+        desired: c[0],
+        current: c[1],
+        updated: c[2],
+        ready: c[3],
+        available: c[4],
+    };
+    let cases = [
+        ("all move together", [2; 5], [1; 5], vec![0, 3]),
+        ("a pod missing", [2; 5], [2, 1, 1, 1, 1], vec![0, 1, 3]),
+        (
+            "a rollout moved on",
+            [5, 5, 3, 5, 5],
+            [5, 5, 4, 5, 5],
+            vec![0, 2, 3],
+        ),
+        (
+            "ready, not available",
+            [2; 5],
+            [2, 2, 2, 2, 1],
+            vec![0, 3, 4],
+        ),
+    ];
+    for (name, recorded, actual, expected) in cases {
+        assert_eq!(
+            shown_counts(counts(recorded), counts(actual)),
+            expected,
+            "{name}"
+        );
+    }
 }
