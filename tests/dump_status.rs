@@ -46,7 +46,7 @@ fn json(output: &Output) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&output.stdout), text(&output.stderr)))
 }
 
-const AGENT_WARNING: &str = "warning: DaemonSet kube-system/node-agent: the dump's status records desired 2, ready 2; its nodes and pods give desired 1, ready 1: pods on 1 node the dump does not hold (not counted) (ip-10-0-1-12)";
+const AGENT_WARNING: &str = "warning: DaemonSet kube-system/node-agent: the dump's status records desired 2, ready 2; its nodes and pods give desired 1, ready 1: pods on 1 node absent from the dump (ip-10-0-1-12)";
 
 #[test]
 fn explain_names_a_dump_whose_status_disagrees_with_its_pods() {
@@ -166,7 +166,7 @@ async fn status_in_a_rehearsal_says_how_it_differs_from_the_dump() {
     assert!(table.status.success(), "{}", text(&table.stderr));
     let stdout = text(&table.stdout);
     assert!(
-        stdout.contains("\ndump  the dump recorded desired 2, ready 2; the rehearsal has desired 1, ready 1: pods on 1 node the dump does not hold (not counted) (ip-10-0-1-12)\n"),
+        stdout.contains("\ndump  the dump recorded desired 2, ready 2; rehearsal has desired 1, ready 1: pods on 1 node absent from the dump (ip-10-0-1-12)\n"),
         "{stdout}"
     );
     let report = json(&status_of(&odd, "json").await);

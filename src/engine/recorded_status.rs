@@ -276,17 +276,17 @@ fn reason(code: ReasonCode, mut nodes: Vec<String>) -> DifferenceReason {
     let count = nodes.len();
     let s = if count == 1 { "" } else { "s" };
     let what = match code {
-        ReasonCode::MissingPod => format!("no pod on {count} node{s} that should run one"),
+        ReasonCode::MissingPod => format!("no pod on {count} eligible node{s}"),
         ReasonCode::PodOnAbsentNode => {
-            format!("pods on {count} node{s} the dump does not hold (not counted)")
+            format!("pods on {count} node{s} absent from the dump")
         }
         ReasonCode::NotReady => format!("{count} pod{s} not Ready"),
-        ReasonCode::NotAvailable => format!("{count} pod{s} Ready but not yet for minReadySeconds"),
+        ReasonCode::NotAvailable => format!("{count} pod{s} not available yet"),
         ReasonCode::OldRevision => {
             format!("mid-rollout: {count} node{s} on an older revision")
         }
         ReasonCode::Misscheduled => {
-            format!("pods on {count} node{s} that should not run one")
+            format!("pods on {count} ineligible node{s}")
         }
         ReasonCode::StaleStatus | ReasonCode::Unexplained | ReasonCode::ChangedSinceLoad => {
             String::new()
@@ -405,7 +405,7 @@ fn difference(
     };
     let (said, has) = match side {
         Side::Dump => ("the dump's status records", "its nodes and pods give"),
-        Side::Rehearsal => ("the dump recorded", "the rehearsal has"),
+        Side::Rehearsal => ("the dump recorded", "rehearsal has"),
     };
     let why: Vec<&str> = reasons.iter().map(|r| r.message.as_str()).collect();
     StatusDifference {

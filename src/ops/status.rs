@@ -505,13 +505,13 @@ mod tests {
     fn a_rehearsal_says_how_it_differs_from_the_dump() {
         let record = r#"{"recorded":{"desired":4,"current":4,"updated":0,"ready":4,"available":4},
             "reasons":[{"code":"podOnAbsentNode","count":1,"nodes":["n4"],
-            "message":"pods on 1 node the dump does not hold (not counted) (n4)"}]}"#;
+            "message":"pods on 1 node absent from the dump (n4)"}]}"#;
         let rehearsal = ds(false, &[("rollcall.dev/dump-status", record)]);
         let report =
             StatusReport::build(&snapshot(rehearsal, &NODES, all_old(&NODES)), t(100)).unwrap();
         let table = report.render_table(true);
         assert!(
-            table.contains("\ndump  the dump recorded desired 4, ready 4; the rehearsal has desired 3, ready 3: pods on 1 node the dump does not hold (not counted) (n4)\n"),
+            table.contains("\ndump  the dump recorded desired 4, ready 4; rehearsal has desired 3, ready 3: pods on 1 node absent from the dump (n4)\n"),
             "{table}"
         );
         let json = serde_json::to_value(&report).unwrap();

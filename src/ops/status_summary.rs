@@ -412,14 +412,12 @@ mod tests {
             actual: crate::engine::recorded_status::StatusCounts::default(),
             reasons: Vec::new(),
             message:
-                "the dump recorded desired 3, updated 0; the rehearsal has desired 3, updated 1: …"
+                "the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"
                     .to_owned(),
         });
         assert_eq!(
             changes(&after, &rehearsal),
-            [
-                "dump: the dump recorded desired 3, updated 0; the rehearsal has desired 3, updated 1: …"
-            ]
+            ["dump: the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"]
         );
         assert_eq!(
             changes(&rehearsal, &after),

@@ -71,7 +71,7 @@ fn differences_and_their_reasons() {
             vec![ready("a-1", "n1", NEW)],
             [2, 1, 1, 1, 1],
             vec![ReasonCode::MissingPod],
-            "no pod on 1 node that should run one (n2)",
+            "no pod on 1 eligible node (n2)",
         ),
         (
             "pod on a node the dump lacks",
@@ -79,7 +79,7 @@ fn differences_and_their_reasons() {
             vec![ready("a-1", "n1", NEW), ready("a-2", "n2", NEW)],
             [1, 1, 1, 1, 1],
             vec![ReasonCode::PodOnAbsentNode],
-            "pods on 1 node the dump does not hold (not counted) (n2)",
+            "pods on 1 node absent from the dump (n2)",
         ),
         (
             "not ready",
@@ -197,7 +197,7 @@ fn a_rehearsal_compares_its_live_counts_with_the_record() {
     let difference = rehearsal_difference(&ds, live(1)).expect("differs");
     assert_eq!(
         difference.message,
-        "the dump recorded desired 2, ready 2; the rehearsal has desired 2, ready 1: no pod on 1 node that should run one (n2)"
+        "the dump recorded desired 2, ready 2; rehearsal has desired 2, ready 1: no pod on 1 eligible node (n2)"
     );
     // Once the template changes, the rollout is the rehearsal's own.
     ds.metadata.generation = Some(3);

@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(
             report,
             [
-                "DaemonSet ns/a: the dump's status records desired 2, current 2, ready 2; its nodes and pods give desired 2, current 1, ready 1: no pod on 1 node that should run one (n2)"
+                "DaemonSet ns/a: the dump's status records desired 2, current 2, ready 2; its nodes and pods give desired 2, current 1, ready 1: no pod on 1 eligible node (n2)"
             ]
         );
         let record: serde_json::Value = serde_json::from_str(&record).expect("json");

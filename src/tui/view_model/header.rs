@@ -251,7 +251,7 @@ mod tests {
         );
         assert_eq!(
             header.state.text,
-            "idle · the dump recorded desired 5, ready 5; the rehearsal has desired 5, ready 3: 2 pods not Ready (n4, n5)"
+            "idle · the dump recorded desired 5, ready 5; rehearsal has desired 5, ready 3: 2 pods not Ready (n4, n5)"
         );
         ds.status = Some(live(5));
         let header = build(
