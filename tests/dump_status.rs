@@ -126,8 +126,9 @@ fn audit_names_it_too() {
     assert_eq!(report["ok"], false, "the pod outside the roster: {report}");
 }
 
-/// `rollcall status` against a rehearsal of the dump.
-async fn status_of(dump: &Path, output: &str) -> Output {
+/// `rollcall status` against a rehearsal of the dump, and what the
+/// rehearsal said at load.
+async fn status_of(dump: &Path, output: &str) -> (Output, Vec<String>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let options = EmbeddedOptions {
         snapshot: vec![dump.to_path_buf()],
@@ -154,33 +155,42 @@ async fn status_of(dump: &Path, output: &str) -> Output {
     let result = tokio::task::spawn_blocking(move || command.output().expect("rollcall runs"))
         .await
         .expect("joined");
+    let said = cluster.simulation.load_report.clone();
     cluster.shutdown().await;
-    result
+    (result, said)
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn status_in_a_rehearsal_says_how_it_differs_from_the_dump() {
     let dir = tempfile::tempdir().expect("tempdir");
     let odd = write_dump(dir.path(), true);
-    let table = status_of(&odd, "table").await;
+    let (table, said) = status_of(&odd, "table").await;
     assert!(table.status.success(), "{}", text(&table.stderr));
+    assert!(
+        said.iter().any(|l| l == AGENT_WARNING),
+        "the rehearsal names it at load: {said:?}"
+    );
     let stdout = text(&table.stdout);
     assert!(
         stdout.contains("\ndump  the dump recorded desired 2, ready 2; rehearsal has desired 1, ready 1: pods on 1 node absent from the dump (ip-10-0-1-12)\n"),
         "{stdout}"
     );
-    let report = json(&status_of(&odd, "json").await);
+    let report = json(&status_of(&odd, "json").await.0);
     assert_eq!(report["recordedStatus"]["recorded"]["ready"], 2, "{report}");
     assert_eq!(report["recordedStatus"]["actual"]["ready"], 1, "{report}");
 
     let steady = write_dump(dir.path(), false);
-    let table = status_of(&steady, "table").await;
+    let (table, said) = status_of(&steady, "table").await;
     assert!(table.status.success(), "{}", text(&table.stderr));
+    assert!(
+        said.iter().all(|l| !l.contains("status records")),
+        "{said:?}"
+    );
     assert!(
         !text(&table.stdout).contains("dump "),
         "{}",
         text(&table.stdout)
     );
-    let report = json(&status_of(&steady, "json").await);
+    let report = json(&status_of(&steady, "json").await.0);
     assert!(report.get("recordedStatus").is_none(), "{report}");
 }

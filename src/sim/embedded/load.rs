@@ -186,7 +186,10 @@ pub fn load_snapshot(
         );
         if let Some(check) = check {
             if let Some(difference) = check.difference() {
-                report.push(recorded_status::warning_line(ds, &difference));
+                report.push(format!(
+                    "warning: {}",
+                    recorded_status::warning_line(ds, &difference)
+                ));
             }
             object["metadata"]["annotations"][recorded_status::ANNOTATION] =
                 json!(check.load_record(ds.metadata.generation));
@@ -296,7 +299,7 @@ mod tests {
         assert_eq!(
             report,
             [
-                "DaemonSet ns/a: the dump's status records desired 2, current 2, ready 2; its nodes and pods give desired 2, current 1, ready 1: no pod on 1 eligible node (n2)"
+                "warning: DaemonSet ns/a: the dump's status records desired 2, current 2, ready 2; its nodes and pods give desired 2, current 1, ready 1: no pod on 1 eligible node (n2)"
             ]
         );
         let record: serde_json::Value = serde_json::from_str(&record).expect("json");
