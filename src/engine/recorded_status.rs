@@ -185,19 +185,15 @@ pub fn check(
         return None;
     }
     let index = RevisionIndex::new(ds, revisions);
-    let owned: Vec<Pod> = pods
-        .iter()
-        .filter(|p| p.metadata.namespace == ds.metadata.namespace && is_controlled_by(p, ds))
-        .cloned()
-        .collect();
-    let rows = fleet_coverage(ds, nodes, &owned, &index, now);
+    // fleet_coverage places only the pods `ds` controls (by UID).
+    let rows = fleet_coverage(ds, nodes, pods, &index, now);
     let recorded = StatusCounts::of_status(status);
     let actual = StatusCounts::of_totals(&Totals::from_rows(&rows));
     let mut reasons = node_reasons(&rows);
     let present: BTreeSet<&str> = nodes.iter().map(Node::name).collect();
-    let absent: BTreeSet<&str> = owned
+    let absent: BTreeSet<&str> = pods
         .iter()
-        .filter(|p| !is_deleted_terminal(p))
+        .filter(|p| is_controlled_by(p, ds) && !is_deleted_terminal(p))
         .filter_map(Pod::node_name)
         .filter(|n| !present.contains(n))
         .collect();
