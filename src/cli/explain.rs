@@ -25,6 +25,8 @@ use crate::model::{DaemonSet, DsRef, Snapshot};
 pub struct ExplainArgs {
     /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them, or a dump's directory or
     /// archive (tar, tar.gz, tar.xz, zip); repeatable; `-` reads stdin.
+    /// A DaemonSet whose own status differs from what the snapshot's nodes and pods give is
+    /// named on stderr (and in `-o json` as `recordedStatus`).
     #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Only this DaemonSet: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`, `daemonset/NAME`,
