@@ -261,5 +261,27 @@ mod tests {
             jiff::Timestamp::UNIX_EPOCH,
         );
         assert_eq!(header.state.text, "idle", "counts that agree: nothing said");
+        // Anyone may annotate: what the record says is drawn sanitised.
+        let hostile = record.replace("2 pods not Ready", "\\u001b]0;pwned\\u0007\\u001b[2J");
+        let mut ds = daemonset("a:v2")
+            .annotation(crate::engine::recorded_status::ANNOTATION, &hostile)
+            .build();
+        ds.status = Some(live(3));
+        let header = build(
+            &ds,
+            &rows,
+            raw_blocker(&ds, &rows),
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        assert!(
+            header.state.text.contains("ready 3:"),
+            "{}",
+            header.state.text
+        );
+        assert!(
+            !header.state.text.chars().any(char::is_control),
+            "{:?}",
+            header.state.text
+        );
     }
 }
