@@ -230,58 +230,34 @@ mod tests {
     fn a_rehearsal_of_a_dump_says_how_its_counts_differ() {
         let record = r#"{"recorded":{"desired":5,"current":5,"updated":5,"ready":5,"available":5},
             "reasons":[{"code":"notReady","count":2,"nodes":["n4","n5"],"message":"2 pods not Ready (n4, n5)"}]}"#;
-        let mut ds = daemonset("a:v2")
-            .annotation(crate::engine::recorded_status::ANNOTATION, record)
-            .build();
-        let live = |ready: i32| k8s_openapi::api::apps::v1::DaemonSetStatus {
-            desired_number_scheduled: 5,
-            current_number_scheduled: 5,
-            updated_number_scheduled: Some(5),
-            number_ready: ready,
-            number_available: Some(ready),
-            ..Default::default()
+        // The state line of a rehearsal with this record and `ready` live.
+        let state = |record: &str, ready: i32| {
+            let mut ds = daemonset("a:v2")
+                .annotation(crate::engine::recorded_status::ANNOTATION, record)
+                .build();
+            ds.status = Some(k8s_openapi::api::apps::v1::DaemonSetStatus {
+                desired_number_scheduled: 5,
+                current_number_scheduled: 5,
+                updated_number_scheduled: Some(5),
+                number_ready: ready,
+                number_available: Some(ready),
+                ..Default::default()
+            });
+            let rows = RowCache::default();
+            let blocker = raw_blocker(&ds, &rows);
+            build(&ds, &rows, blocker, jiff::Timestamp::UNIX_EPOCH)
+                .state
+                .text
         };
-        ds.status = Some(live(3));
-        let rows = RowCache::default();
-        let header = build(
-            &ds,
-            &rows,
-            raw_blocker(&ds, &rows),
-            jiff::Timestamp::UNIX_EPOCH,
-        );
         assert_eq!(
-            header.state.text,
+            state(record, 3),
             "idle · the dump recorded desired 5, ready 5; rehearsal has desired 5, ready 3: 2 pods not Ready (n4, n5)"
         );
-        ds.status = Some(live(5));
-        let header = build(
-            &ds,
-            &rows,
-            raw_blocker(&ds, &rows),
-            jiff::Timestamp::UNIX_EPOCH,
-        );
-        assert_eq!(header.state.text, "idle", "counts that agree: nothing said");
+        assert_eq!(state(record, 5), "idle", "counts that agree: nothing said");
         // Anyone may annotate: what the record says is drawn sanitised.
         let hostile = record.replace("2 pods not Ready", "\\u001b]0;pwned\\u0007\\u001b[2J");
-        let mut ds = daemonset("a:v2")
-            .annotation(crate::engine::recorded_status::ANNOTATION, &hostile)
-            .build();
-        ds.status = Some(live(3));
-        let header = build(
-            &ds,
-            &rows,
-            raw_blocker(&ds, &rows),
-            jiff::Timestamp::UNIX_EPOCH,
-        );
-        assert!(
-            header.state.text.contains("ready 3:"),
-            "{}",
-            header.state.text
-        );
-        assert!(
-            !header.state.text.chars().any(char::is_control),
-            "{:?}",
-            header.state.text
-        );
+        let text = state(&hostile, 3);
+        assert!(text.contains("ready 3:"), "{text}");
+        assert!(!text.chars().any(char::is_control), "{text:?}");
     }
 }
