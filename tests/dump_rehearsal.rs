@@ -134,7 +134,9 @@ async fn rehearse(with_revisions: bool) {
     let cluster = start(&snapshot, dir.path()).await;
     let report = &cluster.simulation.load_report;
     assert!(
-        report.iter().all(|l| !l.contains("the dump's status says")),
+        report
+            .iter()
+            .all(|l| !l.contains("the dump's status records")),
         "a steady dump agrees with its status: {report:?}"
     );
     let path = dir.path().to_path_buf();

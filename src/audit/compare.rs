@@ -68,6 +68,7 @@ pub fn compare(
         issues,
         explanations,
         details,
+        recorded_status: None,
     })
 }
 

@@ -104,6 +104,10 @@ pub struct AuditReport {
     pub explanations: BTreeMap<String, Explanation>,
     /// Expected/found facts for the node-state lists.
     pub details: Details,
+    /// From a dump (`-f`): how the DaemonSet's recorded status differs from
+    /// what the dump's nodes and pods give, and why; absent when they agree.
+    #[serde(rename = "recordedStatus", skip_serializing_if = "Option::is_none")]
+    pub recorded_status: Option<crate::engine::recorded_status::StatusDifference>,
 }
 
 /// Roster problems of one node, for marking a grid row.

@@ -17,6 +17,7 @@ use crate::audit::live::{self, MAX_ATTEMPTS};
 use crate::audit::table::render_table;
 use crate::audit::{AuditReport, Roster, annotate_with_events, compare};
 use crate::cluster::connect::{Connection, connect};
+use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::selector::Selector;
 use crate::model::LoadedSnapshot;
 use crate::model::snapshot::Snapshot;
@@ -29,9 +30,9 @@ Anything else (not an object, empty, non-string or empty names/UIDs, a name
 listed twice) is rejected with exit code 2.
 
 Owned pods: controller ownerReference to this DaemonSet (kind DaemonSet,
-apiVersion apps/v1, same name and UID); labels alone never count. A pod is
-ready when its phase is Running, its Ready condition True and it is not
-terminating.
+same name and UID, whatever its group version, as upstream resolves it);
+labels alone never count. A pod is ready when its phase is Running, its
+Ready condition True and it is not terminating.
 
 -o json prints one object:
   ok, problems           true when every list is empty; total entries
@@ -55,6 +56,11 @@ terminating.
                          (no_pod) or of the pod (pod_not_ready)
   details                {node_identity_mismatch: {node: {roster_uid,
                          cluster_uid}}, node_not_ready: {node: words}}
+  recordedStatus         with -f, when the DaemonSet's own status differs
+                         from what the dump's nodes and pods give:
+                         {recorded, actual: {desired, current, updated,
+                         ready, available}, reasons: [{code, count, nodes,
+                         message}], message} (also a warning on stderr)
 
 Exit status: 0 every list empty, 1 some list not empty, 2 error.";
 
@@ -134,6 +140,7 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let mut report = compare(&roster, &input.daemonset, &input.nodes, &input.pods)
         .with_context(|| format!("cannot audit daemonset {ds_arg}"))?;
     annotate_with_events(&mut report, &input.events);
+    report.recorded_status = input.recorded_status;
     print_report(&report, args.output)?;
     Ok(ExitCode::from(report.exit_code()))
 }
@@ -197,6 +204,8 @@ struct AuditInput {
     nodes: Vec<Node>,
     pods: Vec<Pod>,
     events: Vec<Event>,
+    /// From a dump: how the DaemonSet's status differs from its nodes and pods.
+    recorded_status: Option<StatusDifference>,
 }
 
 fn read_live(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
@@ -216,6 +225,7 @@ fn read_live(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
             nodes: read.nodes,
             pods: read.pods,
             events: read.events,
+            recorded_status: None,
         })
     })
 }
@@ -226,11 +236,23 @@ fn read_snapshot(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput>
     crate::cli::input::require_daemonsets(&args.files, &loaded)?;
     let snapshot = loaded.snapshot;
     let daemonset = find_daemonset(&snapshot, ds_arg, args.cluster.namespace.as_deref())?.clone();
+    let recorded_status = recorded_status::check(
+        &daemonset,
+        &snapshot.nodes,
+        &snapshot.pods,
+        &snapshot.revisions,
+        jiff::Timestamp::now(),
+    )
+    .and_then(|check| check.difference());
+    if let Some(difference) = &recorded_status {
+        out::warning(&recorded_status::warning_line(&daemonset, difference));
+    }
     Ok(AuditInput {
         daemonset,
         nodes: snapshot.nodes,
         pods: snapshot.pods,
         events: snapshot.events,
+        recorded_status,
     })
 }
 

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::cli::out;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::vocabulary::Eligibility;
 use crate::model::{DaemonSet, DsRef, Snapshot};
 
@@ -24,6 +25,8 @@ use crate::model::{DaemonSet, DsRef, Snapshot};
 pub struct ExplainArgs {
     /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them, or a dump's directory or
     /// archive (tar, tar.gz, tar.xz, zip); repeatable; `-` reads stdin.
+    /// A DaemonSet whose own status differs from what the snapshot's nodes and pods give is
+    /// named on stderr (and in `-o json` as `recordedStatus`).
     #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Only this DaemonSet: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`, `daemonset/NAME`,
@@ -71,6 +74,10 @@ pub struct DaemonSetExplanation {
     pub name: String,
     /// Every node, sorted by name.
     pub nodes: Vec<NodeExplanation>,
+    /// How the DaemonSet's own status differs from what the snapshot's nodes
+    /// and pods give, and why; absent when they agree (or it has no status).
+    #[serde(rename = "recordedStatus", skip_serializing_if = "Option::is_none")]
+    pub recorded_status: Option<StatusDifference>,
 }
 
 /// One node's verdict.
@@ -136,7 +143,10 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
             (None, Some(namespace)) => format!("{namespace}/{}", wanted.name),
             _ => wanted.to_string(),
         });
-    let report = explain(&loaded.snapshot, only.as_deref())?;
+    let mut report = explain(&loaded.snapshot, only.as_deref())?;
+    for line in compare_recorded_status(&mut report, &loaded.snapshot, jiff::Timestamp::now()) {
+        out::warning(&line);
+    }
     let written = match args.output {
         ExplainFormat::Json => {
             let mut json = out::json(&report, true)?;
@@ -184,9 +194,38 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
                     }),
                 })
                 .collect(),
+            recorded_status: None,
         })
         .collect();
     Ok(ExplainReport { daemonsets })
+}
+
+/// Fills in, for each DaemonSet of `report`, how its recorded status differs
+/// from what `snapshot`'s nodes and pods give as of `now` (the one decision,
+/// [`recorded_status::check`]); returns a warning line for each that differs.
+pub fn compare_recorded_status(
+    report: &mut ExplainReport,
+    snapshot: &Snapshot,
+    now: jiff::Timestamp,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for entry in &mut report.daemonsets {
+        let Some(ds) = snapshot.daemonset(&entry.namespace, &entry.name) else {
+            continue;
+        };
+        entry.recorded_status = recorded_status::check(
+            ds,
+            &snapshot.nodes,
+            &snapshot.pods,
+            &snapshot.revisions,
+            now,
+        )
+        .and_then(|check| check.difference());
+        if let Some(difference) = &entry.recorded_status {
+            warnings.push(recorded_status::warning_line(ds, difference));
+        }
+    }
+    warnings
 }
 
 fn select(

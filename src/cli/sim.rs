@@ -27,7 +27,10 @@ pub struct SimArgs {
     /// Generate a cluster of N nodes (pools, zones, DaemonSets) for scale work.
     #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
-    /// Load a real cluster's export (`kubectl get nodes,pods,ds,controllerrevisions -A -o json`); repeatable.
+    /// Load a real cluster's export (`kubectl get nodes,pods,ds,controllerrevisions -A -o json`)
+    /// or a dump's directory or archive (tar, tar.gz, tar.xz, zip), `-` for stdin; repeatable.
+    /// Each DaemonSet keeps the dump's status in the annotation `rollcall.dev/dump-status`, so
+    /// `status` and the console say where the rehearsal's counts differ from it.
     #[arg(
         short = 'f',
         long = "filename",

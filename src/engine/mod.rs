@@ -20,6 +20,7 @@ pub mod health;
 pub mod owner;
 pub mod ownership;
 pub mod reconcile;
+pub mod recorded_status;
 pub mod revision;
 pub mod rolling;
 pub mod rollout;

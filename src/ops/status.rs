@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::engine::coverage::Totals;
 use crate::engine::owner::{SpecOwner, spec_owner};
+use crate::engine::recorded_status::{StatusCounts, StatusDifference, rehearsal_difference};
 use crate::ops::advance::skip_text;
 use crate::ops::error::OpsError;
 use crate::ops::owner_guard::{Revert, reverted};
@@ -49,6 +50,10 @@ pub struct StatusReport {
     pub rollout: RolloutState,
     /// The DaemonSet status fields, computed.
     pub totals: Totals,
+    /// In a rehearsal of a dump (`rollcall sim -f`): how these counts differ
+    /// from the ones the dump recorded, and why; absent when they agree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_status: Option<StatusDifference>,
     /// Counts by eligibility, revision and readiness; the problems.
     pub summary: Summary,
     /// One entry per node, by name.
@@ -199,6 +204,7 @@ impl StatusReport {
             owner: spec_owner(&snapshot.ds.metadata),
             revert,
             totals: Snapshot::totals(&rows),
+            recorded_status: None,
             nodes,
             plan: plan
                 .steps
@@ -224,6 +230,8 @@ impl StatusReport {
             summary: Summary::default(),
         };
         report.summary = Summary::build(&report);
+        report.recorded_status =
+            rehearsal_difference(&snapshot.ds, StatusCounts::of_totals(&report.totals));
         Ok(report)
     }
 
@@ -246,6 +254,9 @@ impl StatusReport {
             "desired {}  current {}  updated {}  ready {}  available {}",
             t.desired, t.current, t.updated, t.ready, t.available
         );
+        if let Some(difference) = &self.recorded_status {
+            let _ = writeln!(out, "dump  {}", difference.message);
+        }
         if let Some(owner) = &self.owner {
             let _ = writeln!(out, "managed by {}", owner.describe());
         }
@@ -502,6 +513,40 @@ mod tests {
         assert!(
             table.contains("state pause-reverted (pause reverted by another field manager)"),
             "{table}"
+        );
+    }
+
+    #[test]
+    fn a_rehearsal_says_how_it_differs_from_the_dump() {
+        let record = r#"{"recorded":{"desired":4,"current":4,"updated":0,"ready":4,"available":4},
+            "reasons":[{"code":"podOnAbsentNode","count":1,"nodes":["n4"],
+            "message":"pods on 1 node absent from the dump (n4)"}]}"#;
+        let rehearsal = ds(false, &[("rollcall.dev/dump-status", record)]);
+        let report =
+            StatusReport::build(&snapshot(rehearsal, &NODES, all_old(&NODES)), t(100)).unwrap();
+        let table = report.render_table(true);
+        assert!(
+            table.contains("\ndump  the dump recorded desired 4, ready 4; rehearsal has desired 3, ready 3: pods on 1 node absent from the dump (n4)\n"),
+            "{table}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["recordedStatus"]["recorded"]["desired"], 4, "{json}");
+        assert_eq!(json["recordedStatus"]["actual"]["desired"], 3, "{json}");
+        assert_eq!(
+            json["recordedStatus"]["reasons"][0]["code"],
+            "podOnAbsentNode"
+        );
+        // Counts that agree with the record: nothing said.
+        let agreeing = record.replace(":4", ":3");
+        let rehearsal = ds(false, &[("rollcall.dev/dump-status", &agreeing)]);
+        let report =
+            StatusReport::build(&snapshot(rehearsal, &NODES, all_old(&NODES)), t(100)).unwrap();
+        assert!(!report.render_table(true).contains("dump "));
+        assert!(
+            serde_json::to_value(&report)
+                .unwrap()
+                .get("recordedStatus")
+                .is_none()
         );
     }
 }

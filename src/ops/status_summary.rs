@@ -224,6 +224,11 @@ pub fn changes(before: &StatusReport, after: &StatusReport) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
+    match (&before.recorded_status, &after.recorded_status) {
+        (None, Some(difference)) => out.push(format!("dump: {}", difference.message)),
+        (Some(_), None) => out.push("counts agree with the dump's again".to_owned()),
+        _ => {}
+    }
     let (b, a) = (&before.totals, &after.totals);
     for (name, from, to) in [
         ("desired", b.desired, a.desired),
@@ -399,6 +404,24 @@ mod tests {
         assert!(lines.contains(&"updated 0 → 1".to_owned()), "{lines:?}");
         assert!(lines.contains(&"n2 r1 → r2".to_owned()), "{lines:?}");
         assert_eq!(lines.len(), 2, "{lines:?}");
+        // A rehearsal whose counts leave, then rejoin, the dump's.
+        let mut rehearsal = after.clone();
+        rehearsal.recorded_status = Some(crate::engine::recorded_status::StatusDifference {
+            recorded: crate::engine::recorded_status::StatusCounts::default(),
+            actual: crate::engine::recorded_status::StatusCounts::default(),
+            reasons: Vec::new(),
+            message:
+                "the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"
+                    .to_owned(),
+        });
+        assert_eq!(
+            changes(&after, &rehearsal),
+            ["dump: the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"]
+        );
+        assert_eq!(
+            changes(&rehearsal, &after),
+            ["counts agree with the dump's again"]
+        );
     }
 
     #[test]

@@ -9,14 +9,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::SimError;
-use k8s_openapi::api::apps::v1::DaemonSetStatus;
-
-use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
-use crate::engine::ownership::is_controlled_by;
-use crate::engine::revision::RevisionIndex;
-use crate::model::snapshot::{LoadedSnapshot, Snapshot};
-use crate::model::{Node, Pod};
-use crate::sim::controller::status::compute_status;
+use crate::engine::recorded_status;
+use crate::model::Node;
+use crate::model::snapshot::LoadedSnapshot;
 use crate::sim::generate::nodes::{NodeShape, node_object, uuid};
 use crate::sim::generate::workloads::{Generated, generate};
 use crate::sim::kubelet::clock::rfc3339;
@@ -156,8 +151,18 @@ fn with_kind(object: &impl Serialize, api_version: &str, kind: &str) -> Value {
 
 /// Loads a real cluster's exported objects; pods keep their status. Nodes
 /// and pods go in whole when the loader kept them so (tolerations, affinity,
-/// host IPs, container statuses), else as their projections.
-pub fn load_snapshot(store: &Store, loaded: &LoadedSnapshot) -> Result<LoadStats, SimError> {
+/// host IPs, container statuses), else as their projections. Each DaemonSet
+/// that carries a status also gets the load record
+/// ([`recorded_status::ANNOTATION`]: the dump's counts and the reasons its
+/// nodes and pods give, as of `now`), so that `status` and the console can
+/// tell the rehearsal's counts from the dump's; where they differ already,
+/// a line naming both goes to `report`.
+pub fn load_snapshot(
+    store: &Store,
+    loaded: &LoadedSnapshot,
+    now: Timestamp,
+    report: &mut Vec<String>,
+) -> Result<LoadStats, SimError> {
     let snapshot = &loaded.snapshot;
     let whole = loaded.whole.as_ref();
     let mut stats = LoadStats::default();
@@ -171,11 +176,25 @@ pub fn load_snapshot(store: &Store, loaded: &LoadedSnapshot) -> Result<LoadStats
         stats.nodes += 1;
     }
     for ds in &snapshot.daemonsets {
-        restore(
-            store,
-            ResourceKind::DaemonSet,
-            with_kind(ds, "apps/v1", "DaemonSet"),
-        )?;
+        let mut object = with_kind(ds, "apps/v1", "DaemonSet");
+        let check = recorded_status::check(
+            ds,
+            &snapshot.nodes,
+            &snapshot.pods,
+            &snapshot.revisions,
+            now,
+        );
+        if let Some(check) = check {
+            if let Some(difference) = check.difference() {
+                report.push(format!(
+                    "warning: {}",
+                    recorded_status::warning_line(ds, &difference)
+                ));
+            }
+            object["metadata"]["annotations"][recorded_status::ANNOTATION] =
+                json!(check.load_record(ds.metadata.generation));
+        }
+        restore(store, ResourceKind::DaemonSet, object)?;
         stats.daemon_sets += 1;
     }
     for revision in &snapshot.revisions {
@@ -196,65 +215,6 @@ pub fn load_snapshot(store: &Store, loaded: &LoadedSnapshot) -> Result<LoadStats
         stats.pods += 1;
     }
     Ok(stats)
-}
-
-/// Where a dump's own DaemonSet status disagrees with what its nodes and pods
-/// say (a dump taken mid-rollout, or an inconsistent one): one line per
-/// DaemonSet, naming both sets of counts. The embedded controller acts on the
-/// nodes and pods, so these are the DaemonSets a rehearsal will change.
-pub fn status_differences(snapshot: &Snapshot, now: Timestamp) -> Vec<String> {
-    let mut lines = Vec::new();
-    for ds in &snapshot.daemonsets {
-        let Some(recorded) = ds.status.as_ref() else {
-            continue;
-        };
-        let verdicts: Vec<(&Node, NodeVerdict)> = snapshot
-            .nodes
-            .iter()
-            .map(|n| (n, node_should_run_daemon_pod(n, ds)))
-            .collect();
-        let pods: Vec<Pod> = snapshot
-            .pods
-            .iter()
-            .filter(|p| p.metadata.namespace == ds.metadata.namespace && is_controlled_by(p, ds))
-            .cloned()
-            .collect();
-        let index = RevisionIndex::new(ds, &snapshot.revisions);
-        let (computed, _) = compute_status(ds, &verdicts, &pods, &index, now);
-        let said = counts(recorded);
-        let seen = counts(&computed);
-        if said != seen {
-            let name = format!(
-                "{}/{}",
-                ds.metadata.namespace.as_deref().unwrap_or_default(),
-                ds.metadata.name.as_deref().unwrap_or_default()
-            );
-            lines.push(format!(
-                "DaemonSet {name}: the dump's status says {}, its nodes and pods say {}; the rehearsal starts from the latter",
-                words(said),
-                words(seen)
-            ));
-        }
-    }
-    lines
-}
-
-/// desired, current, updated, ready, available.
-fn counts(status: &DaemonSetStatus) -> [i32; 5] {
-    [
-        status.desired_number_scheduled,
-        status.current_number_scheduled,
-        status.updated_number_scheduled.unwrap_or_default(),
-        status.number_ready,
-        status.number_available.unwrap_or_default(),
-    ]
-}
-
-fn words(counts: [i32; 5]) -> String {
-    let [desired, current, updated, ready, available] = counts;
-    format!(
-        "desired {desired}, current {current}, updated {updated}, ready {ready}, available {available}"
-    )
 }
 
 #[cfg(test)]
@@ -318,19 +278,44 @@ mod tests {
         ]}"#;
         let mut loader = crate::model::snapshot::SnapshotLoader::default();
         loader.add_text("dump.json", text).expect("loads");
-        let mut snapshot = loader.finish().snapshot;
+        let mut dump = loader.finish();
         let now = Timestamp::now();
-        let lines = status_differences(&snapshot, now);
-        assert_eq!(lines.len(), 1, "{lines:?}");
-        assert!(
-            lines[0].starts_with("DaemonSet ns/a: the dump's status says desired 2, current 2, updated 2, ready 2, available 2, its nodes and pods say desired 2, current 1, updated 1, ready 1, available 1"),
-            "{lines:?}"
+        let load = |loaded: &LoadedSnapshot| {
+            let store = Store::new();
+            let mut report = Vec::new();
+            load_snapshot(&store, loaded, now, &mut report).expect("loads");
+            let ds: DaemonSet = store
+                .get_as(ResourceKind::DaemonSet, "ns", "a")
+                .expect("decodes")
+                .expect("exists");
+            let record = ds
+                .metadata
+                .annotations
+                .and_then(|a| a.get(recorded_status::ANNOTATION).cloned())
+                .expect("the load record");
+            (report, record)
+        };
+        let (report, record) = load(&dump);
+        assert_eq!(
+            report,
+            [
+                "warning: DaemonSet ns/a: the dump's status records desired 2, current 2, ready 2; its nodes and pods give desired 2, current 1, ready 1: no pod on 1 eligible node (n2)"
+            ]
         );
+        let record: serde_json::Value = serde_json::from_str(&record).expect("json");
+        assert_eq!(record["recorded"]["ready"], 2, "{record}");
+        assert_eq!(record["reasons"][0]["code"], "missingPod", "{record}");
         // With the second pod the dump is at steady state: nothing to say.
-        let mut second = snapshot.pods[0].clone();
+        let mut second = dump.snapshot.pods[0].clone();
         second.metadata.name = Some("a-2".into());
         second.spec.node_name = Some("n2".into());
-        snapshot.pods.push(second);
-        assert_eq!(status_differences(&snapshot, now), Vec::<String>::new());
+        dump.snapshot.pods.push(second);
+        dump.whole = None;
+        let (report, record) = load(&dump);
+        assert_eq!(report, Vec::<String>::new());
+        assert_eq!(
+            record,
+            r#"{"recorded":{"desired":2,"current":2,"updated":2,"ready":2,"available":2},"reasons":[]}"#
+        );
     }
 }

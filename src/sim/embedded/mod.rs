@@ -152,7 +152,6 @@ impl Simulation {
                 load_report.push(format!("warning: {warning}"));
             }
             load_report.extend(loaded.summary.lines(&loaded.snapshot));
-            load_report.extend(load::status_differences(&loaded.snapshot, clock.now()));
             let mut scenario = if options.scenario.is_some() {
                 base
             } else {
@@ -160,7 +159,7 @@ impl Simulation {
             };
             scenario.pools.clear();
             scenario.daemon_sets.clear();
-            let stats = load::load_snapshot(&store, &loaded)?;
+            let stats = load::load_snapshot(&store, &loaded, clock.now(), &mut load_report)?;
             (scenario, stats)
         };
         let scenario = Arc::new(scenario);

@@ -1,8 +1,11 @@
 //! The DaemonSet summary: strategy and budgets, current revision, the status
 //! counts, progress and rollout state. Pure.
 
+use k8s_openapi::api::apps::v1::DaemonSetStatus;
+
 use super::{Cell, Tone};
 use crate::engine::blockers::Blocker;
+use crate::engine::recorded_status::{StatusCounts, rehearsal_difference};
 use crate::model::DaemonSet;
 use crate::tui::rows::RowCache;
 
@@ -95,7 +98,7 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, blocker: Blocker, now: jiff::Times
         counts,
         progress,
         progress_label: format!("{updated}/{desired} updated"),
-        state: rollout_state(ds, blocker, now),
+        state: with_dump_note(rollout_state(ds, blocker, now), ds, &status),
         owner: crate::engine::owner::spec_owner(&ds.metadata)
             .map(|o| Cell::new(&format!("managed by {}", o.describe()), Tone::Accent)),
         limits: Vec::new(),
@@ -113,6 +116,19 @@ pub fn limits(cache: &crate::cluster::cache::Cache) -> Vec<Cell> {
             Cell::new(&format!("{prefix}{text}"), Tone::Warn)
         })
         .collect()
+}
+
+/// In a rehearsal of a dump (`rollcall sim -f`), the state goes on to say how
+/// the live counts differ from the ones the dump recorded, and why (see
+/// [`crate::engine::recorded_status`]); nothing when they agree.
+fn with_dump_note(state: Cell, ds: &DaemonSet, status: &DaemonSetStatus) -> Cell {
+    match rehearsal_difference(ds, StatusCounts::of_status(status)) {
+        Some(difference) => Cell::new(
+            &format!("{} · {}", state.text, difference.message),
+            state.tone,
+        ),
+        None => state,
+    }
 }
 
 fn tone_if(condition: bool, tone: Tone) -> Tone {
@@ -207,5 +223,40 @@ mod tests {
             "RollingUpdate maxUnavailable=1 maxSurge=0"
         );
         assert_eq!(strategy(&daemonset("a").on_delete().build()), "OnDelete");
+    }
+
+    #[test]
+    fn a_rehearsal_of_a_dump_says_how_its_counts_differ() {
+        let record = r#"{"recorded":{"desired":5,"current":5,"updated":5,"ready":5,"available":5},
+            "reasons":[{"code":"notReady","count":2,"nodes":["n4","n5"],"message":"2 pods not Ready (n4, n5)"}]}"#;
+        // The state line of a rehearsal with this record and `ready` live.
+        let state = |record: &str, ready: i32| {
+            let mut ds = daemonset("a:v2")
+                .annotation(crate::engine::recorded_status::ANNOTATION, record)
+                .build();
+            ds.status = Some(k8s_openapi::api::apps::v1::DaemonSetStatus {
+                desired_number_scheduled: 5,
+                current_number_scheduled: 5,
+                updated_number_scheduled: Some(5),
+                number_ready: ready,
+                number_available: Some(ready),
+                ..Default::default()
+            });
+            let rows = RowCache::default();
+            let blocker = raw_blocker(&ds, &rows);
+            build(&ds, &rows, blocker, jiff::Timestamp::UNIX_EPOCH)
+                .state
+                .text
+        };
+        assert_eq!(
+            state(record, 3),
+            "idle · the dump recorded desired 5, ready 5; rehearsal has desired 5, ready 3: 2 pods not Ready (n4, n5)"
+        );
+        assert_eq!(state(record, 5), "idle", "counts that agree: nothing said");
+        // Anyone may annotate: what the record says is drawn sanitised.
+        let hostile = record.replace("2 pods not Ready", "\\u001b]0;pwned\\u0007\\u001b[2J");
+        let text = state(&hostile, 3);
+        assert!(text.contains("ready 3:"), "{text}");
+        assert!(!text.chars().any(char::is_control), "{text:?}");
     }
 }
