@@ -62,19 +62,19 @@ fn explain_names_a_dump_whose_status_disagrees_with_its_pods() {
             .contains("warning: DaemonSet logging/log-agent: the dump's status records desired 3"),
         "{stderr}"
     );
-    let report = json(&run(&["explain", "-f", odd, "-o", "json"]));
-    let agent = report["daemonsets"]
-        .as_array()
-        .expect("daemonsets")
-        .iter()
-        .find(|d| d["name"] == "node-agent")
-        .expect("node-agent")
-        .clone();
-    let recorded = &agent["recordedStatus"];
-    assert_eq!(recorded["recorded"]["desired"], 2, "{agent}");
-    assert_eq!(recorded["actual"]["desired"], 1, "{agent}");
-    assert_eq!(recorded["reasons"][0]["code"], "podOnAbsentNode", "{agent}");
-    assert_eq!(recorded["reasons"][0]["nodes"][0], GONE, "{agent}");
+    // `-o json` keeps explain's contract exact: the difference is on stderr.
+    let json_run = run(&["explain", "-f", odd, "-o", "json"]);
+    assert!(
+        text(&json_run.stderr).contains(
+            "warning: DaemonSet kube-system/node-agent: the dump's status records desired 2"
+        ),
+        "{}",
+        text(&json_run.stderr)
+    );
+    let report = json(&json_run);
+    for ds in report["daemonsets"].as_array().expect("daemonsets") {
+        assert!(ds.get("recordedStatus").is_none(), "{ds}");
+    }
 
     let steady = write_dump(dir.path(), false);
     let steady = steady.to_str().expect("utf-8");

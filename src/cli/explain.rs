@@ -26,7 +26,7 @@ pub struct ExplainArgs {
     /// Snapshot file(s) as `kubectl get ... -o json|yaml` prints them, or a dump's directory or
     /// archive (tar, tar.gz, tar.xz, zip); repeatable; `-` reads stdin.
     /// A DaemonSet whose own status differs from what the snapshot's nodes and pods give is
-    /// named on stderr (and in `-o json` as `recordedStatus`).
+    /// named on stderr (`-o json` keeps the explain contract exact and leaves it out).
     #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Only this DaemonSet: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`, `daemonset/NAME`,
@@ -76,7 +76,9 @@ pub struct DaemonSetExplanation {
     pub nodes: Vec<NodeExplanation>,
     /// How the DaemonSet's own status differs from what the snapshot's nodes
     /// and pods give, and why; absent when they agree (or it has no status).
-    #[serde(rename = "recordedStatus", skip_serializing_if = "Option::is_none")]
+    /// Said on stderr only: the JSON shape of `explain` is a contract others
+    /// parse exactly (`audit -o json` carries it as `recordedStatus`).
+    #[serde(skip)]
     pub recorded_status: Option<StatusDifference>,
 }
 

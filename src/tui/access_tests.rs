@@ -73,7 +73,11 @@ fn viewer_app(cache: &mut Cache) -> App {
         server: "https://127.0.0.1:6443/".into(),
         note: None,
     };
-    let mut app = App::new(info, crate::model::Target::from_key("kube-system/agent"), (120, 16));
+    let mut app = App::new(
+        info,
+        crate::model::Target::from_key("kube-system/agent"),
+        (120, 16),
+    );
     app.refresh(cache, now());
     app.ops.permissions = Some(denied_writes());
     app
