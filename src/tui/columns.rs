@@ -294,8 +294,16 @@ pub fn detail_split(body: Rect) -> [Rect; 2] {
     Layout::horizontal([Constraint::Percentage(50); 2]).areas(body)
 }
 
-/// Lines of the DaemonSet header.
-pub const HEADER_HEIGHT: u16 = 4;
+/// Lines of the DaemonSet header (title included): four on terminals of
+/// fewer than [`TALL_ROWS`] rows, where the grid needs every line, six on
+/// taller ones, so a wrapped state and the view's limitations never push the
+/// summary and counts out.
+pub fn header_height(rows: u16) -> u16 {
+    if rows >= TALL_ROWS { 6 } else { 4 }
+}
+
+/// Rows from which the header grows to six lines.
+pub const TALL_ROWS: u16 = 40;
 
 /// The screen's regions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -313,7 +321,7 @@ pub struct Areas {
 /// Splits the screen: header, body, status line, footer.
 pub fn areas(screen: Rect) -> Areas {
     let [header, body, status, footer] = Layout::vertical([
-        Constraint::Length(HEADER_HEIGHT),
+        Constraint::Length(header_height(screen.height)),
         Constraint::Min(1),
         Constraint::Length(1),
         Constraint::Length(1),

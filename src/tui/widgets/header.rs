@@ -1,7 +1,7 @@
 //! The header: title line, then by priority the rollout state (wrapped, never
-//! cut while it fits in three lines), what the user's rights keep out of the
-//! view (one line, when any), the DaemonSet summary, and the counts with the
-//! progress gauge.
+//! cut while it fits), what the user's rights keep out of the view (wrapped,
+//! when any), the DaemonSet summary, and the counts with the progress gauge.
+//! Its height comes from [`crate::tui::columns::header_height`].
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -14,15 +14,23 @@ use super::theme::{span, style};
 use crate::tui::fit::{Cut, display_width, fit, wrap};
 use crate::tui::view_model::{Cell, HeaderVm, Tone};
 
-/// Lines below the title.
-const BODY_LINES: usize = 3;
+/// The header's lines below the title, by priority: the rollout state
+/// (wrapped, cut with `…` only past what fits), what the user's rights keep
+/// out of the view (wrapped, when any), the DaemonSet summary, the counts.
+/// Drawn top to bottom as summary, state, limitations, counts.
+struct Plan {
+    state: Vec<String>,
+    limits: Vec<String>,
+    summary: bool,
+    counts: bool,
+}
 
-/// The rollout state as drawn: `rollout: …`, wrapped to `width`; at most
-/// [`BODY_LINES`] lines, the last cut with `…` only if even that is too few.
-pub fn state_lines(header: &HeaderVm, width: u16) -> Vec<String> {
-    // The limitations line takes one of the body lines when present.
-    let most = BODY_LINES - usize::from(!header.limits.is_empty());
-    let mut lines = wrap(&format!("rollout: {}", header.state.text), width);
+/// Wraps `text` to `width` in at most `most` lines, the last cut with `…`.
+fn wrap_within(text: &str, width: u16, most: usize) -> Vec<String> {
+    let mut lines = wrap(text, width);
+    if most == 0 {
+        return Vec::new();
+    }
     if lines.len() > most {
         let rest = lines.split_off(most - 1).join(" ");
         lines.push(fit(&rest, width, Cut::End));
@@ -30,57 +38,87 @@ pub fn state_lines(header: &HeaderVm, width: u16) -> Vec<String> {
     lines
 }
 
+fn plan(header: &HeaderVm, width: u16, body_lines: usize) -> Plan {
+    let reserved = usize::from(!header.limits.is_empty());
+    let state = wrap_within(
+        &format!("rollout: {}", header.state.text),
+        width,
+        body_lines.saturating_sub(reserved).max(1),
+    );
+    let mut room = body_lines.saturating_sub(state.len());
+    let limits = if header.limits.is_empty() {
+        Vec::new()
+    } else {
+        let joined: Vec<&str> = header.limits.iter().map(|c| c.text.as_str()).collect();
+        // The limitations wrap, but leave the counts a line where they can.
+        let most = if room >= 3 { room - 1 } else { room.min(2) };
+        wrap_within(&joined.join(" · "), width, most)
+    };
+    room -= limits.len();
+    let summary = room >= 1;
+    let counts = room >= 2;
+    Plan {
+        state,
+        limits,
+        summary,
+        counts,
+    }
+}
+
 /// Draws the title line and, when a DaemonSet is shown, its summary.
 pub fn render(title: &[Cell], header: Option<&HeaderVm>, area: Rect, buf: &mut Buffer) {
-    let rows: [Rect; 4] = Layout::vertical([Constraint::Length(1); 4]).areas(area);
-    render_line(title.iter().map(span).collect(), rows[0], buf);
+    let rows = Layout::vertical(vec![Constraint::Length(1); usize::from(area.height)]).split(area);
+    let Some((first, body)) = rows.split_first() else {
+        return;
+    };
+    render_line(title.iter().map(span).collect(), *first, buf);
     let Some(header) = header else {
         return;
     };
-    let state = state_lines(header, area.width);
-    let limits = &header.limits;
-    let room = BODY_LINES.saturating_sub(state.len() + usize::from(!limits.is_empty()));
-    let mut at = rows[1..].iter();
-    if room >= 1
+    let plan = plan(header, area.width, body.len());
+    let mut at = body.iter();
+    if plan.summary
         && let Some(row) = at.next()
     {
-        let separator = || Span::styled(" · ", style(Tone::Dim));
-        let mut spans = vec![
-            span(&header.name),
-            separator(),
-            span(&header.strategy),
-            separator(),
-            span(&header.revision),
-        ];
-        // Who owns the spec, when a tool does: GitOps may revert a pause or
-        // rollback. It matters more than the revision's hash, which goes first.
-        if let Some(owner) = &header.owner {
-            spans.push(separator());
-            spans.push(span(owner));
-            let width: usize = spans.iter().map(Span::width).sum();
-            if width > usize::from(row.width)
-                && let Some((short, _)) = header.revision.text.split_once(" (")
-            {
-                spans[4] = Span::styled(short.to_owned(), style(header.revision.tone));
-            }
-        }
-        render_line(spans, *row, buf);
+        render_summary(header, *row, buf);
     }
-    for (text, row) in state.iter().zip(at.by_ref()) {
+    for (text, row) in plan.state.iter().zip(at.by_ref()) {
         Line::from(Span::styled(text.as_str(), style(header.state.tone))).render(*row, buf);
     }
-    if let Some(first) = limits.first()
-        && let Some(row) = at.next()
-    {
-        let joined: Vec<&str> = limits.iter().map(|c| c.text.as_str()).collect();
-        let text = fit(&joined.join(" · "), row.width, Cut::End);
-        Line::from(Span::styled(text, style(first.tone))).render(*row, buf);
+    let tone = header.limits.first().map_or(Tone::Warn, |c| c.tone);
+    for (text, row) in plan.limits.iter().zip(at.by_ref()) {
+        Line::from(Span::styled(text.as_str(), style(tone))).render(*row, buf);
     }
-    if room >= 2
+    if plan.counts
         && let Some(row) = at.next()
     {
         render_counts(header, *row, buf);
     }
+}
+
+/// Name · strategy · revision, and the spec's owner when a tool owns it.
+fn render_summary(header: &HeaderVm, row: Rect, buf: &mut Buffer) {
+    let separator = || Span::styled(" · ", style(Tone::Dim));
+    let mut spans = vec![
+        span(&header.name),
+        separator(),
+        span(&header.strategy),
+        separator(),
+        span(&header.revision),
+    ];
+    // Who owns the spec, when a tool does: GitOps may revert a pause or
+    // rollback. It matters more than the revision's hash, which goes first.
+    if let Some(owner) = &header.owner {
+        spans.push(separator());
+        spans.push(span(owner));
+        let width: usize = spans.iter().map(Span::width).sum();
+        if width > usize::from(row.width)
+            && let Some((short, _)) = header.revision.text.split_once(" (")
+        {
+            spans[4] = Span::styled(short.to_owned(), style(header.revision.tone));
+        }
+    }
+    render_line(spans, row, buf);
 }
 
 /// Counts on the left, the progress gauge in what is left of the line.
