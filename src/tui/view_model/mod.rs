@@ -156,11 +156,11 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         .target
         .as_deref()
         .and_then(|key| input.cache.daemonset(key));
-    let blocker = ds.map(|ds| header::raw_blocker(ds, input.rows));
-    let blocking = grid::blocking_nodes(blocker.as_ref());
+    let blocker = ds.map(|ds| input.rows.blocker(ds));
+    let blocking = grid::blocking_nodes(blocker);
     let header = ds
         .zip(blocker)
-        .map(|(ds, blocker)| header::build(ds, input.rows, blocker, input.now));
+        .map(|(ds, blocker)| header::build(ds, input.rows, blocker.clone(), input.now));
     ViewModel {
         title: title(input.info, ui.target.as_deref()),
         header,
@@ -216,7 +216,7 @@ fn required_streams(screen: Screen) -> &'static [StreamKind] {
     }
 }
 
-fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Body {
+fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<&str>) -> Body {
     let ui = input.ui;
     let streams = input.cache.streams();
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::synced);
