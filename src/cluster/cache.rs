@@ -26,11 +26,12 @@ fn slim_node(node: &mut Node) {
 }
 
 /// Keeps what the rows, the detail pane and the operations read of a pod: no
-/// annotations, lists at their length (a pod's container statuses are the
-/// largest part of it, and serde leaves room for four).
+/// annotations or generateName, lists at their length (a pod's container
+/// statuses are the largest part of it, and serde leaves room for four).
 fn slim_pod(pod: &mut Pod) {
     slim_metadata(&mut pod.metadata);
     pod.metadata.annotations = None;
+    pod.metadata.generate_name = None;
     if let Some(owners) = pod.metadata.owner_references.as_mut() {
         owners.shrink_to_fit();
     }
