@@ -7,10 +7,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::runtime::watcher;
 use proptest::prelude::*;
 
-use super::fixtures::{list, now};
+use super::fixtures::{grid_streams_started, list, now};
 use super::rows::RowCache;
 use crate::cluster::cache::{Cache, WatchUpdate};
-use crate::cluster::status::StreamKind;
 use crate::engine::blockers::rollout_blocker_with;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
 use crate::model::{DaemonSet, Node, Pod};
@@ -54,15 +53,7 @@ fn strategy(which: usize) -> DaemonSet {
 }
 
 fn cluster(ds: &DaemonSet) -> Cache {
-    let mut cache = Cache::new();
-    for kind in [
-        StreamKind::Nodes,
-        StreamKind::DaemonSets,
-        StreamKind::Pods,
-        StreamKind::Revisions,
-    ] {
-        cache.stream_started(kind);
-    }
+    let mut cache = grid_streams_started();
     let v1 = daemonset("registry.example/agent:v1").build();
     list(
         &mut cache,
