@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::index::natural_key;
 use crate::cluster::cache::{Cache, Changes};
-use crate::cluster::status::StreamKind;
+use crate::cluster::status::{StreamKind, StreamState};
 use crate::engine::blockers::{Blocker, BlockerTally, Share};
 use crate::engine::coverage::{NodeCoverage, PodCoverage, node_coverage};
 use crate::engine::ownership::is_controlled_by;
@@ -212,8 +212,9 @@ pub fn classify(coverage: &NodeCoverage) -> RowState {
     }
 }
 
-/// Whether a stream the rows are made of has started but not finished its
-/// first list.
+/// Whether a stream the rows are made of is still getting its first list
+/// (a stream that failed, forbidden or unreachable, holds nothing back: the
+/// rows show what the other streams have).
 fn first_lists_pending(cache: &Cache) -> bool {
     let streams = cache.streams();
     [
@@ -223,7 +224,11 @@ fn first_lists_pending(cache: &Cache) -> bool {
         StreamKind::Revisions,
     ]
     .iter()
-    .any(|kind| streams.get(kind).is_some_and(|s| !s.synced()))
+    .any(|kind| {
+        streams
+            .get(kind)
+            .is_some_and(|s| matches!(s.state(), StreamState::Loading))
+    })
 }
 
 /// The rows of the target DaemonSet, kept in step with the cache.

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use super::fixtures::{grid_streams_started, list, now};
 use super::rows::RowCache;
 use crate::cluster::cache::{Cache, WatchUpdate};
+use crate::cluster::status::StreamKind;
 use crate::engine::blockers::rollout_blocker_with;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
 use crate::model::{DaemonSet, Node, Pod};
@@ -124,4 +125,59 @@ proptest! {
             prop_assert_eq!(rows.blocker(&ds), &from_scratch, "after {:?}", change);
         }
     }
+}
+
+/// Rows wait while a first list is still coming in, are computed when it is
+/// in, and are not held back by a stream that failed instead.
+#[test]
+fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
+    let ds = strategy(0);
+    let mut cache = grid_streams_started();
+    list(
+        &mut cache,
+        WatchUpdate::Node,
+        (0..NODES).map(|i| node_named(i, true)).collect(),
+    );
+    list(&mut cache, WatchUpdate::DaemonSet, vec![ds.clone()]);
+    list(
+        &mut cache,
+        WatchUpdate::Revision,
+        vec![revision_of(&ds, "h2", 2)],
+    );
+    cache.apply(WatchUpdate::Pod(watcher::Event::Init), now());
+    cache.apply(
+        WatchUpdate::Pod(watcher::Event::InitApply(pod_on(0, 0, 1))),
+        now(),
+    );
+    let mut rows = RowCache::default();
+    let changed = cache.take_changes();
+    rows.refresh(&cache, Some(TARGET), &changed, now());
+    assert!(rows.is_empty(), "rows computed while pods were listing");
+
+    cache.apply(WatchUpdate::Pod(watcher::Event::InitDone), now());
+    let changed = cache.take_changes();
+    let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
+    assert!(refreshed.membership);
+    assert_eq!(rows.len(), NODES);
+    assert!(rows.get("node-0").and_then(|r| r.pod()).is_some());
+
+    let mut failed = grid_streams_started();
+    list(
+        &mut failed,
+        WatchUpdate::Node,
+        (0..NODES).map(|i| node_named(i, true)).collect(),
+    );
+    list(&mut failed, WatchUpdate::DaemonSet, vec![ds]);
+    failed.apply(
+        WatchUpdate::Error(StreamKind::Pods, "403 Forbidden".into()),
+        now(),
+    );
+    failed.apply(
+        WatchUpdate::Error(StreamKind::Revisions, "403 Forbidden".into()),
+        now(),
+    );
+    let mut rows = RowCache::default();
+    let changed = failed.take_changes();
+    rows.refresh(&failed, Some(TARGET), &changed, now());
+    assert_eq!(rows.len(), NODES, "a failed stream held the rows back");
 }
