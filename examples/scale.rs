@@ -450,7 +450,7 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
     }
     let load = started.elapsed();
     let (rss, peak) = (rss_mb(), peak_mb());
-    let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared.lock());
+    let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared);
     println!(
         "loaded secs={:.3} rows={} rss={rss:.1} peak={peak:.1} rebuild_max_ms={rebuild_ms:.3} move_max_ms={moved_ms:.3}",
         load.as_secs_f64(),
@@ -464,7 +464,7 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
 /// For every sort and grouping: the cost of a full rebuild of the grid order
 /// (what each reordering change used to cost) and of moving one changed row
 /// (what it costs now); returns the worst of each, in ms.
-fn order_costs(app: &mut App, cache: &Cache) -> (f64, f64) {
+fn order_costs(app: &mut App, shared: &watch::Shared) -> (f64, f64) {
     use rollcall::tui::index::{Filter, GridIndex, GroupKey, SortKey};
     let names: Vec<String> = app
         .rows
@@ -477,6 +477,10 @@ fn order_costs(app: &mut App, cache: &Cache) -> (f64, f64) {
     for _ in 0..4 {
         let mut group = GroupKey::None;
         for _ in 0..4 {
+            // The cache is locked per measurement, as the console locks it per
+            // wake-up: holding it for all of them would stall the watch task
+            // long enough for the server to drop its watches.
+            let cache = &*shared.lock();
             // The best of three rebuilds and the mean over ~50 moved rows:
             // both robust to the other processes sharing the machine.
             let mut rebuild = f64::INFINITY;

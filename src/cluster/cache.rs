@@ -6,15 +6,39 @@
 //! the time it saw it; the console takes the change set and pulls what it
 //! needs. This module does no I/O and decides nothing about what to show.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use kube::runtime::watcher;
 
 use super::status::{StreamKind, StreamStatus};
-use super::store::{
-    Applied, EventStore, KindStore, ObjectKey, index_by, map_event, remove_from_index,
-};
+use super::store::{Applied, EventStore, Keys, KindStore, index_by, map_event, remove_from_index};
 use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
+
+/// Keeps what the grid, the detail pane and the engine read of a node: no
+/// annotations (nothing here reads a node's), lists at their length (serde
+/// grows a list to at least four entries).
+fn slim_node(node: &mut Node) {
+    slim_metadata(&mut node.metadata);
+    node.metadata.annotations = None;
+    node.spec.taints.shrink_to_fit();
+    node.status.conditions.shrink_to_fit();
+}
+
+/// Keeps what the rows, the detail pane and the operations read of a pod: no
+/// annotations or generateName, lists at their length (a pod's container
+/// statuses are the largest part of it, and serde leaves room for four).
+fn slim_pod(pod: &mut Pod) {
+    slim_metadata(&mut pod.metadata);
+    pod.metadata.annotations = None;
+    pod.metadata.generate_name = None;
+    if let Some(owners) = pod.metadata.owner_references.as_mut() {
+        owners.shrink_to_fit();
+    }
+    pod.spec.containers.shrink_to_fit();
+    pod.status.conditions.shrink_to_fit();
+    pod.status.container_statuses.shrink_to_fit();
+}
 
 /// One watcher event of any of the watched kinds (the merged stream's item).
 #[derive(Debug)]
@@ -92,7 +116,7 @@ pub struct Cache {
     pod_events: EventStore,
     node_events: EventStore,
     /// Node name to the keys of the pods bound to it.
-    pods_by_node: HashMap<String, BTreeSet<ObjectKey>>,
+    pods_by_node: HashMap<String, Keys>,
     streams: BTreeMap<StreamKind, StreamStatus>,
     changes: Changes,
     /// The last "the server changed" notice and when.
@@ -256,32 +280,32 @@ impl Cache {
 
     /// All nodes, unordered.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> {
-        self.nodes.objects.values()
+        self.nodes.objects.values().map(Arc::as_ref)
     }
 
     /// One node by name.
     pub fn node(&self, name: &str) -> Option<&Node> {
-        self.nodes.objects.get(name)
+        self.nodes.objects.get(name).map(Arc::as_ref)
     }
 
     /// All DaemonSets in scope, unordered.
     pub fn daemonsets(&self) -> impl Iterator<Item = &DaemonSet> {
-        self.daemonsets.objects.values()
+        self.daemonsets.objects.values().map(Arc::as_ref)
     }
 
     /// One DaemonSet by `namespace/name`.
     pub fn daemonset(&self, key: &str) -> Option<&DaemonSet> {
-        self.daemonsets.objects.get(key)
+        self.daemonsets.objects.get(key).map(Arc::as_ref)
     }
 
     /// The target's ControllerRevisions, unordered.
     pub fn revisions(&self) -> impl Iterator<Item = &ControllerRevision> {
-        self.revisions.objects.values()
+        self.revisions.objects.values().map(Arc::as_ref)
     }
 
     /// The target's pods, unordered.
     pub fn pods(&self) -> impl Iterator<Item = &Pod> {
-        self.pods.objects.values()
+        self.pods.objects.values().map(Arc::as_ref)
     }
 
     /// The target's pods bound to `node`, in key order.
@@ -290,7 +314,7 @@ impl Cache {
             .get(node)
             .into_iter()
             .flatten()
-            .filter_map(|key| self.pods.objects.get(key))
+            .filter_map(|key| self.pods.objects.get(key).map(Arc::as_ref))
             .collect()
     }
 
@@ -306,7 +330,7 @@ impl Cache {
 
     fn apply_node(&mut self, event: watcher::Event<Node>, now: jiff::Timestamp) {
         let event = map_event(event, |mut node| {
-            slim_metadata(&mut node.metadata);
+            slim_node(&mut node);
             node
         });
         match self.nodes.apply(event) {
@@ -400,7 +424,7 @@ impl Cache {
 
     fn apply_pod(&mut self, event: watcher::Event<Pod>, now: jiff::Timestamp) {
         let event = map_event(event, |mut pod| {
-            slim_metadata(&mut pod.metadata);
+            slim_pod(&mut pod);
             pod
         });
         // The node the pod was on before this event, so a move or delete dirties it too.
@@ -418,7 +442,7 @@ impl Cache {
                     remove_from_index(&mut self.pods_by_node, &node, &key);
                     self.changes.nodes.insert(node);
                 }
-                if let Some(node) = self.pods.objects.get(&key).and_then(Pod::node_name) {
+                if let Some(node) = self.pods.objects.get(&key).and_then(|p| p.node_name()) {
                     let node = node.to_owned();
                     self.pods_by_node
                         .entry(node.clone())
@@ -452,21 +476,40 @@ impl Cache {
         } else {
             &mut self.pod_events
         };
+        // A relist touches only the objects with events before or after it:
+        // those nodes' rows change, not every row.
+        let before = matches!(event, watcher::Event::InitDone).then(|| events.objects());
         let applied = events.apply(event);
         let listing = events.store.listing();
         match applied {
-            Applied::One(object) if kind == StreamKind::NodeEvents => {
-                self.changes.nodes.insert(object);
-            }
-            Applied::One(pod_key) => {
-                if let Some(node) = self.pods.objects.get(&pod_key).and_then(Pod::node_name) {
-                    self.changes.nodes.insert(node.to_owned());
+            Applied::One(object) => self.event_object_changed(kind, &object),
+            Applied::Replaced => {
+                let after = self.events(kind).objects();
+                for object in before.into_iter().flatten().chain(after) {
+                    self.event_object_changed(kind, &object);
                 }
             }
-            Applied::Replaced => self.changes.all_nodes = true,
             Applied::Buffered => {}
         }
         self.mark_received(kind, listing, now);
+    }
+
+    fn events(&self, kind: StreamKind) -> &EventStore {
+        if kind == StreamKind::NodeEvents {
+            &self.node_events
+        } else {
+            &self.pod_events
+        }
+    }
+
+    /// Marks the node whose row shows the events about `object` (a node, or
+    /// a pod `namespace/name` of the target) as changed.
+    fn event_object_changed(&mut self, kind: StreamKind, object: &str) {
+        if kind == StreamKind::NodeEvents {
+            self.changes.nodes.insert(object.to_owned());
+        } else if let Some(node) = self.pods.objects.get(object).and_then(|p| p.node_name()) {
+            self.changes.nodes.insert(node.to_owned());
+        }
     }
 
     fn mark_received(&mut self, kind: StreamKind, listing: bool, now: jiff::Timestamp) {

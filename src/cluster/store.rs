@@ -1,7 +1,8 @@
 //! Keyed object stores with the reflector's relist semantics, and the event
 //! store indexed by involved object. Pure data structures; no I/O.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use kube::runtime::watcher;
 
@@ -36,11 +37,12 @@ pub enum Applied {
 /// The objects of one kind, keyed by [`ObjectKey`], with a relist buffer.
 #[derive(Debug)]
 pub struct KindStore<K> {
-    /// The objects shown.
-    pub objects: HashMap<ObjectKey, K>,
+    /// The objects shown, shared: a reader keeps one past a change by
+    /// cloning the pointer, never the object.
+    pub objects: HashMap<ObjectKey, Arc<K>>,
     /// Objects of a relist in progress (`Init` .. `InitDone`), swapped in at the
     /// end so a half-listed store is never shown as the truth.
-    pub buffer: Option<HashMap<ObjectKey, K>>,
+    pub buffer: Option<HashMap<ObjectKey, Arc<K>>>,
 }
 
 impl<K> Default for KindStore<K> {
@@ -62,7 +64,7 @@ where
         match event {
             watcher::Event::Apply(obj) => {
                 let key = object_key(obj.metadata());
-                self.objects.insert(key.clone(), obj);
+                self.objects.insert(key.clone(), Arc::new(obj));
                 Applied::One(key)
             }
             watcher::Event::Delete(obj) => {
@@ -78,7 +80,7 @@ where
                 let key = object_key(obj.metadata());
                 self.buffer
                     .get_or_insert_with(HashMap::new)
-                    .insert(key, obj);
+                    .insert(key, Arc::new(obj));
                 Applied::Buffered
             }
             watcher::Event::InitDone => {
@@ -116,14 +118,62 @@ pub fn map_event<K>(event: watcher::Event<K>, f: impl FnOnce(K) -> K) -> watcher
     }
 }
 
+/// The keys of an index entry, in order: a sorted list at its length (most
+/// entries hold one key, so a tree's node or a list's spare room would cost
+/// more than the key).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Keys(Vec<ObjectKey>);
+
+impl Keys {
+    /// Adds `key` (once).
+    pub fn insert(&mut self, key: ObjectKey) {
+        if let Err(at) = self.0.binary_search(&key) {
+            self.0.reserve_exact(1);
+            self.0.insert(at, key);
+        }
+    }
+
+    /// Removes `key`.
+    pub fn remove(&mut self, key: &str) {
+        if let Ok(at) = self.0.binary_search_by(|k| k.as_str().cmp(key)) {
+            self.0.remove(at);
+            self.0.shrink_to_fit();
+        }
+    }
+
+    /// The keys in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, ObjectKey> {
+        self.0.iter()
+    }
+
+    /// How many keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a Keys {
+    type Item = &'a ObjectKey;
+    type IntoIter = std::slice::Iter<'a, ObjectKey>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
 /// Builds `index value -> keys` over a store.
 pub(super) fn index_by<K>(
-    objects: &HashMap<ObjectKey, K>,
+    objects: &HashMap<ObjectKey, Arc<K>>,
     index_of: impl Fn(&K) -> Option<String>,
-) -> HashMap<String, BTreeSet<ObjectKey>> {
-    let mut index: HashMap<String, BTreeSet<ObjectKey>> = HashMap::new();
+) -> HashMap<String, Keys> {
+    let mut index: HashMap<String, Keys> = HashMap::new();
     for (key, obj) in objects {
-        if let Some(at) = index_of(obj) {
+        if let Some(at) = index_of(obj.as_ref()) {
             index.entry(at).or_default().insert(key.clone());
         }
     }
@@ -131,11 +181,7 @@ pub(super) fn index_by<K>(
 }
 
 /// Removes `key` from the set at `at`, dropping empty sets.
-pub(super) fn remove_from_index(
-    index: &mut HashMap<String, BTreeSet<ObjectKey>>,
-    at: &str,
-    key: &str,
-) {
+pub(super) fn remove_from_index(index: &mut HashMap<String, Keys>, at: &str, key: &str) {
     if let Some(keys) = index.get_mut(at) {
         keys.remove(key);
         if keys.is_empty() {
@@ -163,7 +209,7 @@ pub fn involved_key(event: &Event) -> ObjectKey {
 pub struct EventStore {
     /// The events.
     pub store: KindStore<Event>,
-    by_object: HashMap<ObjectKey, BTreeSet<ObjectKey>>,
+    by_object: HashMap<ObjectKey, Keys>,
 }
 
 impl EventStore {
@@ -174,7 +220,7 @@ impl EventStore {
                 .store
                 .objects
                 .get(&object_key(&ev.metadata))
-                .map(involved_key),
+                .map(|e| involved_key(e)),
             _ => None,
         };
         match self.store.apply(event) {
@@ -182,7 +228,7 @@ impl EventStore {
                 if let Some(object) = &previous {
                     remove_from_index(&mut self.by_object, object, &key);
                 }
-                let Some(object) = self.store.objects.get(&key).map(involved_key) else {
+                let Some(object) = self.store.objects.get(&key).map(|e| involved_key(e)) else {
                     return previous.map_or(Applied::Buffered, Applied::One);
                 };
                 self.by_object
@@ -214,7 +260,7 @@ impl EventStore {
         let mut by_age: Vec<(Option<jiff::Timestamp>, ObjectKey)> = keys
             .iter()
             .map(|k| {
-                let seen = self.store.objects.get(k).and_then(Event::last_seen);
+                let seen = self.store.objects.get(k).and_then(|e| e.last_seen());
                 (seen, k.clone())
             })
             .collect();
@@ -226,6 +272,11 @@ impl EventStore {
         }
     }
 
+    /// The objects that have events, unordered.
+    pub fn objects(&self) -> Vec<ObjectKey> {
+        self.by_object.keys().cloned().collect()
+    }
+
     /// The events about one object, newest first.
     pub fn for_object(&self, object: &str) -> Vec<&Event> {
         let mut events: Vec<&Event> = self
@@ -233,7 +284,7 @@ impl EventStore {
             .get(object)
             .into_iter()
             .flatten()
-            .filter_map(|key| self.store.objects.get(key))
+            .filter_map(|key| self.store.objects.get(key).map(Arc::as_ref))
             .collect();
         events.sort_by_key(|e| std::cmp::Reverse(e.last_seen()));
         events

@@ -7,9 +7,13 @@
 //! Pure: reads coverage rows, the nodes and the DaemonSet's strategy; the
 //! budget is upstream `rollingUpdate`'s (see [`super::rolling`]).
 
+mod tally;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+
+pub use tally::{BlockerTally, Share};
 
 use super::coverage::{NodeCoverage, PodCoverage};
 use super::health::{PodHealth, pod_health};
@@ -126,141 +130,108 @@ pub fn rollout_blocker_with<'a>(
     ds: &DaemonSet,
     rows: impl IntoIterator<Item = (&'a NodeCoverage, Option<bool>)>,
 ) -> Blocker {
-    let rows: Vec<(&NodeCoverage, Option<bool>)> = rows.into_iter().collect();
-    let eligible: Vec<(&NodeCoverage, Option<bool>)> = rows
-        .iter()
-        .filter(|(r, _)| r.verdict.should_run)
-        .copied()
-        .collect();
-    let outdated = eligible
-        .iter()
-        .filter(|(r, _)| r.pods.iter().any(|p| !p.terminating && !p.updated))
-        .count();
-    let stuck: Vec<BlockingNode> = rows
-        .iter()
-        .filter(|(_, ready)| *ready == Some(false))
-        .filter_map(|(r, _)| {
-            r.pods.iter().find(|p| p.terminating).map(|p| BlockingNode {
-                node: r.node.clone(),
-                why: format!("pod {} terminating on a NotReady node", p.name),
-            })
-        })
-        .collect();
-    let unavailable: Vec<BlockingNode> = eligible
-        .iter()
-        .filter_map(|(r, ready)| {
-            let live: Vec<&PodCoverage> = r.pods.iter().filter(|p| !p.terminating).collect();
-            let pod = live.last().copied();
-            (!pod.is_some_and(|p| p.available)).then(|| BlockingNode {
-                node: r.node.clone(),
-                why: why_unavailable(pod, *ready),
-            })
-        })
-        .collect();
-    if outdated == 0 {
-        if unavailable.is_empty() {
-            return Blocker::new(
-                BlockerCode::NothingToDo,
-                "nothing to do: every node runs the current revision".to_owned(),
-                Vec::new(),
-            );
-        }
-        let waiting_min_ready: Vec<BlockingNode> = unavailable
-            .iter()
-            .filter(|n| n.why.starts_with("Ready, not yet available"))
-            .cloned()
-            .collect();
-        if waiting_min_ready.len() == unavailable.len() {
-            return Blocker::new(
-                BlockerCode::WaitingForMinReadySeconds,
-                format!("waiting for minReadySeconds: {}", list(&waiting_min_ready)),
-                waiting_min_ready,
-            );
-        }
-    }
-    if !stuck.is_empty() {
-        return Blocker::new(
-            BlockerCode::StuckTerminating,
-            format!(
-                "{} pod(s) stuck terminating on unreachable nodes: {}",
-                stuck.len(),
-                list(&stuck)
-            ),
-            stuck,
-        );
-    }
-    match update_strategy(ds) {
-        UpdateStrategy::OnDelete => Blocker::new(
-            BlockerCode::WaitingForOperator,
-            format!("{outdated} node(s) on old revisions wait for an operator (OnDelete)"),
-            Vec::new(),
-        ),
-        UpdateStrategy::RollingUpdate { .. } => {
-            let desired = i32::try_from(eligible.len()).unwrap_or(i32::MAX);
-            match rolling_budget(ds, desired) {
-                Ok(Some(budget)) => rolling_blocker(&budget, outdated, unavailable, &eligible),
-                Ok(None) => {
-                    Blocker::new(BlockerCode::Progressing, "rolling".to_owned(), Vec::new())
-                }
-                Err(err) => Blocker::new(
-                    BlockerCode::MaxUnavailableSpent,
-                    format!("the controller cannot roll: {err}"),
+    BlockerTally::of(rows).blocker(ds)
+}
+
+impl BlockerTally {
+    /// Why the rollout of `ds` is not moving (or that it is), from the summed
+    /// shares of its nodes: what [`rollout_blocker`] answers over the same rows.
+    pub fn blocker(&self, ds: &DaemonSet) -> Blocker {
+        let outdated = self.outdated;
+        if outdated == 0 {
+            if self.unavailable.is_empty() {
+                return Blocker::new(
+                    BlockerCode::NothingToDo,
+                    "nothing to do: every node runs the current revision".to_owned(),
                     Vec::new(),
+                );
+            }
+            let waiting_min_ready = self
+                .unavailable
+                .values()
+                .all(|why| why.starts_with("Ready, not yet available"));
+            if waiting_min_ready {
+                let nodes = tally::nodes(&self.unavailable);
+                return Blocker::new(
+                    BlockerCode::WaitingForMinReadySeconds,
+                    format!("waiting for minReadySeconds: {}", list(&nodes)),
+                    nodes,
+                );
+            }
+        }
+        if !self.stuck.is_empty() {
+            let stuck = tally::nodes(&self.stuck);
+            return Blocker::new(
+                BlockerCode::StuckTerminating,
+                format!(
+                    "{} pod(s) stuck terminating on unreachable nodes: {}",
+                    stuck.len(),
+                    list(&stuck)
                 ),
+                stuck,
+            );
+        }
+        match update_strategy(ds) {
+            UpdateStrategy::OnDelete => Blocker::new(
+                BlockerCode::WaitingForOperator,
+                format!("{outdated} node(s) on old revisions wait for an operator (OnDelete)"),
+                Vec::new(),
+            ),
+            UpdateStrategy::RollingUpdate { .. } => {
+                let desired = i32::try_from(self.eligible).unwrap_or(i32::MAX);
+                match rolling_budget(ds, desired) {
+                    Ok(Some(budget)) => self.rolling_blocker(&budget),
+                    Ok(None) => {
+                        Blocker::new(BlockerCode::Progressing, "rolling".to_owned(), Vec::new())
+                    }
+                    Err(err) => Blocker::new(
+                        BlockerCode::MaxUnavailableSpent,
+                        format!("the controller cannot roll: {err}"),
+                        Vec::new(),
+                    ),
+                }
             }
         }
     }
-}
 
-/// RollingUpdate: is a budget spent, and by whom.
-fn rolling_blocker(
-    budget: &RollingBudget,
-    outdated: usize,
-    unavailable: Vec<BlockingNode>,
-    eligible: &[(&NodeCoverage, Option<bool>)],
-) -> Blocker {
-    let held = i32::try_from(unavailable.len()).unwrap_or(i32::MAX);
-    if budget.max_surge > 0 {
-        let surging: Vec<BlockingNode> = eligible
-            .iter()
-            .map(|(r, _)| *r)
-            .filter(|r| {
-                let live: Vec<&PodCoverage> = r.pods.iter().filter(|p| !p.terminating).collect();
-                live.len() > 1 && live.iter().any(|p| p.updated && !p.available)
-            })
-            .map(|r| BlockingNode {
-                node: r.node.clone(),
-                why: why_unavailable(r.pods.iter().rev().find(|p| p.updated), None),
-            })
-            .collect();
-        let slots = i32::try_from(surging.len()).unwrap_or(i32::MAX);
-        if slots >= budget.max_surge {
+    /// RollingUpdate: is a budget spent, and by whom.
+    fn rolling_blocker(&self, budget: &RollingBudget) -> Blocker {
+        let outdated = self.outdated;
+        let held = i32::try_from(self.unavailable.len()).unwrap_or(i32::MAX);
+        if budget.max_surge > 0 {
+            let slots = i32::try_from(self.surging.len()).unwrap_or(i32::MAX);
+            if slots >= budget.max_surge {
+                let surging = tally::nodes(&self.surging);
+                return Blocker::new(
+                    BlockerCode::MaxSurgeSpent,
+                    format!(
+                        "rolling update stopped at {outdated} old node(s): all {} maxSurge slot(s) are held by new pods not yet available: {}",
+                        budget.max_surge,
+                        list(&surging)
+                    ),
+                    surging,
+                );
+            }
+        } else if held >= budget.max_unavailable {
+            let unavailable = tally::nodes(&self.unavailable);
             return Blocker::new(
-                BlockerCode::MaxSurgeSpent,
+                BlockerCode::MaxUnavailableSpent,
                 format!(
-                    "rolling update stopped at {outdated} old node(s): all {} maxSurge slot(s) are held by new pods not yet available: {}",
-                    budget.max_surge,
-                    list(&surging)
+                    "rolling update stopped at {outdated} old node(s): maxUnavailable={} is spent by {}",
+                    budget.max_unavailable,
+                    list(&unavailable)
                 ),
-                surging,
+                unavailable,
             );
         }
-    } else if held >= budget.max_unavailable {
-        return Blocker::new(
-            BlockerCode::MaxUnavailableSpent,
+        Blocker::new(
+            BlockerCode::Progressing,
             format!(
-                "rolling update stopped at {outdated} old node(s): maxUnavailable={} is spent by {}",
-                budget.max_unavailable,
-                list(&unavailable)
+                "rolling: the controller is replacing pods ({outdated} node(s) on old revisions)"
             ),
-            unavailable,
-        );
+            Vec::new(),
+        )
     }
-    Blocker::new(
-        BlockerCode::Progressing,
-        format!("rolling: the controller is replacing pods ({outdated} node(s) on old revisions)"),
-        Vec::new(),
-    )
 }
 
 #[cfg(test)]

@@ -10,24 +10,15 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::app::App;
-use super::fixtures::{list, now};
+use super::fixtures::{grid_streams_started, list, now};
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::Action;
 use super::view_model::ConsoleInfo;
 use crate::cluster::cache::{Cache, WatchUpdate};
-use crate::cluster::status::StreamKind;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
 
 fn cluster(nodes: usize) -> Cache {
-    let mut cache = Cache::new();
-    for kind in [
-        StreamKind::Nodes,
-        StreamKind::DaemonSets,
-        StreamKind::Pods,
-        StreamKind::Revisions,
-    ] {
-        cache.stream_started(kind);
-    }
+    let mut cache = grid_streams_started();
     let v1 = daemonset("registry.example/agent:v1").on_delete().build();
     let v2 = daemonset("registry.example/agent:v2").on_delete().build();
     let node_list = (0..nodes)

@@ -137,6 +137,21 @@ pub fn event(
     }
 }
 
+/// An empty cache with the streams the grid waits for started (nodes,
+/// DaemonSets, pods, revisions), as the watch task starts them.
+pub fn grid_streams_started() -> Cache {
+    let mut cache = Cache::new();
+    for kind in [
+        StreamKind::Nodes,
+        StreamKind::DaemonSets,
+        StreamKind::Pods,
+        StreamKind::Revisions,
+    ] {
+        cache.stream_started(kind);
+    }
+    cache
+}
+
 /// The cache mid-rollout, every stream listed.
 pub fn mid_rollout() -> Cache {
     let mut cache = started();

@@ -171,11 +171,10 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::app::App;
-    use super::super::fixtures::{list, now};
+    use super::super::fixtures::{grid_streams_started, list, now};
     use super::super::view_model::ConsoleInfo;
     use super::*;
     use crate::cluster::cache::WatchUpdate;
-    use crate::cluster::status::StreamKind;
     use crate::engine::fixtures::{daemonset, node, pod, revision_of};
     use crate::model::{Node, Pod};
 
@@ -204,15 +203,7 @@ mod tests {
     }
 
     fn cluster() -> Cache {
-        let mut cache = Cache::new();
-        for kind in [
-            StreamKind::Nodes,
-            StreamKind::DaemonSets,
-            StreamKind::Pods,
-            StreamKind::Revisions,
-        ] {
-            cache.stream_started(kind);
-        }
+        let mut cache = grid_streams_started();
         let v1 = daemonset("registry.example/agent:v1").on_delete().build();
         let v2 = daemonset("registry.example/agent:v2").on_delete().build();
         list(

@@ -46,4 +46,6 @@ mod owner_tests;
 #[cfg(test)]
 mod roster_tests;
 #[cfg(test)]
+mod rows_tests;
+#[cfg(test)]
 mod tests;

@@ -3,11 +3,13 @@
 //! only when its node, its pods or their events changed (or, for all rows, when
 //! the DaemonSet or its revisions did). Reads the cache; no I/O, no clock.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
 use super::index::natural_key;
 use crate::cluster::cache::{Cache, Changes};
-use crate::cluster::status::StreamKind;
+use crate::cluster::status::{StreamKind, StreamState};
+use crate::engine::blockers::{Blocker, BlockerTally, Share};
 use crate::engine::coverage::{NodeCoverage, PodCoverage, named_coverage, node_coverage};
 use crate::engine::eligibility::NodeVerdict;
 use crate::engine::ownership::is_controlled_by;
@@ -244,6 +246,25 @@ pub fn classify(coverage: &NodeCoverage) -> RowState {
     }
 }
 
+/// Whether a stream the rows are made of is still getting its first list
+/// (a stream that failed, forbidden or unreachable, holds nothing back: the
+/// rows show what the other streams have).
+fn first_lists_pending(cache: &Cache) -> bool {
+    let streams = cache.streams();
+    [
+        StreamKind::Nodes,
+        StreamKind::DaemonSets,
+        StreamKind::Pods,
+        StreamKind::Revisions,
+    ]
+    .iter()
+    .any(|kind| {
+        streams
+            .get(kind)
+            .is_some_and(|s| matches!(s.state(), StreamState::Loading))
+    })
+}
+
 /// The rows of the target DaemonSet, kept in step with the cache.
 #[derive(Default)]
 pub struct RowCache {
@@ -252,6 +273,12 @@ pub struct RowCache {
     name_order: Vec<String>,
     revisions: Option<RevisionIndex>,
     target: Option<String>,
+    /// The rollout blocker's inputs over the rows, kept with them.
+    tally: BlockerTally,
+    /// The blocker, computed on first use after the tally changed.
+    blocker: OnceCell<Blocker>,
+    /// Changes arrived while first lists were pending: recompute every row.
+    deferred: bool,
 }
 
 /// What a refresh changed, for deciding whether the sorted index is stale.
@@ -291,6 +318,13 @@ impl RowCache {
     /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
+    }
+
+    /// Why the rollout of `ds` (the target) is (not) moving, before the stored
+    /// pause is taken into account: computed once per change of its inputs,
+    /// at the cost of the nodes that block.
+    pub fn blocker(&self, ds: &DaemonSet) -> &Blocker {
+        self.blocker.get_or_init(|| self.tally.blocker(ds))
     }
 
     /// The revision index of the target (after the first refresh with its DaemonSet).
@@ -334,6 +368,23 @@ impl RowCache {
         now: jiff::Timestamp,
     ) -> RowChanges {
         let retarget = self.target.as_deref() != target;
+        if first_lists_pending(cache) {
+            // The grid shows "loading" until then: compute every row once,
+            // when the lists are in, not once per list that completes.
+            self.deferred = true;
+            let membership = retarget && !self.rows.is_empty();
+            if retarget {
+                *self = Self {
+                    deferred: true,
+                    ..Self::default()
+                };
+            }
+            return RowChanges {
+                membership,
+                ..RowChanges::default()
+            };
+        }
+        let all_nodes = changes.all_nodes || std::mem::take(&mut self.deferred);
         let ds = target.and_then(|key| cache.daemonset(key));
         let Some(ds) = ds else {
             let membership = !self.rows.is_empty() || retarget;
@@ -346,7 +397,7 @@ impl RowCache {
                 ..RowChanges::default()
             };
         };
-        if retarget || changes.all_nodes || self.revisions.is_none() {
+        if retarget || all_nodes || self.revisions.is_none() {
             let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
             let index = RevisionIndex::new(ds, &revisions);
             self.rows = if cache.forbidden(StreamKind::Nodes) {
@@ -370,6 +421,8 @@ impl RowCache {
             };
             self.revisions = Some(index);
             self.target = target.map(str::to_owned);
+            self.tally = BlockerTally::of(self.rows.values().map(|r| (&r.coverage, r.node_ready)));
+            self.blocker = OnceCell::new();
             return RowChanges {
                 membership: true,
                 ..RowChanges::default()
@@ -397,18 +450,33 @@ impl RowCache {
                 None => None,
             };
             match row {
-                Some(row) => match self.rows.insert(name.clone(), row) {
-                    None => out.membership = true,
-                    Some(old) => {
-                        let new = self.rows.get(name);
-                        if Some(&old) != new {
-                            out.nodes.insert(name.clone());
-                            out.reorder |= new.is_none_or(|n| n.order_key() != old.order_key());
+                Some(row) => {
+                    let share = Share::of(&row.coverage, row.node_ready);
+                    let old = self.rows.insert(name.clone(), row);
+                    let old_share = old.as_ref().map(|o| Share::of(&o.coverage, o.node_ready));
+                    if old_share.as_ref() != Some(&share) {
+                        if let Some(old_share) = &old_share {
+                            self.tally.remove(name, old_share);
+                        }
+                        self.tally.add(name, share);
+                        self.blocker = OnceCell::new();
+                    }
+                    match old {
+                        None => out.membership = true,
+                        Some(old) => {
+                            let new = self.rows.get(name);
+                            if Some(&old) != new {
+                                out.nodes.insert(name.clone());
+                                out.reorder |= new.is_none_or(|n| n.order_key() != old.order_key());
+                            }
                         }
                     }
-                },
+                }
                 None => {
-                    if self.rows.remove(name).is_some() {
+                    if let Some(old) = self.rows.remove(name) {
+                        self.tally
+                            .remove(name, &Share::of(&old.coverage, old.node_ready));
+                        self.blocker = OnceCell::new();
                         out.membership = true;
                     }
                 }

@@ -91,7 +91,7 @@ pub fn marks(row: &NodeRow, canary: bool, blocker: bool) -> Marks {
 /// The nodes that hold the rollout up, as the engine's blocker names them
 /// (the header says why). Only blockers that are nodes' doing count: an
 /// OnDelete rollout waiting for an operator is not blocked by any node.
-pub fn blocking_nodes(blocker: Option<&Blocker>) -> BTreeSet<String> {
+pub fn blocking_nodes(blocker: Option<&Blocker>) -> BTreeSet<&str> {
     match blocker {
         Some(blocker)
             if matches!(
@@ -101,7 +101,7 @@ pub fn blocking_nodes(blocker: Option<&Blocker>) -> BTreeSet<String> {
                     | BlockerCode::StuckTerminating
             ) =>
         {
-            blocker.nodes.iter().map(|n| n.node.clone()).collect()
+            blocker.nodes.iter().map(|n| n.node.as_str()).collect()
         }
         _ => BTreeSet::new(),
     }
@@ -155,7 +155,7 @@ impl Canaries {
 fn raw_lines(
     input: &Inputs<'_>,
     canaries: &Canaries,
-    blockers: &BTreeSet<String>,
+    blockers: &BTreeSet<&str>,
     height: usize,
 ) -> Vec<Raw> {
     let ui = input.ui;
@@ -176,7 +176,7 @@ fn raw_lines(
             Entry::Row(name) => match (input.rows.get(name), input.roster) {
                 (Some(row), roster) => {
                     let canary = canaries.contains(input, name);
-                    let blocker = blockers.contains(name);
+                    let blocker = blockers.contains(name.as_str());
                     Some(Raw::Row {
                         cells: COLUMNS
                             .iter()
@@ -271,7 +271,7 @@ enum Raw {
 }
 
 /// Builds the visible part of the grid; `compact` is the narrow grid beside the detail pane.
-pub fn build(input: &Inputs<'_>, compact: bool, blockers: &BTreeSet<String>) -> GridVm {
+pub fn build(input: &Inputs<'_>, compact: bool, blockers: &BTreeSet<&str>) -> GridVm {
     let ui = input.ui;
     let index = input.index;
     let width = if compact { ui.size.0 / 2 } else { ui.size.0 };

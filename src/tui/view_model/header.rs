@@ -140,16 +140,6 @@ fn strategy(ds: &DaemonSet) -> String {
     crate::engine::rolling::update_strategy(ds).to_string()
 }
 
-/// Why the rollout is (not) moving, from the engine, before the stored pause
-/// is taken into account. Computed once per frame: the header words it, the
-/// grid marks the nodes it names.
-pub fn raw_blocker(ds: &DaemonSet, rows: &RowCache) -> Blocker {
-    crate::engine::blockers::rollout_blocker_with(
-        ds,
-        rows.iter().map(|r| (&r.coverage, r.node_ready)),
-    )
-}
-
 /// The state line: the one state word with the stored details (who paused,
 /// why, which node; a stalled run), then why the rollout is not moving.
 fn rollout_state(ds: &DaemonSet, blocker: Blocker, now: jiff::Timestamp) -> Cell {
@@ -209,7 +199,7 @@ mod tests {
         ];
         for (name, ds, expected) in cases {
             assert_eq!(
-                rollout_state(ds, raw_blocker(ds, &rows), jiff::Timestamp::UNIX_EPOCH).text,
+                rollout_state(ds, rows.blocker(ds).clone(), jiff::Timestamp::UNIX_EPOCH).text,
                 expected,
                 "{name}"
             );
@@ -243,7 +233,7 @@ mod tests {
                 ..Default::default()
             });
             let rows = RowCache::default();
-            let blocker = raw_blocker(&ds, &rows);
+            let blocker = rows.blocker(&ds).clone();
             build(&ds, &rows, blocker, jiff::Timestamp::UNIX_EPOCH)
                 .state
                 .text

@@ -153,11 +153,11 @@ pub struct Inputs<'a> {
 pub fn build(input: &Inputs<'_>) -> ViewModel {
     let ui = input.ui;
     let ds = ui.target_key().and_then(|key| input.cache.daemonset(&key));
-    let blocker = ds.map(|ds| header::raw_blocker(ds, input.rows));
-    let blocking = grid::blocking_nodes(blocker.as_ref());
+    let blocker = ds.map(|ds| input.rows.blocker(ds));
+    let blocking = grid::blocking_nodes(blocker);
     let header = ds.zip(blocker).map(|(ds, blocker)| HeaderVm {
         limits: header::limits(input.cache),
-        ..header::build(ds, input.rows, blocker, input.now)
+        ..header::build(ds, input.rows, blocker.clone(), input.now)
     });
     ViewModel {
         title: title(input.info, ui.target_key().as_deref()),
@@ -214,7 +214,7 @@ fn required_streams(screen: Screen) -> &'static [StreamKind] {
     }
 }
 
-fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<String>) -> Body {
+fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<&str>) -> Body {
     let ui = input.ui;
     let streams = input.cache.streams();
     // A forbidden stream is settled: its data will never come, the header
