@@ -399,3 +399,96 @@ async fn the_console_journals_a_revert_once_as_it_sees_it() {
     task.abort();
     env.cluster.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_update_rollback_reverted_by_the_self_heal_is_reported_until_resume() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = gitops().await;
+    let ds = "kube-system/cni-agent";
+    let image = |ds: &Value| {
+        ds["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let applied = image(&env.daemonset("cni-agent").await);
+    assert!(applied.ends_with(":2.4.1"), "{applied}");
+
+    let rolled = env
+        .rollcall(&["rollback", ds, "--yes", "--despite-owner"])
+        .await;
+    assert!(rolled.status.success(), "{}", text(&rolled));
+    let after = env.daemonset("cni-agent").await;
+    let annotations = &after["metadata"]["annotations"];
+    assert_eq!(
+        annotations["rollcall.dev/rollback-to"], "1",
+        "{annotations}"
+    );
+    assert!(
+        annotations["rollcall.dev/updated-at"].is_string(),
+        "{annotations}"
+    );
+    // Nothing drives a RollingUpdate rollback: no run mode is left to go stale.
+    assert!(
+        annotations.get("rollcall.dev/heartbeat").is_none(),
+        "{annotations}"
+    );
+
+    // The self-heal (3 s) puts the 2.4.1 template back.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let report = loop {
+        let status = env.rollcall(&["status", ds, "-o", "json"]).await;
+        assert!(status.status.success(), "{}", text(&status));
+        let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+        if report["state"] == "rollback-reverted" {
+            break report;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no rollback revert reported within 30 s: {report}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(report["revert"]["what"], "rollback", "{report}");
+    assert_eq!(report["revert"]["by"], "argocd-controller", "{report}");
+    assert!(report["revert"]["at"].is_string(), "{report}");
+    assert_eq!(image(&env.daemonset("cni-agent").await), applied);
+    let table = env.rollcall(&["status", ds]).await;
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    assert!(
+        table.contains("state rollback-reverted (rollback reverted by argocd-controller at "),
+        "{table}"
+    );
+
+    // `resume` acknowledges it: the record goes, and so does the report.
+    let resumed = env.rollcall(&["resume", ds, "--yes"]).await;
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    let status = env.rollcall(&["status", ds, "-o", "json"]).await;
+    let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+    assert_ne!(report["state"], "rollback-reverted", "{report}");
+    assert!(report["revert"].is_null(), "{report}");
+    let cleared = env.daemonset("cni-agent").await;
+    assert!(
+        cleared["metadata"]["annotations"]
+            .get("rollcall.dev/rollback-to")
+            .is_none(),
+        "{}",
+        cleared["metadata"]["annotations"]
+    );
+
+    let noticed: Vec<Value> = env
+        .journal()
+        .into_iter()
+        .filter(|l| l["action"] == "revert-noticed")
+        .collect();
+    assert_eq!(noticed.len(), 1, "journaled once: {noticed:?}");
+    assert!(
+        noticed[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("rollback reverted by argocd-controller at ")),
+        "{noticed:?}"
+    );
+    env.cluster.shutdown().await;
+}

@@ -62,7 +62,8 @@ pub enum Command {
     Auto(auto::AutoArgs),
     /// Pause the rollout for every console (freezes a RollingUpdate DaemonSet).
     Pause(pause::PauseArgs),
-    /// Resume a paused rollout (restores the exact previous update strategy).
+    /// Resume a paused rollout (restores the exact previous update strategy); also
+    /// clears the record of a rollback (and so a reported "rollback reverted").
     Resume(pause::ResumeArgs),
     /// Roll the template back to the previous or a chosen revision.
     Rollback(rollback::RollbackArgs),

@@ -106,7 +106,11 @@ fn run(
         let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
         let snapshot = follower.snapshot().await?;
         let state = snapshot.state()?;
-        if let Some(revert) = reverted(&snapshot.ds, &state).filter(|_| !resuming) {
+        // A reverted rollback does not stand in the way of a pause (the pause
+        // is a new action); a reverted pause does.
+        if let Some(revert) = reverted(&snapshot.ds, &state)
+            .filter(|r| !resuming && r.what == crate::ops::owner_guard::Reverted::Pause)
+        {
             anyhow::bail!(
                 "{}: {}; `rollcall resume` clears the stored pause",
                 session.target,

@@ -21,7 +21,7 @@ use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
 use crate::ops::follow::Follower;
 use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::rbac::Operation;
-use crate::ops::rollback::{RollbackPlan, plan};
+use crate::ops::rollback::{RollbackPlan, plan, state_request};
 use crate::ops::snapshot::Target;
 
 /// Arguments of `rollcall rollback`.
@@ -118,6 +118,14 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             session.target, rollback.to.number
         );
         if !snapshot.update_strategy().is_on_delete() {
+            // Recorded so that a GitOps self-heal putting the template back is noticed.
+            let record = state_request(
+                &snapshot,
+                rollback.to.number,
+                session.executor.actor(),
+                jiff::Timestamp::now(),
+            )?;
+            session.executor.run(&record).await?;
             return rolling_update_end(args, &follower, &patched, rollback.to.number).await;
         }
         step(

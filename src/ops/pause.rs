@@ -95,14 +95,17 @@ pub fn pause(
 /// The write that resumes: clears the pause and, if pause switched a
 /// RollingUpdate DaemonSet to OnDelete, restores the saved strategy exactly.
 /// If someone changed the strategy meanwhile (it is no longer OnDelete), their
-/// choice stands and only the pause is cleared.
+/// choice stands and only the pause is cleared. Resume also clears the record
+/// of a rollback (`rollback-to`), and without a pause that is all it does: the
+/// way to acknowledge a reported "rollback reverted".
 pub fn resume(
     snapshot: &Snapshot,
     by: &str,
     now: jiff::Timestamp,
 ) -> Result<WriteRequest, OpsError> {
     let before = snapshot.state()?;
-    if before.pause.is_none() {
+    let rollback_record = before.mode == Mode::Idle && before.rollback_to.is_some();
+    if before.pause.is_none() && !rollback_record {
         return Err(OpsError::Invalid("not paused".to_owned()));
     }
     let after = RolloutState {
@@ -111,6 +114,7 @@ pub fn resume(
         // A paused run has ended; resuming never restarts it by itself.
         mode: Mode::Idle,
         batch_nodes: Vec::new(),
+        rollback_to: None,
         ..before.clone()
     }
     .touched(by, now);
@@ -329,6 +333,25 @@ mod tests {
         assert!(
             matches!(request.write, Write::PatchState { .. }),
             "{request:?}"
+        );
+    }
+
+    #[test]
+    fn resume_clears_a_rollback_record_but_not_a_running_rollback() {
+        let snap =
+            |annotations: &[(&str, &str)]| snapshot(ds(true, annotations), &NODES, all_old(&NODES));
+        let recorded = resume(&snap(&[("rollcall.dev/rollback-to", "1")]), "bo", t(1)).unwrap();
+        let Write::PatchState { after, .. } = &recorded.write else {
+            panic!("{recorded:?}")
+        };
+        assert_eq!(after.rollback_to, None);
+        let running = snap(&[
+            ("rollcall.dev/rollback-to", "1"),
+            ("rollcall.dev/mode", "rolling-back"),
+        ]);
+        assert_eq!(
+            resume(&running, "bo", t(1)).unwrap_err().to_string(),
+            "not paused"
         );
     }
 }

@@ -11,6 +11,7 @@ use similar::TextDiff;
 use crate::engine::revision::{RevisionIndex, RevisionInfo};
 use crate::ops::error::OpsError;
 use crate::ops::snapshot::Snapshot;
+use crate::ops::state::{Mode, RolloutState};
 use crate::ops::write::{Record, Write, WriteRequest};
 
 /// The revision to go back to: `to` if given, else the one before the current
@@ -121,6 +122,68 @@ pub fn plan(snapshot: &Snapshot, to: Option<i64>) -> Result<RollbackPlan, OpsErr
     })
 }
 
+/// The stored state once a rollback to revision `to` is under way. On
+/// OnDelete a rollback run moves the nodes back (mode `rolling-back`, with a
+/// heartbeat its driver renews). On RollingUpdate the controller moves them
+/// and nothing drives the run, so the mode stays idle and the state only
+/// records the revision rolled back to and when (`rollback-to`, `updated-at`):
+/// a later write of `spec.template` by another field manager (a GitOps
+/// self-heal, or someone else's rollout) is then reported as the rollback
+/// reverted ([`crate::ops::owner_guard::reverted`]). The record lasts until
+/// rollcall next starts a run on the DaemonSet (auto-advance, another
+/// rollback) or `resume` clears it. A rollback supersedes a pause of the
+/// rollout it undoes.
+pub fn rolled_back_state(
+    before: &RolloutState,
+    to: i64,
+    on_delete: bool,
+    actor: &str,
+    now: jiff::Timestamp,
+) -> RolloutState {
+    RolloutState {
+        mode: if on_delete {
+            Mode::RollingBack
+        } else {
+            Mode::Idle
+        },
+        rollback_to: Some(to),
+        pause: None,
+        batch_nodes: Vec::new(),
+        heartbeat: on_delete.then_some(now),
+        ..before.clone()
+    }
+    .touched(actor, now)
+}
+
+/// The state write that goes with a rollback's template patch
+/// ([`rolled_back_state`], journalled as `rollback-state`).
+pub fn state_request(
+    snapshot: &Snapshot,
+    to: i64,
+    actor: &str,
+    now: jiff::Timestamp,
+) -> Result<WriteRequest, OpsError> {
+    let before = snapshot.state()?;
+    let on_delete = snapshot.update_strategy().is_on_delete();
+    let after = rolled_back_state(&before, to, on_delete, actor, now);
+    let target = snapshot.target();
+    Ok(WriteRequest {
+        write: Write::PatchState {
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            before,
+            after,
+            resource_version: None,
+        },
+        record: Record {
+            action: "rollback-state".to_owned(),
+            daemonset: target.key(),
+            revision_to: Some(to),
+            ..Record::default()
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +209,31 @@ mod tests {
             (request.record.revision_from, request.record.revision_to),
             (Some(2), Some(1))
         );
+    }
+
+    #[test]
+    fn the_state_after_a_rollback_depends_on_who_moves_the_nodes() {
+        use crate::ops::testing::t;
+        for (rolling, mode, heartbeat) in [
+            (true, Mode::Idle, None),
+            (false, Mode::RollingBack, Some(t(7))),
+        ] {
+            let snap = snapshot(
+                ds(rolling, &[("rollcall.dev/batch-nodes", "n1")]),
+                &NODES,
+                all_old(&NODES),
+            );
+            let request = state_request(&snap, 1, "ana", t(7)).unwrap();
+            let Write::PatchState { after, .. } = &request.write else {
+                panic!("{request:?}")
+            };
+            assert_eq!(after.mode, mode, "rolling {rolling}");
+            assert_eq!(after.heartbeat, heartbeat, "rolling {rolling}");
+            assert_eq!(after.rollback_to, Some(1));
+            assert_eq!(after.updated_at, Some(t(7)));
+            assert!(after.batch_nodes.is_empty());
+            assert_eq!(request.record.action, "rollback-state");
+        }
     }
 
     #[test]

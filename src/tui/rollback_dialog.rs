@@ -5,11 +5,10 @@
 use super::app::App;
 use super::confirm::{Confirm, Intent, Modal, RollbackPicker};
 use super::keymap::Action;
-use super::ops_keys::{DEFAULT_POLICY, state_request};
+use super::ops_keys::DEFAULT_POLICY;
 use crate::cluster::cache::Cache;
 use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Snapshot;
-use crate::ops::state::{Mode, RolloutState};
 
 /// Builds the rollback picker for the DaemonSet.
 pub fn rollback_picker(snapshot: &Snapshot) -> Result<RollbackPicker, String> {
@@ -111,15 +110,8 @@ impl App {
         if let Some(running) = before.run_in_progress(now) {
             return Err(running);
         }
-        let after = RolloutState {
-            mode: Mode::RollingBack,
-            rollback_to: Some(*number),
-            pause: None,
-            heartbeat: Some(now),
-            ..before.clone()
-        }
-        .touched(&self.ops.actor, now);
-        let state = state_request(&snapshot, before, after, "rollback-state", None);
+        let state = crate::ops::rollback::state_request(&snapshot, *number, &self.ops.actor, now)
+            .map_err(|e| e.to_string())?;
         let order = if snapshot.update_strategy().is_on_delete() {
             crate::ops::drive::rollback_nodes(&snapshot)
         } else {
