@@ -211,6 +211,41 @@ fn rollback_picks_previous_shows_diff_and_moves_nodes_back() {
 }
 
 #[test]
+fn a_rolling_update_rollback_records_its_revision_and_leaves_no_run() {
+    use crate::ops::state::Mode;
+    let mut cache = fixtures::mid_rollout();
+    let mut rolling = fixtures::agent_v2();
+    if let Some(spec) = rolling.spec.as_mut() {
+        spec.update_strategy = Some(k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: None,
+        });
+    }
+    fixtures::list(
+        &mut cache,
+        crate::cluster::cache::WatchUpdate::DaemonSet,
+        vec![rolling],
+    );
+    let mut app = app_on(&mut cache);
+    app.update(Action::Rollback, &cache, now());
+    app.update(Action::Confirm, &cache, now());
+    let sent = writes(app.update(Action::Confirm, &cache, now()));
+    let Write::PatchState { after, .. } = &sent[1].1.write else {
+        panic!("{sent:?}")
+    };
+    // The controller moves the nodes: nothing drives a run that could stall.
+    let expected = (Mode::Idle, Some(1), None, Some(now()));
+    let got: (Mode, Option<i64>, _, _) = (
+        after.mode,
+        after.rollback_to,
+        after.heartbeat,
+        after.updated_at,
+    );
+    assert_eq!(got, expected, "{after:?}");
+    assert!(app.ops.auto.is_none());
+}
+
+#[test]
 fn auto_advance_starts_with_the_first_plan_node() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache);
