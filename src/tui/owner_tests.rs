@@ -1,5 +1,6 @@
 //! The console on a GitOps-owned DaemonSet: the header names the owner (at
-//! 80×24 too) and a pause a GitOps controller reverted is not shown as paused.
+//! 80×24 too), a pause a GitOps controller reverted is not shown as paused,
+//! and a reverted rollback of a RollingUpdate DaemonSet is named.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry, Time};
 use ratatui::Terminal;
@@ -100,4 +101,39 @@ fn a_reverted_pause_is_not_shown_as_paused() {
         "{}",
         header.state.text
     );
+}
+
+#[test]
+fn a_reverted_rolling_update_rollback_is_shown_in_the_header() {
+    let mut ds = argo_owned(false);
+    let before = now() - jiff::SignedDuration::from_secs(5);
+    let annotations = ds.metadata.annotations.get_or_insert_with(Default::default);
+    annotations.insert("rollcall.dev/rollback-to".into(), "1".into());
+    annotations.insert("rollcall.dev/updated-at".into(), before.to_string());
+    if let Some(strategy) = ds.spec.as_mut().and_then(|s| s.update_strategy.as_mut()) {
+        strategy.type_ = Some("RollingUpdate".into());
+    }
+    let healed = |at: jiff::Timestamp| {
+        vec![ManagedFieldsEntry {
+            manager: Some("argocd-controller".into()),
+            operation: Some("Update".into()),
+            fields_v1: Some(FieldsV1(json!({"f:spec": {"f:template": {}}}))),
+            time: Some(Time(at)),
+            ..ManagedFieldsEntry::default()
+        }]
+    };
+    let state = |ds: DaemonSet| {
+        let (_, app, cache) = screen(ds);
+        app.view_model(&cache, now()).header.unwrap().state.text
+    };
+    ds.metadata.managed_fields = Some(healed(now()));
+    let text = state(ds.clone());
+    assert!(
+        text.starts_with("rollback reverted by argocd-controller at "),
+        "{text}"
+    );
+    // A template write before the rollback is not a revert of it.
+    ds.metadata.managed_fields = Some(healed(before - jiff::SignedDuration::from_secs(1)));
+    let text = state(ds);
+    assert!(!text.contains("reverted"), "{text}");
 }
