@@ -15,6 +15,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 use crate::cluster::exec::{self, ExecError};
+use crate::cluster::proxy;
 
 /// The request timeout when none is given: the bound on the first request
 /// and on each run of an exec credential plugin.
@@ -110,6 +111,20 @@ pub enum ConnectError {
         /// The request timeout.
         after: Duration,
     },
+    /// The kubeconfig's `proxy-url` could not be used: the proxy refused or
+    /// dropped the connection, or could not open the tunnel to the server.
+    #[error(
+        "cannot reach the API server at {server} through the proxy {proxy} (the kubeconfig's proxy-url; is the proxy running, and may it reach the server?)"
+    )]
+    Proxy {
+        /// The server URL.
+        server: String,
+        /// The proxy URL, without any user or password in it.
+        proxy: String,
+        /// kube's error (tunnel, SOCKS or TCP connect failure).
+        #[source]
+        source: kube::Error,
+    },
 }
 
 /// Where the kubeconfig comes from, following kubectl's precedence.
@@ -177,8 +192,9 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     if options.request_timeout.is_some() {
         config.connect_timeout = Some(timeout);
     }
+    let proxy = config.proxy_url.as_ref().map(shown_proxy);
     let connection = connection_from_config(config, context, options.namespace.clone())?;
-    probe(&connection, timeout).await?;
+    probe(&connection, timeout, proxy).await?;
     Ok(connection)
 }
 
@@ -189,12 +205,49 @@ fn check_kubeconfig_file(path: &std::path::Path) -> Result<(), ConnectError> {
     check_file(path, "a kubeconfig", MAX_KUBECONFIG_BYTES).map_err(ConnectError::Input)
 }
 
-/// One `/version` request bounded by `timeout`: only silence is an error
-/// here; any other failure is left for the caller's first real request to report.
-async fn probe(connection: &Connection, timeout: Duration) -> Result<(), ConnectError> {
+/// A proxy URL as it may be shown: scheme, host and port, no credentials.
+fn shown_proxy(url: &http::Uri) -> String {
+    let scheme = url.scheme_str().unwrap_or("http");
+    let host = url.host().unwrap_or_default();
+    match url.port_u16() {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    }
+}
+
+/// Whether a transport error is the proxy's (hyper-util's CONNECT tunnel or
+/// SOCKS connector failed), not the server's (TLS, HTTP) behind a working proxy.
+fn is_proxy_failure(err: &kube::Error) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(err);
+    while let Some(error) = cause {
+        let text = error.to_string();
+        if text.starts_with("tunnel error") || text.starts_with("SOCKS error") {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// One `/version` request bounded by `timeout`: silence is an error here, and
+/// so is a failure to connect through the kubeconfig's proxy (named, since
+/// kube's words for it say neither which proxy nor that one was configured);
+/// any other failure is left for the caller's first real request to report.
+async fn probe(
+    connection: &Connection,
+    timeout: Duration,
+    proxy: Option<String>,
+) -> Result<(), ConnectError> {
     let started = tokio::time::Instant::now();
     let silent = match tokio::time::timeout(timeout, connection.client.apiserver_version()).await {
         Ok(Ok(_)) => false,
+        Ok(Err(source)) if let Some(proxy) = proxy.filter(|_| is_proxy_failure(&source)) => {
+            return Err(ConnectError::Proxy {
+                server: connection.server.clone(),
+                proxy,
+                source,
+            });
+        }
         // The client's own connect timeout (TLS handshake never answered)
         // ends as an opaque "deadline has elapsed": it is the same silence.
         Ok(Err(_)) => started.elapsed() >= timeout.mul_f64(0.9),
@@ -251,13 +304,41 @@ async fn load_kubeconfig(
         context: options.context.clone(),
         ..KubeConfigOptions::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+    let configured_proxy = cluster_proxy_url(&kubeconfig, &context);
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
         .await
         .map_err(|source| ConnectError::Config {
-            path: label,
+            path: label.clone(),
             source,
         })?;
+    config.proxy_url = proxy::choose(configured_proxy.as_deref(), &config.cluster_url, |name| {
+        std::env::var(name).ok()
+    })
+    .map_err(|err| ConnectError::Config {
+        path: label,
+        source: KubeconfigError::ParseProxyUrl(err),
+    })?;
     Ok((config, context))
+}
+
+/// The `proxy-url` of the cluster entry `context` points at, if any.
+fn cluster_proxy_url(kubeconfig: &Kubeconfig, context: &str) -> Option<String> {
+    let cluster = kubeconfig
+        .contexts
+        .iter()
+        .find(|named| named.name == context)?
+        .context
+        .as_ref()?
+        .cluster
+        .clone();
+    kubeconfig
+        .clusters
+        .iter()
+        .find(|named| named.name == cluster)?
+        .cluster
+        .as_ref()?
+        .proxy_url
+        .clone()
 }
 
 #[cfg(test)]
@@ -276,6 +357,14 @@ mod tests {
                 "/nonexistent/kubeconfig"
             )))
         );
+    }
+
+    #[test]
+    fn a_proxy_is_shown_without_its_credentials() {
+        let url: http::Uri = "http://user:secret@proxy.example:3128".parse().unwrap();
+        assert_eq!(shown_proxy(&url), "http://proxy.example:3128");
+        let url: http::Uri = "socks5://10.0.0.1:1080".parse().unwrap();
+        assert_eq!(shown_proxy(&url), "socks5://10.0.0.1:1080");
     }
 
     #[tokio::test]

@@ -5,6 +5,7 @@ pub mod access;
 pub mod cache;
 pub mod connect;
 pub mod exec;
+pub mod proxy;
 pub mod status;
 pub mod store;
 pub mod stream;
