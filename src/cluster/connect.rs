@@ -367,6 +367,37 @@ mod tests {
         assert_eq!(shown_proxy(&url), "socks5://10.0.0.1:1080");
     }
 
+    /// An OIDC id-token past its `exp` is not sent: kube refreshes it through
+    /// the issuer, and says what is missing when it cannot.
+    #[tokio::test]
+    async fn an_expired_oidc_token_without_refresh_settings_is_refused_in_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        // {"alg":"none"} . {"exp":1} . "sig": a JWT that expired in 1970.
+        let expired = "eyJhbGciOiJub25lIn0.eyJleHAiOjF9.c2ln";
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+                 clusters: [{{name: k, cluster: {{server: 'https://127.0.0.1:9'}}}}]\n\
+                 contexts: [{{name: c, context: {{cluster: k, user: u}}}}]\n\
+                 users: [{{name: u, user: {{auth-provider: {{name: oidc, config: \
+                 {{client-id: rollcall, id-token: '{expired}'}}}}}}}}]\n"
+            ),
+        )
+        .unwrap();
+        let options = ConnectOptions {
+            kubeconfig: Some(path),
+            request_timeout: Some(Duration::from_secs(5)),
+            ..ConnectOptions::default()
+        };
+        let connection = connect(&options).await.expect("connects");
+        let err = connection.client.apiserver_version().await.unwrap_err();
+        let said = err.to_string();
+        assert!(said.contains("ID token expired"), "{said}");
+        assert!(said.contains("idp-issuer-url"), "{said}");
+    }
+
     #[tokio::test]
     async fn malformed_kubeconfig_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
