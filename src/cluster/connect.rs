@@ -15,7 +15,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 use crate::cluster::exec::{self, ExecError};
-use crate::cluster::proxy;
+use crate::cluster::{proxy, retry};
 
 /// The request timeout when none is given: the bound on the first request
 /// and on each run of an exec credential plugin.
@@ -38,7 +38,9 @@ pub struct ConnectOptions {
 /// A client and where it points.
 #[derive(Clone)]
 pub struct Connection {
-    /// The client writes and one-off reads go through.
+    /// The client one-off reads, access reviews and state patches go
+    /// through: 429/503/504 are retried by [`crate::cluster::retry`]
+    /// (Retry-After capped, jittered, bounded, logged).
     pub client: kube::Client,
     /// The same cluster without kube's automatic retry of 429/503/504, for
     /// the watch streams: they retry themselves and show that they do
@@ -275,7 +277,7 @@ pub fn connection_from_config(
     let server = config.cluster_url.to_string();
     let mut watch_config = config.clone();
     watch_config.default_retry = false;
-    let client = kube::Client::try_from(config).map_err(ConnectError::Client)?;
+    let client = retry::client(config, retry::Policy::default()).map_err(ConnectError::Client)?;
     let watch_client = kube::Client::try_from(watch_config).map_err(ConnectError::Client)?;
     Ok(Connection {
         client,
