@@ -241,20 +241,23 @@ async fn probe(
     proxy: Option<String>,
 ) -> Result<(), ConnectError> {
     let started = tokio::time::Instant::now();
-    let silent = match tokio::time::timeout(timeout, connection.client.apiserver_version()).await {
-        Ok(Ok(_)) => false,
-        Ok(Err(source)) if let Some(proxy) = proxy.filter(|_| is_proxy_failure(&source)) => {
-            return Err(ConnectError::Proxy {
-                server: connection.server.clone(),
-                proxy,
-                source,
-            });
-        }
-        // The client's own connect timeout (TLS handshake never answered)
-        // ends as an opaque "deadline has elapsed": it is the same silence.
-        Ok(Err(_)) => started.elapsed() >= timeout.mul_f64(0.9),
-        Err(_) => true,
-    };
+    // Through the client without retries: a server that answers 429 has
+    // answered (the first real request waits it out, bounded, and says so).
+    let silent =
+        match tokio::time::timeout(timeout, connection.watch_client.apiserver_version()).await {
+            Ok(Ok(_)) => false,
+            Ok(Err(source)) if let Some(proxy) = proxy.filter(|_| is_proxy_failure(&source)) => {
+                return Err(ConnectError::Proxy {
+                    server: connection.server.clone(),
+                    proxy,
+                    source,
+                });
+            }
+            // The client's own connect timeout (TLS handshake never answered)
+            // ends as an opaque "deadline has elapsed": it is the same silence.
+            Ok(Err(_)) => started.elapsed() >= timeout.mul_f64(0.9),
+            Err(_) => true,
+        };
     if silent {
         return Err(ConnectError::NoAnswer {
             server: connection.server.clone(),
@@ -398,6 +401,32 @@ mod tests {
         let said = err.to_string();
         assert!(said.contains("ID token expired"), "{said}");
         assert!(said.contains("idp-issuer-url"), "{said}");
+    }
+
+    /// A server that answers 429 has answered: connecting is not a
+    /// "did not answer" timeout; the reads that follow wait and say so.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_throttling_server_is_not_mistaken_for_a_silent_one() {
+        let faults = crate::sim::fault::Faults::none();
+        let options = crate::sim::embedded::EmbeddedOptions {
+            scenario: Some("small".to_owned()),
+            faults: faults.clone(),
+            ..crate::sim::embedded::EmbeddedOptions::default()
+        };
+        let cluster = crate::sim::embedded::start(options).await.unwrap();
+        faults.install(crate::sim::fault::parse("throttle:3600=0s+1m").unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        cluster.server.write_kubeconfig(&path).unwrap();
+        let options = ConnectOptions {
+            kubeconfig: Some(path),
+            request_timeout: Some(Duration::from_secs(2)),
+            ..ConnectOptions::default()
+        };
+        let started = std::time::Instant::now();
+        let connected = connect(&options).await;
+        assert!(connected.is_ok(), "{:?}", connected.err());
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 
     #[tokio::test]
