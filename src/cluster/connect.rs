@@ -33,6 +33,14 @@ pub struct ConnectOptions {
     /// `--request-timeout D`: bounds the first request (reachability) and
     /// each run of an exec credential plugin (default [`DEFAULT_REQUEST_TIMEOUT`]).
     pub request_timeout: Option<Duration>,
+    /// `--cluster NAME`: the kubeconfig cluster instead of the context's.
+    pub cluster: Option<String>,
+    /// `--user NAME`: the kubeconfig user instead of the context's.
+    pub user: Option<String>,
+    /// `--as USER`: impersonate this user.
+    pub as_user: Option<String>,
+    /// `--as-group GROUP…`: impersonate with these groups.
+    pub as_groups: Vec<String>,
 }
 
 /// A client and where it points.
@@ -184,6 +192,12 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
             load_kubeconfig(paths, Kubeconfig::read(), options).await?
         }
     };
+    if let Some(user) = &options.as_user {
+        config.auth_info.impersonate = Some(user.clone());
+    }
+    if !options.as_groups.is_empty() {
+        config.auth_info.impersonate_groups = Some(options.as_groups.clone());
+    }
     let timeout = options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
     if let Some(exec_config) = config.auth_info.exec.as_mut()
         && let Some(binary) = exec::guard_binary()
@@ -307,9 +321,10 @@ async fn load_kubeconfig(
         .unwrap_or_default();
     let kube_options = KubeConfigOptions {
         context: options.context.clone(),
-        ..KubeConfigOptions::default()
+        cluster: options.cluster.clone(),
+        user: options.user.clone(),
     };
-    let configured_proxy = cluster_proxy_url(&kubeconfig, &context);
+    let configured_proxy = cluster_proxy_url(&kubeconfig, &context, options.cluster.as_deref());
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
         .await
         .map_err(|source| ConnectError::Config {
@@ -326,16 +341,24 @@ async fn load_kubeconfig(
     Ok((config, context))
 }
 
-/// The `proxy-url` of the cluster entry `context` points at, if any.
-fn cluster_proxy_url(kubeconfig: &Kubeconfig, context: &str) -> Option<String> {
-    let cluster = kubeconfig
-        .contexts
-        .iter()
-        .find(|named| named.name == context)?
-        .context
-        .as_ref()?
-        .cluster
-        .clone();
+/// The `proxy-url` of the cluster entry in use (`--cluster`, else the one
+/// `context` points at), if any.
+fn cluster_proxy_url(
+    kubeconfig: &Kubeconfig,
+    context: &str,
+    cluster: Option<&str>,
+) -> Option<String> {
+    let cluster = match cluster {
+        Some(name) => name.to_owned(),
+        None => kubeconfig
+            .contexts
+            .iter()
+            .find(|named| named.name == context)?
+            .context
+            .as_ref()?
+            .cluster
+            .clone(),
+    };
     kubeconfig
         .clusters
         .iter()
