@@ -1,6 +1,7 @@
 //! The global flags, accepted before or after the subcommand as kubectl users
 //! type them: the kubectl cluster flags (`--kubeconfig`, `--context`,
-//! `-n/--namespace`, `--request-timeout`) and rollcall's own (`--read-only`, `--journal`, `--log-file`).
+//! `-n/--namespace`, `--request-timeout`, `--cluster`, `--user`, `--as`,
+//! `--as-group`) and rollcall's own (`--read-only`, `--journal`, `--log-file`).
 
 use std::path::PathBuf;
 
@@ -24,6 +25,18 @@ pub struct ClusterArgs {
     /// Bound on the first request and on each run of an exec credential plugin (default 30s).
     #[arg(long, value_name = "D", value_parser = crate::cli::act_args::parse_duration, global = true)]
     pub request_timeout: Option<std::time::Duration>,
+    /// The kubeconfig cluster to use instead of the context's.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use instead of the context's.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub user: Option<String>,
+    /// Act as this user (impersonation; the kubeconfig's user must be allowed to).
+    #[arg(long = "as", value_name = "USER", global = true)]
+    pub as_user: Option<String>,
+    /// Act with this group too (repeatable; with --as).
+    #[arg(long = "as-group", value_name = "GROUP", global = true)]
+    pub as_group: Vec<String>,
 }
 
 impl ClusterArgs {
@@ -34,6 +47,10 @@ impl ClusterArgs {
             context: self.context.clone(),
             namespace: self.namespace.clone(),
             request_timeout: self.request_timeout,
+            cluster: self.cluster.clone(),
+            user: self.user.clone(),
+            as_user: self.as_user.clone(),
+            as_groups: self.as_group.clone(),
         }
     }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 use crate::cluster::exec::{self, ExecError};
+use crate::cluster::{proxy, retry};
 
 /// The request timeout when none is given: the bound on the first request
 /// and on each run of an exec credential plugin.
@@ -32,12 +33,22 @@ pub struct ConnectOptions {
     /// `--request-timeout D`: bounds the first request (reachability) and
     /// each run of an exec credential plugin (default [`DEFAULT_REQUEST_TIMEOUT`]).
     pub request_timeout: Option<Duration>,
+    /// `--cluster NAME`: the kubeconfig cluster instead of the context's.
+    pub cluster: Option<String>,
+    /// `--user NAME`: the kubeconfig user instead of the context's.
+    pub user: Option<String>,
+    /// `--as USER`: impersonate this user.
+    pub as_user: Option<String>,
+    /// `--as-group GROUP…`: impersonate with these groups.
+    pub as_groups: Vec<String>,
 }
 
 /// A client and where it points.
 #[derive(Clone)]
 pub struct Connection {
-    /// The client writes and one-off reads go through.
+    /// The client one-off reads, access reviews and state patches go
+    /// through: 429/503/504 are retried by [`crate::cluster::retry`]
+    /// (Retry-After capped, jittered, bounded, logged).
     pub client: kube::Client,
     /// The same cluster without kube's automatic retry of 429/503/504, for
     /// the watch streams: they retry themselves and show that they do
@@ -110,6 +121,20 @@ pub enum ConnectError {
         /// The request timeout.
         after: Duration,
     },
+    /// The kubeconfig's `proxy-url` could not be used: the proxy refused or
+    /// dropped the connection, or could not open the tunnel to the server.
+    #[error(
+        "cannot reach the API server at {server} through the proxy {proxy} (the kubeconfig's proxy-url; is the proxy running, and may it reach the server?)"
+    )]
+    Proxy {
+        /// The server URL.
+        server: String,
+        /// The proxy URL, without any user or password in it.
+        proxy: String,
+        /// kube's error (tunnel, SOCKS or TCP connect failure).
+        #[source]
+        source: kube::Error,
+    },
 }
 
 /// Where the kubeconfig comes from, following kubectl's precedence.
@@ -167,6 +192,12 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
             load_kubeconfig(paths, Kubeconfig::read(), options).await?
         }
     };
+    if let Some(user) = &options.as_user {
+        config.auth_info.impersonate = Some(user.clone());
+    }
+    if !options.as_groups.is_empty() {
+        config.auth_info.impersonate_groups = Some(options.as_groups.clone());
+    }
     let timeout = options.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
     if let Some(exec_config) = config.auth_info.exec.as_mut()
         && let Some(binary) = exec::guard_binary()
@@ -177,8 +208,9 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     if options.request_timeout.is_some() {
         config.connect_timeout = Some(timeout);
     }
+    let proxy = config.proxy_url.as_ref().map(shown_proxy);
     let connection = connection_from_config(config, context, options.namespace.clone())?;
-    probe(&connection, timeout).await?;
+    probe(&connection, timeout, proxy).await?;
     Ok(connection)
 }
 
@@ -189,17 +221,57 @@ fn check_kubeconfig_file(path: &std::path::Path) -> Result<(), ConnectError> {
     check_file(path, "a kubeconfig", MAX_KUBECONFIG_BYTES).map_err(ConnectError::Input)
 }
 
-/// One `/version` request bounded by `timeout`: only silence is an error
-/// here; any other failure is left for the caller's first real request to report.
-async fn probe(connection: &Connection, timeout: Duration) -> Result<(), ConnectError> {
+/// A proxy URL as it may be shown: scheme, host and port, no credentials.
+fn shown_proxy(url: &http::Uri) -> String {
+    let scheme = url.scheme_str().unwrap_or("http");
+    let host = url.host().unwrap_or_default();
+    match url.port_u16() {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    }
+}
+
+/// Whether a transport error is the proxy's (hyper-util's CONNECT tunnel or
+/// SOCKS connector failed), not the server's (TLS, HTTP) behind a working proxy.
+fn is_proxy_failure(err: &kube::Error) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(err);
+    while let Some(error) = cause {
+        let text = error.to_string();
+        if text.starts_with("tunnel error") || text.starts_with("SOCKS error") {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// One `/version` request bounded by `timeout`: silence is an error here, and
+/// so is a failure to connect through the kubeconfig's proxy (named, since
+/// kube's words for it say neither which proxy nor that one was configured);
+/// any other failure is left for the caller's first real request to report.
+async fn probe(
+    connection: &Connection,
+    timeout: Duration,
+    proxy: Option<String>,
+) -> Result<(), ConnectError> {
     let started = tokio::time::Instant::now();
-    let silent = match tokio::time::timeout(timeout, connection.client.apiserver_version()).await {
-        Ok(Ok(_)) => false,
-        // The client's own connect timeout (TLS handshake never answered)
-        // ends as an opaque "deadline has elapsed": it is the same silence.
-        Ok(Err(_)) => started.elapsed() >= timeout.mul_f64(0.9),
-        Err(_) => true,
-    };
+    // Through the client without retries: a server that answers 429 has
+    // answered (the first real request waits it out, bounded, and says so).
+    let silent =
+        match tokio::time::timeout(timeout, connection.watch_client.apiserver_version()).await {
+            Ok(Ok(_)) => false,
+            Ok(Err(source)) if let Some(proxy) = proxy.filter(|_| is_proxy_failure(&source)) => {
+                return Err(ConnectError::Proxy {
+                    server: connection.server.clone(),
+                    proxy,
+                    source,
+                });
+            }
+            // The client's own connect timeout (TLS handshake never answered)
+            // ends as an opaque "deadline has elapsed": it is the same silence.
+            Ok(Err(_)) => started.elapsed() >= timeout.mul_f64(0.9),
+            Err(_) => true,
+        };
     if silent {
         return Err(ConnectError::NoAnswer {
             server: connection.server.clone(),
@@ -222,7 +294,7 @@ pub fn connection_from_config(
     let server = config.cluster_url.to_string();
     let mut watch_config = config.clone();
     watch_config.default_retry = false;
-    let client = kube::Client::try_from(config).map_err(ConnectError::Client)?;
+    let client = retry::client(config, retry::Policy::default()).map_err(ConnectError::Client)?;
     let watch_client = kube::Client::try_from(watch_config).map_err(ConnectError::Client)?;
     Ok(Connection {
         client,
@@ -249,15 +321,52 @@ async fn load_kubeconfig(
         .unwrap_or_default();
     let kube_options = KubeConfigOptions {
         context: options.context.clone(),
-        ..KubeConfigOptions::default()
+        cluster: options.cluster.clone(),
+        user: options.user.clone(),
     };
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+    let configured_proxy = cluster_proxy_url(&kubeconfig, &context, options.cluster.as_deref());
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
         .await
         .map_err(|source| ConnectError::Config {
-            path: label,
+            path: label.clone(),
             source,
         })?;
+    config.proxy_url = proxy::choose(configured_proxy.as_deref(), &config.cluster_url, |name| {
+        std::env::var(name).ok()
+    })
+    .map_err(|err| ConnectError::Config {
+        path: label,
+        source: KubeconfigError::ParseProxyUrl(err),
+    })?;
     Ok((config, context))
+}
+
+/// The `proxy-url` of the cluster entry in use (`--cluster`, else the one
+/// `context` points at), if any.
+fn cluster_proxy_url(
+    kubeconfig: &Kubeconfig,
+    context: &str,
+    cluster: Option<&str>,
+) -> Option<String> {
+    let cluster = match cluster {
+        Some(name) => name.to_owned(),
+        None => kubeconfig
+            .contexts
+            .iter()
+            .find(|named| named.name == context)?
+            .context
+            .as_ref()?
+            .cluster
+            .clone(),
+    };
+    kubeconfig
+        .clusters
+        .iter()
+        .find(|named| named.name == cluster)?
+        .cluster
+        .as_ref()?
+        .proxy_url
+        .clone()
 }
 
 #[cfg(test)]
@@ -276,6 +385,71 @@ mod tests {
                 "/nonexistent/kubeconfig"
             )))
         );
+    }
+
+    #[test]
+    fn a_proxy_is_shown_without_its_credentials() {
+        let url: http::Uri = "http://user:secret@proxy.example:3128".parse().unwrap();
+        assert_eq!(shown_proxy(&url), "http://proxy.example:3128");
+        let url: http::Uri = "socks5://10.0.0.1:1080".parse().unwrap();
+        assert_eq!(shown_proxy(&url), "socks5://10.0.0.1:1080");
+    }
+
+    /// An OIDC id-token past its `exp` is not sent: kube refreshes it through
+    /// the issuer, and says what is missing when it cannot.
+    #[tokio::test]
+    async fn an_expired_oidc_token_without_refresh_settings_is_refused_in_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        // {"alg":"none"} . {"exp":1} . "sig": a JWT that expired in 1970.
+        let expired = "eyJhbGciOiJub25lIn0.eyJleHAiOjF9.c2ln";
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+                 clusters: [{{name: k, cluster: {{server: 'https://127.0.0.1:9'}}}}]\n\
+                 contexts: [{{name: c, context: {{cluster: k, user: u}}}}]\n\
+                 users: [{{name: u, user: {{auth-provider: {{name: oidc, config: \
+                 {{client-id: rollcall, id-token: '{expired}'}}}}}}}}]\n"
+            ),
+        )
+        .unwrap();
+        let options = ConnectOptions {
+            kubeconfig: Some(path),
+            request_timeout: Some(Duration::from_secs(5)),
+            ..ConnectOptions::default()
+        };
+        let connection = connect(&options).await.expect("connects");
+        let err = connection.client.apiserver_version().await.unwrap_err();
+        let said = err.to_string();
+        assert!(said.contains("ID token expired"), "{said}");
+        assert!(said.contains("idp-issuer-url"), "{said}");
+    }
+
+    /// A server that answers 429 has answered: connecting is not a
+    /// "did not answer" timeout; the reads that follow wait and say so.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_throttling_server_is_not_mistaken_for_a_silent_one() {
+        let faults = crate::sim::fault::Faults::none();
+        let options = crate::sim::embedded::EmbeddedOptions {
+            scenario: Some("small".to_owned()),
+            faults: faults.clone(),
+            ..crate::sim::embedded::EmbeddedOptions::default()
+        };
+        let cluster = crate::sim::embedded::start(options).await.unwrap();
+        faults.install(crate::sim::fault::parse("throttle:3600=0s+1m").unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        cluster.server.write_kubeconfig(&path).unwrap();
+        let options = ConnectOptions {
+            kubeconfig: Some(path),
+            request_timeout: Some(Duration::from_secs(2)),
+            ..ConnectOptions::default()
+        };
+        let started = std::time::Instant::now();
+        let connected = connect(&options).await;
+        assert!(connected.is_ok(), "{:?}", connected.err());
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 
     #[tokio::test]

@@ -5,6 +5,8 @@ pub mod access;
 pub mod cache;
 pub mod connect;
 pub mod exec;
+pub mod proxy;
+pub mod retry;
 pub mod status;
 pub mod store;
 pub mod stream;
