@@ -151,4 +151,25 @@ mod tests {
         assert!(Arc::ptr_eq(&a.0[0].0, &b.0[0].0));
         assert!(Arc::ptr_eq(&a.0[0].1, &b.0[0].1));
     }
+
+    #[test]
+    fn a_node_keeps_the_api_shape_on_the_wire() {
+        let json = serde_json::json!({
+            "metadata": {"name": "n1", "labels": {"zone": "a", "pool": "gpu"}},
+            "spec": {"unschedulable": true},
+            "status": {}
+        });
+        let node: crate::model::Node = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(node.metadata.labels, None);
+        assert_eq!(node.label("pool"), Some("gpu"));
+        assert_eq!(node.labels.len(), 2);
+        assert_eq!(serde_json::to_value(&node).unwrap(), json);
+        let bare: crate::model::Node =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "n2"}})).unwrap();
+        assert!(bare.labels.is_empty());
+        assert_eq!(
+            serde_json::to_value(&bare).unwrap()["metadata"].get("labels"),
+            None
+        );
+    }
 }
