@@ -119,13 +119,7 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::engine::eligibility::fixtures::map;
 
     #[test]
     fn lookups_and_order_match_the_map() {
