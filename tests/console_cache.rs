@@ -2,7 +2,6 @@
 //! relists swap in atomically, pods index by node, moves and deletes dirty the
 //! right nodes, events stay bounded, stream errors mark the data stale.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -21,10 +20,10 @@ fn node(name: &str, pool: &str) -> Node {
     Node {
         metadata: ObjectMeta {
             name: Some(name.into()),
-            labels: Some(BTreeMap::from([("node-pool".to_owned(), pool.to_owned())])),
             managed_fields: Some(Vec::new()),
             ..ObjectMeta::default()
         },
+        labels: [("node-pool", pool)].into_iter().collect(),
         ..Node::default()
     }
 }

@@ -41,10 +41,7 @@ fn ds_with_node_selector() -> DaemonSet {
 }
 
 fn ssd(mut n: Node) -> Node {
-    n.metadata
-        .labels
-        .get_or_insert_default()
-        .insert("disktype".into(), "ssd".into());
+    n.labels = n.labels.iter().chain([("disktype", "ssd")]).collect();
     n
 }
 

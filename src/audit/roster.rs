@@ -124,10 +124,7 @@ impl Roster {
     /// DaemonSet's own selector: the roster must be independent of it).
     pub fn from_matching_nodes(nodes: &[Node], selector: &Selector) -> Result<Self, RosterProblem> {
         let mut pairs = Vec::new();
-        for node in nodes
-            .iter()
-            .filter(|n| selector.matches(n.metadata.labels.as_ref()))
-        {
+        for node in nodes.iter().filter(|n| selector.matches(Some(&n.labels))) {
             if node.uid().is_empty() {
                 return Err(RosterProblem::NodeWithoutUid(node.name().to_owned()));
             }
@@ -439,9 +436,9 @@ mod tests {
     fn roster_from_matching_nodes() {
         use crate::audit::owned::fixtures::node;
         let mut gpu = node("g1", "ug1", "True");
-        gpu.metadata.labels = Some([("pool".to_owned(), "gpu".to_owned())].into());
+        gpu.labels = [("pool", "gpu")].into_iter().collect();
         let mut cpu = node("c1", "uc1", "True");
-        cpu.metadata.labels = Some([("pool".to_owned(), "cpu".to_owned())].into());
+        cpu.labels = [("pool", "cpu")].into_iter().collect();
         let nodes = [gpu, cpu, node("bare", "ub", "True")];
         let selector = Selector::parse("pool=gpu").unwrap();
         let roster = Roster::from_matching_nodes(&nodes, &selector).unwrap();

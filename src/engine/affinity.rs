@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, PodS
 
 use super::eligibility::{Reason, ReasonCode};
 use super::requirement::{Operator, Requirement};
-use crate::model::Node;
+use crate::model::{LabelSet, Node};
 
 /// The only field a `matchFields` requirement may name.
 pub const METADATA_NAME_FIELD: &str = "metadata.name";
@@ -23,13 +23,13 @@ pub const METADATA_NAME_FIELD: &str = "metadata.name";
 /// `labels.SelectorFromSet`: each key present with exactly that value).
 pub fn node_selector_reasons(
     node_selector: Option<&BTreeMap<String, String>>,
-    labels: Option<&BTreeMap<String, String>>,
+    labels: Option<&(impl LabelSet + ?Sized)>,
 ) -> Vec<Reason> {
     let mut reasons = Vec::new();
     for (key, wanted) in node_selector.into_iter().flatten() {
-        let problem = match labels.and_then(|l| l.get(key)) {
+        let problem = match labels.and_then(|l| l.label(key)) {
             Some(actual) if actual == wanted => continue,
-            Some(actual) if actual.is_empty() => "label is empty".to_owned(),
+            Some("") => "label is empty".to_owned(),
             Some(actual) => format!("label is {actual}"),
             None => "label missing".to_owned(),
         };
@@ -102,7 +102,7 @@ fn term_failure(term: &NodeSelectorTerm, node: &Node) -> Option<(ReasonCode, Str
             return Some((ReasonCode::InvalidNodeAffinity, invalid(field, &why)));
         }
     }
-    let labels = node.metadata.labels.as_ref();
+    let labels = Some(&node.labels);
     if let Some((expression, _)) = parsed.iter().find(|(_, r)| !r.matches(labels)) {
         return Some((ReasonCode::NodeAffinityMismatch, describe(expression)));
     }

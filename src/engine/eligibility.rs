@@ -162,8 +162,10 @@ fn placement_reasons(node: &Node, spec: &PodSpec) -> Vec<Reason> {
             true,
         ));
     }
-    let labels = node.metadata.labels.as_ref();
-    reasons.extend(node_selector_reasons(spec.node_selector.as_ref(), labels));
+    reasons.extend(node_selector_reasons(
+        spec.node_selector.as_ref(),
+        Some(&node.labels),
+    ));
     reasons.extend(required_affinity_reasons(spec, node));
     reasons
 }

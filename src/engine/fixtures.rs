@@ -57,11 +57,8 @@ pub fn node(name: &str) -> NodeBuilder {
 impl NodeBuilder {
     /// Adds a label.
     pub fn label(mut self, key: &str, value: &str) -> Self {
-        self.0
-            .metadata
-            .labels
-            .get_or_insert_with(BTreeMap::new)
-            .insert(key.into(), value.into());
+        let labels = self.0.labels.iter().chain([(key, value)]).collect();
+        self.0.labels = labels;
         self
     }
 

@@ -5,8 +5,9 @@
 //! Owns key/value validation and matching only; it knows nothing of selectors'
 //! string syntax or of nodes.
 
-use std::collections::BTreeMap;
 use std::fmt;
+
+use crate::model::LabelSet;
 
 /// A requirement operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,9 +140,9 @@ impl Requirement {
     /// Whether a label set satisfies the requirement (upstream `Requirement.Matches`):
     /// `NotIn`/`!=` hold when the label is missing; `Gt`/`Lt` need the label to be
     /// an integer.
-    pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
-        let value = labels.and_then(|l| l.get(&self.key));
-        let listed = |v: &String| self.values.iter().any(|w| w == v);
+    pub fn matches<L: LabelSet + ?Sized>(&self, labels: Option<&L>) -> bool {
+        let value = labels.and_then(|l| l.label(&self.key));
+        let listed = |v: &str| self.values.iter().any(|w| w == v);
         match self.operator {
             Operator::Equals | Operator::In => value.is_some_and(listed),
             Operator::NotEquals | Operator::NotIn => !value.is_some_and(listed),
@@ -151,9 +152,9 @@ impl Requirement {
         }
     }
 
-    fn compare(&self, value: Option<&String>) -> bool {
+    fn compare(&self, value: Option<&str>) -> bool {
         let (Some(have), Some(want)) = (
-            value.and_then(|v| parse_int(v)),
+            value.and_then(parse_int),
             self.values.first().and_then(|v| parse_int(v)),
         ) else {
             return false;

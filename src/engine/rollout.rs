@@ -204,7 +204,7 @@ fn is_canary(node: &Node, options: &PlanOptions) -> bool {
         || options
             .canary_selector
             .as_ref()
-            .is_some_and(|s| s.matches(node.metadata.labels.as_ref()))
+            .is_some_and(|s| s.matches(Some(&node.labels)))
 }
 
 /// `key=value` of the first of `keys` the node carries, or empty.

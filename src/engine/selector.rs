@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::model::LabelSet;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::requirement::{Operator, Requirement, RequirementError};
@@ -108,7 +110,7 @@ impl Selector {
     }
 
     /// Whether `labels` satisfy every requirement.
-    pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
+    pub fn matches<L: LabelSet + ?Sized>(&self, labels: Option<&L>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 

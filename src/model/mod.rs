@@ -9,6 +9,7 @@
 mod ds_ref;
 pub mod dump;
 mod event;
+mod labels;
 mod node;
 mod pod;
 mod resource;
@@ -16,6 +17,7 @@ pub mod snapshot;
 
 pub use ds_ref::{DsRef, DsRefError, Target};
 pub use event::{Event, InvolvedObject};
+pub use labels::{LabelSet, Labels};
 pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
 pub use pod::{
     ContainerState, ContainerStatus, Pod, PodCondition, PodContainer, PodSpec, PodStatus,

@@ -2,21 +2,58 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ObjectMeta, Taint, Time};
+use super::{Labels, ObjectMeta, Taint, Time};
 
-/// A node as rollcall sees it.
+/// A node as rollcall sees it. Its labels live in [`Node::labels`] (interned,
+/// see [`Labels`]); `metadata.labels` stays `None`. On the wire the node is the
+/// API's shape: decoding moves the labels over, encoding puts them back.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(from = "WireNode", into = "WireNode")]
 pub struct Node {
-    /// Name, UID, labels (pool and zone come from here), resourceVersion.
-    #[serde(default)]
+    /// Name, UID, resourceVersion (labels: see `labels`).
     pub metadata: ObjectMeta,
+    /// The node's labels (pool and zone come from here).
+    pub labels: Labels,
     /// Taints and the cordon flag.
-    #[serde(default)]
     pub spec: NodeSpec,
     /// Conditions (Ready, pressure, network).
-    #[serde(default)]
     pub status: NodeStatus,
+}
+
+/// The node as the API writes it.
+#[derive(Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireNode {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: NodeSpec,
+    #[serde(default)]
+    status: NodeStatus,
+}
+
+impl From<WireNode> for Node {
+    fn from(mut wire: WireNode) -> Self {
+        let labels = wire.metadata.labels.take().map(Labels::from);
+        Node {
+            metadata: wire.metadata,
+            labels: labels.unwrap_or_default(),
+            spec: wire.spec,
+            status: wire.status,
+        }
+    }
+}
+
+impl From<Node> for WireNode {
+    fn from(node: Node) -> Self {
+        let mut metadata = node.metadata;
+        metadata.labels = node.labels.to_map().or(metadata.labels);
+        WireNode {
+            metadata,
+            spec: node.spec,
+            status: node.status,
+        }
+    }
 }
 
 /// The parts of `NodeSpec` that decide scheduling.
@@ -73,7 +110,7 @@ impl Node {
 
     /// A label value.
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.metadata.labels.as_ref()?.get(key).map(String::as_str)
+        self.labels.get(key)
     }
 
     /// The status of a condition type, if the node reports it.

@@ -71,7 +71,7 @@ pub fn check_canary_selector(
         .collect();
     let matched = nodes
         .iter()
-        .filter(|n| eligible.contains(n.name()) && selector.matches(n.metadata.labels.as_ref()))
+        .filter(|n| eligible.contains(n.name()) && selector.matches(Some(&n.labels)))
         .count();
     if matched == 0 {
         return Err(OpsError::Invalid(format!(

@@ -123,11 +123,7 @@ impl Filter {
         match self {
             Self::None => true,
             Self::Substring(text) => row.name().to_lowercase().contains(text.as_str()),
-            Self::Labels(selector) => selector.matches(
-                cache
-                    .node(row.name())
-                    .and_then(|n| n.metadata.labels.as_ref()),
-            ),
+            Self::Labels(selector) => selector.matches(cache.node(row.name()).map(|n| &n.labels)),
         }
     }
 }

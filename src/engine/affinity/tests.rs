@@ -354,6 +354,6 @@ fn node_selector_table() {
             .collect();
         assert_eq!(got, *expected, "{name}");
     }
-    let got = node_selector_reasons(Some(&map(&[("a", "b")])), None);
+    let got = node_selector_reasons(Some(&map(&[("a", "b")])), None::<&crate::model::Labels>);
     assert_eq!(got.len(), 1, "a node without labels misses every pair");
 }

@@ -16,9 +16,7 @@ use crate::model::Node;
 pub fn node(name: &str, labels: &[(&str, &str)], taints: &[Taint]) -> Node {
     let mut node = Node::default();
     node.metadata.name = Some(name.to_owned());
-    if !labels.is_empty() {
-        node.metadata.labels = Some(map(labels));
-    }
+    node.labels = labels.iter().copied().collect();
     node.spec.taints = taints.to_vec();
     node
 }

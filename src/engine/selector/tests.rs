@@ -1,6 +1,8 @@
 //! Selector strings (upstream `labels.Parse`) and API label selectors
 //! (`metav1.LabelSelectorAsSelector`).
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 use super::{Selector, SelectorError, label_selector_matches};
@@ -108,9 +110,11 @@ fn matches_table() {
     for (name, labels, expected) in rows {
         assert_eq!(selector.matches(Some(&map(labels))), *expected, "{name}");
     }
-    assert!(!selector.matches(None));
+    assert!(!selector.matches(None::<&BTreeMap<String, String>>));
     assert!(
-        Selector::parse("").unwrap().matches(None),
+        Selector::parse("")
+            .unwrap()
+            .matches(None::<&BTreeMap<String, String>>),
         "the empty selector matches everything"
     );
     let numeric = Selector::parse("cores>3").unwrap();

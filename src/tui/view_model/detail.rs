@@ -340,7 +340,7 @@ fn conditions(lines: &mut Vec<Vec<Cell>>, node: &Node, now: jiff::Timestamp) {
 
 fn labels(lines: &mut Vec<Vec<Cell>>, node: &Node) {
     heading(lines, "Labels");
-    for (key, value) in node.metadata.labels.iter().flatten() {
+    for (key, value) in node.labels.iter() {
         lines.push(vec![Cell::new(&format!("  {key}={value}"), Tone::Normal)]);
     }
 }

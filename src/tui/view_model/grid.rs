@@ -146,7 +146,7 @@ impl Canaries {
                 input
                     .cache
                     .node(node)
-                    .is_some_and(|n| selector.matches(n.metadata.labels.as_ref()))
+                    .is_some_and(|n| selector.matches(Some(&n.labels)))
             })
     }
 }
