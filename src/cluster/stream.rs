@@ -247,7 +247,14 @@ where
         let exponent = self.failures.min(10).saturating_sub(1);
         let backoff =
             (Duration::from_millis(250) * 2u32.pow(exponent)).min(self.config.backoff_max);
-        let wait = at_least.map_or(backoff, |server| server.max(Duration::from_millis(250)));
+        // The server's Retry-After, capped and shortened by up to a fifth, so
+        // that every console a loaded server throttled does not return at once.
+        let wait = at_least.map_or(backoff, |server| {
+            use tower::util::rng::{HasherRng, Rng as _};
+            let jitter = HasherRng::default().next_f64();
+            super::retry::wait(0, Some(server), MAX_SERVER_WAIT, jitter)
+                .max(Duration::from_millis(250))
+        });
         tokio::time::sleep(wait).await;
     }
 
@@ -441,7 +448,9 @@ where
                 return true;
             }
             if status.code == 429 {
-                let retry_in = retry_after(status).unwrap_or(Duration::from_secs(1));
+                let retry_in = retry_after(status)
+                    .unwrap_or(Duration::from_secs(1))
+                    .min(MAX_SERVER_WAIT);
                 tracing::warn!(kind, retry_secs = retry_in.as_secs(), "throttled (429)");
                 self.send(Signal::Throttled { retry_in }).await;
                 return true;
@@ -453,6 +462,9 @@ where
         true
     }
 }
+
+/// The longest a stream waits on a server's Retry-After before asking again.
+const MAX_SERVER_WAIT: Duration = Duration::from_secs(120);
 
 /// The wait a Status asks for (`details.retryAfterSeconds`).
 fn server_wait(error: &kube::Error) -> Option<Duration> {
