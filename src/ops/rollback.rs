@@ -166,22 +166,9 @@ pub fn state_request(
     let before = snapshot.state()?;
     let on_delete = snapshot.update_strategy().is_on_delete();
     let after = rolled_back_state(&before, to, on_delete, actor, now);
-    let target = snapshot.target();
-    Ok(WriteRequest {
-        write: Write::PatchState {
-            namespace: target.namespace.clone(),
-            name: target.name.clone(),
-            before,
-            after,
-            resource_version: None,
-        },
-        record: Record {
-            action: "rollback-state".to_owned(),
-            daemonset: target.key(),
-            revision_to: Some(to),
-            ..Record::default()
-        },
-    })
+    let mut request = WriteRequest::state(snapshot, before, after, "rollback-state", None);
+    request.record.revision_to = Some(to);
+    Ok(request)
 }
 
 #[cfg(test)]

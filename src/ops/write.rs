@@ -199,6 +199,35 @@ pub struct WriteRequest {
     pub record: Record,
 }
 
+impl WriteRequest {
+    /// A write of rollcall's rollout state (`rollcall.dev/*`; only the keys
+    /// that change are sent), journalled as `action`.
+    pub fn state(
+        snapshot: &crate::ops::snapshot::Snapshot,
+        before: RolloutState,
+        after: RolloutState,
+        action: &str,
+        node: Option<String>,
+    ) -> Self {
+        let target = snapshot.target();
+        WriteRequest {
+            write: Write::PatchState {
+                namespace: target.namespace.clone(),
+                name: target.name.clone(),
+                before,
+                after,
+                resource_version: None,
+            },
+            record: Record {
+                action: action.to_owned(),
+                daemonset: target.key(),
+                node,
+                ..Record::default()
+            },
+        }
+    }
+}
+
 /// What a successful write did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {

@@ -19,7 +19,6 @@ use super::ops_keys::OpsConsole;
 use super::view_model::ConsoleInfo;
 use super::widgets::theme::UNREADABLE;
 use crate::cluster::cache::{Cache, WatchUpdate};
-use crate::cluster::status::StreamKind;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
 use crate::ops::state::annotations::{CANARIES, MODE, PAUSE_REASON, PAUSED_BY};
 
@@ -53,17 +52,7 @@ fn general(name: &str) -> crate::engine::fixtures::NodeBuilder {
 /// pause's cause), revision 1 elsewhere, a tainted node not eligible, a
 /// NotReady node, a hand-marked canary.
 fn paused() -> Cache {
-    let mut cache = Cache::new();
-    for kind in [
-        StreamKind::Nodes,
-        StreamKind::NodeEvents,
-        StreamKind::DaemonSets,
-        StreamKind::Pods,
-        StreamKind::Revisions,
-        StreamKind::PodEvents,
-    ] {
-        cache.stream_started(kind);
-    }
+    let mut cache = super::fixtures::started();
     let v1 = daemonset("registry.example/agent:v1").on_delete().build();
     let mut v2 = daemonset("registry.example/agent:v2")
         .on_delete()

@@ -7,7 +7,7 @@ use super::app::{App, Effect};
 use super::auto_form::AutoForm;
 use super::confirm::Modal;
 use super::ops_keys::AutoSession;
-use super::ops_keys::{DEFAULT_POLICY, state_request};
+use super::ops_keys::DEFAULT_POLICY;
 use crate::cluster::cache::Cache;
 use crate::ops::advance::delete_requests;
 use crate::ops::auto::{AutoPolicy, AutoRun};
@@ -18,6 +18,7 @@ use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::{LEASE_RENEW, Mode, RolloutState};
+use crate::ops::write::WriteRequest;
 
 /// The console's run settings: canaries are the nodes marked with `c`.
 fn settings(policy: AutoPolicy, despite_failing: bool) -> AutoSettings {
@@ -50,7 +51,7 @@ impl App {
                 heartbeat: None,
                 ..before.clone()
             };
-            let request = state_request(&snapshot, before, after, "auto-stop", None);
+            let request = WriteRequest::state(&snapshot, before, after, "auto-stop", None);
             return Ok(Some(Effect::Writes(self.ops.submit(vec![request]))));
         }
         self.ops.allowed(Operation::Auto, "auto-advance")?;
@@ -112,7 +113,7 @@ impl App {
             ..before.clone()
         }
         .touched(&self.ops.actor, now);
-        let state = state_request(&snapshot, before, after, "auto-start", None);
+        let state = WriteRequest::state(&snapshot, before, after, "auto-start", None);
         self.ops.auto = Some(AutoSession {
             run: AutoRun::new(policy),
             deletes: std::collections::BTreeMap::new(),
@@ -171,7 +172,7 @@ impl App {
             heartbeat: Some(now),
             ..state.clone()
         };
-        let request = state_request(snapshot, state.clone(), after, "heartbeat", None);
+        let request = WriteRequest::state(snapshot, state.clone(), after, "heartbeat", None);
         Some(Effect::Writes(self.ops.submit(vec![request])))
     }
 
@@ -190,7 +191,7 @@ impl App {
                     batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
                     ..state.clone()
                 };
-                let mut requests = vec![state_request(snapshot, state, batch, "batch", None)];
+                let mut requests = vec![WriteRequest::state(snapshot, state, batch, "batch", None)];
                 let action = match self.ops.auto.as_ref()?.label {
                     "rollback" => "rollback",
                     _ => "auto-advance",
@@ -252,7 +253,7 @@ impl App {
                     heartbeat: None,
                     ..state.clone()
                 };
-                let request = state_request(snapshot, state, after, "auto-done", None);
+                let request = WriteRequest::state(snapshot, state, after, "auto-done", None);
                 Some(Effect::Writes(self.ops.submit(vec![request])))
             }
         }

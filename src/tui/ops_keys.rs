@@ -19,8 +19,7 @@ use crate::ops::error::OpsError;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
 use crate::ops::snapshot::Snapshot;
-use crate::ops::state::RolloutState;
-use crate::ops::write::{Record, Write, WriteEvent, WriteRequest};
+use crate::ops::write::{Write, WriteEvent, WriteRequest};
 
 /// State writes that only record what a run is doing; their success is not news.
 const BOOKKEEPING: [&str; 5] = [
@@ -260,7 +259,7 @@ impl App {
             after.canaries.remove(&node);
         }
         let verb = if marking { "mark" } else { "unmark" };
-        let request = state_request(&snapshot, before, after, "canary", Some(node.clone()));
+        let request = WriteRequest::state(&snapshot, before, after, "canary", Some(node.clone()));
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: format!("{verb} node {node} as a canary?"),
             lines: vec!["canaries are advanced first, as their own batch; stored on the DaemonSet for every console".to_owned()],
@@ -445,32 +444,6 @@ fn write_error(label: &str, err: &OpsError) -> String {
         format!("{label}: {err}")
     } else {
         format!("{label} failed: {err}")
-    }
-}
-
-/// A state write that sends only the changed keys.
-pub fn state_request(
-    snapshot: &Snapshot,
-    before: RolloutState,
-    after: RolloutState,
-    action: &str,
-    node: Option<String>,
-) -> WriteRequest {
-    let target = snapshot.target();
-    WriteRequest {
-        write: Write::PatchState {
-            namespace: target.namespace.clone(),
-            name: target.name.clone(),
-            before,
-            after,
-            resource_version: None,
-        },
-        record: Record {
-            action: action.to_owned(),
-            daemonset: target.key(),
-            node,
-            ..Record::default()
-        },
     }
 }
 
