@@ -72,7 +72,15 @@ pub fn next_move(
         });
     }
     let rows = snapshot.rows(&index, now);
-    let plan = snapshot.plan_with(&rows, state, settings.include_cordoned)?;
+    // The run's own settings choose its canaries, never the annotation as last
+    // seen: right after the start the view may not hold the start's own write
+    // yet (it read no selector, and the first batch went to edge-01 instead of
+    // the canaries), and an older run's selector must not carry over.
+    let planned = RolloutState {
+        canary_selector: settings.canary_selector.clone(),
+        ..state.clone()
+    };
+    let plan = snapshot.plan_with(&rows, &planned, settings.include_cordoned)?;
     // Every updated node is re-checked before a new batch, not only the last one.
     let recheck =
         settings.rollback.is_none() && !settings.despite_failing && !run.has_work_in_flight();
@@ -170,6 +178,38 @@ mod tests {
             next_move(&mut run, &snap, &RolloutState::default(), &despite, t(100)),
             Ok(Next::Delete(_))
         ));
+    }
+
+    #[test]
+    fn the_runs_canary_selector_decides_the_first_batch_whatever_the_view_holds() {
+        use crate::engine::fixtures::node;
+        let mut snap = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        snap.nodes = NODES
+            .iter()
+            .map(|n| {
+                let pool = if *n == "n3" { "canary" } else { "general" };
+                node(n).label("pool", pool).build()
+            })
+            .collect();
+        let canaries = AutoSettings {
+            canary_selector: Some("pool=canary".into()),
+            ..settings()
+        };
+        // The view still holds an older run's state: no selector, or another one.
+        for seen in [None, Some("pool=general".to_owned())] {
+            let state = RolloutState {
+                canary_selector: seen.clone(),
+                ..RolloutState::default()
+            };
+            let mut run = AutoRun::new(canaries.policy);
+            match next_move(&mut run, &snap, &state, &canaries, t(0)) {
+                Ok(Next::Delete(victims)) => {
+                    let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+                    assert_eq!(nodes, ["n3"], "view held {seen:?}");
+                }
+                other => panic!("expected the canary's delete, got {other:?}"),
+            }
+        }
     }
 
     #[test]
