@@ -102,6 +102,25 @@ impl Env {
     }
 }
 
+/// `rollcall status -o json` polled until its state is `state` (at most 30 s:
+/// the self-heal acts after 3 s).
+async fn status_once_in(env: &Env, ds: &str, state: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = env.rollcall(&["status", ds, "-o", "json"]).await;
+        assert!(status.status.success(), "{}", text(&status));
+        let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
+        if report["state"] == state {
+            return report;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "state {state} not reported within 30 s: {report}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 fn managers(ds: &Value) -> Vec<(String, String)> {
     ds["metadata"]["managedFields"]
         .as_array()
@@ -151,20 +170,7 @@ async fn pause_is_refused_then_overridden_and_the_self_heal_revert_is_reported()
     );
 
     // The self-heal (3 s) puts RollingUpdate back; status must stop saying paused.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let report = loop {
-        let status = env.rollcall(&["status", ds, "-o", "json"]).await;
-        assert!(status.status.success(), "{}", text(&status));
-        let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
-        if report["state"] == "pause-reverted" {
-            break report;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no revert reported within 30 s: {report}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let report = status_once_in(&env, ds, "pause-reverted").await;
     assert_eq!(report["revert"]["by"], "argocd-controller");
     assert_eq!(report["owner"]["tool"], "argoCd");
     assert_eq!(report["strategy"], "RollingUpdate");
@@ -437,20 +443,7 @@ async fn a_rolling_update_rollback_reverted_by_the_self_heal_is_reported_until_r
     );
 
     // The self-heal (3 s) puts the 2.4.1 template back.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let report = loop {
-        let status = env.rollcall(&["status", ds, "-o", "json"]).await;
-        assert!(status.status.success(), "{}", text(&status));
-        let report: Value = serde_json::from_slice(&status.stdout).expect("status json");
-        if report["state"] == "rollback-reverted" {
-            break report;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no rollback revert reported within 30 s: {report}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let report = status_once_in(&env, ds, "rollback-reverted").await;
     assert_eq!(report["revert"]["what"], "rollback", "{report}");
     assert_eq!(report["revert"]["by"], "argocd-controller", "{report}");
     assert!(report["revert"]["at"].is_string(), "{report}");

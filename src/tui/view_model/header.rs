@@ -37,7 +37,7 @@ pub struct HeaderVm {
     pub owner: Option<Cell>,
     /// What this user's rights keep out of the view and the rollout keys
     /// they disable, most important first (`view limited: cannot list nodes
-    /// (forbidden) — …`); drawn on one line, joined with ` · `.
+    /// (forbidden) — …`); joined with ` · ` and wrapped by the header widget.
     pub limits: Vec<Cell>,
 }
 

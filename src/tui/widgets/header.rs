@@ -27,10 +27,10 @@ struct Plan {
 
 /// Wraps `text` to `width` in at most `most` lines, the last cut with `…`.
 fn wrap_within(text: &str, width: u16, most: usize) -> Vec<String> {
-    let mut lines = wrap(text, width);
     if most == 0 {
         return Vec::new();
     }
+    let mut lines = wrap(text, width);
     if lines.len() > most {
         let rest = lines.split_off(most - 1).join(" ");
         lines.push(fit(&rest, width, Cut::End));
@@ -146,5 +146,73 @@ fn render_counts(header: &HeaderVm, area: Rect, buf: &mut Buffer) {
             .filled_style(Style::new().fg(Color::Green))
             .unfilled_style(Style::new())
             .render(gauge, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(state: &str, limits: &[&str]) -> HeaderVm {
+        let cell = |text: &str| Cell::new(text, Tone::Normal);
+        HeaderVm {
+            name: cell("kube-system/agent"),
+            strategy: cell("OnDelete"),
+            revision: cell("revision 2 (h2)"),
+            counts: Vec::new(),
+            progress: 0.0,
+            progress_label: "0/3 updated".into(),
+            state: cell(state),
+            owner: None,
+            limits: limits.iter().map(|t| Cell::new(t, Tone::Warn)).collect(),
+        }
+    }
+
+    /// What each plan keeps: (state lines, limit lines, summary, counts).
+    fn kept(plan: &Plan) -> (usize, usize, bool, bool) {
+        (
+            plan.state.len(),
+            plan.limits.len(),
+            plan.summary,
+            plan.counts,
+        )
+    }
+
+    #[test]
+    fn lines_go_by_priority_state_then_limits_then_summary_then_counts() {
+        let long_limit = "view limited: cannot list nodes (forbidden) — eligibility unknown, nodes without a pod not shown";
+        let cases = [
+            // 80×24: three body lines.
+            ("waiting", &[][..], 80, 3, (1, 0, true, true)),
+            ("waiting", &[long_limit][..], 80, 3, (1, 2, false, false)),
+            (&"x ".repeat(60), &[][..], 80, 3, (2, 0, true, false)),
+            // 40 rows and more: five body lines keep summary and counts.
+            ("waiting", &[long_limit][..], 80, 5, (1, 2, true, true)),
+            (
+                &"x ".repeat(60),
+                &[long_limit][..],
+                80,
+                5,
+                (2, 2, true, false),
+            ),
+            (
+                "waiting",
+                &[long_limit, long_limit][..],
+                200,
+                5,
+                (1, 1, true, true),
+            ),
+        ];
+        for (state, limits, width, body, expected) in cases {
+            let plan = plan(&header(state, limits), width, body);
+            assert_eq!(kept(&plan), expected, "{state:?} {limits:?} {width}×{body}");
+            assert!(
+                plan.state
+                    .iter()
+                    .chain(&plan.limits)
+                    .all(|l| display_width(l) <= width),
+                "every line fits {width}"
+            );
+        }
     }
 }
