@@ -10,7 +10,7 @@ mod ops_support;
 use std::path::Path;
 use std::time::Duration;
 
-use ops_support::{NEW_IMAGE, OLD_IMAGE, default_scenario, placements, small, text};
+use ops_support::{NEW_IMAGE, OLD_IMAGE, default_scenario, placements, pods_in, small, text};
 
 const DS: &str = "kube-system/node-agent";
 
@@ -168,22 +168,6 @@ async fn node_agent_copies(env: &ops_support::Env, names: &[&str]) {
             }
         }
     }
-}
-
-/// The pods of `ds` in a `kubectl get pods` list (not terminating).
-fn pods_in(list: &serde_json::Value, ds: &str) -> Vec<serde_json::Value> {
-    list["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| {
-            p["metadata"]["ownerReferences"]
-                .as_array()
-                .is_some_and(|o| o.iter().any(|r| r["name"] == ds))
-                && p["metadata"]["deletionTimestamp"].is_null()
-        })
-        .cloned()
-        .collect()
 }
 
 /// One interrupted run: which DaemonSet, when the signal came, what it said.

@@ -129,18 +129,7 @@ impl Env {
             .kubectl(&["get", "pods", "-n", "kube-system", "-o", "json"])
             .await;
         let list: Value = serde_json::from_str(&text).expect("pod list json");
-        list["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|p| {
-                p["metadata"]["ownerReferences"]
-                    .as_array()
-                    .is_some_and(|o| o.iter().any(|r| r["name"] == ds))
-                    && p["metadata"]["deletionTimestamp"].is_null()
-            })
-            .collect()
+        pods_in(&list, ds)
     }
 
     /// The DaemonSet as kubectl sees it.
@@ -248,3 +237,19 @@ pub fn text(output: &Output) -> String {
 pub const OLD_IMAGE: &str = "registry.example.com/platform/node-agent:1.4.2";
 /// The new (current) image, which crash-loops on the edge pool.
 pub const NEW_IMAGE: &str = "registry.example.com/platform/node-agent:1.5.0";
+
+/// The pods of a kubectl pod list that `ds` owns and that are not terminating.
+pub fn pods_in(list: &Value, ds: &str) -> Vec<Value> {
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| {
+            p["metadata"]["ownerReferences"]
+                .as_array()
+                .is_some_and(|o| o.iter().any(|r| r["name"] == ds))
+                && p["metadata"]["deletionTimestamp"].is_null()
+        })
+        .cloned()
+        .collect()
+}
