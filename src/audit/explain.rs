@@ -100,7 +100,7 @@ pub fn lookalike_pods_by_node<'a>(
         .iter()
         .filter(|p| p.metadata.namespace == ds.metadata.namespace)
         .filter(|p| !is_owned_by(p, ds))
-        .filter(|p| label_selector_matches(selector, p.metadata.labels.as_ref()));
+        .filter(|p| label_selector_matches(selector, Some(&p.labels)));
     for pod in candidates {
         if let Some(node) = pod.node_name() {
             by_node.entry(node).or_default().push(pod);

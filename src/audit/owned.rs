@@ -48,7 +48,7 @@ impl OwnedPod {
             name: pod.name().to_owned(),
             uid: pod.uid().to_owned(),
             node: pod.node_name().map(str::to_owned),
-            phase: pod.status.phase.clone(),
+            phase: pod.status.phase.as_deref().map(str::to_owned),
             ready,
             terminating: pod.is_terminating(),
             revision_hash: pod.revision_hash().map(str::to_owned),
@@ -99,7 +99,6 @@ fn container_reasons(pod: &Pod) -> Vec<String> {
 #[cfg(test)]
 pub(crate) mod fixtures {
     //! Small builders for audit tests.
-    use std::collections::BTreeMap;
 
     use crate::model::{
         ContainerState, ContainerStatus, DaemonSet, Node, NodeCondition, ObjectMeta,
@@ -150,13 +149,9 @@ pub(crate) mod fixtures {
         pod.metadata.name = Some(name.into());
         pod.metadata.namespace = Some("kube-system".into());
         pod.metadata.uid = Some(uid.into());
-        pod.metadata.labels = Some(BTreeMap::from([
-            ("app".to_owned(), "agent".to_owned()),
-            (
-                "controller-revision-hash".to_owned(),
-                "5d4f6b7c8".to_owned(),
-            ),
-        ]));
+        pod.labels = [("app", "agent"), ("controller-revision-hash", "5d4f6b7c8")]
+            .into_iter()
+            .collect();
         pod.metadata.owner_references = Some(vec![owner("DaemonSet", "agent", DS_UID)]);
         pod.spec.node_name = node.map(str::to_owned);
         pod.status.phase = Some("Running".into());
@@ -169,7 +164,7 @@ pub(crate) mod fixtures {
             name: "agent".into(),
             ready: true,
             state: ContainerState {
-                running: Some(StateDetail::default()),
+                running: Some(Box::default()),
                 ..ContainerState::default()
             },
             ..ContainerStatus::default()
@@ -183,10 +178,10 @@ pub(crate) mod fixtures {
         pod.status.conditions[0].status = "False".into();
         pod.status.container_statuses[0].ready = false;
         pod.status.container_statuses[0].state = ContainerState {
-            waiting: Some(StateDetail {
+            waiting: Some(Box::new(StateDetail {
                 reason: Some(reason.into()),
                 ..StateDetail::default()
-            }),
+            })),
             ..ContainerState::default()
         };
         pod

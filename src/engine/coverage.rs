@@ -265,7 +265,7 @@ pub fn pod_coverage(
         revision: hash.as_deref().and_then(|h| revisions.number_for_hash(h)),
         hash,
         updated: revisions.is_pod_updated(pod),
-        phase: pod.status.phase.clone(),
+        phase: pod.status.phase.as_deref().map(str::to_owned),
         ready: is_pod_ready(pod),
         available: is_pod_available(pod, min_ready_seconds, now),
         terminating: pod.is_terminating(),

@@ -102,15 +102,14 @@ pub struct PodBuilder(Pod);
 
 /// Starts a pending pod `name` on `node` with revision hash `hash`, created at `T0`.
 pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
-    let mut labels = BTreeMap::new();
-    labels.insert("app".to_owned(), "agent".to_owned());
-    labels.insert(REVISION_HASH_LABEL.to_owned(), hash.to_owned());
     PodBuilder(Pod {
+        labels: [("app", "agent"), (REVISION_HASH_LABEL, hash)]
+            .into_iter()
+            .collect(),
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
             namespace: Some("kube-system".into()),
             uid: Some(format!("uid-{name}")),
-            labels: Some(labels),
             creation_timestamp: Some(Time(at(0))),
             owner_references: Some(vec![controller_ref(DS_UID)]),
             ..ObjectMeta::default()
@@ -192,10 +191,10 @@ impl PodBuilder {
             name: "main".into(),
             restart_count: restarts,
             state: ContainerState {
-                waiting: Some(StateDetail {
+                waiting: Some(Box::new(StateDetail {
                     reason: Some(reason.into()),
                     ..StateDetail::default()
-                }),
+                })),
                 ..ContainerState::default()
             },
             ..ContainerStatus::default()
@@ -206,12 +205,12 @@ impl PodBuilder {
     /// Records the first container's last termination (exit code, reason, message).
     pub fn last_terminated(mut self, exit_code: i32, reason: &str, message: &str) -> Self {
         if let Some(c) = self.0.status.container_statuses.first_mut() {
-            c.last_state.terminated = Some(StateDetail {
+            c.last_state.terminated = Some(Box::new(StateDetail {
                 reason: Some(reason.into()),
                 message: Some(message.into()),
                 exit_code: Some(exit_code),
                 ..StateDetail::default()
-            });
+            }));
         }
         self
     }
@@ -229,19 +228,26 @@ impl PodBuilder {
 
     /// Adds or replaces a label.
     pub fn label(mut self, key: &str, value: &str) -> Self {
-        self.0
-            .metadata
+        let labels = self
+            .0
             .labels
-            .get_or_insert_with(BTreeMap::new)
-            .insert(key.into(), value.into());
+            .iter()
+            .filter(|(k, _)| *k != key)
+            .chain([(key, value)])
+            .collect();
+        self.0.labels = labels;
         self
     }
 
     /// Drops the `controller-revision-hash` label.
     pub fn without_hash(mut self) -> Self {
-        if let Some(labels) = self.0.metadata.labels.as_mut() {
-            labels.remove(REVISION_HASH_LABEL);
-        }
+        let labels = self
+            .0
+            .labels
+            .iter()
+            .filter(|(k, _)| *k != REVISION_HASH_LABEL)
+            .collect();
+        self.0.labels = labels;
         self
     }
 

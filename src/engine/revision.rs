@@ -183,11 +183,9 @@ impl RevisionIndex {
     pub fn is_pod_updated(&self, pod: &Pod) -> bool {
         let hash_matches = pod.revision_hash().is_some_and(|h| self.is_current_hash(h));
         let generation_matches = self.template_generation.is_some_and(|g| {
-            pod.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(TEMPLATE_GENERATION_LABEL))
-                .is_some_and(|label| *label == g.to_string())
+            pod.labels
+                .get(TEMPLATE_GENERATION_LABEL)
+                .is_some_and(|label| label == g.to_string())
         });
         hash_matches || generation_matches
     }

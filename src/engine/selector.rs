@@ -5,7 +5,6 @@
 //! match nothing, as upstream callers treat the conversion error. Pure; knows
 //! nothing of nodes or DaemonSets.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::model::LabelSet;
@@ -18,9 +17,9 @@ use super::requirement::{Operator, Requirement, RequirementError};
 /// every matchExpression (`In`, `NotIn`, `Exists`, `DoesNotExist`) must hold;
 /// an empty selector matches everything. A selector upstream would reject
 /// (bad key, unknown operator, `In` without values) matches nothing.
-pub fn label_selector_matches(
+pub fn label_selector_matches<L: LabelSet + ?Sized>(
     selector: &LabelSelector,
-    labels: Option<&BTreeMap<String, String>>,
+    labels: Option<&L>,
 ) -> bool {
     match label_selector_requirements(selector) {
         Ok(requirements) => requirements.iter().all(|r| r.matches(labels)),

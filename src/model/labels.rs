@@ -7,8 +7,10 @@
 //! labels). Strings no label set uses any more are dropped from the interner
 //! as it grows.
 
-use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::interned::{self, Interned};
 
 /// Anything labels can be looked up in: an API object's label map or [`Labels`].
 pub trait LabelSet {
@@ -66,14 +68,11 @@ impl Labels {
 
 impl From<BTreeMap<String, String>> for Labels {
     fn from(map: BTreeMap<String, String>) -> Self {
-        let mut interner = INTERNER
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut interner = interned::lock();
         let pairs = map
-            .into_iter()
+            .iter()
             .map(|(k, v)| (interner.intern(k), interner.intern(v)))
             .collect();
-        interner.prune_if_grown();
         Labels(pairs)
     }
 }
@@ -88,31 +87,53 @@ impl<'a> FromIterator<(&'a str, &'a str)> for Labels {
     }
 }
 
-static INTERNER: LazyLock<Mutex<Interner>> = LazyLock::new(Mutex::default);
-
-#[derive(Default)]
-struct Interner {
-    strings: HashSet<Arc<str>>,
-    /// Size after the last prune; the next prune waits until it doubles.
-    kept: usize,
+impl serde::Serialize for Labels {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
 }
 
-impl Interner {
-    fn intern(&mut self, text: String) -> Arc<str> {
-        if let Some(shared) = self.strings.get(text.as_str()) {
-            return Arc::clone(shared);
+impl<'de> serde::Deserialize<'de> for Labels {
+    /// Interns straight from the decoder's text: no map and no owned string
+    /// per label is built on the way (`null` is an empty set, as the API means it).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PairsVisitor;
+        impl<'de> serde::de::Visitor<'de> for PairsVisitor {
+            type Value = Labels;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of label keys to values")
+            }
+            fn visit_unit<E>(self) -> Result<Labels, E> {
+                Ok(Labels::default())
+            }
+            fn visit_none<E>(self) -> Result<Labels, E> {
+                Ok(Labels::default())
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Labels, D::Error> {
+                d.deserialize_map(self)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Labels, A::Error> {
+                let mut pairs: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<Interned, Interned>()? {
+                    pairs.push((key.0, value.0));
+                }
+                // The API sends keys sorted; a dump written by hand may not.
+                pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                // Of a key given twice, the last value counts (as in a map).
+                pairs.dedup_by(|later, earlier| {
+                    let same = later.0 == earlier.0;
+                    if same {
+                        std::mem::swap(&mut later.1, &mut earlier.1);
+                    }
+                    same
+                });
+                Ok(Labels(pairs.into_boxed_slice()))
+            }
         }
-        let shared: Arc<str> = Arc::from(text);
-        self.strings.insert(Arc::clone(&shared));
-        shared
-    }
-
-    /// Drops the strings only the interner holds, once it has doubled.
-    fn prune_if_grown(&mut self) {
-        if self.strings.len() > 2 * self.kept.max(4096) {
-            self.strings.retain(|s| Arc::strong_count(s) > 1);
-            self.kept = self.strings.len();
-        }
+        deserializer.deserialize_option(PairsVisitor)
     }
 }
 

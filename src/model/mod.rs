@@ -9,7 +9,9 @@
 mod ds_ref;
 pub mod dump;
 mod event;
+mod interned;
 mod labels;
+mod meta;
 mod node;
 mod pod;
 mod resource;
@@ -17,6 +19,7 @@ pub mod snapshot;
 
 pub use ds_ref::{DsRef, DsRefError, Target};
 pub use event::{Event, InvolvedObject};
+pub use interned::Interned;
 pub use labels::{LabelSet, Labels};
 pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
 pub use pod::{

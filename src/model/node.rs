@@ -2,13 +2,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Labels, ObjectMeta, Taint, Time};
+use super::meta::{WireMeta, joined};
+use super::{Interned, Labels, ObjectMeta, Taint, Time};
 
 /// A node as rollcall sees it. Its labels live in [`Node::labels`] (interned,
-/// see [`Labels`]); `metadata.labels` stays `None`. On the wire the node is the
-/// API's shape: decoding moves the labels over, encoding puts them back.
+/// see [`Labels`]); `metadata.labels` stays `None`, and of the metadata only
+/// the fields [`WireMeta`] names are kept. On the wire the node is the API's
+/// shape: decoding moves the labels over, encoding puts them back.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(from = "WireNode", into = "WireNode")]
+#[serde(from = "WireNodeIn", into = "WireNodeOut")]
 pub struct Node {
     /// Name, UID, resourceVersion (labels: see `labels`).
     pub metadata: ObjectMeta,
@@ -20,36 +22,43 @@ pub struct Node {
     pub status: NodeStatus,
 }
 
-/// The node as the API writes it.
-#[derive(Clone, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireNode {
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default)]
+/// The node as decoded.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireNodeIn {
+    metadata: WireMeta,
     spec: NodeSpec,
-    #[serde(default)]
     status: NodeStatus,
 }
 
-impl From<WireNode> for Node {
-    fn from(mut wire: WireNode) -> Self {
-        let labels = wire.metadata.labels.take().map(Labels::from);
+/// The node as encoded.
+#[derive(Serialize)]
+struct WireNodeOut {
+    metadata: ObjectMeta,
+    spec: NodeSpec,
+    status: NodeStatus,
+}
+
+impl From<WireNodeIn> for Node {
+    fn from(wire: WireNodeIn) -> Self {
+        let (metadata, labels) = wire.metadata.split();
+        let mut spec = wire.spec;
+        spec.taints.shrink_to_fit();
+        let mut status = wire.status;
+        status.conditions.shrink_to_fit();
         Node {
-            metadata: wire.metadata,
-            labels: labels.unwrap_or_default(),
-            spec: wire.spec,
-            status: wire.status,
+            metadata,
+            labels,
+            spec,
+            status,
         }
     }
 }
 
-impl From<Node> for WireNode {
+impl From<Node> for WireNodeOut {
     fn from(node: Node) -> Self {
-        let mut metadata = node.metadata;
-        metadata.labels = node.labels.to_map().or(metadata.labels);
-        WireNode {
-            metadata,
+        WireNodeOut {
+            metadata: joined(node.metadata, &node.labels),
             spec: node.spec,
             status: node.status,
         }
@@ -83,15 +92,15 @@ pub struct NodeStatus {
 pub struct NodeCondition {
     /// `Ready`, `MemoryPressure`, `DiskPressure`, `PIDPressure`, `NetworkUnavailable`, ...
     #[serde(rename = "type")]
-    pub type_: String,
+    pub type_: Interned,
     /// `True`, `False` or `Unknown`.
-    pub status: String,
+    pub status: Interned,
     /// Machine-readable reason, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Human-readable message, if any.
+    pub reason: Option<Interned>,
+    /// Human-readable message, if any (shared: kubelets word them alike).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<Interned>,
     /// When the status last changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,

@@ -2,21 +2,68 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ObjectMeta, REVISION_HASH_LABEL, Time};
+use super::meta::{WireMeta, joined};
+use super::{Interned, Labels, ObjectMeta, REVISION_HASH_LABEL, Time};
 
-/// A pod as rollcall sees it.
+/// A pod as rollcall sees it. Like [`super::Node`], its labels live in
+/// [`Pod::labels`] (interned) and only the metadata fields rollcall reads are
+/// kept; on the wire it is the API's shape.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(from = "WirePodIn", into = "WirePodOut")]
 pub struct Pod {
-    /// Name, namespace, UID, labels, owner references, deletion timestamp.
-    #[serde(default)]
+    /// Name, namespace, UID, owner references, timestamps (labels: see `labels`).
     pub metadata: ObjectMeta,
+    /// The pod's labels (the revision hash among them).
+    pub labels: Labels,
     /// The node the pod is bound to and its containers.
-    #[serde(default)]
     pub spec: PodSpec,
     /// Phase, conditions and container states.
-    #[serde(default)]
     pub status: PodStatus,
+}
+
+/// The pod as decoded.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WirePodIn {
+    metadata: WireMeta,
+    spec: PodSpec,
+    status: PodStatus,
+}
+
+/// The pod as encoded.
+#[derive(Serialize)]
+struct WirePodOut {
+    metadata: ObjectMeta,
+    spec: PodSpec,
+    status: PodStatus,
+}
+
+impl From<WirePodIn> for Pod {
+    fn from(wire: WirePodIn) -> Self {
+        let (metadata, labels) = wire.metadata.split();
+        let mut spec = wire.spec;
+        spec.containers.shrink_to_fit();
+        let mut status = wire.status;
+        // serde leaves room for four; a pod's lists are read, never grown.
+        status.conditions.shrink_to_fit();
+        status.container_statuses.shrink_to_fit();
+        Pod {
+            metadata,
+            labels,
+            spec,
+            status,
+        }
+    }
+}
+
+impl From<Pod> for WirePodOut {
+    fn from(pod: Pod) -> Self {
+        WirePodOut {
+            metadata: joined(pod.metadata, &pod.labels),
+            spec: pod.spec,
+            status: pod.status,
+        }
+    }
 }
 
 /// The parts of `PodSpec` rollcall reads.
@@ -36,10 +83,10 @@ pub struct PodSpec {
 #[serde(rename_all = "camelCase")]
 pub struct PodContainer {
     /// Container name.
-    pub name: String,
+    pub name: Interned,
     /// Image reference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
+    pub image: Option<Interned>,
 }
 
 /// The parts of `PodStatus` rollcall reads.
@@ -48,10 +95,10 @@ pub struct PodContainer {
 pub struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub phase: Option<Interned>,
     /// Pod-level reason (e.g. `Evicted`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Interned>,
     /// Pod-level message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -72,9 +119,9 @@ pub struct PodStatus {
 pub struct PodCondition {
     /// Condition type.
     #[serde(rename = "type")]
-    pub type_: String,
+    pub type_: Interned,
     /// `True`, `False` or `Unknown`.
-    pub status: String,
+    pub status: Interned,
     /// When the status last changed; the start of "available" for `Ready`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,
@@ -85,7 +132,7 @@ pub struct PodCondition {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStatus {
     /// Container name.
-    pub name: String,
+    pub name: Interned,
     /// Readiness probe result.
     #[serde(default)]
     pub ready: bool,
@@ -94,7 +141,7 @@ pub struct ContainerStatus {
     pub restart_count: i32,
     /// Image the container runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
+    pub image: Option<Interned>,
     /// Current state.
     #[serde(default)]
     pub state: ContainerState,
@@ -103,19 +150,20 @@ pub struct ContainerStatus {
     pub last_state: ContainerState,
 }
 
-/// A container state: at most one of waiting, running, terminated.
+/// A container state: at most one of waiting, running, terminated (boxed:
+/// two of the three are absent, so a state costs three pointers).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContainerState {
     /// Waiting (ContainerCreating, ImagePullBackOff, CrashLoopBackOff, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting: Option<StateDetail>,
+    pub waiting: Option<Box<StateDetail>>,
     /// Running since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running: Option<StateDetail>,
+    pub running: Option<Box<StateDetail>>,
     /// Terminated (Error, Completed, OOMKilled, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub terminated: Option<StateDetail>,
+    pub terminated: Option<Box<StateDetail>>,
 }
 
 /// The fields shared by the three container states that rollcall shows.
@@ -124,7 +172,7 @@ pub struct ContainerState {
 pub struct StateDetail {
     /// Reason, e.g. `CrashLoopBackOff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Interned>,
     /// Message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -159,11 +207,7 @@ impl Pod {
 
     /// The `controller-revision-hash` label.
     pub fn revision_hash(&self) -> Option<&str> {
-        self.metadata
-            .labels
-            .as_ref()?
-            .get(REVISION_HASH_LABEL)
-            .map(String::as_str)
+        self.labels.get(REVISION_HASH_LABEL)
     }
 
     /// Whether the pod has a deletion timestamp.

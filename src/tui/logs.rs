@@ -219,9 +219,9 @@ pub fn request_for(cache: &Cache, node: &str) -> Result<LogsRequest, String> {
         .find(|c| !c.ready && c.last_state.terminated.is_some());
     let container = crashed
         .or_else(|| statuses.iter().find(|c| !c.ready))
-        .map(|c| c.name.clone())
-        .or_else(|| statuses.first().map(|c| c.name.clone()))
-        .or_else(|| pod.spec.containers.first().map(|c| c.name.clone()));
+        .map(|c| c.name.to_string())
+        .or_else(|| statuses.first().map(|c| c.name.to_string()))
+        .or_else(|| pod.spec.containers.first().map(|c| c.name.to_string()));
     Ok(LogsRequest {
         namespace: pod.namespace().to_owned(),
         pod: pod.name().to_owned(),

@@ -31,12 +31,12 @@ fn crashing() -> Cache {
     container.state.waiting.as_mut().expect("waiting").message =
         Some("back-off 1m20s restarting failed container=main pod=agent-n3new_kube-system".into());
     container.last_state = ContainerState {
-        terminated: Some(StateDetail {
+        terminated: Some(Box::new(StateDetail {
             reason: Some("Error".into()),
             message: Some("exec /usr/bin/agent: exec format error\u{1b}[2J".into()),
             exit_code: Some(1),
             ..StateDetail::default()
-        }),
+        })),
         ..ContainerState::default()
     };
     cache.apply(WatchUpdate::Pod(watcher::Event::Apply(crash)), now());

@@ -211,7 +211,10 @@ fn label_selector_table() {
             "{name}"
         );
     }
-    assert!(label_selector_matches(&LabelSelector::default(), None));
+    assert!(label_selector_matches::<crate::model::Labels>(
+        &LabelSelector::default(),
+        None
+    ));
 }
 
 proptest::proptest! {

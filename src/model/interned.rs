@@ -1,0 +1,171 @@
+//! Shared strings for text that repeats across objects held by the thousand:
+//! label keys and values, condition types and messages, phases, images,
+//! container names. One `Arc<str>` per distinct string, process-wide; an
+//! object holds a pointer. Strings no object uses any more are dropped from
+//! the interner as it grows.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+/// A string shared with every other equal [`Interned`] string.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Interned(pub(super) Arc<str>);
+
+impl Interned {
+    /// The shared copy of `text`.
+    pub fn new(text: &str) -> Self {
+        Interned(lock().intern(text))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Deref for Interned {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Interned {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Interned {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Interned {
+    fn from(text: &str) -> Self {
+        Interned::new(text)
+    }
+}
+
+impl From<String> for Interned {
+    fn from(text: String) -> Self {
+        Interned::new(&text)
+    }
+}
+
+impl PartialEq<str> for Interned {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Interned {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl fmt::Debug for Interned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Interned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl serde::Serialize for Interned {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Interned {
+    /// Looks the decoder's text up without copying it when it is known.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl serde::de::Visitor<'_> for TextVisitor {
+            type Value = Interned;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Interned, E> {
+                Ok(Interned::new(text))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+static INTERNER: LazyLock<Mutex<Interner>> = LazyLock::new(Mutex::default);
+
+pub(super) fn lock() -> std::sync::MutexGuard<'static, Interner> {
+    INTERNER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[derive(Default)]
+pub(super) struct Interner {
+    /// foldhash: the strings are short and the decoder looks every one up.
+    strings: HashSet<Arc<str>, foldhash::fast::RandomState>,
+    /// Size after the last prune; the next prune waits until it doubles.
+    kept: usize,
+}
+
+impl Interner {
+    pub(super) fn intern(&mut self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.strings.get(text) {
+            return Arc::clone(shared);
+        }
+        self.prune_if_grown();
+        let shared: Arc<str> = Arc::from(text);
+        self.strings.insert(Arc::clone(&shared));
+        shared
+    }
+
+    /// Drops the strings only the interner holds, once it has doubled.
+    fn prune_if_grown(&mut self) {
+        if self.strings.len() > 2 * self.kept.max(4096) {
+            self.strings.retain(|s| Arc::strong_count(s) > 1);
+            self.kept = self.strings.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_texts_share_one_allocation_and_compare_as_text() {
+        let a: Interned = serde_json::from_str("\"KubeletReady\"").unwrap();
+        let b = Interned::from(String::from("KubeletReady"));
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        assert_eq!(a, "KubeletReady");
+        assert_eq!(serde_json::to_string(&a).unwrap(), "\"KubeletReady\"");
+        // Escaped text is decoded before it is interned.
+        let c: Interned = serde_json::from_str("\"Kubelet\\u0052eady\"").unwrap();
+        assert!(Arc::ptr_eq(&a.0, &c.0));
+    }
+
+    #[test]
+    fn unused_strings_are_pruned_once_the_interner_doubled() {
+        let kept = Interned::new("kept-across-prunes");
+        for i in 0..20_000 {
+            let _ = Interned::new(&format!("transient-{i}"));
+        }
+        let interner = lock();
+        assert!(
+            interner.strings.len() < 20_000,
+            "transient strings were pruned"
+        );
+        assert!(interner.strings.contains("kept-across-prunes"));
+        drop(interner);
+        drop(kept);
+    }
+}
