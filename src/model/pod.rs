@@ -44,6 +44,10 @@ impl From<WirePodIn> for Pod {
         let mut spec = wire.spec;
         spec.containers.shrink_to_fit();
         let mut status = wire.status;
+        // Of the conditions only Ready is read (readiness and availability);
+        // the others (PodScheduled, Initialized, ...) are True on every
+        // running pod and would cost a quarter of it.
+        status.conditions.retain(|c| c.type_ == "Ready");
         // serde leaves room for four; a pod's lists are read, never grown.
         status.conditions.shrink_to_fit();
         status.container_statuses.shrink_to_fit();
@@ -102,7 +106,7 @@ pub struct PodStatus {
     /// Pod-level message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// `status.conditions` (`Ready`, `ContainersReady`, `PodScheduled`, ...).
+    /// `status.conditions`: of a decoded pod, only `Ready`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<PodCondition>,
     /// When the kubelet accepted the pod.
