@@ -4,7 +4,7 @@
 //! object holds a pointer. Strings no object uses any more are dropped from
 //! the interner as it grows.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
@@ -115,6 +115,18 @@ pub(super) struct Interner {
     strings: HashSet<Arc<str>, foldhash::fast::RandomState>,
     /// Size after the last prune; the next prune waits until it doubles.
     kept: usize,
+    /// Label pairs, by the addresses of their interned key and value.
+    pairs: HashMap<(usize, usize), Arc<Pair>, foldhash::fast::RandomState>,
+    /// Pair count after the last prune.
+    pairs_kept: usize,
+}
+
+/// A label pair, shared by every label set that has it: most nodes of a
+/// pool carry the same dozen pairs, so a set holds thin pointers.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Pair {
+    pub(super) key: Arc<str>,
+    pub(super) value: Arc<str>,
 }
 
 impl Interner {
@@ -125,6 +137,26 @@ impl Interner {
         self.prune_if_grown();
         let shared: Arc<str> = Arc::from(text);
         self.strings.insert(Arc::clone(&shared));
+        shared
+    }
+
+    /// The shared pair of two interned strings.
+    pub(super) fn pair(&mut self, key: Arc<str>, value: Arc<str>) -> Arc<Pair> {
+        // Interned strings are equal exactly when their addresses are.
+        let id = (
+            Arc::as_ptr(&key).cast::<u8>() as usize,
+            Arc::as_ptr(&value).cast::<u8>() as usize,
+        );
+        if let Some(shared) = self.pairs.get(&id) {
+            return Arc::clone(shared);
+        }
+        if self.pairs.len() > 2 * self.pairs_kept.max(4096) {
+            // A pruned pair releases its strings for the next string prune.
+            self.pairs.retain(|_, pair| Arc::strong_count(pair) > 1);
+            self.pairs_kept = self.pairs.len();
+        }
+        let shared = Arc::new(Pair { key, value });
+        self.pairs.insert(id, Arc::clone(&shared));
         shared
     }
 
