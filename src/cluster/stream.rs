@@ -109,6 +109,7 @@ where
     let task = tokio::spawn(async move {
         let mut follower = Follower {
             label,
+            client: api.clone().into_client(),
             api,
             selector,
             config,
@@ -153,6 +154,8 @@ pub struct Selector {
 
 struct Follower<K> {
     label: &'static str,
+    /// The client behind `api`, for the list pages it decodes itself.
+    client: kube::Client,
     api: kube::Api<K>,
     selector: Selector,
     config: StreamConfig,
@@ -304,8 +307,10 @@ where
         if let Some(fields) = &self.selector.fields {
             params = params.fields(fields);
         }
+        // Pages are alike in size: the last one's sizes the next buffer.
+        let mut size_hint = 0;
         loop {
-            let page = self.api.list(&params).await?;
+            let page = self.list_page(&params, &mut size_hint).await?;
             for item in page.items {
                 self.send(Signal::Event(watcher::Event::InitApply(item)))
                     .await;
@@ -315,6 +320,29 @@ where
                 None => return Ok(page.metadata.resource_version.unwrap_or_default()),
             }
         }
+    }
+
+    /// One list page, decoded straight from the response's bytes. (kube's
+    /// `Api::list` copies the body into a `String` and checks it is UTF-8
+    /// before decoding: two more passes over every page, megabytes each at
+    /// scale; the decoder checks the text itself.)
+    async fn list_page(
+        &self,
+        params: &ListParams,
+        size_hint: &mut usize,
+    ) -> Result<kube::core::ObjectList<K>, kube::Error> {
+        use futures::AsyncReadExt;
+        let mut request = kube::core::Request::new(self.api.resource_url())
+            .list(params)
+            .map_err(kube::Error::BuildRequest)?;
+        request.extensions_mut().insert("list");
+        let mut body = self.client.request_stream(request).await?;
+        let mut bytes = Vec::with_capacity(*size_hint + *size_hint / 8);
+        body.read_to_end(&mut bytes)
+            .await
+            .map_err(kube::Error::ReadEvents)?;
+        *size_hint = bytes.len();
+        serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError)
     }
 
     async fn watch(&mut self) -> Ended {
