@@ -8,8 +8,9 @@ use super::{ObjectMeta, Time};
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
-    /// Name, namespace, resourceVersion.
-    #[serde(default)]
+    /// Name, namespace, resourceVersion (of the metadata, only what
+    /// [`super::meta`] keeps is decoded: events carry managed fields too).
+    #[serde(default, deserialize_with = "super::meta::slim")]
     pub metadata: ObjectMeta,
     /// The object the event is about.
     #[serde(default)]

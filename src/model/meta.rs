@@ -40,6 +40,12 @@ impl WireMeta {
     }
 }
 
+/// Decodes `metadata` keeping what [`WireMeta`] keeps, labels dropped (for
+/// objects whose labels nothing reads, such as events).
+pub(super) fn slim<'de, D: serde::Deserializer<'de>>(decoder: D) -> Result<ObjectMeta, D::Error> {
+    Ok(WireMeta::deserialize(decoder)?.split().0)
+}
+
 /// `metadata` as encoded: the kept fields with the labels put back.
 pub(super) fn joined(mut meta: ObjectMeta, labels: &Labels) -> ObjectMeta {
     if let Some(map) = labels.to_map() {
