@@ -48,8 +48,12 @@ pub(crate) fn costs(app: &mut App, shared: &watch::Shared) -> anyhow::Result<Str
         ("auto_first", auto_first),
         ("auto_step", auto_step),
     ]);
-    let (copy, compare) = roster_costs(app, shared)?;
-    out.extend([("roster_copy", copy), ("roster_compare", compare)]);
+    let (copy, compare, change) = roster_costs(app, shared)?;
+    out.extend([
+        ("roster_copy", copy),
+        ("roster_compare", compare),
+        ("roster_change", change),
+    ]);
     let mut line = String::new();
     for (key, timings) in &out {
         println!(
@@ -210,9 +214,14 @@ fn auto_costs(
     Ok((start, first, step))
 }
 
-/// The roster comparison after one changed pod: the copy under the cache
-/// lock, then the comparison (the console runs it on its own thread).
-fn roster_costs(app: &mut App, shared: &watch::Shared) -> anyhow::Result<(Timings, Timings)> {
+/// The roster (`--roster`): a comparison from scratch (the copy under the
+/// cache lock, then the comparison the console runs on its own thread), as at
+/// start or after a relist; then what one changed pod costs the console
+/// (`RosterState::note_changes`, under the lock, as `App::refresh` calls it).
+fn roster_costs(
+    app: &mut App,
+    shared: &watch::Shared,
+) -> anyhow::Result<(Timings, Timings, Timings)> {
     let target = app.ui.target_key();
     let roster = {
         let cache = shared.lock();
@@ -223,18 +232,15 @@ fn roster_costs(app: &mut App, shared: &watch::Shared) -> anyhow::Result<(Timing
         )?
     };
     let mut state = RosterState::new(roster);
-    let (mut copy, mut compare) = (Timings::default(), Timings::default());
-    for i in 0..CHANGES {
-        let mut cache = shared.lock();
-        change_one_pod(&mut cache, i)?;
-        app.refresh(&mut cache, jiff::Timestamp::now());
+    let (mut copy, mut compare, mut change) =
+        (Timings::default(), Timings::default(), Timings::default());
+    for _ in 0..ROUNDS {
+        let cache = shared.lock();
         let started = Instant::now();
         let snapshot = RosterSnapshot::take(&cache, target.as_deref());
         let copied = started.elapsed();
         copy.add(copied);
-        drop(cache);
         snapshot.context("the roster snapshot is not complete")?;
-        let cache = shared.lock();
         let started = Instant::now();
         state.recompute_now(&cache, target.as_deref());
         // The comparison alone: the whole recompute less its copy.
@@ -243,5 +249,13 @@ fn roster_costs(app: &mut App, shared: &watch::Shared) -> anyhow::Result<(Timing
             bail!("the roster comparison made no report");
         }
     }
-    Ok((copy, compare))
+    for i in 0..CHANGES {
+        let mut cache = shared.lock();
+        change_one_pod(&mut cache, i)?;
+        let changes = cache.take_changes();
+        let started = Instant::now();
+        state.note_changes(&changes, &cache, target.as_deref());
+        change.add(started.elapsed());
+    }
+    Ok((copy, compare, change))
 }
