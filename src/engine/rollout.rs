@@ -212,6 +212,20 @@ impl PartialEq for StepKey<'_> {
 
 impl Eq for StepKey<'_> {}
 
+/// Keeps the `size` smallest candidates in the max-heap `heap`.
+fn keep_smallest<'r, 'n>(
+    heap: &mut BinaryHeap<Candidate<'r, 'n>>,
+    candidate: Candidate<'r, 'n>,
+    size: usize,
+) {
+    if heap.len() < size {
+        heap.push(candidate);
+    } else if heap.peek().is_some_and(|top| candidate.key < top.key) {
+        heap.pop();
+        heap.push(candidate);
+    }
+}
+
 /// A row that may be in the next batch, ordered by its key alone.
 struct Candidate<'r, 'n> {
     key: StepKey<'r>,
@@ -259,8 +273,11 @@ pub fn next_steps<'r, 'n>(
     let mut canaries: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
     let mut others: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
     for row in rows {
+        if !may_step(row) {
+            continue;
+        }
         let node = node_of(row.node.as_str());
-        if !is_step(row, node, options.include_cordoned) || exclude.contains(&row.node) {
+        if !node_allows(row, node, options.include_cordoned) || exclude.contains(&row.node) {
             continue;
         }
         let canary = node.is_some_and(|n| is_canary(n, options));
@@ -273,10 +290,7 @@ pub fn next_steps<'r, 'n>(
             node: row.node.as_str(),
         };
         let heap = if canary { &mut canaries } else { &mut others };
-        heap.push(Candidate { key, row, node });
-        if heap.len() > size {
-            heap.pop();
-        }
+        keep_smallest(heap, Candidate { key, row, node }, size);
     }
     let chosen = if canaries.is_empty() {
         others
@@ -315,28 +329,41 @@ pub fn plan_head<'r, 'n>(
 ) -> PlanHead {
     let mut head = PlanHead::default();
     let mut steps: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
-    let mut skipped: BinaryHeap<(&str, Candidate<'_, '_>)> = BinaryHeap::new();
+    // Skipped nodes by name; their node is looked up for the reason only
+    // when shown.
+    let mut skipped: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
     for row in rows {
-        let node = node_of(row.node.as_str());
+        let node = if may_step(row) {
+            let node = node_of(row.node.as_str());
+            node_allows(row, node, options.include_cordoned).then_some(node)
+        } else {
+            None
+        };
+        let Some(node) = node else {
+            head.skipped += 1;
+            let key = StepKey {
+                not_canary: false,
+                group: None,
+                node: row.node.as_str(),
+            };
+            keep_smallest(
+                &mut skipped,
+                Candidate {
+                    key,
+                    row,
+                    node: None,
+                },
+                limit,
+            );
+            continue;
+        };
+        head.steps += 1;
         let key = StepKey {
             not_canary: !node.is_some_and(|n| is_canary(n, options)),
             group: node.and_then(|n| group_label(n, &options.group_label_keys)),
             node: row.node.as_str(),
         };
-        let candidate = Candidate { key, row, node };
-        if is_step(row, node, options.include_cordoned) {
-            head.steps += 1;
-            steps.push(candidate);
-            if steps.len() > limit {
-                steps.pop();
-            }
-        } else {
-            head.skipped += 1;
-            skipped.push((row.node.as_str(), candidate));
-            if skipped.len() > limit {
-                skipped.pop();
-            }
-        }
+        keep_smallest(&mut steps, Candidate { key, row, node }, limit);
     }
     head.plan.steps = steps
         .into_sorted_vec()
@@ -346,9 +373,10 @@ pub fn plan_head<'r, 'n>(
     head.plan.skipped = skipped
         .into_sorted_vec()
         .into_iter()
-        .filter_map(|(name, c)| {
-            skip_reason(c.row, c.node, options.include_cordoned).map(|reason| Skipped {
-                node: name.to_owned(),
+        .filter_map(|c| {
+            let reason = skip_reason(c.row, node_of(c.key.node), options.include_cordoned)?;
+            Some(Skipped {
+                node: c.key.node.to_owned(),
                 reason,
             })
         })
@@ -356,15 +384,21 @@ pub fn plan_head<'r, 'n>(
     head
 }
 
-/// Whether the row is a step of the plan: [`skip_reason`] gives none.
-fn is_step(row: &NodeCoverage, node: Option<&Node>, include_cordoned: bool) -> bool {
-    row.verdict.should_run
-        && old_pod(row).is_some()
-        && match node {
-            Some(n) if n.spec.unschedulable && !include_cordoned => false,
-            Some(n) => n.is_ready(),
-            None => row.verdict.is_unknown(),
-        }
+/// Whether the row, on its own, may be a step (eligible, an old live pod):
+/// the node is looked up only when it may.
+fn may_step(row: &NodeCoverage) -> bool {
+    row.verdict.should_run && old_pod(row).is_some()
+}
+
+/// Whether the node lets a row that [`may_step`] be a step (not cordoned,
+/// Ready; unknown when the nodes cannot be read): with `may_step`, exactly
+/// when [`skip_reason`] gives none.
+fn node_allows(row: &NodeCoverage, node: Option<&Node>, include_cordoned: bool) -> bool {
+    match node {
+        Some(n) if n.spec.unschedulable && !include_cordoned => false,
+        Some(n) => n.is_ready(),
+        None => row.verdict.is_unknown(),
+    }
 }
 
 fn skip_reason(

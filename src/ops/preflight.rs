@@ -20,10 +20,11 @@ pub struct FailingNode {
     pub reason: String,
 }
 
-/// Nodes whose live pod already runs the current revision and is failing.
+/// Nodes whose live pod already runs the current revision and is failing, by name.
 /// Advancing more nodes onto that revision would spread the failure.
 pub fn failing_updated<'r>(rows: impl IntoIterator<Item = &'r NodeCoverage>) -> Vec<FailingNode> {
-    rows.into_iter()
+    let mut failing: Vec<FailingNode> = rows
+        .into_iter()
         .filter_map(|row| {
             row.pods
                 .iter()
@@ -34,7 +35,10 @@ pub fn failing_updated<'r>(rows: impl IntoIterator<Item = &'r NodeCoverage>) -> 
                     reason,
                 })
         })
-        .collect()
+        .collect();
+    // Rows may come in any order (the console's are unordered): by name.
+    failing.sort_by(|a, b| a.node.cmp(&b.node));
+    failing
 }
 
 /// The refusal text for failing updated nodes (at most `shown` listed).

@@ -256,7 +256,8 @@ impl<'a> Snapshot<'a> {
         RevisionIndex::new(&self.ds, &self.revisions)
     }
 
-    /// One coverage row per node, in node-name order; when the nodes cannot
+    /// One coverage row per node (computed: in node-name order; live: in the
+    /// row cache's order, see [`Rows::iter`]); when the nodes cannot
     /// be read, one per node a pod is bound to, eligibility unknown. A live
     /// snapshot hands out the console's rows (computed when their node last
     /// changed) and computes nothing until asked.
@@ -272,7 +273,6 @@ impl<'a> Snapshot<'a> {
                 revisions: &self.revisions,
                 now,
                 index: std::cell::OnceCell::new(),
-                sorted: std::cell::OnceCell::new(),
             },
         }
     }
@@ -433,7 +433,7 @@ impl NodeLookup<'_> {
 }
 
 /// The coverage rows of a snapshot: computed (owned, in node-name order), or
-/// the console's, borrowed and put in name order only when all are read.
+/// the console's, borrowed as they are.
 pub enum Rows<'s> {
     /// Computed from owned nodes and pods, in node-name order.
     Computed(Vec<NodeCoverage>),
@@ -451,8 +451,6 @@ pub enum Rows<'s> {
         now: jiff::Timestamp,
         /// The revision index, on first use (for a fresh row).
         index: std::cell::OnceCell<RevisionIndex>,
-        /// Every row in node-name order, on first use.
-        sorted: std::cell::OnceCell<Vec<&'s NodeCoverage>>,
     },
 }
 
@@ -466,20 +464,13 @@ impl<'r> IntoIterator for &'r Rows<'_> {
 }
 
 impl Rows<'_> {
-    /// Every row, in node-name order.
+    /// Every row: computed rows in node-name order, live rows in the row
+    /// cache's own order (every reader is order-free: the plan sorts, the
+    /// failing nodes come sorted, the rest count).
     pub fn iter(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_> {
         match self {
             Self::Computed(rows) => Box::new(rows.iter()),
-            Self::Live { source, sorted, .. } => {
-                let sorted = sorted.get_or_init(|| {
-                    let mut all: Vec<&NodeCoverage> = source.all().collect();
-                    // Stable and run-aware: the row cache's natural order is
-                    // (nearly) name order already.
-                    all.sort_by(|a, b| a.node.cmp(&b.node));
-                    all
-                });
-                Box::new(sorted.iter().copied())
-            }
+            Self::Live { source, .. } => source.all(),
         }
     }
 

@@ -458,7 +458,7 @@ impl RowSource for RowCache {
     }
 
     fn all(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_> {
-        Box::new(self.in_name_order().map(|row| &row.coverage))
+        Box::new(self.iter().map(|row| &row.coverage))
     }
 
     fn index(&self) -> Option<&RevisionIndex> {

@@ -123,8 +123,11 @@ fn apply(cache: &mut Cache, change: &Change) {
     cache.apply(update, now());
 }
 
+/// The rows in name order (live rows come in the row cache's order).
 fn owned_rows(rows: &crate::ops::snapshot::Rows<'_>) -> Vec<NodeCoverage> {
-    rows.iter().cloned().collect()
+    let mut all: Vec<NodeCoverage> = rows.iter().cloned().collect();
+    all.sort_by(|a, b| a.node.cmp(&b.node));
+    all
 }
 
 /// Everything a rollout key reads agrees between the two snapshots.
