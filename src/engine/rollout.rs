@@ -193,7 +193,13 @@ impl Ord for StepKey<'_> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         (self.not_canary, self.group.is_none())
             .cmp(&(other.not_canary, other.group.is_none()))
-            .then_with(|| self.group_bytes().cmp(other.group_bytes()))
+            .then_with(|| match (self.group, other.group) {
+                // The same key (the usual case): `key=a` against `key=b` is `a` against `b`.
+                (Some((key, value)), Some((other_key, other_value))) if key == other_key => {
+                    value.cmp(other_value)
+                }
+                _ => self.group_bytes().cmp(other.group_bytes()),
+            })
             .then_with(|| self.node.cmp(other.node))
     }
 }
@@ -277,9 +283,6 @@ pub fn next_steps<'r, 'n>(
             continue;
         }
         let node = node_of(row.node.as_str());
-        if !node_allows(row, node, options.include_cordoned) || exclude.contains(&row.node) {
-            continue;
-        }
         let canary = node.is_some_and(|n| is_canary(n, options));
         if !canary && !canaries.is_empty() {
             continue;
@@ -290,6 +293,15 @@ pub fn next_steps<'r, 'n>(
             node: row.node.as_str(),
         };
         let heap = if canary { &mut canaries } else { &mut others };
+        // A row that would not enter the batch is not looked at further
+        // (the node's conditions are the costliest part).
+        let full = heap.len() >= size;
+        if full && heap.peek().is_some_and(|top| key >= top.key) {
+            continue;
+        }
+        if !node_allows(row, node, options.include_cordoned) || exclude.contains(&row.node) {
+            continue;
+        }
         keep_smallest(heap, Candidate { key, row, node }, size);
     }
     let chosen = if canaries.is_empty() {
