@@ -10,7 +10,13 @@
 //!   and order (`App::refresh`), in a child process so that (c) its RSS and
 //!   peak RSS are its own;
 //! - (d) per-change cost under churn (`rollcall sim --churn`'s generator):
-//!   the console's CPU time per change, and its refresh and frame times.
+//!   the console's CPU time per change, and its refresh and frame times;
+//! - (e) the rollout keys at full scale, through the console's own dispatch
+//!   (`App::update`), from the keypress to the writes handed to the effects
+//!   task (the first API request): `n` and its yes, `c` and its yes, the plan
+//!   view `P`, and `A`; then one auto-advance step reacting to one changed
+//!   pod (`App::ops_on_change`, as on every cache change), and the roster
+//!   (`--roster`): a comparison from scratch, and what one changed pod costs.
 //!
 //! Run: `cargo run --release --example scale -- --nodes 65000`
 //! (`--churn 5000 --churn-secs 10` to change the load).
@@ -29,6 +35,9 @@ use rollcall::sim::churn::{self, ChurnOptions};
 use rollcall::sim::embedded::{self, EmbeddedOptions};
 use rollcall::tui::app::App;
 use rollcall::tui::view_model::ConsoleInfo;
+
+#[path = "scale/keys.rs"]
+mod keys;
 
 #[derive(Parser, Debug)]
 #[command(about = "Scale benchmark: embedded cluster, raw transfer, console load, churn")]
@@ -140,6 +149,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
         .context("cannot start the console child")?;
     let mut lines = BufReader::new(child.stdout.take().context("child stdout")?).lines();
     let load = Report::parse(&next_line(&mut lines)?, "loaded")?;
+    let keys = Report::parse(&next_line(&mut lines)?, "keys")?;
     println!(
         "  grid order, worst over every sort and grouping: full rebuild {:.2} ms, one changed row moved {:.3} ms",
         load.get("rebuild_max_ms"),
@@ -188,6 +198,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
             sim_peak,
             raw,
             load,
+            keys,
             churned,
             written,
             churn_secs,
@@ -259,6 +270,7 @@ struct Figures {
     sim_peak: f64,
     raw: Raw,
     load: Report,
+    keys: Report,
     churned: Report,
     written: u64,
     churn_secs: Duration,
@@ -307,6 +319,7 @@ fn print_table(args: &Args, f: &Figures) {
         f.load.get("peak"),
         f.load.get("rss") * 1024.0 / nodes
     );
+    print_key_rows(&f.keys);
     println!(
         "| churn written | {} changes in {:.1} s | {:.0} changes/s |",
         f.written,
@@ -336,6 +349,51 @@ fn print_table(args: &Args, f: &Figures) {
         f.churned.get("peak")
     );
 }
+
+/// The rollout keys' rows: mean and max per key, in ms.
+fn print_key_rows(keys: &Report) {
+    for (key, what) in KEY_FIGURES {
+        println!(
+            "| {what} | mean {:.2} ms, max {:.2} ms | |",
+            keys.get(&format!("{key}_mean_ms")),
+            keys.get(&format!("{key}_max_ms"))
+        );
+    }
+}
+
+/// The figures of (e): report key and table row.
+const KEY_FIGURES: [(&str, &str); 9] = [
+    (
+        "n",
+        "key `n` + yes: advance the next node (to the delete request)",
+    ),
+    ("c", "key `c` + yes: mark a canary (to the state patch)"),
+    ("plan", "key `P`: the rollout plan view"),
+    (
+        "auto",
+        "key `A` + yes: start auto-advance (to the state patch)",
+    ),
+    (
+        "auto_first",
+        "auto-advance: first batch (to the delete request)",
+    ),
+    (
+        "auto_step",
+        "auto-advance step after one changed pod (ops_on_change)",
+    ),
+    (
+        "roster_copy",
+        "roster from scratch (start, relist): copy under the cache lock",
+    ),
+    (
+        "roster_compare",
+        "roster from scratch (start, relist): comparison, off the lock",
+    ),
+    (
+        "roster_change",
+        "roster after one changed pod (in place, under the lock)",
+    ),
+];
 
 // ---------------------------------------------------------------- raw transfer
 
@@ -456,6 +514,8 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
         load.as_secs_f64(),
         app.rows.len(),
     );
+    let keys = keys::costs(&mut app, &shared)?;
+    println!("keys {keys}");
     churn_phase(&mut app, &shared).await?;
     drop(handle);
     Ok(())
@@ -512,21 +572,25 @@ fn order_costs(app: &mut App, shared: &watch::Shared) -> (f64, f64) {
 }
 
 #[derive(Default)]
-struct Timings {
+pub(crate) struct Timings {
     count: u32,
     total: Duration,
     max: Duration,
 }
 
 impl Timings {
-    fn add(&mut self, took: Duration) {
+    pub(crate) fn add(&mut self, took: Duration) {
         self.count += 1;
         self.total += took;
         self.max = self.max.max(took);
     }
 
-    fn mean_ms(&self) -> f64 {
+    pub(crate) fn mean_ms(&self) -> f64 {
         self.total.as_secs_f64() * 1000.0 / f64::from(self.count.max(1))
+    }
+
+    pub(crate) fn max_ms(&self) -> f64 {
+        self.max.as_secs_f64() * 1000.0
     }
 }
 

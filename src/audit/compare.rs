@@ -203,7 +203,7 @@ fn sorted_uids<'a>(pods: impl Iterator<Item = &'a OwnedPod>) -> Vec<String> {
 }
 
 /// `Ready=False (KubeletNotReady: ...)`, or `no Ready condition`.
-fn ready_condition_words(node: &Node) -> String {
+pub(crate) fn ready_condition_words(node: &Node) -> String {
     let Some(c) = node.condition("Ready") else {
         return "no Ready condition reported".to_owned();
     };

@@ -11,6 +11,7 @@
 pub mod compare;
 pub mod events;
 pub mod explain;
+pub mod incremental;
 pub mod live;
 pub mod owned;
 pub mod report;

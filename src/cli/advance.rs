@@ -73,7 +73,8 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         if let Some(note) = crate::ops::owner_guard::advance_note(&snapshot.ds) {
             crate::cli::out::eline(&format!("note: {}: {note}", session.target));
         }
-        let rows = snapshot.rows(&snapshot.index(), jiff::Timestamp::now());
+        let index = snapshot.index();
+        let rows = snapshot.rows(&index, jiff::Timestamp::now());
         if args.next.is_some() && !args.despite_failing {
             let failing = crate::ops::preflight::failing_updated(&rows);
             if !failing.is_empty() {
@@ -85,10 +86,11 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
                 ));
             }
         }
+        let no_exclusion = std::collections::BTreeSet::new();
         let victims = choose(
-            &snapshot.plan(&rows, &state)?,
+            &snapshot.plan_for(&rows, &state, &target, &no_exclusion, false)?,
             &target,
-            &std::collections::BTreeSet::new(),
+            &no_exclusion,
         )?;
         let list: Vec<String> = victims
             .iter()

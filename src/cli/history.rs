@@ -101,7 +101,7 @@ pub struct RevisionEntry {
 
 impl HistoryList {
     /// The list from a snapshot.
-    pub fn build(snapshot: &Snapshot) -> Self {
+    pub fn build(snapshot: &Snapshot<'_>) -> Self {
         let index = snapshot.index();
         let nodes_per_hash = nodes_per_hash(snapshot);
         let current_revision = index.current().map(|c| c.number);
@@ -171,7 +171,7 @@ pub struct DiffLine {
 
 impl RevisionDetail {
     /// The detail of revision `number`.
-    pub fn build(snapshot: &Snapshot, number: i64) -> anyhow::Result<Self> {
+    pub fn build(snapshot: &Snapshot<'_>, number: i64) -> anyhow::Result<Self> {
         let list = HistoryList::build(snapshot);
         let entry = list
             .revisions
@@ -223,9 +223,9 @@ fn unknown_revision(number: i64) -> anyhow::Error {
 }
 
 /// Pods (not terminating) per revision hash.
-fn nodes_per_hash(snapshot: &Snapshot) -> BTreeMap<&str, usize> {
+fn nodes_per_hash<'s>(snapshot: &'s Snapshot<'_>) -> BTreeMap<&'s str, usize> {
     let mut nodes_per_hash: BTreeMap<&str, usize> = BTreeMap::new();
-    for pod in snapshot.pods.iter().filter(|p| !p.is_terminating()) {
+    for pod in snapshot.pods().filter(|p| !p.is_terminating()) {
         if let Some(hash) = pod.revision_hash() {
             *nodes_per_hash.entry(hash).or_default() += 1;
         }
@@ -236,7 +236,7 @@ fn nodes_per_hash(snapshot: &Snapshot) -> BTreeMap<&str, usize> {
 /// The revision list: number, current marker, nodes, change cause, images;
 /// the change-cause column is as wide as its longest entry, so the images
 /// stay aligned.
-pub fn list(snapshot: &Snapshot) -> String {
+pub fn list(snapshot: &Snapshot<'_>) -> String {
     let list = HistoryList::build(snapshot);
     if list.revisions.is_empty() {
         return "No rollout history found.\n".to_owned();
@@ -276,7 +276,7 @@ pub fn list(snapshot: &Snapshot) -> String {
 }
 
 /// One revision's template and the diff from the live template to it.
-pub fn detail(snapshot: &Snapshot, number: i64) -> anyhow::Result<String> {
+pub fn detail(snapshot: &Snapshot<'_>, number: i64) -> anyhow::Result<String> {
     let index = snapshot.index();
     let info = index
         .by_number(number)
@@ -297,7 +297,7 @@ pub fn detail(snapshot: &Snapshot, number: i64) -> anyhow::Result<String> {
     Ok(out)
 }
 
-fn change_cause(snapshot: &Snapshot, info: &RevisionInfo) -> Option<String> {
+fn change_cause(snapshot: &Snapshot<'_>, info: &RevisionInfo) -> Option<String> {
     snapshot
         .revisions
         .iter()

@@ -233,8 +233,7 @@ async fn wait_rolled_out(
             }
         }
         if now >= deadline {
-            let blocker =
-                crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes);
+            let blocker = snapshot.blocker(&rows);
             return Ok(Err(blocker.message));
         }
         follower.changed_or(Some(deadline)).await;

@@ -8,7 +8,7 @@
 
 mod gate;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use serde::Serialize;
 
@@ -127,23 +127,26 @@ pub struct RolloutPlan {
 /// Skip reasons are checked in this order: not eligible, no daemon pod, already
 /// updated, cordoned, NotReady (the first that applies is reported).
 pub fn plan_rollout(rows: &[NodeCoverage], nodes: &[Node], options: &PlanOptions) -> RolloutPlan {
-    let by_name: BTreeMap<&str, &Node> = nodes.iter().map(|n| (n.name(), n)).collect();
+    let by_name: HashMap<&str, &Node> = nodes.iter().map(|n| (n.name(), n)).collect();
+    plan_rollout_with(rows, |name| by_name.get(name).copied(), options)
+}
+
+/// [`plan_rollout`] over any rows, with the nodes looked up by name (the
+/// console's cache answers without a copy).
+pub fn plan_rollout_with<'r, 'n>(
+    rows: impl IntoIterator<Item = &'r NodeCoverage>,
+    node_of: impl Fn(&str) -> Option<&'n Node>,
+    options: &PlanOptions,
+) -> RolloutPlan {
     let mut plan = RolloutPlan::default();
     for row in rows {
-        let node = by_name.get(row.node.as_str()).copied();
+        let node = node_of(row.node.as_str());
         match skip_reason(row, node, options.include_cordoned) {
             Some(reason) => plan.skipped.push(Skipped {
                 node: row.node.clone(),
                 reason,
             }),
-            None => plan.steps.push(PlanStep {
-                node: row.node.clone(),
-                canary: node.is_some_and(|n| is_canary(n, options)),
-                group: node
-                    .map(|n| group_of(n, &options.group_label_keys))
-                    .unwrap_or_default(),
-                pod: old_pod(row).cloned(),
-            }),
+            None => plan.steps.push(step_of(row, node, options)),
         }
     }
     plan.steps.sort_by(|a, b| {
@@ -156,6 +159,258 @@ pub fn plan_rollout(rows: &[NodeCoverage], nodes: &[Node], options: &PlanOptions
     });
     plan.skipped.sort_by(|a, b| a.node.cmp(&b.node));
     plan
+}
+
+fn step_of(row: &NodeCoverage, node: Option<&Node>, options: &PlanOptions) -> PlanStep {
+    PlanStep {
+        node: row.node.clone(),
+        canary: node.is_some_and(|n| is_canary(n, options)),
+        group: node
+            .map(|n| group_of(n, &options.group_label_keys))
+            .unwrap_or_default(),
+        pod: old_pod(row).cloned(),
+    }
+}
+
+/// Where a step sorts in the plan, without allocating: not a canary, no
+/// group, the group label (key, value) compared as `key=value`, the name.
+#[derive(Clone, Copy, Debug)]
+struct StepKey<'a> {
+    not_canary: bool,
+    group: Option<(&'a str, &'a str)>,
+    node: &'a str,
+}
+
+impl StepKey<'_> {
+    fn group_bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        let (key, value) = self.group.unwrap_or_default();
+        let eq = self.group.map(|_| b'=');
+        key.bytes().chain(eq).chain(value.bytes())
+    }
+}
+
+impl Ord for StepKey<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.not_canary, self.group.is_none())
+            .cmp(&(other.not_canary, other.group.is_none()))
+            .then_with(|| match (self.group, other.group) {
+                // The same key (the usual case): `key=a` against `key=b` is `a` against `b`.
+                (Some((key, value)), Some((other_key, other_value))) if key == other_key => {
+                    value.cmp(other_value)
+                }
+                _ => self.group_bytes().cmp(other.group_bytes()),
+            })
+            .then_with(|| self.node.cmp(other.node))
+    }
+}
+
+impl PartialOrd for StepKey<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for StepKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for StepKey<'_> {}
+
+/// Keeps the `size` smallest candidates in the max-heap `heap`.
+fn keep_smallest<'r, 'n>(
+    heap: &mut BinaryHeap<Candidate<'r, 'n>>,
+    candidate: Candidate<'r, 'n>,
+    size: usize,
+) {
+    if heap.len() < size {
+        heap.push(candidate);
+    } else if heap.peek().is_some_and(|top| candidate.key < top.key) {
+        heap.pop();
+        heap.push(candidate);
+    }
+}
+
+/// A row that may be in the next batch, ordered by its key alone.
+struct Candidate<'r, 'n> {
+    key: StepKey<'r>,
+    row: &'r NodeCoverage,
+    node: Option<&'n Node>,
+}
+
+impl Ord for Candidate<'_, '_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+impl PartialOrd for Candidate<'_, '_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Candidate<'_, '_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Candidate<'_, '_> {}
+
+/// The next batch of at most `size` steps, exactly as
+/// `next_batch(&plan_rollout_with(rows, node_of, options), size, exclude)`
+/// gives it, in one pass without building the plan: the cost of a key press
+/// (`n`, the next auto-advance batch) is one look at each row, no sort, and
+/// allocations only for the steps returned.
+pub fn next_steps<'r, 'n>(
+    rows: impl IntoIterator<Item = &'r NodeCoverage>,
+    node_of: impl Fn(&str) -> Option<&'n Node>,
+    options: &PlanOptions,
+    size: usize,
+    exclude: &BTreeSet<String>,
+) -> Vec<PlanStep> {
+    if size == 0 {
+        return Vec::new();
+    }
+    // The `size` smallest keys so far (a max-heap), canaries and others apart:
+    // while a canary remains open, a batch holds only canaries.
+    let mut canaries: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
+    let mut others: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
+    for row in rows {
+        if !may_step(row) {
+            continue;
+        }
+        let node = node_of(row.node.as_str());
+        let canary = node.is_some_and(|n| is_canary(n, options));
+        if !canary && !canaries.is_empty() {
+            continue;
+        }
+        let key = StepKey {
+            not_canary: !canary,
+            group: node.and_then(|n| group_label(n, &options.group_label_keys)),
+            node: row.node.as_str(),
+        };
+        let heap = if canary { &mut canaries } else { &mut others };
+        // A row that would not enter the batch is not looked at further
+        // (the node's conditions are the costliest part).
+        let full = heap.len() >= size;
+        if full && heap.peek().is_some_and(|top| key >= top.key) {
+            continue;
+        }
+        if !node_allows(row, node, options.include_cordoned) || exclude.contains(&row.node) {
+            continue;
+        }
+        keep_smallest(heap, Candidate { key, row, node }, size);
+    }
+    let chosen = if canaries.is_empty() {
+        others
+    } else {
+        canaries
+    };
+    chosen
+        .into_sorted_vec()
+        .into_iter()
+        .map(|c| step_of(c.row, c.node, options))
+        .collect()
+}
+
+/// The head of a plan: its first steps and first skipped nodes, with how
+/// many of each the whole plan holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlanHead {
+    /// The plan's first `limit` steps and first `limit` skipped nodes, in
+    /// the plan's order.
+    pub plan: RolloutPlan,
+    /// Steps in the whole plan.
+    pub steps: usize,
+    /// Skipped nodes in the whole plan.
+    pub skipped: usize,
+}
+
+/// The first `limit` steps and skipped nodes of
+/// `plan_rollout_with(rows, node_of, options)` and its sizes, in one pass:
+/// what a view that shows a page of the plan needs, at the cost of a look at
+/// each row and allocations only for what it shows.
+pub fn plan_head<'r, 'n>(
+    rows: impl IntoIterator<Item = &'r NodeCoverage>,
+    node_of: impl Fn(&str) -> Option<&'n Node>,
+    options: &PlanOptions,
+    limit: usize,
+) -> PlanHead {
+    let mut head = PlanHead::default();
+    let mut steps: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
+    // Skipped nodes by name; their node is looked up for the reason only
+    // when shown.
+    let mut skipped: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
+    for row in rows {
+        let node = if may_step(row) {
+            let node = node_of(row.node.as_str());
+            node_allows(row, node, options.include_cordoned).then_some(node)
+        } else {
+            None
+        };
+        let Some(node) = node else {
+            head.skipped += 1;
+            let key = StepKey {
+                not_canary: false,
+                group: None,
+                node: row.node.as_str(),
+            };
+            keep_smallest(
+                &mut skipped,
+                Candidate {
+                    key,
+                    row,
+                    node: None,
+                },
+                limit,
+            );
+            continue;
+        };
+        head.steps += 1;
+        let key = StepKey {
+            not_canary: !node.is_some_and(|n| is_canary(n, options)),
+            group: node.and_then(|n| group_label(n, &options.group_label_keys)),
+            node: row.node.as_str(),
+        };
+        keep_smallest(&mut steps, Candidate { key, row, node }, limit);
+    }
+    head.plan.steps = steps
+        .into_sorted_vec()
+        .into_iter()
+        .map(|c| step_of(c.row, c.node, options))
+        .collect();
+    head.plan.skipped = skipped
+        .into_sorted_vec()
+        .into_iter()
+        .filter_map(|c| {
+            let reason = skip_reason(c.row, node_of(c.key.node), options.include_cordoned)?;
+            Some(Skipped {
+                node: c.key.node.to_owned(),
+                reason,
+            })
+        })
+        .collect();
+    head
+}
+
+/// Whether the row, on its own, may be a step (eligible, an old live pod):
+/// the node is looked up only when it may.
+fn may_step(row: &NodeCoverage) -> bool {
+    row.verdict.should_run && old_pod(row).is_some()
+}
+
+/// Whether the node lets a row that [`may_step`] be a step (not cordoned,
+/// Ready; unknown when the nodes cannot be read): with `may_step`, exactly
+/// when [`skip_reason`] gives none.
+fn node_allows(row: &NodeCoverage, node: Option<&Node>, include_cordoned: bool) -> bool {
+    match node {
+        Some(n) if n.spec.unschedulable && !include_cordoned => false,
+        Some(n) => n.is_ready(),
+        None => row.verdict.is_unknown(),
+    }
 }
 
 fn skip_reason(
@@ -209,9 +464,15 @@ fn is_canary(node: &Node, options: &PlanOptions) -> bool {
 
 /// `key=value` of the first of `keys` the node carries, or empty.
 pub fn group_of(node: &Node, keys: &[String]) -> String {
-    keys.iter()
-        .find_map(|k| node.label(k).map(|v| format!("{k}={v}")))
+    group_label(node, keys)
+        .map(|(k, v)| format!("{k}={v}"))
         .unwrap_or_default()
+}
+
+/// The first of `keys` the node carries, with its value.
+fn group_label<'a>(node: &'a Node, keys: &'a [String]) -> Option<(&'a str, &'a str)> {
+    keys.iter()
+        .find_map(|k| node.label(k).map(|v| (k.as_str(), v)))
 }
 
 /// The next batch of at most `size` steps, leaving out nodes in `exclude` (in
@@ -235,9 +496,12 @@ pub fn next_batch<'a>(
 
 /// Nodes whose live daemon pod runs revision `hash`, most recently updated first
 /// (newest pod creation time first, then by name): the order a rollback walks.
-pub fn rollback_order(rows: &[NodeCoverage], hash: &str) -> Vec<String> {
+pub fn rollback_order<'r>(
+    rows: impl IntoIterator<Item = &'r NodeCoverage>,
+    hash: &str,
+) -> Vec<String> {
     let mut at_revision: Vec<(Option<jiff::Timestamp>, &str)> = rows
-        .iter()
+        .into_iter()
         .filter_map(|row| {
             row.pods
                 .iter()

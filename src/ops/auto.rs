@@ -55,6 +55,9 @@ pub enum Step {
     },
 }
 
+/// A node's coverage row as of the decision, for the batch in flight.
+pub type RowOf<'f> = &'f dyn Fn(&str) -> Option<NodeCoverage>;
+
 /// The auto-advance run.
 #[derive(Clone, Debug)]
 pub struct AutoRun {
@@ -110,7 +113,8 @@ impl AutoRun {
             .collect()
     }
 
-    /// Decides the next move from the current plan and coverage rows.
+    /// Decides the next move from the current plan and coverage rows
+    /// ([`AutoRun::judge_batch`], then [`AutoRun::next`]).
     pub fn step(
         &mut self,
         plan: &RolloutPlan,
@@ -118,27 +122,50 @@ impl AutoRun {
         min_ready_seconds: i32,
         now: jiff::Timestamp,
     ) -> Step {
+        let row_of = |node: &str| rows.iter().find(|r| r.node == node).cloned();
+        match self.judge_batch(&row_of, min_ready_seconds, now) {
+            Some(step) => step,
+            None => self.next(plan),
+        }
+    }
+
+    /// Judges what the run is waiting for (a refused delete, answers still
+    /// pending, the batch in flight), looking up only the batch's rows:
+    /// `None` when the next batch may start.
+    pub fn judge_batch(
+        &mut self,
+        row_of: RowOf<'_>,
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) -> Option<Step> {
         if let Some((node, reason)) = &self.failed {
-            return Step::Pause {
+            return Some(Step::Pause {
                 node: node.clone(),
                 reason: reason.clone(),
-            };
+            });
         }
         if !self.awaiting_delete.is_empty() {
-            return Step::Wait {
+            return Some(Step::Wait {
                 wake_at: None,
                 waiting: Vec::new(),
-            };
+            });
         }
         if !self.in_flight.is_empty() {
-            match self.judge(rows, min_ready_seconds, now) {
-                Some(step) => return step,
+            match self.judge(row_of, min_ready_seconds, now) {
+                Some(step) => return Some(step),
                 None => {
                     self.done
                         .extend(self.in_flight.drain(..).map(|f| f.victim.node));
                 }
             }
         }
+        None
+    }
+
+    /// Starts the next batch from `plan` (which must hold at least the
+    /// plan's next [`AutoRun::batch_size`] steps outside [`AutoRun::done`],
+    /// or, for a run limited to an order, those nodes), or completes.
+    pub fn next(&mut self, plan: &RolloutPlan) -> Step {
         match self.next_victims(plan) {
             Some(victims) => {
                 for v in &victims {
@@ -150,6 +177,16 @@ impl AutoRun {
                 advanced: self.done.len(),
             },
         }
+    }
+
+    /// How many nodes a batch holds.
+    pub fn batch_size(&self) -> usize {
+        self.policy.batch
+    }
+
+    /// Whether the run moves only the nodes of an order (a rollback).
+    pub fn is_limited(&self) -> bool {
+        self.priority.is_some()
     }
 
     /// Records the server's answer to one delete. A refused delete (409: the pod
@@ -183,7 +220,7 @@ impl AutoRun {
     /// passed, else a [`Step::Wait`] or [`Step::Pause`].
     pub fn judge_only(
         &mut self,
-        rows: &[NodeCoverage],
+        row_of: RowOf<'_>,
         min_ready_seconds: i32,
         now: jiff::Timestamp,
     ) -> Option<Step> {
@@ -193,7 +230,7 @@ impl AutoRun {
                 reason: reason.clone(),
             });
         }
-        let verdict = self.judge(rows, min_ready_seconds, now);
+        let verdict = self.judge(row_of, min_ready_seconds, now);
         if verdict.is_none() {
             self.done
                 .extend(self.in_flight.drain(..).map(|f| f.victim.node));
@@ -204,19 +241,18 @@ impl AutoRun {
     /// Gate verdict for the batch in flight; `None` when it passed.
     fn judge(
         &mut self,
-        rows: &[NodeCoverage],
+        row_of: RowOf<'_>,
         min_ready_seconds: i32,
         now: jiff::Timestamp,
     ) -> Option<Step> {
-        let by_node: BTreeMap<&str, &NodeCoverage> =
-            rows.iter().map(|r| (r.node.as_str(), r)).collect();
-        for flight in &mut self.in_flight {
-            flight.observe(by_node.get(flight.victim.node.as_str()).copied());
-        }
         let members: Vec<_> = self
             .in_flight
-            .iter()
-            .map(|f| f.member(by_node.get(f.victim.node.as_str()).copied()))
+            .iter_mut()
+            .map(|flight| {
+                let row = row_of(&flight.victim.node);
+                flight.observe(row.as_ref());
+                flight.member(row.as_ref())
+            })
             .collect();
         let policy = GatePolicy {
             soak: self.policy.soak,
@@ -310,12 +346,13 @@ mod tests {
 
     fn step(
         run: &mut AutoRun,
-        snap: &Snapshot,
+        snap: &Snapshot<'_>,
         state: &RolloutState,
         now: jiff::Timestamp,
     ) -> Step {
         let rows = snap.rows(&snap.index(), now);
         let plan = snap.plan(&rows, state).unwrap();
+        let rows: Vec<_> = rows.iter().cloned().collect();
         run.step(&plan, &rows, 0, now)
     }
 

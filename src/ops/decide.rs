@@ -9,12 +9,12 @@
 //! state writes.
 
 use crate::engine::rollout::{RolloutPlan, SkipReason, WaitingFor};
-use crate::ops::advance::{Victim, skip_text};
+use crate::ops::advance::{AdvanceTarget, Victim, skip_text};
 use crate::ops::auto::{AutoRun, Step};
 use crate::ops::drive::AutoSettings;
 use crate::ops::error::OpsError;
 use crate::ops::preflight::failing_updated;
-use crate::ops::snapshot::Snapshot;
+use crate::ops::snapshot::{Snapshot, plan_options};
 use crate::ops::state::RolloutState;
 
 /// What a running auto-advance or rollback does next.
@@ -53,7 +53,7 @@ pub enum Next {
 /// Decides the next move of `run` from `snapshot` and `state` at `now`.
 pub fn next_move(
     run: &mut AutoRun,
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     state: &RolloutState,
     settings: &AutoSettings,
     now: jiff::Timestamp,
@@ -80,7 +80,8 @@ pub fn next_move(
         canary_selector: settings.canary_selector.clone(),
         ..state.clone()
     };
-    let plan = snapshot.plan_with(&rows, &planned, settings.include_cordoned)?;
+    // A bad selector is an error before anything else is judged.
+    plan_options(&planned)?;
     // Every updated node is re-checked before a new batch, not only the last one.
     let recheck =
         settings.rollback.is_none() && !settings.despite_failing && !run.has_work_in_flight();
@@ -97,18 +98,44 @@ pub fn next_move(
         });
     }
     let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
-    Ok(match run.step(&plan, &rows, min_ready, now) {
+    // The batch in flight is judged on its own rows, as of now: a change
+    // elsewhere costs nothing more.
+    let row_of = |node: &str| rows.fresh(node);
+    if let Some(step) = run.judge_batch(&row_of, min_ready, now) {
+        return Ok(from_step(step, None, settings));
+    }
+    // The next batch: only its steps for an auto-advance, the whole plan for
+    // a rollback (it walks its own order and reports the nodes left behind).
+    let plan = if run.is_limited() || settings.rollback.is_some() {
+        snapshot.plan_with(&rows, &planned, settings.include_cordoned)?
+    } else {
+        let next = AdvanceTarget::Next(run.batch_size());
+        snapshot.plan_for(
+            &rows,
+            &planned,
+            &next,
+            run.done(),
+            settings.include_cordoned,
+        )?
+    };
+    let step = run.next(&plan);
+    Ok(from_step(step, Some(&plan), settings))
+}
+
+/// The run's step as the next move (`plan` names the nodes a rollback left).
+fn from_step(step: Step, plan: Option<&RolloutPlan>, settings: &AutoSettings) -> Next {
+    match step {
         Step::Delete(victims) => Next::Delete(victims),
         Step::Wait { wake_at, waiting } => Next::Wait { wake_at, waiting },
         Step::Pause { node, reason } => Next::Pause { node, reason },
         Step::Completed { advanced } => Next::Completed {
             advanced,
-            left: match &settings.rollback {
-                Some((order, _)) => left_behind(&plan, order),
-                None => Vec::new(),
+            left: match (&settings.rollback, plan) {
+                (Some((order, _)), Some(plan)) => left_behind(plan, order),
+                _ => Vec::new(),
             },
         },
-    })
+    }
 }
 
 /// Nodes of `order` the plan could not move, with why (cordoned, NotReady, …).
@@ -183,14 +210,16 @@ mod tests {
     #[test]
     fn the_runs_canary_selector_decides_the_first_batch_whatever_the_view_holds() {
         use crate::engine::fixtures::node;
-        let mut snap = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
-        snap.nodes = NODES
+        let old = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        let nodes = NODES
             .iter()
             .map(|n| {
                 let pool = if *n == "n3" { "canary" } else { "general" };
                 node(n).label("pool", pool).build()
             })
             .collect();
+        let pods = old.pods().cloned().collect();
+        let snap = Snapshot::new(old.ds.clone(), nodes, pods, old.revisions.clone());
         let canaries = AutoSettings {
             canary_selector: Some("pool=canary".into()),
             ..settings()

@@ -101,7 +101,7 @@ pub struct RunContext<'a> {
 
 /// Refuses to act on a paused rollout or on a revision view the controller has
 /// not caught up with (acting then could delete pods that are already current).
-pub fn ensure_actionable(snapshot: &Snapshot, state: &RolloutState) -> Result<(), OpsError> {
+pub fn ensure_actionable(snapshot: &Snapshot<'_>, state: &RolloutState) -> Result<(), OpsError> {
     if let Some(pause) = &state.pause {
         return Err(OpsError::Invalid(format!(
             "the rollout is paused by {}; resume it first",
@@ -120,7 +120,7 @@ pub fn ensure_actionable(snapshot: &Snapshot, state: &RolloutState) -> Result<()
 /// the nodes now in flight.
 pub async fn delete_victims(
     executor: &Executor,
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     victims: &[Victim],
     action: &str,
 ) -> Result<Vec<InFlight>, OpsError> {
@@ -146,14 +146,16 @@ pub async fn delete_victims(
 /// follows the replacements until Ready and available (or a failure).
 pub async fn advance(
     executor: &Executor,
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     target: &AdvanceTarget,
 ) -> Result<Vec<InFlight>, OpsError> {
     let state = snapshot.state()?;
     ensure_actionable(snapshot, &state)?;
-    let rows = snapshot.rows(&snapshot.index(), jiff::Timestamp::now());
-    let plan = snapshot.plan(&rows, &state)?;
-    let victims = choose(&plan, target, &std::collections::BTreeSet::new())?;
+    let index = snapshot.index();
+    let rows = snapshot.rows(&index, jiff::Timestamp::now());
+    let no_exclusion = std::collections::BTreeSet::new();
+    let plan = snapshot.plan_for(&rows, &state, target, &no_exclusion, false)?;
+    let victims = choose(&plan, target, &no_exclusion)?;
     delete_victims(executor, snapshot, &victims, "advance").await
 }
 
@@ -176,7 +178,7 @@ pub async fn follow_flights(
         let now = jiff::Timestamp::now();
         let rows = snapshot.rows(&index, now);
         let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
-        match run.judge_only(&rows, min_ready, now) {
+        match run.judge_only(&|node| rows.fresh(node), min_ready, now) {
             None => return Ok(Ok(())),
             Some(Step::Pause { node, reason }) => return Ok(Err((node, reason))),
             Some(Step::Wait { wake_at, .. }) => follower.changed_or(wake_at).await,
@@ -205,7 +207,7 @@ pub struct AutoSettings {
 /// rollback), no live run elsewhere, a canary selector that matches, and no
 /// failing updated pods (unless overridden). Shared by the console's `A`.
 pub fn check_start(
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     state: &RolloutState,
     settings: &AutoSettings,
     now: jiff::Timestamp,
@@ -220,9 +222,10 @@ pub fn check_start(
     if let Some(running) = state.run_in_progress(now) {
         return Err(StartRefusal::Invalid(OpsError::Invalid(running)));
     }
-    let rows = snapshot.rows(&snapshot.index(), now);
+    let index = snapshot.index();
+    let rows = snapshot.rows(&index, now);
     if let Some(text) = &settings.canary_selector {
-        check_canary_selector(text, &rows, &snapshot.nodes).map_err(StartRefusal::Invalid)?;
+        check_canary_selector(text, &rows, snapshot.nodes()).map_err(StartRefusal::Invalid)?;
     }
     if settings.rollback.is_none() && !settings.despite_failing {
         let failing = failing_updated(&rows);
@@ -327,7 +330,7 @@ fn start_state(
 /// Renews the run's heartbeat when it is due; returns when the next is due.
 async fn renew_lease(
     ctx: &RunContext<'_>,
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     state: &RolloutState,
     now: jiff::Timestamp,
 ) -> Result<jiff::Timestamp, OpsError> {
@@ -396,7 +399,7 @@ async fn delete_batch(
     ctx: &RunContext<'_>,
     run: &mut AutoRun,
     settings: &AutoSettings,
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     state: &RolloutState,
     victims: &[Victim],
 ) -> Result<(), OpsError> {
@@ -527,7 +530,7 @@ async fn finish(ctx: &RunContext<'_>, end: &AutoEnd) -> Result<(), OpsError> {
 /// retried with backoff for up to [`STATE_RETRY_FOR`].
 pub async fn write_state(
     ctx: &RunContext<'_>,
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     before: &RolloutState,
     after: &RolloutState,
     action: &str,
@@ -585,7 +588,7 @@ pub async fn retry_on_conflict<F>(
     executor: &Executor,
 ) -> Result<(), OpsError>
 where
-    F: Fn(&Snapshot) -> Result<WriteRequest, OpsError>,
+    F: Fn(&Snapshot<'_>) -> Result<WriteRequest, OpsError>,
 {
     let mut last = None;
     for _ in 0..3 {
@@ -609,7 +612,7 @@ where
 
 /// The rollback order for OnDelete: nodes running the revision being left,
 /// most recently updated first.
-pub fn rollback_nodes(snapshot: &Snapshot) -> Vec<String> {
+pub fn rollback_nodes(snapshot: &Snapshot<'_>) -> Vec<String> {
     let index = snapshot.index();
     let Some(current) = index.current() else {
         return Vec::new();

@@ -40,7 +40,7 @@ impl Follower {
 
     /// The current snapshot, or `None` while the streams are still listing.
     /// A DaemonSet that is gone after its stream listed is an error.
-    pub fn try_snapshot(&self) -> Result<Option<Snapshot>, OpsError> {
+    pub fn try_snapshot(&self) -> Result<Option<Snapshot<'static>>, OpsError> {
         let cache = self.handle.shared.lock();
         let synced = |kind: StreamKind| {
             cache
@@ -60,7 +60,7 @@ impl Follower {
     }
 
     /// Waits until a complete snapshot is available.
-    pub async fn snapshot(&self) -> Result<Snapshot, OpsError> {
+    pub async fn snapshot(&self) -> Result<Snapshot<'static>, OpsError> {
         loop {
             if let Some(snapshot) = self.try_snapshot()? {
                 return Ok(snapshot);

@@ -27,7 +27,7 @@ pub struct PauseRequest {
 
 /// The write that pauses the rollout.
 pub fn pause(
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     request: &PauseRequest,
     now: jiff::Timestamp,
 ) -> Result<WriteRequest, OpsError> {
@@ -99,7 +99,7 @@ pub fn pause(
 /// of a rollback (`rollback-to`), and without a pause that is all it does: the
 /// way to acknowledge a reported "rollback reverted".
 pub fn resume(
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     by: &str,
     now: jiff::Timestamp,
 ) -> Result<WriteRequest, OpsError> {
@@ -147,7 +147,7 @@ pub fn resume(
 }
 
 /// The DaemonSet's `spec.updateStrategy` as JSON, exactly as stored.
-fn current_strategy(snapshot: &Snapshot) -> Value {
+fn current_strategy(snapshot: &Snapshot<'_>) -> Value {
     snapshot
         .ds
         .spec
@@ -166,7 +166,7 @@ fn restorable(mut strategy: Value) -> Value {
     strategy
 }
 
-fn resource_version(snapshot: &Snapshot) -> Result<String, OpsError> {
+fn resource_version(snapshot: &Snapshot<'_>) -> Result<String, OpsError> {
     snapshot
         .resource_version()
         .map(str::to_owned)
@@ -178,7 +178,7 @@ fn resource_version(snapshot: &Snapshot) -> Result<String, OpsError> {
 }
 
 fn record(
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     action: &str,
     node: Option<String>,
     journal_note: Option<String>,

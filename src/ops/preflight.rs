@@ -20,10 +20,11 @@ pub struct FailingNode {
     pub reason: String,
 }
 
-/// Nodes whose live pod already runs the current revision and is failing.
+/// Nodes whose live pod already runs the current revision and is failing, by name.
 /// Advancing more nodes onto that revision would spread the failure.
-pub fn failing_updated(rows: &[NodeCoverage]) -> Vec<FailingNode> {
-    rows.iter()
+pub fn failing_updated<'r>(rows: impl IntoIterator<Item = &'r NodeCoverage>) -> Vec<FailingNode> {
+    let mut failing: Vec<FailingNode> = rows
+        .into_iter()
         .filter_map(|row| {
             row.pods
                 .iter()
@@ -34,7 +35,10 @@ pub fn failing_updated(rows: &[NodeCoverage]) -> Vec<FailingNode> {
                     reason,
                 })
         })
-        .collect()
+        .collect();
+    // Rows may come in any order (the console's are unordered): by name.
+    failing.sort_by(|a, b| a.node.cmp(&b.node));
+    failing
 }
 
 /// The refusal text for failing updated nodes (at most `shown` listed).
@@ -57,20 +61,20 @@ pub fn failing_text(failing: &[FailingNode], shown: usize) -> String {
 /// Checks that a canary selector parses and matches at least one node the
 /// DaemonSet should run on; a typo must not silently turn the canary stage
 /// into an ordinary batch.
-pub fn check_canary_selector(
+pub fn check_canary_selector<'r, 'n>(
     text: &str,
-    rows: &[NodeCoverage],
-    nodes: &[Node],
+    rows: impl IntoIterator<Item = &'r NodeCoverage>,
+    nodes: impl IntoIterator<Item = &'n Node>,
 ) -> Result<usize, OpsError> {
     let selector = Selector::parse(text)
         .map_err(|e| OpsError::Invalid(format!("bad canary selector {text:?}: {e}")))?;
     let eligible: std::collections::BTreeSet<&str> = rows
-        .iter()
+        .into_iter()
         .filter(|r| r.verdict.should_run)
         .map(|r| r.node.as_str())
         .collect();
     let matched = nodes
-        .iter()
+        .into_iter()
         .filter(|n| eligible.contains(n.name()) && selector.matches(Some(&n.labels)))
         .count();
     if matched == 0 {

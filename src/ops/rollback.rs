@@ -47,7 +47,7 @@ pub fn to_yaml(value: &serde_json::Value) -> String {
 }
 
 /// The DaemonSet's live template as JSON.
-pub fn live_template(snapshot: &Snapshot) -> serde_json::Value {
+pub fn live_template(snapshot: &Snapshot<'_>) -> serde_json::Value {
     snapshot
         .ds
         .spec
@@ -81,7 +81,7 @@ pub struct RollbackPlan {
 }
 
 /// Plans a rollback of `snapshot` to `to` (or the previous revision).
-pub fn plan(snapshot: &Snapshot, to: Option<i64>) -> Result<RollbackPlan, OpsError> {
+pub fn plan(snapshot: &Snapshot<'_>, to: Option<i64>) -> Result<RollbackPlan, OpsError> {
     let index = snapshot.index();
     let target_rev = choose_revision(&index, to)?;
     let from = index.current().map(|c| c.number);
@@ -158,7 +158,7 @@ pub fn rolled_back_state(
 /// The state write that goes with a rollback's template patch
 /// ([`rolled_back_state`], journalled as `rollback-state`).
 pub fn state_request(
-    snapshot: &Snapshot,
+    snapshot: &Snapshot<'_>,
     to: i64,
     actor: &str,
     now: jiff::Timestamp,

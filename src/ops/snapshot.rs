@@ -6,17 +6,21 @@
 //! read (403) are recorded, not fatal: without nodes, the rows come from the
 //! pods' node names with eligibility unknown.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use kube::api::{Api, ListParams};
 
 use crate::cluster::access::NODES_UNREADABLE;
 use crate::cluster::cache::Cache;
 use crate::cluster::status::StreamKind;
-use crate::engine::coverage::{NodeCoverage, Totals, node_coverage, unreadable_node_coverage};
+use crate::engine::coverage::{
+    NodeCoverage, Totals, named_coverage, node_coverage, unreadable_node_coverage,
+};
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
-use crate::engine::rollout::{PlanOptions, RolloutPlan, plan_rollout};
+use crate::engine::rollout::{
+    PlanHead, PlanOptions, RolloutPlan, next_steps, plan_head, plan_rollout_with,
+};
 use crate::engine::selector::Selector;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
@@ -26,21 +30,63 @@ use crate::ops::state::RolloutState;
 pub use crate::model::Target;
 
 /// Everything an operation decides from, read at one moment.
+///
+/// Listed (one-shot commands) or copied (the headless follower), it owns its
+/// nodes and pods and computes the coverage rows from them. Made by the
+/// console ([`Snapshot::live`]), it borrows the watch cache's nodes and pods
+/// and the console's row cache's coverage rows: a key costs pointers, never
+/// a copy of the cluster under the cache lock.
 #[derive(Clone, Debug)]
-pub struct Snapshot {
+pub struct Snapshot<'a> {
     /// The DaemonSet.
     pub ds: DaemonSet,
-    /// Every node of the cluster.
-    pub nodes: Vec<Node>,
-    /// The pods the DaemonSet controls.
-    pub pods: Vec<Pod>,
     /// Its ControllerRevisions (others are ignored by the index).
     pub revisions: Vec<ControllerRevision>,
     /// The kinds the user may not read (403): their lists are empty.
     pub forbidden: BTreeSet<StreamKind>,
+    objects: Objects<'a>,
 }
 
-impl Snapshot {
+/// The coverage rows a console already keeps, one per node, up to date with
+/// the cache it was refreshed from (`tui::rows::RowCache`).
+pub trait RowSource {
+    /// The row of `node`.
+    fn row(&self, node: &str) -> Option<&NodeCoverage>;
+    /// Every row, in any order.
+    fn all(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_>;
+    /// The revision index the rows were computed with.
+    fn index(&self) -> Option<&RevisionIndex>;
+}
+
+/// Where the nodes, pods and coverage rows come from.
+#[derive(Clone)]
+enum Objects<'a> {
+    /// Owned: every node of the cluster and the pods the DaemonSet controls.
+    Owned { nodes: Vec<Node>, pods: Vec<Pod> },
+    /// Borrowed from the console: its watch cache and its row cache.
+    Live {
+        cache: &'a Cache,
+        rows: &'a dyn RowSource,
+    },
+}
+
+impl std::fmt::Debug for Objects<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Owned { nodes, pods } => f
+                .debug_struct("Owned")
+                .field("nodes", &nodes.len())
+                .field("pods", &pods.len())
+                .finish(),
+            Self::Live { cache, .. } => f
+                .debug_struct("Live")
+                .field("nodes", &cache.count(StreamKind::Nodes))
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+impl Snapshot<'static> {
     /// Lists the DaemonSet, nodes, its pods and revisions.
     pub async fn load(client: &kube::Client, target: &Target) -> Result<Self, OpsError> {
         let ns = target.namespace.as_str();
@@ -69,20 +115,8 @@ impl Snapshot {
         Ok(Self::new(ds, nodes, pods, revisions).with_forbidden(forbidden))
     }
 
-    /// Records the kinds the user may not read (their lists are empty).
-    #[must_use]
-    pub fn with_forbidden(mut self, forbidden: BTreeSet<StreamKind>) -> Self {
-        self.forbidden = forbidden;
-        self
-    }
-
-    /// Whether the nodes could not be read (rows come from the pods).
-    pub fn nodes_unreadable(&self) -> bool {
-        self.forbidden.contains(&StreamKind::Nodes)
-    }
-
-    /// Copies the target out of the console's watch cache; `None` until the
-    /// DaemonSet has been seen.
+    /// Copies the target out of a watch cache (the headless follower, which
+    /// keeps it across awaits); `None` until the DaemonSet has been seen.
     pub fn from_cache(cache: &Cache, target: &Target) -> Option<Self> {
         let ds = cache.daemonset(&target.key())?.clone();
         let snapshot = Self::new(
@@ -107,10 +141,84 @@ impl Snapshot {
             .collect();
         Self {
             ds,
-            nodes,
-            pods,
             revisions,
             forbidden: BTreeSet::new(),
+            objects: Objects::Owned { nodes, pods },
+        }
+    }
+}
+
+impl<'a> Snapshot<'a> {
+    /// The console's view of the target: the DaemonSet and its revisions
+    /// copied (a few objects), the nodes and pods borrowed from `cache`, the
+    /// coverage rows from `rows` (refreshed from the same cache). `None`
+    /// until the DaemonSet has been seen. When the rows were computed for
+    /// another current revision (the cache changed since the last refresh),
+    /// the rows are computed afresh from the cache instead.
+    pub fn live(cache: &'a Cache, target: &Target, rows: &'a dyn RowSource) -> Option<Self> {
+        let ds = cache.daemonset(&target.key())?.clone();
+        let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
+        let forbidden = cache.forbidden_kinds().into_iter().collect();
+        let index = RevisionIndex::new(&ds, &revisions);
+        let current = |index: &RevisionIndex| index.current().map(|c| (c.hash.clone(), c.number));
+        let in_step = rows
+            .index()
+            .is_some_and(|held| current(held) == current(&index));
+        if !in_step {
+            tracing::debug!("row cache behind the DaemonSet: computing the rows afresh");
+            return Snapshot::from_cache(cache, target);
+        }
+        Some(Self {
+            ds,
+            revisions,
+            forbidden,
+            objects: Objects::Live { cache, rows },
+        })
+    }
+
+    /// Whether the snapshot borrows the console's caches (else it owns its objects).
+    pub fn is_live(&self) -> bool {
+        matches!(self.objects, Objects::Live { .. })
+    }
+
+    /// Records the kinds the user may not read (their lists are empty).
+    #[must_use]
+    pub fn with_forbidden(mut self, forbidden: BTreeSet<StreamKind>) -> Self {
+        self.forbidden = forbidden;
+        self
+    }
+
+    /// Whether the nodes could not be read (rows come from the pods).
+    pub fn nodes_unreadable(&self) -> bool {
+        self.forbidden.contains(&StreamKind::Nodes)
+    }
+
+    /// Every node of the cluster, in any order.
+    pub fn nodes(&self) -> Box<dyn Iterator<Item = &Node> + '_> {
+        match &self.objects {
+            Objects::Owned { nodes, .. } => Box::new(nodes.iter()),
+            Objects::Live { cache, .. } => Box::new(cache.nodes()),
+        }
+    }
+
+    /// The pods the DaemonSet controls, in any order.
+    pub fn pods(&self) -> Box<dyn Iterator<Item = &Pod> + '_> {
+        match &self.objects {
+            Objects::Owned { pods, .. } => Box::new(pods.iter()),
+            Objects::Live { cache, .. } => {
+                Box::new(cache.pods().filter(|pod| is_controlled_by(pod, &self.ds)))
+            }
+        }
+    }
+
+    /// Looks nodes up by name (an index over owned nodes, the cache's own
+    /// map for a live snapshot).
+    pub fn node_lookup(&self) -> NodeLookup<'_> {
+        match &self.objects {
+            Objects::Owned { nodes, .. } => {
+                NodeLookup::Map(nodes.iter().map(|n| (n.name(), n)).collect())
+            }
+            Objects::Live { cache, .. } => NodeLookup::Cache(cache),
         }
     }
 
@@ -148,19 +256,44 @@ impl Snapshot {
         RevisionIndex::new(&self.ds, &self.revisions)
     }
 
-    /// One coverage row per node, in node-name order; when the nodes cannot
-    /// be read, one per node a pod is bound to, eligibility unknown.
-    pub fn rows(&self, index: &RevisionIndex, now: jiff::Timestamp) -> Vec<NodeCoverage> {
+    /// One coverage row per node (computed: in node-name order; live: in the
+    /// row cache's order, see [`Rows::iter`]); when the nodes cannot
+    /// be read, one per node a pod is bound to, eligibility unknown. A live
+    /// snapshot hands out the console's rows (computed when their node last
+    /// changed) and computes nothing until asked.
+    pub fn rows(&self, index: &RevisionIndex, now: jiff::Timestamp) -> Rows<'_> {
+        match &self.objects {
+            Objects::Owned { nodes, pods } => {
+                Rows::Computed(self.computed_rows(nodes, pods, index, now))
+            }
+            Objects::Live { cache, rows } => Rows::Live {
+                cache,
+                source: *rows,
+                ds: &self.ds,
+                revisions: &self.revisions,
+                now,
+                index: std::cell::OnceCell::new(),
+            },
+        }
+    }
+
+    fn computed_rows(
+        &self,
+        nodes: &[Node],
+        pods: &[Pod],
+        index: &RevisionIndex,
+        now: jiff::Timestamp,
+    ) -> Vec<NodeCoverage> {
         if self.nodes_unreadable() {
-            return unreadable_node_coverage(&self.ds, &self.pods, index, now, NODES_UNREADABLE);
+            return unreadable_node_coverage(&self.ds, pods, index, now, NODES_UNREADABLE);
         }
         let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
-        for pod in &self.pods {
+        for pod in pods {
             if let Some(node) = pod.node_name() {
                 by_node.entry(node).or_default().push(pod);
             }
         }
-        let mut nodes: Vec<&Node> = self.nodes.iter().collect();
+        let mut nodes: Vec<&Node> = nodes.iter().collect();
         nodes.sort_by(|a, b| a.name().cmp(b.name()));
         nodes
             .into_iter()
@@ -174,24 +307,35 @@ impl Snapshot {
             .collect()
     }
 
+    /// Why the rollout is (not) moving, before the stored pause is taken into
+    /// account: the one rollout blocker over these rows.
+    pub fn blocker(&self, rows: &Rows<'_>) -> crate::engine::blockers::Blocker {
+        let nodes = self.node_lookup();
+        crate::engine::blockers::rollout_blocker_with(
+            &self.ds,
+            rows.iter()
+                .map(|row| (row, nodes.get(&row.node).map(Node::is_ready))),
+        )
+    }
+
     /// The totals, in the DaemonSet status fields' terms.
-    pub fn totals(rows: &[NodeCoverage]) -> Totals {
+    pub fn totals<'r>(rows: impl IntoIterator<Item = &'r NodeCoverage>) -> Totals {
         Totals::from_rows(rows)
     }
 
     /// The rollout plan with the canaries stored in `state`.
-    pub fn plan(
+    pub fn plan<'r>(
         &self,
-        rows: &[NodeCoverage],
+        rows: impl IntoIterator<Item = &'r NodeCoverage>,
         state: &RolloutState,
     ) -> Result<RolloutPlan, OpsError> {
         self.plan_with(rows, state, false)
     }
 
     /// The rollout plan, with cordoned nodes planned too when `include_cordoned`.
-    pub fn plan_with(
+    pub fn plan_with<'r>(
         &self,
-        rows: &[NodeCoverage],
+        rows: impl IntoIterator<Item = &'r NodeCoverage>,
         state: &RolloutState,
         include_cordoned: bool,
     ) -> Result<RolloutPlan, OpsError> {
@@ -199,7 +343,175 @@ impl Snapshot {
             include_cordoned,
             ..plan_options(state)?
         };
-        Ok(plan_rollout(rows, &self.nodes, &options))
+        let nodes = self.node_lookup();
+        Ok(plan_rollout_with(rows, |name| nodes.get(name), &options))
+    }
+
+    /// The plan's first `limit` steps and skipped nodes, and its sizes
+    /// (a view showing a page of it).
+    pub fn plan_head(
+        &self,
+        rows: &Rows<'_>,
+        state: &RolloutState,
+        limit: usize,
+    ) -> Result<PlanHead, OpsError> {
+        let options = plan_options(state)?;
+        let nodes = self.node_lookup();
+        Ok(plan_head(
+            rows.iter(),
+            |name| nodes.get(name),
+            &options,
+            limit,
+        ))
+    }
+
+    /// The part of the plan that `target` needs, equal to what
+    /// [`choose`](crate::ops::advance::choose) would pick from the whole plan:
+    /// for the next `k` nodes only the next batch (one pass, no sort), for
+    /// named nodes only their rows; the whole plan when nothing is left (its
+    /// skipped nodes say why).
+    pub fn plan_for(
+        &self,
+        rows: &Rows<'_>,
+        state: &RolloutState,
+        target: &crate::ops::advance::AdvanceTarget,
+        exclude: &BTreeSet<String>,
+        include_cordoned: bool,
+    ) -> Result<RolloutPlan, OpsError> {
+        use crate::ops::advance::AdvanceTarget;
+        let options = PlanOptions {
+            include_cordoned,
+            ..plan_options(state)?
+        };
+        let nodes = self.node_lookup();
+        let part = match target {
+            AdvanceTarget::Next(k) => RolloutPlan {
+                steps: next_steps(rows.iter(), |name| nodes.get(name), &options, *k, exclude),
+                skipped: Vec::new(),
+            },
+            AdvanceTarget::Nodes(names) => {
+                let their_rows: Vec<&NodeCoverage> =
+                    names.iter().filter_map(|name| rows.get(name)).collect();
+                if their_rows.len() < names.len() {
+                    // A name without a row: the whole plan says it is not in the cluster.
+                    return Ok(plan_rollout_with(
+                        rows.iter(),
+                        |name| nodes.get(name),
+                        &options,
+                    ));
+                }
+                plan_rollout_with(their_rows, |name| nodes.get(name), &options)
+            }
+        };
+        if part.steps.is_empty() && part.skipped.is_empty() {
+            return Ok(plan_rollout_with(
+                rows.iter(),
+                |name| nodes.get(name),
+                &options,
+            ));
+        }
+        Ok(part)
+    }
+}
+
+/// Nodes by name, for the plan.
+pub enum NodeLookup<'s> {
+    /// An index over owned nodes.
+    Map(HashMap<&'s str, &'s Node>),
+    /// The watch cache's own map.
+    Cache(&'s Cache),
+}
+
+impl NodeLookup<'_> {
+    /// The node called `name`.
+    pub fn get(&self, name: &str) -> Option<&Node> {
+        match self {
+            Self::Map(map) => map.get(name).copied(),
+            Self::Cache(cache) => cache.node(name),
+        }
+    }
+}
+
+/// The coverage rows of a snapshot: computed (owned, in node-name order), or
+/// the console's, borrowed as they are.
+pub enum Rows<'s> {
+    /// Computed from owned nodes and pods, in node-name order.
+    Computed(Vec<NodeCoverage>),
+    /// The console's row cache.
+    Live {
+        /// The watch cache the rows were refreshed from.
+        cache: &'s Cache,
+        /// The row cache.
+        source: &'s dyn RowSource,
+        /// The DaemonSet.
+        ds: &'s DaemonSet,
+        /// Its revisions.
+        revisions: &'s [ControllerRevision],
+        /// The time of the decision.
+        now: jiff::Timestamp,
+        /// The revision index, on first use (for a fresh row).
+        index: std::cell::OnceCell<RevisionIndex>,
+    },
+}
+
+impl<'r> IntoIterator for &'r Rows<'_> {
+    type Item = &'r NodeCoverage;
+    type IntoIter = Box<dyn Iterator<Item = &'r NodeCoverage> + 'r>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Rows<'_> {
+    /// Every row: computed rows in node-name order, live rows in the row
+    /// cache's own order (every reader is order-free: the plan sorts, the
+    /// failing nodes come sorted, the rest count).
+    pub fn iter(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_> {
+        match self {
+            Self::Computed(rows) => Box::new(rows.iter()),
+            Self::Live { source, .. } => source.all(),
+        }
+    }
+
+    /// The row of `node`.
+    pub fn get(&self, node: &str) -> Option<&NodeCoverage> {
+        match self {
+            Self::Computed(rows) => rows
+                .binary_search_by(|row| row.node.as_str().cmp(node))
+                .ok()
+                .and_then(|at| rows.get(at))
+                .or_else(|| rows.iter().find(|row| row.node == node)),
+            Self::Live { source, .. } => source.row(node),
+        }
+    }
+
+    /// The row of `node` as of the decision's `now`: a live row is computed
+    /// again from the cache (availability depends on the clock, and the gate
+    /// judges it), at the cost of one node.
+    pub fn fresh(&self, node: &str) -> Option<NodeCoverage> {
+        match self {
+            Self::Computed(_) => self.get(node).cloned(),
+            Self::Live {
+                cache,
+                source,
+                ds,
+                revisions,
+                now,
+                index,
+                ..
+            } => {
+                let index = index.get_or_init(|| RevisionIndex::new(ds, revisions));
+                let mut pods = cache.pods_on(node);
+                pods.retain(|pod| is_controlled_by(pod, ds));
+                match cache.node(node) {
+                    Some(found) => Some(node_coverage(found, ds, &pods, index, *now)),
+                    None => source.row(node).map(|row| {
+                        named_coverage(node, row.verdict.clone(), ds, &pods, index, *now)
+                    }),
+                }
+            }
+        }
     }
 }
 

@@ -136,9 +136,23 @@ pub struct SkippedEntry {
     pub reason: String,
 }
 
+/// The one state word, a noticed revert taking precedence: what
+/// `rollcall status` and the console's plan view show.
+pub fn state_label(
+    revert: Option<&Revert>,
+    state: &RolloutState,
+    blocker: &crate::engine::blockers::Blocker,
+    now: jiff::Timestamp,
+) -> &'static str {
+    revert.map_or_else(
+        || crate::ops::state::state_word(state, blocker, now),
+        Revert::label,
+    )
+}
+
 impl StatusReport {
     /// Builds the report.
-    pub fn build(snapshot: &Snapshot, now: jiff::Timestamp) -> Result<Self, OpsError> {
+    pub fn build(snapshot: &Snapshot<'_>, now: jiff::Timestamp) -> Result<Self, OpsError> {
         let state = snapshot.state()?;
         let index = snapshot.index();
         let rows = snapshot.rows(&index, now);
@@ -181,10 +195,7 @@ impl StatusReport {
                 }
             })
             .collect();
-        let blocker = crate::ops::state::blocker_with_pause(
-            &state,
-            crate::engine::blockers::rollout_blocker(&snapshot.ds, &rows, &snapshot.nodes),
-        );
+        let blocker = crate::ops::state::blocker_with_pause(&state, snapshot.blocker(&rows));
         let target = snapshot.target();
         let revert = reverted(&snapshot.ds, &state);
         let mut report = Self {
@@ -192,13 +203,7 @@ impl StatusReport {
             name: target.name,
             strategy: snapshot.update_strategy().type_name().to_owned(),
             current_revision: index.current().map(|c| c.number),
-            state: revert
-                .as_ref()
-                .map_or_else(
-                    || crate::ops::state::state_word(&state, &blocker, now),
-                    Revert::label,
-                )
-                .to_owned(),
+            state: state_label(revert.as_ref(), &state, &blocker, now).to_owned(),
             stalled: state.run_owner(now).expired_text(),
             blocker,
             owner: spec_owner(&snapshot.ds.metadata),

@@ -203,7 +203,7 @@ impl WriteRequest {
     /// A write of rollcall's rollout state (`rollcall.dev/*`; only the keys
     /// that change are sent), journalled as `action`.
     pub fn state(
-        snapshot: &crate::ops::snapshot::Snapshot,
+        snapshot: &crate::ops::snapshot::Snapshot<'_>,
         before: RolloutState,
         after: RolloutState,
         action: &str,

@@ -120,7 +120,7 @@ impl App {
             return false;
         }
         if let Some(roster) = &mut self.roster {
-            roster.note_changes(&changes);
+            roster.note_changes(&changes, cache, self.ui.target_key().as_deref());
         }
         let rows = self
             .rows

@@ -40,6 +40,8 @@ mod layout_tests;
 #[cfg(test)]
 mod logs_tests;
 #[cfg(test)]
+mod ops_live_tests;
+#[cfg(test)]
 mod ops_tests;
 #[cfg(test)]
 mod owner_tests;

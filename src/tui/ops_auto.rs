@@ -6,8 +6,9 @@
 use super::app::{App, Effect};
 use super::auto_form::AutoForm;
 use super::confirm::Modal;
-use super::ops_keys::AutoSession;
 use super::ops_keys::DEFAULT_POLICY;
+use super::ops_keys::{AutoSession, OpsConsole, live_snapshot};
+use super::state::UiState;
 use crate::cluster::cache::Cache;
 use crate::ops::advance::delete_requests;
 use crate::ops::auto::{AutoPolicy, AutoRun};
@@ -43,7 +44,7 @@ impl App {
                 session.label,
                 session.run.done().len()
             ));
-            let snapshot = self.snapshot(cache)?;
+            let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
             let before = snapshot.state().map_err(|e| e.to_string())?;
             let after = RolloutState {
                 mode: Mode::Idle,
@@ -55,7 +56,7 @@ impl App {
             return Ok(Some(Effect::Writes(self.ops.submit(vec![request]))));
         }
         self.ops.allowed(Operation::Auto, "auto-advance")?;
-        let snapshot = self.snapshot(cache)?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
         let mut warnings = Vec::new();
@@ -92,7 +93,7 @@ impl App {
         form: &AutoForm,
         now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
-        let snapshot = self.snapshot(cache)?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
         check_start(
             &snapshot,
@@ -135,7 +136,7 @@ impl App {
         if self.ops.auto.is_none() || !self.ops.pending.is_empty() {
             return None;
         }
-        let snapshot = self.snapshot(cache).ok()?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache).ok()?;
         let state = snapshot.state().ok()?;
         let session = self.ops.auto.as_mut()?;
         // The same decision the headless driver makes (ops::decide).
@@ -146,24 +147,24 @@ impl App {
                 .error(format!("{} stopped: the rollout was {by}", session.label));
             return None;
         }
-        if let Some(renewal) = self.renew_heartbeat(&snapshot, &state, now) {
+        if let Some(renewal) = Self::renew_heartbeat(&mut self.ops, &snapshot, &state, now) {
             return Some(renewal);
         }
-        self.auto_step(&snapshot, state, next)
+        Self::auto_step(&mut self.ops, &mut self.ui, &snapshot, state, next)
     }
 
     /// Renews the run's lease when due, so other consoles and commands see
     /// that this console still drives it.
     fn renew_heartbeat(
-        &mut self,
-        snapshot: &Snapshot,
+        ops: &mut OpsConsole,
+        snapshot: &Snapshot<'_>,
         state: &RolloutState,
         now: jiff::Timestamp,
     ) -> Option<Effect> {
         // The console's own clock of its last renewal: the cache may not show
         // the write yet, and a renewal must not wait for it.
         let renew = jiff::SignedDuration::try_from(LEASE_RENEW).ok()?;
-        let session = self.ops.auto.as_mut()?;
+        let session = ops.auto.as_mut()?;
         if now.duration_since(session.renewed_at) < renew {
             return None;
         }
@@ -173,12 +174,13 @@ impl App {
             ..state.clone()
         };
         let request = WriteRequest::state(snapshot, state.clone(), after, "heartbeat", None);
-        Some(Effect::Writes(self.ops.submit(vec![request])))
+        Some(Effect::Writes(ops.submit(vec![request])))
     }
 
     fn auto_step(
-        &mut self,
-        snapshot: &Snapshot,
+        ops: &mut OpsConsole,
+        ui: &mut UiState,
+        snapshot: &Snapshot<'_>,
         state: RolloutState,
         next: Next,
     ) -> Option<Effect> {
@@ -192,13 +194,13 @@ impl App {
                     ..state.clone()
                 };
                 let mut requests = vec![WriteRequest::state(snapshot, state, batch, "batch", None)];
-                let action = match self.ops.auto.as_ref()?.label {
+                let action = match ops.auto.as_ref()?.label {
                     "rollback" => "rollback",
                     _ => "auto-advance",
                 };
                 requests.extend(delete_requests(&snapshot.target(), &victims, to, action));
-                let ids = self.ops.submit(requests);
-                let session = self.ops.auto.as_mut()?;
+                let ids = ops.submit(requests);
+                let session = ops.auto.as_mut()?;
                 for ((id, _), victim) in ids.iter().skip(1).zip(&victims) {
                     session.deletes.insert(*id, victim.node.clone());
                 }
@@ -208,38 +210,36 @@ impl App {
                 } else {
                     "advancing"
                 };
-                self.ui
-                    .info(format!("{}: {verb} {}", session.label, nodes.join(", ")));
+                ui.info(format!("{}: {verb} {}", session.label, nodes.join(", ")));
                 Some(Effect::Writes(ids))
             }
             Next::Pause { node, reason } => {
-                let session = self.ops.auto.take()?;
-                self.ui
-                    .error(format!("{} paused: node {node}: {reason}", session.label));
+                let session = ops.auto.take()?;
+                ui.error(format!("{} paused: node {node}: {reason}", session.label));
                 let request = PauseRequest {
-                    by: format!("rollcall auto ({})", self.ops.actor),
+                    by: format!("rollcall auto ({})", ops.actor),
                     reason: Some(format!("node {node}: {reason}")),
                     node: Some(node),
                 };
                 let write = pause(snapshot, &request, jiff::Timestamp::now()).ok()?;
-                Some(Effect::Writes(self.ops.submit(vec![write])))
+                Some(Effect::Writes(ops.submit(vec![write])))
             }
             Next::Completed { advanced, left } => {
-                let session = self.ops.auto.take()?;
+                let session = ops.auto.take()?;
                 let verb = if session.label == "rollback" {
                     "moved back"
                 } else {
                     "advanced"
                 };
                 if left.is_empty() {
-                    self.ui.info(format!(
+                    ui.info(format!(
                         "{} completed: {advanced} node(s) {verb}",
                         session.label
                     ));
                 } else {
                     let list: Vec<String> =
                         left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
-                    self.ui.error(format!(
+                    ui.error(format!(
                         "{} incomplete: {advanced} node(s) {verb}, {} left ({})",
                         session.label,
                         left.len(),
@@ -254,7 +254,7 @@ impl App {
                     ..state.clone()
                 };
                 let request = WriteRequest::state(snapshot, state, after, "auto-done", None);
-                Some(Effect::Writes(self.ops.submit(vec![request])))
+                Some(Effect::Writes(ops.submit(vec![request])))
             }
         }
     }

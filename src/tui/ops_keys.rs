@@ -11,14 +11,17 @@ use std::time::Duration;
 use super::app::{App, Effect, Handled};
 use super::confirm::{Confirm, Intent, Modal};
 use super::keymap::{Action, Context};
+use super::rows::RowCache;
 use crate::cluster::cache::Cache;
+use crate::engine::coverage::NodeCoverage;
+use crate::engine::revision::RevisionIndex;
 use crate::ops::advance::{AdvanceTarget, choose, delete_requests};
 use crate::ops::auto::{AutoPolicy, AutoRun};
 use crate::ops::drive::ensure_actionable;
 use crate::ops::error::OpsError;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
-use crate::ops::snapshot::Snapshot;
+use crate::ops::snapshot::{RowSource, Snapshot};
 use crate::ops::write::{Write, WriteEvent, WriteRequest};
 
 /// State writes that only record what a run is doing; their success is not news.
@@ -189,12 +192,6 @@ impl App {
         }))
     }
 
-    pub(super) fn snapshot(&self, cache: &Cache) -> Result<Snapshot, String> {
-        let target = self.ui.target.as_ref().ok_or("no daemonset selected")?;
-        Snapshot::from_cache(cache, target)
-            .ok_or_else(|| format!("daemonset {target} not loaded yet"))
-    }
-
     fn ask_advance(
         &mut self,
         cache: &Cache,
@@ -202,11 +199,11 @@ impl App {
         now: jiff::Timestamp,
     ) -> Result<(), String> {
         self.ops.allowed(Operation::Advance, "advance")?;
-        let snapshot = self.snapshot(cache)?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &state).map_err(|e| e.to_string())?;
-        let rows = snapshot.rows(&snapshot.index(), now);
-        let plan = snapshot.plan(&rows, &state).map_err(|e| e.to_string())?;
+        let index = snapshot.index();
+        let rows = snapshot.rows(&index, now);
         let target = if selected {
             AdvanceTarget::Nodes(vec![
                 self.ui.selected_node.clone().ok_or("no node selected")?,
@@ -214,9 +211,12 @@ impl App {
         } else {
             AdvanceTarget::Next(1)
         };
-        let victims = choose(&plan, &target, &std::collections::BTreeSet::new())
+        let no_exclusion = std::collections::BTreeSet::new();
+        let plan = snapshot
+            .plan_for(&rows, &state, &target, &no_exclusion, false)
             .map_err(|e| e.to_string())?;
-        let to = snapshot.index().current().map(|c| c.number);
+        let victims = choose(&plan, &target, &no_exclusion).map_err(|e| e.to_string())?;
+        let to = index.current().map(|c| c.number);
         let requests = delete_requests(&snapshot.target(), &victims, to, "advance");
         let mut lines: Vec<String> = victims
             .iter()
@@ -251,7 +251,7 @@ impl App {
     fn ask_canary(&mut self, cache: &Cache, now: jiff::Timestamp) -> Result<(), String> {
         self.ops.allowed(Operation::EditPlan, "marking canaries")?;
         let node = self.ui.selected_node.clone().ok_or("no node selected")?;
-        let snapshot = self.snapshot(cache)?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
         let mut after = before.clone().touched(&self.ops.actor, now);
         let marking = after.canaries.insert(node.clone());
@@ -270,7 +270,7 @@ impl App {
 
     fn ask_pause(&mut self, cache: &Cache, now: jiff::Timestamp) -> Result<(), String> {
         self.ops.allowed(Operation::Pause, "pause/resume")?;
-        let snapshot = self.snapshot(cache)?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
         let spec_action =
             crate::ops::owner_guard::pause_spec_action(&snapshot.ds, &state, state.is_paused());
@@ -314,7 +314,7 @@ impl App {
             return self.dialog_yes(cache, now);
         }
         let label = self.ops.auto.as_ref().map_or("auto-advance", |s| s.label);
-        let Ok(snapshot) = self.snapshot(cache) else {
+        let Ok(snapshot) = live_snapshot(self.ui.target.as_ref(), &self.rows, cache) else {
             return Some(Effect::Quit);
         };
         let request = PauseRequest {
@@ -436,6 +436,33 @@ impl App {
                 }
             }
         }
+    }
+}
+
+/// The console's snapshot of `target`: borrows the watch cache's nodes and
+/// pods and the row cache's coverage rows (no copy of the cluster under the
+/// cache lock), see [`Snapshot::live`].
+pub(super) fn live_snapshot<'a>(
+    target: Option<&crate::model::Target>,
+    rows: &'a RowCache,
+    cache: &'a Cache,
+) -> Result<Snapshot<'a>, String> {
+    let target = target.ok_or("no daemonset selected")?;
+    Snapshot::live(cache, target, rows).ok_or_else(|| format!("daemonset {target} not loaded yet"))
+}
+
+/// The row cache hands its rows to the operations as they are.
+impl RowSource for RowCache {
+    fn row(&self, node: &str) -> Option<&NodeCoverage> {
+        self.get(node).map(|row| &row.coverage)
+    }
+
+    fn all(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_> {
+        Box::new(self.iter().map(|row| &row.coverage))
+    }
+
+    fn index(&self) -> Option<&RevisionIndex> {
+        self.revisions()
     }
 }
 

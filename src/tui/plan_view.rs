@@ -1,37 +1,70 @@
 //! The plan view (`P`): the nodes still to advance in order, canaries first,
-//! and every skipped node with the reason, as `rollcall status` prints them.
+//! and the skipped nodes with the reason, as `rollcall status` prints them;
+//! at most [`LISTED`] of each (a page of the plan costs a look at each row,
+//! not a sort of the cluster), then how many more and where to see them all.
 
 use super::app::App;
 use super::confirm::Modal;
+use super::ops_keys::live_snapshot;
 use crate::cluster::cache::Cache;
+use crate::ops::advance::skip_text;
+use crate::ops::owner_guard::reverted;
+use crate::ops::state::blocker_with_pause;
+use crate::ops::status::state_label;
+
+/// Steps (and skipped nodes) listed in the plan view.
+pub const LISTED: usize = 1_000;
 
 impl App {
     pub(super) fn show_plan(&mut self, cache: &Cache, now: jiff::Timestamp) -> Result<(), String> {
-        let snapshot = self.snapshot(cache)?;
-        let report =
-            crate::ops::status::StatusReport::build(&snapshot, now).map_err(|e| e.to_string())?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
+        let state = snapshot.state().map_err(|e| e.to_string())?;
+        let index = snapshot.index();
+        let rows = snapshot.rows(&index, now);
+        let head = snapshot
+            .plan_head(&rows, &state, LISTED)
+            .map_err(|e| e.to_string())?;
+        // The row cache's blocker (what the header shows), else the rows'.
+        let blocker = match self.rows.revisions() {
+            Some(_) => self.rows.blocker(&snapshot.ds).clone(),
+            None => snapshot.blocker(&rows),
+        };
+        let blocker = blocker_with_pause(&state, blocker);
+        let revert = reverted(&snapshot.ds, &state);
         let mut lines = vec![
             format!(
                 "state: {}   ({} node(s) to advance)",
-                report.state,
-                report.plan.len()
+                state_label(revert.as_ref(), &state, &blocker, now),
+                head.steps
             ),
-            format!("why: {}", report.blocker.message),
+            format!("why: {}", blocker.message),
         ];
-        lines.extend(report.plan.iter().enumerate().map(|(i, step)| {
+        lines.extend(head.plan.steps.iter().enumerate().map(|(i, step)| {
             let canary = if step.canary { " [canary]" } else { "" };
             format!("{:>4}. {}{canary}  {}", i + 1, step.node, step.group)
         }));
+        lines.extend(more(head.steps, head.plan.steps.len(), "to advance"));
         lines.extend(
-            report
+            head.plan
                 .skipped
                 .iter()
-                .map(|s| format!("skip {}: {}", s.node, s.reason)),
+                .map(|s| format!("skip {}: {}", s.node, skip_text(&s.reason))),
         );
+        lines.extend(more(head.skipped, head.plan.skipped.len(), "skipped"));
         self.ops.modal = Some(Modal::Info {
             title: "rollout plan".to_owned(),
             lines,
         });
         Ok(())
     }
+}
+
+/// `… and N more node(s) …` when the list was cut.
+fn more(total: usize, listed: usize, what: &str) -> Option<String> {
+    (total > listed).then(|| {
+        format!(
+            "… and {} more node(s) {what} (`rollcall status --all` lists every one)",
+            total - listed
+        )
+    })
 }

@@ -6,12 +6,13 @@ use super::app::App;
 use super::confirm::{Confirm, Intent, Modal, RollbackPicker};
 use super::keymap::Action;
 use super::ops_keys::DEFAULT_POLICY;
+use super::ops_keys::live_snapshot;
 use crate::cluster::cache::Cache;
 use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Snapshot;
 
 /// Builds the rollback picker for the DaemonSet.
-pub fn rollback_picker(snapshot: &Snapshot) -> Result<RollbackPicker, String> {
+pub fn rollback_picker(snapshot: &Snapshot<'_>) -> Result<RollbackPicker, String> {
     let index = snapshot.index();
     let current = index.current().map(|c| c.number);
     let revisions: Vec<(i64, String)> = index
@@ -52,7 +53,7 @@ pub fn rollback_picker(snapshot: &Snapshot) -> Result<RollbackPicker, String> {
     Ok(picker)
 }
 
-fn diff_lines(snapshot: &Snapshot, number: i64) -> Vec<String> {
+fn diff_lines(snapshot: &Snapshot<'_>, number: i64) -> Vec<String> {
     match crate::ops::rollback::plan(snapshot, Some(number)) {
         Ok(plan) if plan.diff.is_empty() => vec!["(identical to the current template)".to_owned()],
         Ok(plan) => plan.diff.lines().map(str::to_owned).collect(),
@@ -63,13 +64,13 @@ fn diff_lines(snapshot: &Snapshot, number: i64) -> Vec<String> {
 impl App {
     pub(super) fn open_rollback(&mut self, cache: &Cache) -> Result<(), String> {
         self.ops.allowed(Operation::Rollback, "rollback")?;
-        let snapshot = self.snapshot(cache)?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         self.ops.modal = Some(Modal::Rollback(rollback_picker(&snapshot)?));
         Ok(())
     }
 
     pub(super) fn move_rollback_selection(&mut self, action: Action, cache: &Cache) {
-        let Ok(snapshot) = self.snapshot(cache) else {
+        let Ok(snapshot) = live_snapshot(self.ui.target.as_ref(), &self.rows, cache) else {
             return;
         };
         let Some(Modal::Rollback(picker)) = self.ops.modal.as_mut() else {
@@ -91,7 +92,7 @@ impl App {
         picker: &RollbackPicker,
         now: jiff::Timestamp,
     ) -> Result<(), String> {
-        let snapshot = self.snapshot(cache)?;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         let (number, _) = picker
             .revisions
             .get(picker.selected)

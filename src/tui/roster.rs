@@ -2,13 +2,15 @@
 //! the stores and the grid order it adds; how it marks the grid, the header
 //! and the detail pane is in `roster/view.rs`.
 //!
-//! The comparison is pure but costs about a second at 65,000 nodes in a debug
-//! build, so it never runs on the draw path or per watch event: changes only
-//! mark the report stale, and [`App::roster_tick`] (on the event loop's
-//! one-second tick) starts at most one comparison a second (fewer when the
-//! snapshot copy is slow), on a snapshot of
-//! the cache, on its own thread. Roster nodes absent from the cluster get grid
-//! rows of their own so a missing node stays visible. Decides nothing about
+//! A comparison from scratch is pure but costs about a second at 65,000
+//! nodes in a debug build, so it never runs on the draw path or per watch
+//! event: it runs at start, after a relist or a change of the DaemonSet's
+//! spec, on a snapshot of the cache, on its own thread, at most once a
+//! second ([`App::roster_tick`], fewer when the snapshot copy is slow). Watch
+//! events about a few nodes update the report in place, per changed node
+//! (`audit::incremental`), at the cost of those nodes. Roster nodes absent
+//! from the cluster get grid rows of their own so a missing node stays
+//! visible. Decides nothing about
 //! eligibility (the engine's) nor about what counts as a problem (the audit's).
 
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -18,6 +20,7 @@ mod view;
 
 use super::app::App;
 use super::index::{Entry, Filter, GridIndex, GroupKey, natural_cmp};
+use crate::audit::incremental::update_nodes;
 use crate::audit::{AuditReport, InputError, NodeAuditStatus, Roster, compare};
 use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamStatus};
@@ -100,9 +103,46 @@ impl RosterState {
         }
     }
 
-    /// Marks the report stale when nodes, pods or DaemonSets changed.
-    pub fn note_changes(&mut self, changes: &Changes) {
-        self.stale |= changes.all_nodes || changes.daemonsets || !changes.nodes.is_empty();
+    /// Brings the report up to date with `changes`: per changed node, in
+    /// place, at the cost of those nodes ([`update_nodes`]), when the report
+    /// is current; else (every node changed, the DaemonSet's spec, the
+    /// target, a comparison still running) marks it stale for a comparison
+    /// from scratch. A DaemonSet's status alone changes nothing it reports.
+    pub fn note_changes(&mut self, changes: &Changes, cache: &Cache, target: Option<&str>) {
+        if changes.nodes.is_empty() && !changes.all_nodes {
+            return;
+        }
+        let current = !self.stale && self.job.is_none() && self.target.as_deref() == target;
+        let ds = target.and_then(|key| cache.daemonset(key));
+        let (Some(report), Some(ds), false) =
+            (self.report.as_mut(), ds, changes.all_nodes || !current)
+        else {
+            self.stale = true;
+            return;
+        };
+        let nodes = changes.nodes.iter().map(String::as_str);
+        if update_nodes(report, ds, nodes, |n| cache.node(n), |n| cache.pods_on(n)).is_err() {
+            // The comparison from scratch says what is wrong.
+            self.stale = true;
+            return;
+        }
+        for node in &changes.nodes {
+            let absent = report
+                .details
+                .node_identity_mismatch
+                .get(node)
+                .is_some_and(|m| m.cluster_uid.is_none());
+            match self
+                .absent
+                .binary_search_by(|probe| natural_cmp(probe, node))
+            {
+                Ok(at) if !absent => {
+                    self.absent.remove(at);
+                }
+                Err(at) if absent => self.absent.insert(at, node.clone()),
+                _ => {}
+            }
+        }
     }
 
     /// Runs a comparison now, on the calling thread (tests, and small clusters).

@@ -201,10 +201,13 @@ fn comparisons_are_throttled_and_run_off_the_caller() {
         Some(10)
     );
     assert_eq!(state.absent(), ["node-99".to_owned()]);
-    // A change within the interval marks it stale but starts nothing.
-    let mut changes = crate::cluster::cache::Changes::default();
-    changes.nodes.insert("node-01".to_owned());
-    state.note_changes(&changes);
+    // Every node changing (a relist) within the interval marks it stale but
+    // starts nothing.
+    let changes = crate::cluster::cache::Changes {
+        all_nodes: true,
+        ..crate::cluster::cache::Changes::default()
+    };
+    state.note_changes(&changes, &cache, target);
     assert!(!state.poll(&cache, target, start + MIN_INTERVAL / 2));
     assert!(!state.poll(&cache, target, start + MIN_INTERVAL / 2));
     // After the interval it runs again and reports a (fresh) result.
@@ -216,6 +219,50 @@ fn comparisons_are_throttled_and_run_off_the_caller() {
         collected = state.poll(&cache, target, later);
     }
     assert!(collected, "the second comparison never arrived");
+}
+
+/// A change to a few nodes is applied to the report in place, at once, with
+/// no comparison started: the same report a comparison from scratch makes.
+#[test]
+fn node_changes_update_the_report_in_place() {
+    use crate::cluster::cache::WatchUpdate;
+    use crate::engine::fixtures::{node, pod};
+    use kube::runtime::watcher;
+    let mut cache = fixtures::mid_rollout();
+    let _ = cache.take_changes();
+    let target = Some("kube-system/agent");
+    let mut state = RosterState::new(roster());
+    state.recompute_now(&cache, target);
+    let before = state.report().map(crate::audit::AuditReport::problem_count);
+    // node-01 goes NotReady; node-02's pod starts crash looping; node-03 leaves.
+    let updates = [
+        WatchUpdate::Node(watcher::Event::Apply(node("node-01").not_ready().build())),
+        WatchUpdate::Pod(watcher::Event::Apply(
+            pod("agent-n2", "node-02", "h1")
+                .created(100)
+                .phase("Running")
+                .waiting("CrashLoopBackOff", 4)
+                .build(),
+        )),
+        WatchUpdate::Node(watcher::Event::Delete(node("node-03").build())),
+    ];
+    for update in updates {
+        cache.apply(update, now());
+    }
+    let changes = cache.take_changes();
+    state.note_changes(&changes, &cache, target);
+    assert!(
+        !state.poll(&cache, target, Instant::now()),
+        "no comparison started: the report is current"
+    );
+    let mut scratch = RosterState::new(roster());
+    scratch.recompute_now(&cache, target);
+    assert_eq!(state.report(), scratch.report());
+    assert_eq!(state.absent(), scratch.absent());
+    assert_ne!(
+        state.report().map(crate::audit::AuditReport::problem_count),
+        before
+    );
 }
 
 /// Scale measurement (run with `cargo test --lib roster_scale -- --ignored

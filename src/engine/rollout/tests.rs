@@ -189,3 +189,155 @@ fn rollback_walks_most_recently_updated_first() {
     assert_eq!(rollback_order(&f.rows, "old"), vec!["n3"]);
     assert!(rollback_order(&f.rows, "none").is_empty());
 }
+
+mod next_steps_equal_the_plan {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One generated node: eligible (label), pool label key and value, cordoned,
+    /// Ready, canary label, and its pod: none, old, new, or old terminating.
+    pub(super) type NodeCase = (bool, u8, u8, bool, bool, bool, u8);
+
+    pub(super) fn fleet_of(cases: &[NodeCase]) -> Fleet {
+        let ds = daemonset("agent:2")
+            .on_delete()
+            .node_selector("agent", "yes")
+            .build();
+        let keys = [
+            "node-pool",
+            "pool",
+            "topology.kubernetes.io/zone",
+            "nodepool",
+        ];
+        let mut nodes = Vec::new();
+        let mut pods = Vec::new();
+        for (i, (eligible, key, value, cordoned, ready, canary, pod_kind)) in
+            cases.iter().enumerate()
+        {
+            let name = format!("n{}", (i * 7) % 23 + i * 100 % 7);
+            let name = format!("{name}-{i}");
+            let mut builder = node(&name);
+            if *eligible {
+                builder = builder.label("agent", "yes");
+            }
+            if let Some(key) = keys.get(usize::from(*key)) {
+                builder = builder.label(key, &format!("v{}", value % 3));
+            }
+            if *cordoned {
+                builder = builder.cordoned();
+            }
+            if !*ready {
+                builder = builder.not_ready();
+            }
+            if *canary {
+                builder = builder.label("canary", "yes");
+            }
+            nodes.push(builder.build());
+            match pod_kind % 4 {
+                1 => pods.push(old_pod(&name)),
+                2 => pods.push(
+                    pod(&format!("{name}-new"), &name, "new")
+                        .ready_since(0)
+                        .build(),
+                ),
+                3 => pods.push(
+                    pod(&format!("{name}-old"), &name, "old")
+                        .ready_since(0)
+                        .terminating()
+                        .build(),
+                ),
+                _ => {}
+            }
+        }
+        fleet(&ds, nodes, &pods)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn next_steps_is_the_plans_next_batch(
+            cases in proptest::collection::vec(
+                (any::<bool>(), 0u8..5, any::<u8>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<u8>()),
+                0..30,
+            ),
+            by_selector in any::<bool>(),
+            hand_marked in proptest::collection::vec(0usize..30, 0..4),
+            excluded in proptest::collection::vec(0usize..30, 0..6),
+            include_cordoned in any::<bool>(),
+            size in 1usize..6,
+        ) {
+            let f = fleet_of(&cases);
+            let pick = |picks: &[usize]| -> BTreeSet<String> {
+                picks
+                    .iter()
+                    .filter_map(|i| f.nodes.get(*i).map(|n| n.name().to_owned()))
+                    .collect()
+            };
+            let options = PlanOptions {
+                canaries: pick(&hand_marked),
+                canary_selector: by_selector
+                    .then(|| crate::engine::selector::Selector::parse("canary=yes").ok())
+                    .flatten(),
+                include_cordoned,
+                ..PlanOptions::default()
+            };
+            let exclude = pick(&excluded);
+            let plan = plan_rollout(&f.rows, &f.nodes, &options);
+            let expected: Vec<PlanStep> =
+                next_batch(&plan, size, &exclude).into_iter().cloned().collect();
+            let by_name: std::collections::HashMap<&str, &Node> =
+                f.nodes.iter().map(|n| (n.name(), n)).collect();
+            // Rows in any order: reversed here.
+            let got = next_steps(
+                f.rows.iter().rev(),
+                |name| by_name.get(name).copied(),
+                &options,
+                size,
+                &exclude,
+            );
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
+
+mod plan_head_is_the_plans_head {
+    use proptest::prelude::*;
+
+    use super::next_steps_equal_the_plan::fleet_of;
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn plan_head_is_the_first_page_of_the_plan(
+            cases in proptest::collection::vec(
+                (any::<bool>(), 0u8..5, any::<u8>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<u8>()),
+                0..30,
+            ),
+            hand_marked in proptest::collection::vec(0usize..30, 0..4),
+            include_cordoned in any::<bool>(),
+            limit in 0usize..12,
+        ) {
+            let f = fleet_of(&cases);
+            let options = PlanOptions {
+                canaries: hand_marked
+                    .iter()
+                    .filter_map(|i| f.nodes.get(*i).map(|n| n.name().to_owned()))
+                    .collect(),
+                include_cordoned,
+                ..PlanOptions::default()
+            };
+            let plan = plan_rollout(&f.rows, &f.nodes, &options);
+            let by_name: std::collections::HashMap<&str, &Node> =
+                f.nodes.iter().map(|n| (n.name(), n)).collect();
+            let head = plan_head(f.rows.iter().rev(), |name| by_name.get(name).copied(), &options, limit);
+            prop_assert_eq!(head.steps, plan.steps.len());
+            prop_assert_eq!(head.skipped, plan.skipped.len());
+            prop_assert_eq!(&head.plan.steps[..], &plan.steps[..limit.min(plan.steps.len())]);
+            prop_assert_eq!(&head.plan.skipped[..], &plan.skipped[..limit.min(plan.skipped.len())]);
+        }
+    }
+}
