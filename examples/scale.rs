@@ -551,8 +551,29 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
             _ = &mut stop_rx => break,
         }
         let started = Instant::now();
-        let dirty = app.refresh(&mut shared.lock(), jiff::Timestamp::now());
-        refresh.add(started.elapsed());
+        let mut cache = shared.lock();
+        let locked = started.elapsed();
+        let pending = cache.changes();
+        let pending = format!(
+            "all_nodes={} nodes={} daemonsets={} revisions={} streams={}",
+            pending.all_nodes,
+            pending.nodes.len(),
+            pending.daemonsets,
+            pending.revisions,
+            pending.streams
+        );
+        let dirty = app.refresh(&mut cache, jiff::Timestamp::now());
+        drop(cache);
+        let took = started.elapsed();
+        refresh.add(took);
+        if took > Duration::from_millis(20) {
+            // Which path a slow wake-up took.
+            println!(
+                "# slow refresh {:.1} ms (lock wait {:.1} ms): {pending}",
+                took.as_secs_f64() * 1000.0,
+                locked.as_secs_f64() * 1000.0
+            );
+        }
         if dirty && last_frame.elapsed() >= frame_interval {
             let started = Instant::now();
             let view = app.view_model(&shared.lock(), jiff::Timestamp::now());

@@ -244,6 +244,11 @@ impl Cache {
         self.changes.streams = true;
     }
 
+    /// The change set gathered so far (what the next [`Cache::take_changes`] returns).
+    pub fn changes(&self) -> &Changes {
+        &self.changes
+    }
+
     /// Takes the change set, leaving it empty.
     pub fn take_changes(&mut self) -> Changes {
         std::mem::take(&mut self.changes)

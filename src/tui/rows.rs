@@ -384,7 +384,10 @@ impl RowCache {
                 ..RowChanges::default()
             };
         }
-        let all_nodes = changes.all_nodes || std::mem::take(&mut self.deferred);
+        // Taken whether or not this change set recomputes everything anyway:
+        // left set, it made the next one-node change recompute every row.
+        let deferred = std::mem::take(&mut self.deferred);
+        let all_nodes = changes.all_nodes || deferred;
         let ds = target.and_then(|key| cache.daemonset(key));
         let Some(ds) = ds else {
             let membership = !self.rows.is_empty() || retarget;

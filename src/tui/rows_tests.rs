@@ -161,6 +161,17 @@ fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
     assert_eq!(rows.len(), NODES);
     assert!(rows.get("node-0").and_then(|r| r.pod()).is_some());
 
+    // The rows deferred while listing were computed with the list: the next
+    // change of one pod recomputes that node's row only.
+    apply(&mut cache, &Change::Pod(3, 0, 4));
+    let changed = cache.take_changes();
+    let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
+    assert!(
+        !refreshed.membership,
+        "one pod's change recomputed every row"
+    );
+    assert_eq!(refreshed.nodes, ["node-3".to_owned()].into());
+
     let mut failed = grid_streams_started();
     list(
         &mut failed,
