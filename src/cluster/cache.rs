@@ -40,6 +40,12 @@ fn slim_pod(pod: &mut Pod) {
     pod.status.container_statuses.shrink_to_fit();
 }
 
+/// Whether a relist changed so many of `total` objects that recomputing
+/// every row is cheaper than naming each (the first list changes them all).
+fn many(changed: usize, total: usize) -> bool {
+    changed > total / 2
+}
+
 /// One watcher event of any of the watched kinds (the merged stream's item).
 #[derive(Debug)]
 #[allow(
@@ -342,7 +348,16 @@ impl Cache {
             Applied::One(key) => {
                 self.changes.nodes.insert(key);
             }
-            Applied::Replaced => self.changes.all_nodes = true,
+            Applied::Replaced => {
+                let relisted = self.nodes.take_relisted();
+                if many(relisted.len(), self.nodes.objects.len()) {
+                    self.changes.all_nodes = true;
+                } else {
+                    self.changes
+                        .nodes
+                        .extend(relisted.into_iter().map(|(key, _)| key));
+                }
+            }
             Applied::Buffered => {}
         }
         self.mark_received(StreamKind::Nodes, self.nodes.listing(), now);
@@ -387,6 +402,18 @@ impl Cache {
         let applied = self.daemonsets.apply(event);
         match (&applied, before) {
             (Applied::Buffered, _) => {}
+            (Applied::Replaced, _) => {
+                // A relist (after a dropped watch) that changed no spec or UID
+                // leaves every row as it is.
+                let relisted = self.daemonsets.take_relisted();
+                self.changes.daemonsets |= !relisted.is_empty();
+                let spec_changed = relisted.iter().any(|(key, old)| {
+                    let new = self.daemonsets.objects.get(key);
+                    new.map(|ds| (&ds.spec, &ds.metadata.uid))
+                        != old.as_ref().map(|ds| (&ds.spec, &ds.metadata.uid))
+                });
+                self.changes.all_nodes |= spec_changed;
+            }
             (Applied::One(key), Some(before)) => {
                 self.changes.daemonsets = true;
                 let after = self
@@ -419,7 +446,12 @@ impl Cache {
             slim_metadata(&mut rev.metadata);
             rev
         });
-        if self.revisions.apply(event) != Applied::Buffered {
+        let changed = match self.revisions.apply(event) {
+            Applied::Buffered => false,
+            Applied::One(_) => true,
+            Applied::Replaced => !self.revisions.take_relisted().is_empty(),
+        };
+        if changed {
             self.changes.revisions = true;
             // Revision numbers and "updated" of every pod may change.
             self.changes.all_nodes = true;
@@ -442,28 +474,39 @@ impl Cache {
             _ => None,
         };
         match self.pods.apply(event) {
-            Applied::One(key) => {
-                if let Some(node) = previous_node {
-                    remove_from_index(&mut self.pods_by_node, &node, &key);
-                    self.changes.nodes.insert(node);
-                }
-                if let Some(node) = self.pods.objects.get(&key).and_then(|p| p.node_name()) {
-                    let node = node.to_owned();
-                    self.pods_by_node
-                        .entry(node.clone())
-                        .or_default()
-                        .insert(key);
-                    self.changes.nodes.insert(node);
-                }
-            }
+            Applied::One(key) => self.pod_moved(key, previous_node.as_deref()),
             Applied::Replaced => {
-                self.pods_by_node =
-                    index_by(&self.pods.objects, |p| p.node_name().map(str::to_owned));
-                self.changes.all_nodes = true;
+                let relisted = self.pods.take_relisted();
+                if many(relisted.len(), self.pods.objects.len()) {
+                    self.pods_by_node =
+                        index_by(&self.pods.objects, |p| p.node_name().map(str::to_owned));
+                    self.changes.all_nodes = true;
+                } else {
+                    for (key, old) in relisted {
+                        self.pod_moved(key, old.as_ref().and_then(|p| p.node_name()));
+                    }
+                }
             }
             Applied::Buffered => {}
         }
         self.mark_received(StreamKind::Pods, self.pods.listing(), now);
+    }
+
+    /// Updates the node index for the pod `key` (on `previous` before) and
+    /// marks the nodes it left and is on as changed.
+    fn pod_moved(&mut self, key: String, previous: Option<&str>) {
+        if let Some(node) = previous {
+            remove_from_index(&mut self.pods_by_node, node, &key);
+            self.changes.nodes.insert(node.to_owned());
+        }
+        if let Some(node) = self.pods.objects.get(&key).and_then(|p| p.node_name()) {
+            let node = node.to_owned();
+            self.pods_by_node
+                .entry(node.clone())
+                .or_default()
+                .insert(key);
+            self.changes.nodes.insert(node);
+        }
     }
 
     fn apply_event(
