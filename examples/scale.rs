@@ -319,6 +319,12 @@ fn print_table(args: &Args, f: &Figures) {
         f.churned.get("cpu") * 1e6 / written
     );
     println!(
+        "| watch events the console applied | {:.0} in {:.1} s | {:.0} events/s |",
+        f.churned.get("absorbed"),
+        f.churned.get("absorb_secs"),
+        f.churned.get("absorbed") / f.churned.get("absorb_secs").max(1e-9)
+    );
+    println!(
         "| console refresh (rows + order) per wake-up | mean {:.2} ms, max {:.2} ms | {:.0} wake-ups |",
         f.churned.get("refresh_mean_ms"),
         f.churned.get("refresh_max_ms"),
@@ -541,6 +547,8 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
     });
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 60))?;
     let cpu_before = cpu_secs();
+    let applied_before = shared.lock().applied();
+    let churn_started = Instant::now();
     let mut refresh = Timings::default();
     let mut frame = Timings::default();
     let mut last_frame = Instant::now();
@@ -583,7 +591,9 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
         }
     }
     println!(
-        "churned cpu={:.3} wakeups={} refresh_mean_ms={:.3} refresh_max_ms={:.3} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} rss={:.1} peak={:.1}",
+        "churned absorbed={} absorb_secs={:.3} cpu={:.3} wakeups={} refresh_mean_ms={:.3} refresh_max_ms={:.3} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} rss={:.1} peak={:.1}",
+        shared.lock().applied() - applied_before,
+        churn_started.elapsed().as_secs_f64(),
         cpu_secs() - cpu_before,
         refresh.count,
         refresh.mean_ms(),

@@ -129,6 +129,8 @@ pub struct Cache {
     notice: Option<(String, jiff::Timestamp)>,
     /// Why every stream must re-list (taken by the watch task).
     relist: Option<String>,
+    /// Object events applied so far (what a benchmark reports as absorbed).
+    applied: u64,
 }
 
 impl Cache {
@@ -139,6 +141,16 @@ impl Cache {
 
     /// Applies one watcher event seen at `now`.
     pub fn apply(&mut self, update: WatchUpdate, now: jiff::Timestamp) {
+        let object = matches!(
+            update,
+            WatchUpdate::Node(_)
+                | WatchUpdate::DaemonSet(_)
+                | WatchUpdate::Pod(_)
+                | WatchUpdate::Revision(_)
+                | WatchUpdate::PodEvent(_)
+                | WatchUpdate::NodeEvent(_)
+        );
+        self.applied += u64::from(object);
         match update {
             WatchUpdate::Node(event) => self.apply_node(event, now),
             WatchUpdate::DaemonSet(event) => self.apply_daemonset(event, now),
@@ -248,6 +260,12 @@ impl Cache {
         self.changes.all_nodes = true;
         self.changes.revisions = true;
         self.changes.streams = true;
+    }
+
+    /// How many object events (of any watched kind, list items included)
+    /// have been applied.
+    pub fn applied(&self) -> u64 {
+        self.applied
     }
 
     /// The change set gathered so far (what the next [`Cache::take_changes`] returns).
