@@ -332,6 +332,12 @@ fn print_table(args: &Args, f: &Figures) {
         f.churned.get("cpu") * 1e6 / written
     );
     println!(
+        "| watch events the console applied | {:.0} in {:.1} s | {:.0} events/s |",
+        f.churned.get("absorbed"),
+        f.churned.get("absorb_secs"),
+        f.churned.get("absorbed") / f.churned.get("absorb_secs").max(1e-9)
+    );
+    println!(
         "| console refresh (rows + order) per wake-up | mean {:.2} ms, max {:.2} ms | {:.0} wake-ups |",
         f.churned.get("refresh_mean_ms"),
         f.churned.get("refresh_max_ms"),
@@ -605,6 +611,8 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
     });
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 60))?;
     let cpu_before = cpu_secs();
+    let applied_before = shared.lock().applied();
+    let churn_started = Instant::now();
     let mut refresh = Timings::default();
     let mut frame = Timings::default();
     let mut last_frame = Instant::now();
@@ -615,8 +623,29 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
             _ = &mut stop_rx => break,
         }
         let started = Instant::now();
-        let dirty = app.refresh(&mut shared.lock(), jiff::Timestamp::now());
-        refresh.add(started.elapsed());
+        let mut cache = shared.lock();
+        let locked = started.elapsed();
+        let pending = cache.changes();
+        let pending = format!(
+            "all_nodes={} nodes={} daemonsets={} revisions={} streams={}",
+            pending.all_nodes,
+            pending.nodes.len(),
+            pending.daemonsets,
+            pending.revisions,
+            pending.streams
+        );
+        let dirty = app.refresh(&mut cache, jiff::Timestamp::now());
+        drop(cache);
+        let took = started.elapsed();
+        refresh.add(took);
+        if took > Duration::from_millis(20) {
+            // Which path a slow wake-up took.
+            println!(
+                "# slow refresh {:.1} ms (lock wait {:.1} ms): {pending}",
+                took.as_secs_f64() * 1000.0,
+                locked.as_secs_f64() * 1000.0
+            );
+        }
         if dirty && last_frame.elapsed() >= frame_interval {
             let started = Instant::now();
             let view = app.view_model(&shared.lock(), jiff::Timestamp::now());
@@ -626,7 +655,9 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
         }
     }
     println!(
-        "churned cpu={:.3} wakeups={} refresh_mean_ms={:.3} refresh_max_ms={:.3} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} rss={:.1} peak={:.1}",
+        "churned absorbed={} absorb_secs={:.3} cpu={:.3} wakeups={} refresh_mean_ms={:.3} refresh_max_ms={:.3} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} rss={:.1} peak={:.1}",
+        shared.lock().applied() - applied_before,
+        churn_started.elapsed().as_secs_f64(),
         cpu_secs() - cpu_before,
         refresh.count,
         refresh.mean_ms(),

@@ -43,13 +43,20 @@ pub struct KindStore<K> {
     /// Objects of a relist in progress (`Init` .. `InitDone`), swapped in at the
     /// end so a half-listed store is never shown as the truth.
     pub buffer: Option<HashMap<ObjectKey, Arc<K>>>,
+    /// What the last relist changed (see [`KindStore::take_relisted`]).
+    relisted: Vec<Relisted<K>>,
 }
+
+/// One object a relist added, removed or changed: its key and the object
+/// held before (`None` when it is new).
+pub type Relisted<K> = (ObjectKey, Option<Arc<K>>);
 
 impl<K> Default for KindStore<K> {
     fn default() -> Self {
         Self {
             objects: HashMap::new(),
             buffer: None,
+            relisted: Vec::new(),
         }
     }
 }
@@ -84,10 +91,19 @@ where
                 Applied::Buffered
             }
             watcher::Event::InitDone => {
-                self.objects = self.buffer.take().unwrap_or_default();
+                let listed = self.buffer.take().unwrap_or_default();
+                let mut before = std::mem::replace(&mut self.objects, listed);
+                self.relisted = relist_changes(&self.objects, &mut before);
                 Applied::Replaced
             }
         }
+    }
+
+    /// The objects the last relist ([`Applied::Replaced`]) added, removed or
+    /// changed, with what was held before: a relist after a dropped watch
+    /// usually changes a few objects, and only their rows need recomputing.
+    pub fn take_relisted(&mut self) -> Vec<Relisted<K>> {
+        std::mem::take(&mut self.relisted)
     }
 
     /// Whether a relist is in progress.
@@ -107,6 +123,31 @@ where
             .map_or(0, HashMap::len)
             .max(self.objects.len())
     }
+}
+
+/// The objects of `after` that are not in `before` or differ from it, and
+/// those of `before` that are gone (taken out of `before`). Objects with the
+/// same `resourceVersion` are the same; without one, they are taken as changed.
+fn relist_changes<K>(
+    after: &HashMap<ObjectKey, Arc<K>>,
+    before: &mut HashMap<ObjectKey, Arc<K>>,
+) -> Vec<Relisted<K>>
+where
+    K: k8s_openapi::Metadata<Ty = ObjectMeta>,
+{
+    let mut changed = Vec::new();
+    for (key, object) in after {
+        let old = before.remove(key);
+        let same = old.as_ref().is_some_and(|old| {
+            let version = old.metadata().resource_version.as_ref();
+            version.is_some() && version == object.metadata().resource_version.as_ref()
+        });
+        if !same {
+            changed.push((key.clone(), old));
+        }
+    }
+    changed.extend(before.drain().map(|(key, old)| (key, Some(old))));
+    changed
 }
 
 /// Applies `f` to the object of an `Apply`/`InitApply` (to slim it before storing).
@@ -223,7 +264,10 @@ impl EventStore {
                 .map(|e| involved_key(e)),
             _ => None,
         };
-        match self.store.apply(event) {
+        let applied = self.store.apply(event);
+        // The events' own relist is handled by involved object below.
+        drop(self.store.take_relisted());
+        match applied {
             Applied::One(key) => {
                 if let Some(object) = &previous {
                     remove_from_index(&mut self.by_object, object, &key);

@@ -153,11 +153,20 @@ async fn run(
                 continue;
             }
         };
-        if let WatchUpdate::Error(kind, message) = &update {
-            tracing::warn!(stream = kind.label(), error = %message, "watch failed, retrying");
+        // Whatever else the streams already hold is applied under the same
+        // lock, with one wake-up: under churn the reader takes the lock once
+        // per batch, not once per event.
+        let mut batch = vec![update];
+        while batch.len() < BATCH {
+            let ready = match ready_now(&mut base).await {
+                Some(update) => Some(update),
+                None if !targeted.is_empty() => ready_now(&mut targeted).await,
+                None => None,
+            };
+            let Some(update) = ready else { break };
+            batch.push(update);
         }
-        shared.apply(update, jiff::Timestamp::now());
-        let relist = shared.lock().take_relist();
+        let relist = apply_batch(&shared, batch, jiff::Timestamp::now());
         if let Some(reason) = &relist {
             // Every stream starts over with a list; the old data stays on
             // screen, marked as re-listing, until each list completes.
@@ -180,6 +189,38 @@ async fn run(
         }
         shared.notify();
     }
+}
+
+/// At most this many updates are applied under one lock (the reader waits
+/// for the lock at most this long: a few milliseconds).
+const BATCH: usize = 512;
+
+/// The next update a stream already holds, without waiting for one.
+async fn ready_now(streams: &mut SelectAll<UpdateStream>) -> Option<WatchUpdate> {
+    std::future::poll_fn(|cx| match streams.poll_next_unpin(cx) {
+        std::task::Poll::Ready(update) => std::task::Poll::Ready(update),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await
+}
+
+/// Applies `batch` in order under one lock (the caller wakes the reader).
+/// Stops at an update after which everything must be re-listed (the rest
+/// came from the streams being replaced) and returns why.
+fn apply_batch(shared: &Shared, batch: Vec<WatchUpdate>, now: jiff::Timestamp) -> Option<String> {
+    let mut cache = shared.lock();
+    let mut relist = None;
+    for update in batch {
+        if let WatchUpdate::Error(kind, message) = &update {
+            tracing::warn!(stream = kind.label(), error = %message, "watch failed, retrying");
+        }
+        cache.apply(update, now);
+        relist = cache.take_relist();
+        if relist.is_some() {
+            break;
+        }
+    }
+    relist
 }
 
 /// Starts the pod, revision and event streams once the target DaemonSet is in

@@ -6,6 +6,7 @@
 //! an argument; this module never plans actions (see `reconcile`, `rollout`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -26,14 +27,15 @@ pub struct PodCoverage {
     pub name: String,
     /// Pod UID (the precondition of a delete).
     pub uid: String,
-    /// The `controller-revision-hash` label.
-    pub hash: Option<String>,
+    /// The `controller-revision-hash` label (shared: one copy per revision
+    /// in the console's row cache).
+    pub hash: Option<Arc<str>>,
     /// The revision number behind `hash`, if that revision still exists.
     pub revision: Option<i64>,
     /// Runs the current template (upstream `IsPodUpdated`).
     pub updated: bool,
-    /// `status.phase`.
-    pub phase: Option<String>,
+    /// `status.phase` (shared, as `hash`).
+    pub phase: Option<Arc<str>>,
     /// The Ready condition is True (upstream `IsPodReady`).
     pub ready: bool,
     /// Ready for at least `minReadySeconds` (upstream `IsPodAvailable`).
@@ -43,8 +45,8 @@ pub struct PodCoverage {
     /// Container restarts so far.
     pub restarts: i32,
     /// The waiting/terminated reason kubectl shows (`CrashLoopBackOff`,
-    /// `ImagePullBackOff`, `Evicted`, ...), if any.
-    pub problem: Option<String>,
+    /// `ImagePullBackOff`, `Evicted`, ...), if any (shared, as `hash`).
+    pub problem: Option<Arc<str>>,
     /// Why the containers fail, in their own words (last termination, waiting
     /// message): see [`super::health::failure_detail`]. Unsanitised API text.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -258,14 +260,14 @@ pub fn pod_coverage(
     min_ready_seconds: i32,
     now: jiff::Timestamp,
 ) -> PodCoverage {
-    let hash = pod.revision_hash().map(str::to_owned);
+    let hash = pod.revision_hash().map(Arc::from);
     PodCoverage {
         name: pod.name().to_owned(),
         uid: pod.uid().to_owned(),
         revision: hash.as_deref().and_then(|h| revisions.number_for_hash(h)),
         hash,
         updated: revisions.is_pod_updated(pod),
-        phase: pod.status.phase.as_deref().map(str::to_owned),
+        phase: pod.status.phase.as_deref().map(Arc::from),
         ready: is_pod_ready(pod),
         available: is_pod_available(pod, min_ready_seconds, now),
         terminating: pod.is_terminating(),
@@ -346,7 +348,7 @@ pub fn sort_oldest_first(pods: &mut [&Pod]) {
 /// The reason a human should look at this pod, kubectl-style: a container's
 /// waiting/terminated reason, else the pod-level reason (`Evicted`), else a
 /// failed phase.
-fn pod_problem(pod: &Pod) -> Option<String> {
+fn pod_problem(pod: &Pod) -> Option<Arc<str>> {
     let running_ok = |reason: &str| {
         matches!(
             reason,
@@ -357,7 +359,7 @@ fn pod_problem(pod: &Pod) -> Option<String> {
         .filter(|r| !running_ok(r))
         .or(pod.status.reason.as_deref())
         .or_else(|| (pod.status.phase.as_deref() == Some("Failed")).then_some("Failed"))
-        .map(str::to_owned)
+        .map(Arc::from)
 }
 
 #[cfg(test)]

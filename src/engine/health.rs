@@ -184,7 +184,7 @@ mod tests {
             available: ready,
             terminating: false,
             restarts: 0,
-            problem: problem.map(str::to_owned),
+            problem: problem.map(Into::into),
             failure_detail: None,
             created: None,
             ready_since: None,

@@ -187,7 +187,7 @@ impl StatusReport {
                     updated: pod.is_some_and(|p| p.updated),
                     ready: pod.is_some_and(|p| p.ready),
                     available: pod.is_some_and(|p| p.available),
-                    problem: pod.and_then(|p| p.problem.clone()),
+                    problem: pod.and_then(|p| p.problem.as_deref().map(str::to_owned)),
                     failure: pod.and_then(|p| crate::engine::health::pod_health(p).failure_text()),
                     pod_count: live.len(),
                     canary: canaries.contains(row.node.as_str())

@@ -159,6 +159,11 @@ pub fn spawn(store: Store, options: ChurnOptions) -> ChurnHandle {
 const TICK: Duration = Duration::from_millis(10);
 /// How often the lists of targets are re-read (pods come and go).
 const REFRESH_EVERY: u32 = 200;
+/// At most this many ticks' worth of changes are written in one wake-up:
+/// a generator that falls behind (the store cannot take the rate) drops the
+/// rest instead of writing an ever larger backlog in one go, which kept it
+/// from noticing `shutdown` for minutes. It reports what it wrote.
+const CATCH_UP_TICKS: f64 = 4.0;
 
 async fn run(store: Store, options: ChurnOptions, mut stopped: watch::Receiver<bool>) -> u64 {
     let mut rng = StdRng::seed_from_u64(options.seed);
@@ -179,16 +184,26 @@ async fn run(store: Store, options: ChurnOptions, mut stopped: watch::Receiver<b
             targets = Targets::read(&store);
         }
         let due = due_by(started.elapsed(), options.events_per_second);
+        let most = due_by(TICK.mul_f64(CATCH_UP_TICKS), options.events_per_second).max(1);
+        attempted = skip_backlog(attempted, due, most);
+        // One timestamp per wake-up: the changes of a tick happen together.
+        let now = jiff::Timestamp::now().to_string();
         while attempted < due {
             attempted += 1;
             let kind = ChurnKind::ALL[rng.random_range(0..ChurnKind::ALL.len())];
             if let Some(key) = targets.pick(kind, &mut rng)
-                && write(&store, kind, key, attempted).is_ok()
+                && write(&store, kind, key, attempted, &now).is_ok()
             {
                 written += 1;
             }
         }
     }
+}
+
+/// Where to resume when `attempted` of `due` changes were tried: at most
+/// `most` behind, the older ones dropped.
+fn skip_backlog(attempted: u64, due: u64, most: u64) -> u64 {
+    attempted.max(due.saturating_sub(most))
 }
 
 /// How many changes are due after `elapsed` at `rate` per second.
@@ -204,9 +219,14 @@ fn due_by(elapsed: Duration, rate: f64) -> u64 {
     due
 }
 
-fn write(store: &Store, kind: ChurnKind, key: &ObjectKey, tick: u64) -> Result<(), StoreError> {
+fn write(
+    store: &Store,
+    kind: ChurnKind,
+    key: &ObjectKey,
+    tick: u64,
+    now: &str,
+) -> Result<(), StoreError> {
     let (resource, sub) = kind.resource();
-    let now = jiff::Timestamp::now().to_string();
     store.modify_with(
         resource,
         &key.namespace,
@@ -214,7 +234,7 @@ fn write(store: &Store, kind: ChurnKind, key: &ObjectKey, tick: u64) -> Result<(
         sub,
         WriteOptions::default(),
         |current| {
-            edit(kind, current, tick, &now)
+            edit(kind, current, tick, now)
                 .ok_or_else(|| StoreError::BadRequest("nothing to churn".to_owned()))
         },
     )?;
@@ -311,6 +331,15 @@ mod tests {
     fn the_rate_sets_how_many_are_due() {
         assert_eq!(due_by(Duration::from_millis(1500), 1000.0), 1500);
         assert_eq!(due_by(Duration::from_secs(3), 0.0), 0);
+    }
+
+    #[test]
+    fn a_generator_behind_drops_its_backlog() {
+        // On time: everything due is written.
+        assert_eq!(skip_backlog(990, 1000, 200), 990);
+        // 10,000 behind: only the last 200 are written.
+        assert_eq!(skip_backlog(0, 10_000, 200), 9_800);
+        assert_eq!(skip_backlog(0, 100, 200), 0);
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! Scale measurements (run with `cargo test --release --lib grid_bench -- --ignored --nocapture`):
 //! building rows, order, one frame (view model + render) and applying one pod
-//! event, at 5,000 and 65,000 nodes. Prints numbers; asserts only correctness,
-//! never timings.
+//! event, at 5,000 and 65,000 nodes; what the row cache holds per node
+//! (`row_cache_memory`). Prints numbers; asserts only correctness, never
+//! timings.
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,7 @@ use super::app::App;
 use super::fixtures::{grid_streams_started, list, now};
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::Action;
+use super::rows::RowCache;
 use super::view_model::ConsoleInfo;
 use crate::cluster::cache::{Cache, WatchUpdate};
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
@@ -145,4 +147,32 @@ fn measure(nodes: usize) {
 fn grid_bench() {
     measure(5_000);
     measure(65_000);
+}
+
+/// Resident memory of this process, in bytes (Linux).
+fn rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// What the row cache holds per node at 65,000 nodes: the growth of this
+/// process's RSS while the rows are computed (run alone: it reads the RSS).
+#[test]
+#[ignore = "measurement: run alone with --ignored --nocapture"]
+fn row_cache_memory() {
+    const NODES: usize = 65_000;
+    let mut cache = cluster(NODES);
+    let changes = cache.take_changes();
+    let before = rss_bytes().unwrap_or(0);
+    let mut rows = RowCache::default();
+    rows.refresh(&cache, Some("kube-system/agent"), &changes, now());
+    let after = rss_bytes().unwrap_or(0);
+    assert_eq!(rows.len(), NODES);
+    #[allow(clippy::cast_precision_loss, reason = "display only")]
+    let per_node = after.saturating_sub(before) as f64 / NODES as f64;
+    println!(
+        "row cache: {per_node:.0} B per node at {NODES} nodes (NodeRow {} B inline)",
+        std::mem::size_of::<super::rows::NodeRow>()
+    );
 }

@@ -20,6 +20,7 @@ pub mod plan_view;
 pub mod rollback_dialog;
 pub mod roster;
 pub mod rows;
+mod rows_store;
 pub mod run;
 pub use crate::sanitize;
 pub mod state;

@@ -4,9 +4,11 @@
 //! the DaemonSet or its revisions did). Reads the cache; no I/O, no clock.
 
 use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use super::index::natural_key;
+use super::rows_store::{RowSet, Strings};
 use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamState};
 use crate::engine::blockers::{Blocker, BlockerTally, Share};
@@ -80,14 +82,14 @@ pub struct NodeRow {
     pub node_ready: Option<bool>,
     /// `spec.unschedulable`.
     pub cordoned: bool,
-    /// Taints as `key=value:Effect`.
-    pub taints: Vec<String>,
-    /// Pool label value.
-    pub pool: Option<String>,
-    /// Zone label value.
-    pub zone: Option<String>,
-    /// The latest event about the node or its pod.
-    pub event: Option<EventSummary>,
+    /// Taints as `key=value:Effect` (shared copies; most nodes have none).
+    pub taints: Box<[Arc<str>]>,
+    /// Pool label value (a shared copy).
+    pub pool: Option<Arc<str>>,
+    /// Zone label value (a shared copy).
+    pub zone: Option<Arc<str>>,
+    /// The latest event about the node or its pod (boxed: most rows have none).
+    pub event: Option<Box<EventSummary>>,
 }
 
 impl NodeRow {
@@ -129,19 +131,37 @@ impl NodeRow {
         cache: &Cache,
         now: jiff::Timestamp,
     ) -> Self {
+        Self::compute_shared(node, ds, revisions, cache, now, &mut Strings::default())
+    }
+
+    /// [`NodeRow::compute`], with repeated strings taken from `strings`.
+    fn compute_shared(
+        node: &Node,
+        ds: &DaemonSet,
+        revisions: &RevisionIndex,
+        cache: &Cache,
+        now: jiff::Timestamp,
+        strings: &mut Strings,
+    ) -> Self {
         // Only pods the DaemonSet controls count (upstream getDaemonPods adopts
         // by ownerReference; a selector match alone is not ownership).
         let mut pods = cache.pods_on(node.name());
         pods.retain(|pod| is_controlled_by(pod, ds));
-        let coverage = node_coverage(node, ds, &pods, revisions, now);
+        let mut coverage = node_coverage(node, ds, &pods, revisions, now);
+        share_pod_strings(&mut coverage, strings);
         let event = latest_event(cache, node.name(), &pods);
         Self {
             state: classify(&coverage),
             node_ready: node.condition("Ready").map(|c| c.status == "True"),
             cordoned: node.spec.unschedulable,
-            taints: node.spec.taints.iter().map(grid_taint).collect(),
-            pool: first_label(node, POOL_LABELS),
-            zone: first_label(node, ZONE_LABELS),
+            taints: node
+                .spec
+                .taints
+                .iter()
+                .map(|taint| strings.get(&grid_taint(taint)))
+                .collect(),
+            pool: first_label(node, POOL_LABELS).map(|pool| strings.get(pool)),
+            zone: first_label(node, ZONE_LABELS).map(|zone| strings.get(zone)),
             event,
             coverage,
         }
@@ -157,18 +177,31 @@ impl NodeRow {
         cache: &Cache,
         now: jiff::Timestamp,
     ) -> Option<Self> {
+        Self::compute_unreadable_shared(node, ds, revisions, cache, now, &mut Strings::default())
+    }
+
+    /// [`NodeRow::compute_unreadable`], with repeated strings taken from `strings`.
+    fn compute_unreadable_shared(
+        node: &str,
+        ds: &DaemonSet,
+        revisions: &RevisionIndex,
+        cache: &Cache,
+        now: jiff::Timestamp,
+        strings: &mut Strings,
+    ) -> Option<Self> {
         let mut pods = cache.pods_on(node);
         pods.retain(|pod| is_controlled_by(pod, ds));
         if pods.is_empty() {
             return None;
         }
         let verdict = NodeVerdict::unknown(crate::cluster::access::NODES_UNREADABLE);
-        let coverage = named_coverage(node, verdict, ds, &pods, revisions, now);
+        let mut coverage = named_coverage(node, verdict, ds, &pods, revisions, now);
+        share_pod_strings(&mut coverage, strings);
         Some(Self {
             state: classify(&coverage),
             node_ready: None,
             cordoned: false,
-            taints: Vec::new(),
+            taints: Box::default(),
             pool: None,
             zone: None,
             event: latest_event(cache, node, &pods),
@@ -177,15 +210,28 @@ impl NodeRow {
     }
 }
 
+/// Replaces the pods' repeated strings (hash, phase, problem) by shared copies.
+fn share_pod_strings(coverage: &mut NodeCoverage, strings: &mut Strings) {
+    for pod in &mut coverage.pods {
+        strings.share(&mut pod.hash);
+        strings.share(&mut pod.phase);
+        strings.share(&mut pod.problem);
+    }
+}
+
 /// The latest event about the node or one of its daemon pods.
-fn latest_event(cache: &Cache, node: &str, pods: &[&crate::model::Pod]) -> Option<EventSummary> {
+fn latest_event(
+    cache: &Cache,
+    node: &str,
+    pods: &[&crate::model::Pod],
+) -> Option<Box<EventSummary>> {
     let pod_events = pods
         .iter()
         .flat_map(|p| cache.pod_events(&format!("{}/{}", p.namespace(), p.name())));
     pod_events
         .chain(cache.node_events(node))
         .max_by_key(|e| e.last_seen())
-        .map(summarize_event)
+        .map(|event| Box::new(summarize_event(event)))
 }
 
 /// `key=value:Effect` (or `key:Effect`), as kubectl writes a taint.
@@ -210,8 +256,8 @@ pub fn grid_taint(taint: &crate::model::Taint) -> String {
         .map_or_else(|| full.clone(), str::to_owned)
 }
 
-fn first_label(node: &Node, keys: &[&str]) -> Option<String> {
-    keys.iter().find_map(|k| node.label(k)).map(str::to_owned)
+fn first_label<'n>(node: &'n Node, keys: &[&str]) -> Option<&'n str> {
+    keys.iter().find_map(|k| node.label(k))
 }
 
 fn summarize_event(event: &Event) -> EventSummary {
@@ -268,7 +314,9 @@ fn first_lists_pending(cache: &Cache) -> bool {
 /// The rows of the target DaemonSet, kept in step with the cache.
 #[derive(Default)]
 pub struct RowCache {
-    rows: HashMap<String, NodeRow>,
+    rows: RowSet,
+    /// The shared copies of the strings the rows repeat.
+    strings: Strings,
     /// Node names in natural order, rebuilt when nodes come or go.
     name_order: Vec<String>,
     revisions: Option<RevisionIndex>,
@@ -352,11 +400,15 @@ impl RowCache {
     /// the same nodes keeps the order it has).
     fn update_name_order(&mut self) {
         let same = self.name_order.len() == self.rows.len()
-            && self.name_order.iter().all(|n| self.rows.contains_key(n));
+            && self.name_order.iter().all(|n| self.rows.contains(n));
         if same {
             return;
         }
-        self.name_order = self.rows.keys().cloned().collect();
+        self.name_order = self
+            .rows
+            .values()
+            .map(|row| row.name().to_owned())
+            .collect();
         self.name_order.sort_by_cached_key(|name| natural_key(name));
     }
 
@@ -384,7 +436,10 @@ impl RowCache {
                 ..RowChanges::default()
             };
         }
-        let all_nodes = changes.all_nodes || std::mem::take(&mut self.deferred);
+        // Taken whether or not this change set recomputes everything anyway:
+        // left set, it made the next one-node change recompute every row.
+        let deferred = std::mem::take(&mut self.deferred);
+        let all_nodes = changes.all_nodes || deferred;
         let ds = target.and_then(|key| cache.daemonset(key));
         let Some(ds) = ds else {
             let membership = !self.rows.is_empty() || retarget;
@@ -400,23 +455,18 @@ impl RowCache {
         if retarget || all_nodes || self.revisions.is_none() {
             let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
             let index = RevisionIndex::new(ds, &revisions);
+            let strings = &mut self.strings;
             self.rows = if cache.forbidden(StreamKind::Nodes) {
                 cache
                     .pod_node_names()
                     .filter_map(|name| {
-                        NodeRow::compute_unreadable(name, ds, &index, cache, now)
-                            .map(|row| (name.to_owned(), row))
+                        NodeRow::compute_unreadable_shared(name, ds, &index, cache, now, strings)
                     })
                     .collect()
             } else {
                 cache
                     .nodes()
-                    .map(|n| {
-                        (
-                            n.name().to_owned(),
-                            NodeRow::compute(n, ds, &index, cache, now),
-                        )
-                    })
+                    .map(|n| NodeRow::compute_shared(n, ds, &index, cache, now, strings))
                     .collect()
             };
             self.revisions = Some(index);
@@ -443,32 +493,42 @@ impl RowCache {
             return out;
         };
         let unreadable = cache.forbidden(StreamKind::Nodes);
+        let strings = &mut self.strings;
         for name in nodes {
             let row = match cache.node(name) {
-                Some(node) => Some(NodeRow::compute(node, ds, index, cache, now)),
-                None if unreadable => NodeRow::compute_unreadable(name, ds, index, cache, now),
+                Some(node) => Some(NodeRow::compute_shared(
+                    node, ds, index, cache, now, strings,
+                )),
+                None if unreadable => {
+                    NodeRow::compute_unreadable_shared(name, ds, index, cache, now, strings)
+                }
                 None => None,
             };
             match row {
                 Some(row) => {
-                    let share = Share::of(&row.coverage, row.node_ready);
-                    let old = self.rows.insert(name.clone(), row);
-                    let old_share = old.as_ref().map(|o| Share::of(&o.coverage, o.node_ready));
-                    if old_share.as_ref() != Some(&share) {
-                        if let Some(old_share) = &old_share {
-                            self.tally.remove(name, old_share);
-                        }
-                        self.tally.add(name, share);
-                        self.blocker = OnceCell::new();
-                    }
+                    let old = self.rows.insert(row);
+                    let Some(new) = self.rows.get(name) else {
+                        continue;
+                    };
+                    let share = Share::of(&new.coverage, new.node_ready);
                     match old {
-                        None => out.membership = true,
+                        None => {
+                            self.tally.add(name, share);
+                            self.blocker = OnceCell::new();
+                            out.membership = true;
+                        }
+                        // A change the row does not show (a label no column
+                        // reads, a heartbeat): nothing to redo.
+                        Some(old) if &old == new => {}
                         Some(old) => {
-                            let new = self.rows.get(name);
-                            if Some(&old) != new {
-                                out.nodes.insert(name.clone());
-                                out.reorder |= new.is_none_or(|n| n.order_key() != old.order_key());
+                            let old_share = Share::of(&old.coverage, old.node_ready);
+                            if old_share != share {
+                                self.tally.remove(name, &old_share);
+                                self.tally.add(name, share);
+                                self.blocker = OnceCell::new();
                             }
+                            out.nodes.insert(name.clone());
+                            out.reorder |= new.order_key() != old.order_key();
                         }
                     }
                 }

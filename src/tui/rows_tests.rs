@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 use super::fixtures::{grid_streams_started, list, now};
 use super::rows::RowCache;
-use crate::cluster::cache::{Cache, WatchUpdate};
+use crate::cluster::cache::{Cache, Changes, WatchUpdate};
 use crate::cluster::status::StreamKind;
 use crate::engine::blockers::rollout_blocker_with;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
@@ -127,6 +127,153 @@ proptest! {
     }
 }
 
+/// One step of the watch streams for the relist property: an event, or a
+/// relist (the watch was dropped) after which some objects changed.
+#[derive(Clone, Debug)]
+enum Step {
+    Event(Change),
+    /// Pods re-listed: these (node, pod, shape) changed meanwhile; `None`: gone.
+    RelistPods(Vec<(usize, usize, Option<u8>)>),
+    /// Nodes re-listed: these changed readiness meanwhile.
+    RelistNodes(Vec<(usize, bool)>),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let pods = proptest::collection::vec(
+        (0..NODES, 0..2_usize, proptest::option::of(any::<u8>())),
+        0..5,
+    );
+    let nodes = proptest::collection::vec((0..NODES, any::<bool>()), 0..4);
+    prop_oneof![
+        6 => change().prop_map(Step::Event),
+        1 => pods.prop_map(Step::RelistPods),
+        1 => nodes.prop_map(Step::RelistNodes),
+    ]
+}
+
+/// What the server holds, each object with a `resourceVersion` (a relist
+/// tells the unchanged ones by it).
+#[derive(Default)]
+struct Server {
+    version: u64,
+    pods: std::collections::BTreeMap<(usize, usize), Pod>,
+    nodes: std::collections::BTreeMap<usize, Node>,
+}
+
+impl Server {
+    fn stamp<K: k8s_openapi::Metadata<Ty = crate::model::ObjectMeta>>(
+        &mut self,
+        mut object: K,
+    ) -> K {
+        self.version += 1;
+        object.metadata_mut().resource_version = Some(self.version.to_string());
+        object
+    }
+
+    fn put_pod(&mut self, i: usize, k: usize, shape: Option<u8>) -> Option<Pod> {
+        match shape {
+            Some(shape) => {
+                let pod = self.stamp(pod_on(i, k, shape));
+                self.pods.insert((i, k), pod.clone());
+                Some(pod)
+            }
+            None => self.pods.remove(&(i, k)),
+        }
+    }
+
+    fn put_node(&mut self, i: usize, ready: bool) -> Node {
+        let node = self.stamp(node_named(i, ready));
+        self.nodes.insert(i, node.clone());
+        node
+    }
+
+    /// Applies one step to the server and feeds the cache what a watch would.
+    fn step(&mut self, cache: &mut Cache, step: &Step) {
+        match step {
+            Step::Event(Change::Pod(i, k, shape)) => {
+                if let Some(pod) = self.put_pod(*i, *k, Some(*shape)) {
+                    cache.apply(WatchUpdate::Pod(watcher::Event::Apply(pod)), now());
+                }
+            }
+            Step::Event(Change::DeletePod(i, k)) => {
+                if let Some(pod) = self.put_pod(*i, *k, None) {
+                    cache.apply(WatchUpdate::Pod(watcher::Event::Delete(pod)), now());
+                }
+            }
+            Step::Event(Change::NodeReady(i, ready)) => {
+                let node = self.put_node(*i, *ready);
+                cache.apply(WatchUpdate::Node(watcher::Event::Apply(node)), now());
+            }
+            Step::RelistPods(changed) => {
+                for (i, k, shape) in changed {
+                    self.put_pod(*i, *k, *shape);
+                }
+                list(
+                    cache,
+                    WatchUpdate::Pod,
+                    self.pods.values().cloned().collect(),
+                );
+            }
+            Step::RelistNodes(changed) => {
+                for (i, ready) in changed {
+                    self.put_node(*i, *ready);
+                }
+                list(
+                    cache,
+                    WatchUpdate::Node,
+                    self.nodes.values().cloned().collect(),
+                );
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// After every event or relist, the rows kept incrementally (only the
+    /// nodes a change or a relist touched are recomputed) equal rows computed
+    /// from scratch, in the same name order, with the same blocker.
+    #[test]
+    fn incremental_rows_equal_a_full_recompute_across_relists(
+        which in 0..3_usize,
+        steps in proptest::collection::vec(step(), 1..30),
+    ) {
+        let ds = strategy(which);
+        let v1 = daemonset("registry.example/agent:v1").build();
+        let mut server = Server::default();
+        let mut cache = grid_streams_started();
+        for i in 0..NODES {
+            server.put_node(i, true);
+            server.put_pod(i, 0, Some(0));
+        }
+        list(&mut cache, WatchUpdate::Node, server.nodes.values().cloned().collect());
+        list(&mut cache, WatchUpdate::DaemonSet, vec![ds.clone()]);
+        list(
+            &mut cache,
+            WatchUpdate::Revision,
+            vec![revision_of(&v1, "h1", 1), revision_of(&ds, "h2", 2)],
+        );
+        list(&mut cache, WatchUpdate::Pod, server.pods.values().cloned().collect());
+        let mut rows = RowCache::default();
+        let changed = cache.take_changes();
+        rows.refresh(&cache, Some(TARGET), &changed, now());
+        for step in &steps {
+            server.step(&mut cache, step);
+            let changed = cache.take_changes();
+            prop_assert!(!changed.all_nodes || matches!(step, Step::RelistPods(_) | Step::RelistNodes(_)));
+            rows.refresh(&cache, Some(TARGET), &changed, now());
+            let mut fresh = RowCache::default();
+            let everything = Changes { all_nodes: true, ..Changes::default() };
+            fresh.refresh(&cache, Some(TARGET), &everything, now());
+            let kept: Vec<_> = rows.in_name_order().collect();
+            let rebuilt: Vec<_> = fresh.in_name_order().collect();
+            prop_assert_eq!(kept, rebuilt, "after {:?}", step);
+            prop_assert_eq!(rows.blocker(&ds), fresh.blocker(&ds), "after {:?}", step);
+        }
+    }
+}
+
 /// Rows wait while a first list is still coming in, are computed when it is
 /// in, and are not held back by a stream that failed instead.
 #[test]
@@ -161,6 +308,17 @@ fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
     assert_eq!(rows.len(), NODES);
     assert!(rows.get("node-0").and_then(|r| r.pod()).is_some());
 
+    // The rows deferred while listing were computed with the list: the next
+    // change of one pod recomputes that node's row only.
+    apply(&mut cache, &Change::Pod(3, 0, 4));
+    let changed = cache.take_changes();
+    let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
+    assert!(
+        !refreshed.membership,
+        "one pod's change recomputed every row"
+    );
+    assert_eq!(refreshed.nodes, ["node-3".to_owned()].into());
+
     let mut failed = grid_streams_started();
     list(
         &mut failed,
@@ -180,4 +338,54 @@ fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
     let changed = failed.take_changes();
     rows.refresh(&failed, Some(TARGET), &changed, now());
     assert_eq!(rows.len(), NODES, "a failed stream held the rows back");
+}
+
+/// A relist after a dropped watch recomputes only the rows of what it
+/// changed: a DaemonSet whose status alone moved recomputes none, nodes
+/// re-listed with one changed recompute that one.
+#[test]
+fn a_relist_recomputes_only_what_it_changed() {
+    let ds = strategy(1);
+    let mut server = Server::default();
+    let mut cache = grid_streams_started();
+    for i in 0..NODES {
+        server.put_node(i, true);
+    }
+    list(
+        &mut cache,
+        WatchUpdate::Node,
+        server.nodes.values().cloned().collect(),
+    );
+    let stamped = server.stamp(ds.clone());
+    list(&mut cache, WatchUpdate::DaemonSet, vec![stamped.clone()]);
+    list(
+        &mut cache,
+        WatchUpdate::Revision,
+        vec![revision_of(&ds, "h2", 2)],
+    );
+    list(&mut cache, WatchUpdate::Pod, Vec::new());
+    let mut rows = RowCache::default();
+    let changed = cache.take_changes();
+    rows.refresh(&cache, Some(TARGET), &changed, now());
+
+    let mut status_only = server.stamp(stamped);
+    if let Some(status) = status_only.status.as_mut() {
+        status.number_ready += 1;
+    }
+    list(&mut cache, WatchUpdate::DaemonSet, vec![status_only]);
+    let changed = cache.take_changes();
+    assert!(changed.daemonsets && !changed.all_nodes, "{changed:?}");
+
+    server.put_node(4, false);
+    list(
+        &mut cache,
+        WatchUpdate::Node,
+        server.nodes.values().cloned().collect(),
+    );
+    let changed = cache.take_changes();
+    assert!(!changed.all_nodes);
+    assert_eq!(changed.nodes, ["node-4".to_owned()].into());
+    let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
+    assert!(!refreshed.membership);
+    assert_eq!(refreshed.nodes, ["node-4".to_owned()].into());
 }

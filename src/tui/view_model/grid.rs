@@ -359,7 +359,7 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
         },
         ColumnId::Age => Cell::new(&format::age(pod.and_then(|p| p.created), now), Tone::Dim),
         ColumnId::NodeState => node_state_cell(row),
-        ColumnId::Taints => match row.taints.as_slice() {
+        ColumnId::Taints => match &*row.taints {
             [] => Cell::new("-", Tone::Dim),
             [only] => Cell::new(only, Tone::Normal),
             [first, rest @ ..] => Cell::new(&format!("{first} +{}", rest.len()), Tone::Normal),
