@@ -15,31 +15,6 @@ use super::status::{StreamKind, StreamStatus};
 use super::store::{Applied, EventStore, Keys, KindStore, index_by, map_event, remove_from_index};
 use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
 
-/// Keeps what the grid, the detail pane and the engine read of a node: no
-/// annotations (nothing here reads a node's), lists at their length (serde
-/// grows a list to at least four entries).
-fn slim_node(node: &mut Node) {
-    slim_metadata(&mut node.metadata);
-    node.metadata.annotations = None;
-    node.spec.taints.shrink_to_fit();
-    node.status.conditions.shrink_to_fit();
-}
-
-/// Keeps what the rows, the detail pane and the operations read of a pod: no
-/// annotations or generateName, lists at their length (a pod's container
-/// statuses are the largest part of it, and serde leaves room for four).
-fn slim_pod(pod: &mut Pod) {
-    slim_metadata(&mut pod.metadata);
-    pod.metadata.annotations = None;
-    pod.metadata.generate_name = None;
-    if let Some(owners) = pod.metadata.owner_references.as_mut() {
-        owners.shrink_to_fit();
-    }
-    pod.spec.containers.shrink_to_fit();
-    pod.status.conditions.shrink_to_fit();
-    pod.status.container_statuses.shrink_to_fit();
-}
-
 /// Whether a relist changed so many of `total` objects that recomputing
 /// every row is cheaper than naming each (the first list changes them all).
 fn many(changed: usize, total: usize) -> bool {
@@ -358,10 +333,6 @@ impl Cache {
     }
 
     fn apply_node(&mut self, event: watcher::Event<Node>, now: jiff::Timestamp) {
-        let event = map_event(event, |mut node| {
-            slim_node(&mut node);
-            node
-        });
         match self.nodes.apply(event) {
             Applied::One(key) => {
                 self.changes.nodes.insert(key);
@@ -478,10 +449,6 @@ impl Cache {
     }
 
     fn apply_pod(&mut self, event: watcher::Event<Pod>, now: jiff::Timestamp) {
-        let event = map_event(event, |mut pod| {
-            slim_pod(&mut pod);
-            pod
-        });
         // The node the pod was on before this event, so a move or delete dirties it too.
         let previous_node = match &event {
             watcher::Event::Apply(pod) | watcher::Event::Delete(pod) => self
@@ -533,10 +500,6 @@ impl Cache {
         event: watcher::Event<Event>,
         now: jiff::Timestamp,
     ) {
-        let event = map_event(event, |mut ev| {
-            slim_metadata(&mut ev.metadata);
-            ev
-        });
         let events = if kind == StreamKind::NodeEvents {
             &mut self.node_events
         } else {
