@@ -14,8 +14,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::pod::pinned_node;
+use crate::engine::ownership::controller_of;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::sim::resources::ResourceKind;
+use crate::sim::store::StoredObject;
 
 /// A DaemonSet's namespace and name: the unit of work.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -122,6 +124,50 @@ impl Cache {
         }
     }
 
+    /// Applies a created or changed object as a store event carries it:
+    /// nodes and pods (the bulk) decode straight from the stored JSON, with
+    /// no JSON tree in between; the other kinds go through [`Cache::upsert`].
+    pub fn upsert_stored(&mut self, kind: ResourceKind, object: &StoredObject) -> Vec<DsKey> {
+        let rv = object.resource_version;
+        match kind {
+            ResourceKind::Node => {
+                let name = &object.key.name;
+                if self.nodes.get(name).is_some_and(|n| n.rv >= rv) {
+                    return Vec::new();
+                }
+                match object.decode::<Node>() {
+                    Ok(node) => self.file_node(name.clone(), rv, node),
+                    Err(_) => Vec::new(),
+                }
+            }
+            ResourceKind::Pod => self.upsert_stored_pod(object),
+            _ => self.upsert(kind, &object.value()),
+        }
+    }
+
+    fn upsert_stored_pod(&mut self, object: &StoredObject) -> Vec<DsKey> {
+        let rv = object.resource_version;
+        let pod_key = (object.key.namespace.clone(), object.key.name.clone());
+        // A stale version carries no news: nothing to file, nothing to sync.
+        if self.pod_slots.get(&pod_key).is_some_and(|s| s.rv >= rv) {
+            return Vec::new();
+        }
+        let Ok(mut pod) = object.decode::<Pod>() else {
+            return Vec::new();
+        };
+        let owner = controller_of(pod.metadata.owner_references.as_deref())
+            .filter(|o| o.kind == "DaemonSet")
+            .map(|o| DsKey::new(&pod_key.0, &o.name));
+        let Some(owner) = owner else {
+            return self.remove_pod(&pod_key, rv).into_iter().collect();
+        };
+        if pod.spec.node_name.is_none() {
+            // As in `upsert_pod`: an unbound pod counts on its pinned node.
+            pod.spec.node_name = pinned_node(&object.value()).map(str::to_owned);
+        }
+        self.file_pod(pod_key, rv, owner, pod)
+    }
+
     /// Removes one object; returns the DaemonSets to sync.
     pub fn remove(&mut self, kind: ResourceKind, value: &Value) -> Vec<DsKey> {
         let rv = resource_version(value);
@@ -167,8 +213,12 @@ impl Cache {
         let Some(node) = decode::<Node>(value) else {
             return Vec::new();
         };
+        self.file_node(name.to_owned(), rv, node)
+    }
+
+    fn file_node(&mut self, name: String, rv: u64, node: Node) -> Vec<DsKey> {
         self.nodes.insert(
-            name.to_owned(),
+            name,
             Versioned {
                 rv,
                 object: Arc::new(node),
@@ -210,6 +260,12 @@ impl Cache {
             // GetTargetNodeName does, so the node is not given a second pod.
             pod.spec.node_name = pinned_node(value).map(str::to_owned);
         }
+        self.file_pod(pod_key, rv, owner, pod)
+    }
+
+    /// Files a decoded pod under `owner` (the caller checked it is newer
+    /// than the cached one).
+    fn file_pod(&mut self, pod_key: PodKey, rv: u64, owner: DsKey, pod: Pod) -> Vec<DsKey> {
         let mut keys = Vec::new();
         if let Some(previous) = self
             .pod_slots
@@ -456,5 +512,49 @@ mod tests {
             assert_eq!(seen, expected, "after rv {rv}");
             assert_eq!(cache.sizes().2, expected.len());
         }
+    }
+
+    #[test]
+    fn stored_objects_file_like_their_json() {
+        let stored =
+            |kind: ResourceKind, value: &Value| StoredObject::from_value(kind, value).unwrap();
+        let (mut from_json, mut from_stored) = (Cache::default(), Cache::default());
+        let objects = [
+            (
+                ResourceKind::Node,
+                json!({"metadata": {"name": "n1", "resourceVersion": "1"}}),
+            ),
+            (ResourceKind::Pod, pod("bound", 2, Some("n1"))),
+            (ResourceKind::Pod, pod("unbound", 3, None)),
+            (
+                ResourceKind::Pod,
+                json!({"metadata": {"name": "orphan", "namespace": "ns", "resourceVersion": "4"}}),
+            ),
+            (ResourceKind::Pod, pod("bound", 1, Some("stale"))),
+        ];
+        for (kind, value) in &objects {
+            let expected = from_json.upsert(*kind, value);
+            let got = from_stored.upsert_stored(*kind, &stored(*kind, value));
+            assert_eq!(got, expected, "{value}");
+        }
+        let key = DsKey::new("ns", "ds");
+        let nodes = |cache: &Cache| {
+            let mut pods: Vec<(String, Option<String>)> = cache
+                .pods_of(&key)
+                .iter()
+                .map(|p| (p.name().to_owned(), p.node_name().map(str::to_owned)))
+                .collect();
+            pods.sort();
+            pods
+        };
+        assert_eq!(nodes(&from_stored), nodes(&from_json));
+        assert_eq!(
+            nodes(&from_stored),
+            [
+                ("bound".to_owned(), Some("n1".to_owned())),
+                ("unbound".to_owned(), Some("pinned".to_owned()))
+            ]
+        );
+        assert_eq!(from_stored.sizes(), from_json.sizes());
     }
 }

@@ -66,11 +66,11 @@ impl Controller {
             ResourceKind::ControllerRevision,
             ResourceKind::Pod,
         ] {
-            // One decoded object at a time: a Vec of every pod as a JSON tree
-            // is what made large clusters peak at many GB.
+            // One decoded object at a time, straight from its JSON: a Vec of
+            // every pod as a JSON tree is what made large clusters peak at many GB.
             let (objects, _) = self.store.list_objects(kind, None);
             for object in &objects {
-                self.cache.upsert(kind, &object.value());
+                self.cache.upsert_stored(kind, object);
             }
         }
     }
