@@ -4,8 +4,7 @@
 //! comma for AND). Matching runs against a stored object's index, so lists
 //! never parse object JSON to filter.
 
-use std::collections::BTreeMap;
-
+use crate::model::Labels;
 use crate::sim::store::StoredObject;
 
 /// A selector that does not parse (400 BadRequest).
@@ -45,14 +44,14 @@ impl LabelSelector {
     }
 
     /// Whether the labels satisfy every term.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &Labels) -> bool {
         self.terms.iter().all(|term| match term {
-            LabelTerm::Equals(k, v) => labels.get(k) == Some(v),
-            LabelTerm::NotEquals(k, v) => labels.get(k) != Some(v),
-            LabelTerm::In(k, vs) => labels.get(k).is_some_and(|l| vs.contains(l)),
-            LabelTerm::NotIn(k, vs) => labels.get(k).is_none_or(|l| !vs.contains(l)),
-            LabelTerm::Exists(k) => labels.contains_key(k),
-            LabelTerm::DoesNotExist(k) => !labels.contains_key(k),
+            LabelTerm::Equals(k, v) => labels.get(k) == Some(v.as_str()),
+            LabelTerm::NotEquals(k, v) => labels.get(k) != Some(v.as_str()),
+            LabelTerm::In(k, vs) => labels.get(k).is_some_and(|l| vs.iter().any(|v| v == l)),
+            LabelTerm::NotIn(k, vs) => labels.get(k).is_none_or(|l| !vs.iter().any(|v| v == l)),
+            LabelTerm::Exists(k) => labels.get(k).is_some(),
+            LabelTerm::DoesNotExist(k) => labels.get(k).is_none(),
         })
     }
 
@@ -202,11 +201,8 @@ impl FieldSelector {
 mod tests {
     use super::*;
 
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        pairs.iter().copied().collect()
     }
 
     #[test]

@@ -10,11 +10,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::pod::pinned_node;
+use crate::engine::ownership::controller_of;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::sim::resources::ResourceKind;
+use crate::sim::store::StoredObject;
 
 /// A DaemonSet's namespace and name: the unit of work.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,18 +54,32 @@ struct Versioned<T> {
 /// Pod identity: namespace and name.
 type PodKey = (String, String);
 
-/// The caches.
+/// Where a cached pod is kept: the DaemonSet it is filed under, its place in
+/// that DaemonSet's list, and the resourceVersion it was read at.
+#[derive(Clone, Debug)]
+struct PodSlot {
+    owner: DsKey,
+    at: usize,
+    rv: u64,
+}
+
+/// The caches. Each object is held once: nodes are shared (`Arc`) with the
+/// node list a sync plans over, and each DaemonSet's pods sit in one
+/// contiguous list that a sync borrows as the engine's `&[Pod]`, so a sync
+/// copies neither (at 65,000 nodes those copies were most of the
+/// controller's memory).
 #[derive(Debug, Default)]
 pub struct Cache {
-    nodes: BTreeMap<String, Versioned<Node>>,
+    nodes: BTreeMap<String, Versioned<Arc<Node>>>,
     daemon_sets: BTreeMap<DsKey, Versioned<DaemonSet>>,
-    /// Pods by the DaemonSet their controller reference names.
-    pods: HashMap<DsKey, BTreeMap<PodKey, Versioned<Pod>>>,
-    /// Which DaemonSet each cached pod is filed under.
-    pod_owner: HashMap<PodKey, DsKey>,
+    /// Pods by the DaemonSet their controller reference names, in no
+    /// particular order (the engine orders what it needs ordered).
+    pods: HashMap<DsKey, Vec<Pod>>,
+    /// Where each cached pod is.
+    pod_slots: HashMap<PodKey, PodSlot>,
     revisions: BTreeMap<(String, String), Versioned<ControllerRevision>>,
     /// The node list as the engine wants it, rebuilt only after node changes.
-    node_list: Option<Arc<Vec<Node>>>,
+    node_list: Option<Arc<Vec<Arc<Node>>>>,
 }
 
 /// The resourceVersion of a JSON object.
@@ -75,6 +92,11 @@ pub fn resource_version(value: &Value) -> u64 {
 
 fn text<'a>(value: &'a Value, field: &str) -> &'a str {
     value["metadata"][field].as_str().unwrap_or_default()
+}
+
+/// Decodes a typed model straight from the JSON tree (no copy of the tree).
+fn decode<T: DeserializeOwned>(value: &Value) -> Option<T> {
+    T::deserialize(value).ok()
 }
 
 /// The DaemonSet a pod or revision's controller reference names.
@@ -100,6 +122,50 @@ impl Cache {
             ResourceKind::ControllerRevision => self.upsert_revision(rv, value),
             _ => Vec::new(),
         }
+    }
+
+    /// Applies a created or changed object as a store event carries it:
+    /// nodes and pods (the bulk) decode straight from the stored JSON, with
+    /// no JSON tree in between; the other kinds go through [`Cache::upsert`].
+    pub fn upsert_stored(&mut self, kind: ResourceKind, object: &StoredObject) -> Vec<DsKey> {
+        let rv = object.resource_version;
+        match kind {
+            ResourceKind::Node => {
+                let name = &object.key.name;
+                if self.nodes.get(name).is_some_and(|n| n.rv >= rv) {
+                    return Vec::new();
+                }
+                match object.decode::<Node>() {
+                    Ok(node) => self.file_node(name.clone(), rv, node),
+                    Err(_) => Vec::new(),
+                }
+            }
+            ResourceKind::Pod => self.upsert_stored_pod(object),
+            _ => self.upsert(kind, &object.value()),
+        }
+    }
+
+    fn upsert_stored_pod(&mut self, object: &StoredObject) -> Vec<DsKey> {
+        let rv = object.resource_version;
+        let pod_key = (object.key.namespace.clone(), object.key.name.clone());
+        // A stale version carries no news: nothing to file, nothing to sync.
+        if self.pod_slots.get(&pod_key).is_some_and(|s| s.rv >= rv) {
+            return Vec::new();
+        }
+        let Ok(mut pod) = object.decode::<Pod>() else {
+            return Vec::new();
+        };
+        let owner = controller_of(pod.metadata.owner_references.as_deref())
+            .filter(|o| o.kind == "DaemonSet")
+            .map(|o| DsKey::new(&pod_key.0, &o.name));
+        let Some(owner) = owner else {
+            return self.remove_pod(&pod_key, rv).into_iter().collect();
+        };
+        if pod.spec.node_name.is_none() {
+            // As in `upsert_pod`: an unbound pod counts on its pinned node.
+            pod.spec.node_name = pinned_node(&object.value()).map(str::to_owned);
+        }
+        self.file_pod(pod_key, rv, owner, pod)
     }
 
     /// Removes one object; returns the DaemonSets to sync.
@@ -140,14 +206,24 @@ impl Cache {
     }
 
     fn upsert_node(&mut self, rv: u64, value: &Value) -> Vec<DsKey> {
-        let name = text(value, "name").to_owned();
-        if self.nodes.get(&name).is_some_and(|n| n.rv >= rv) {
+        let name = text(value, "name");
+        if self.nodes.get(name).is_some_and(|n| n.rv >= rv) {
             return Vec::new();
         }
-        let Ok(node) = serde_json::from_value::<Node>(value.clone()) else {
+        let Some(node) = decode::<Node>(value) else {
             return Vec::new();
         };
-        self.nodes.insert(name, Versioned { rv, object: node });
+        self.file_node(name.to_owned(), rv, node)
+    }
+
+    fn file_node(&mut self, name: String, rv: u64, node: Node) -> Vec<DsKey> {
+        self.nodes.insert(
+            name,
+            Versioned {
+                rv,
+                object: Arc::new(node),
+            },
+        );
         self.node_list = None;
         self.all_daemon_sets()
     }
@@ -157,7 +233,7 @@ impl Cache {
         if self.daemon_sets.get(&key).is_some_and(|d| d.rv >= rv) {
             return Vec::new();
         }
-        if let Ok(ds) = serde_json::from_value::<DaemonSet>(value.clone()) {
+        if let Some(ds) = decode::<DaemonSet>(value) {
             self.daemon_sets
                 .insert(key.clone(), Versioned { rv, object: ds });
         }
@@ -172,11 +248,11 @@ impl Cache {
         let Some(owner) = owning_daemon_set(value) else {
             return self.remove_pod(&pod_key, rv).into_iter().collect();
         };
-        let current = self.pods.get(&owner).and_then(|pods| pods.get(&pod_key));
-        if current.is_some_and(|p| p.rv >= rv) {
+        // Whoever it is filed under, an older version never overwrites a newer one.
+        if self.pod_slots.get(&pod_key).is_some_and(|s| s.rv >= rv) {
             return Vec::new();
         }
-        let Ok(mut pod) = serde_json::from_value::<Pod>(value.clone()) else {
+        let Some(mut pod) = decode::<Pod>(value) else {
             return Vec::new();
         };
         if pod.spec.node_name.is_none() {
@@ -184,31 +260,60 @@ impl Cache {
             // GetTargetNodeName does, so the node is not given a second pod.
             pod.spec.node_name = pinned_node(value).map(str::to_owned);
         }
+        self.file_pod(pod_key, rv, owner, pod)
+    }
+
+    /// Files a decoded pod under `owner` (the caller checked it is newer
+    /// than the cached one).
+    fn file_pod(&mut self, pod_key: PodKey, rv: u64, owner: DsKey, pod: Pod) -> Vec<DsKey> {
         let mut keys = Vec::new();
         if let Some(previous) = self
-            .pod_owner
+            .pod_slots
             .get(&pod_key)
-            .filter(|o| **o != owner)
-            .cloned()
+            .filter(|s| s.owner != owner)
+            .map(|s| s.owner.clone())
         {
-            keys.extend(self.remove_pod(&pod_key, rv));
+            self.remove_pod(&pod_key, rv);
             keys.push(previous);
         }
-        self.pods
-            .entry(owner.clone())
-            .or_default()
-            .insert(pod_key.clone(), Versioned { rv, object: pod });
-        self.pod_owner.insert(pod_key, owner.clone());
+        let pods = self.pods.entry(owner.clone()).or_default();
+        if let Some(slot) = self.pod_slots.get_mut(&pod_key) {
+            pods[slot.at] = pod;
+            slot.rv = rv;
+        } else {
+            pods.push(pod);
+            let slot = PodSlot {
+                owner: owner.clone(),
+                at: pods.len() - 1,
+                rv,
+            };
+            self.pod_slots.insert(pod_key, slot);
+        }
         keys.push(owner);
         keys
     }
 
+    /// Forgets a pod unless the cached one is newer than `rv`; the DaemonSet
+    /// it was filed under, if any.
     fn remove_pod(&mut self, pod_key: &PodKey, rv: u64) -> Option<DsKey> {
-        let owner = self.pod_owner.get(pod_key)?.clone();
+        let slot = self.pod_slots.get(pod_key)?;
+        let owner = slot.owner.clone();
+        if slot.rv > rv {
+            return Some(owner);
+        }
+        let at = slot.at;
+        self.pod_slots.remove(pod_key);
         let pods = self.pods.get_mut(&owner)?;
-        if pods.get(pod_key).is_some_and(|p| p.rv <= rv) {
-            pods.remove(pod_key);
-            self.pod_owner.remove(pod_key);
+        pods.swap_remove(at);
+        // The last pod moved into the freed place: file it there.
+        if let Some(moved) = pods.get(at) {
+            let moved_key = (moved.namespace().to_owned(), moved.name().to_owned());
+            if let Some(slot) = self.pod_slots.get_mut(&moved_key) {
+                slot.at = at;
+            }
+        }
+        if pods.is_empty() {
+            self.pods.remove(&owner);
         }
         Some(owner)
     }
@@ -221,7 +326,7 @@ impl Cache {
         if self.revisions.get(&key).is_some_and(|r| r.rv >= rv) {
             return Vec::new();
         }
-        if let Ok(revision) = serde_json::from_value::<ControllerRevision>(value.clone()) {
+        if let Some(revision) = decode::<ControllerRevision>(value) {
             self.revisions.insert(
                 key,
                 Versioned {
@@ -243,8 +348,9 @@ impl Cache {
         self.daemon_sets.get(key).map(|d| &d.object)
     }
 
-    /// All nodes, as one shared list (rebuilt only after node changes).
-    pub fn nodes(&mut self) -> Arc<Vec<Node>> {
+    /// All nodes in name order, as one shared list (rebuilt only after node
+    /// changes; the nodes themselves are shared, not copied).
+    pub fn nodes(&mut self) -> Arc<Vec<Arc<Node>>> {
         let nodes = &self.nodes;
         self.node_list
             .get_or_insert_with(|| Arc::new(nodes.values().map(|n| n.object.clone()).collect()))
@@ -256,12 +362,10 @@ impl Cache {
         self.nodes.contains_key(name)
     }
 
-    /// The pods whose controller reference names `key` (callers still check the uid).
-    pub fn pods_of(&self, key: &DsKey) -> Vec<Pod> {
-        self.pods
-            .get(key)
-            .map(|pods| pods.values().map(|p| p.object.clone()).collect())
-            .unwrap_or_default()
+    /// The pods whose controller reference names `key`, in no particular
+    /// order (callers still check the uid).
+    pub fn pods_of(&self, key: &DsKey) -> &[Pod] {
+        self.pods.get(key).map_or(&[], Vec::as_slice)
     }
 
     /// The ControllerRevisions in a namespace.
@@ -278,7 +382,7 @@ impl Cache {
         (
             self.nodes.len(),
             self.daemon_sets.len(),
-            self.pod_owner.len(),
+            self.pod_slots.len(),
             self.revisions.len(),
         )
     }
@@ -355,5 +459,102 @@ mod tests {
             &json!({"metadata": {"name": "n2", "resourceVersion": "3"}}),
         );
         assert_eq!(cache.nodes().len(), 2);
+    }
+
+    #[test]
+    fn pod_lists_stay_consistent_through_random_changes() {
+        use rand::{Rng, SeedableRng, rngs::StdRng};
+        let owned = |name: &str, rv: u64, ds: &str, node: &str| {
+            json!({
+                "metadata": {"name": name, "namespace": "ns", "resourceVersion": rv.to_string(),
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds, "uid": "u", "controller": true}]},
+                "spec": {"nodeName": node},
+            })
+        };
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut cache = Cache::default();
+        // What the cache must hold: pod name -> (owner, node).
+        let mut expected: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for rv in 1..2_000_u64 {
+            let name = format!("p{}", rng.random_range(0..40));
+            let ds = ["a", "b"][rng.random_range(0..2)];
+            let node = format!("n{rv}");
+            if rng.random_bool(0.3) {
+                cache.remove(ResourceKind::Pod, &owned(&name, rv, ds, &node));
+                expected.remove(&name);
+            } else {
+                cache.upsert(ResourceKind::Pod, &owned(&name, rv, ds, &node));
+                expected.insert(name, (ds.to_owned(), node));
+            }
+            if rv % 50 == 0 {
+                // A stale write changes nothing.
+                let (name, (ds, node)) = expected.iter().next().expect("some pods");
+                cache.upsert(ResourceKind::Pod, &owned(name, 1, "other", "stale"));
+                assert_eq!(
+                    cache
+                        .pods_of(&DsKey::new("ns", ds))
+                        .iter()
+                        .find(|p| p.name() == name)
+                        .and_then(|p| p.node_name()),
+                    Some(node.as_str())
+                );
+            }
+            let mut seen: BTreeMap<String, (String, String)> = BTreeMap::new();
+            for ds in ["a", "b", "other"] {
+                for pod in cache.pods_of(&DsKey::new("ns", ds)) {
+                    let node = pod.node_name().unwrap_or_default().to_owned();
+                    assert!(
+                        seen.insert(pod.name().to_owned(), (ds.to_owned(), node))
+                            .is_none()
+                    );
+                }
+            }
+            assert_eq!(seen, expected, "after rv {rv}");
+            assert_eq!(cache.sizes().2, expected.len());
+        }
+    }
+
+    #[test]
+    fn stored_objects_file_like_their_json() {
+        let stored =
+            |kind: ResourceKind, value: &Value| StoredObject::from_value(kind, value).unwrap();
+        let (mut from_json, mut from_stored) = (Cache::default(), Cache::default());
+        let objects = [
+            (
+                ResourceKind::Node,
+                json!({"metadata": {"name": "n1", "resourceVersion": "1"}}),
+            ),
+            (ResourceKind::Pod, pod("bound", 2, Some("n1"))),
+            (ResourceKind::Pod, pod("unbound", 3, None)),
+            (
+                ResourceKind::Pod,
+                json!({"metadata": {"name": "orphan", "namespace": "ns", "resourceVersion": "4"}}),
+            ),
+            (ResourceKind::Pod, pod("bound", 1, Some("stale"))),
+        ];
+        for (kind, value) in &objects {
+            let expected = from_json.upsert(*kind, value);
+            let got = from_stored.upsert_stored(*kind, &stored(*kind, value));
+            assert_eq!(got, expected, "{value}");
+        }
+        let key = DsKey::new("ns", "ds");
+        let nodes = |cache: &Cache| {
+            let mut pods: Vec<(String, Option<String>)> = cache
+                .pods_of(&key)
+                .iter()
+                .map(|p| (p.name().to_owned(), p.node_name().map(str::to_owned)))
+                .collect();
+            pods.sort();
+            pods
+        };
+        assert_eq!(nodes(&from_stored), nodes(&from_json));
+        assert_eq!(
+            nodes(&from_stored),
+            [
+                ("bound".to_owned(), Some("n1".to_owned())),
+                ("unbound".to_owned(), Some("pinned".to_owned()))
+            ]
+        );
+        assert_eq!(from_stored.sizes(), from_json.sizes());
     }
 }

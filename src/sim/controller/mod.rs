@@ -105,11 +105,12 @@ fn apply(
     match batch {
         Ok(events) => {
             for event in events {
-                let value = event.object.value();
                 let keys = match event.event_type {
-                    EventType::Deleted => controller.cache.remove(event.kind, &value),
+                    EventType::Deleted => {
+                        controller.cache.remove(event.kind, &event.object.value())
+                    }
                     EventType::Added | EventType::Modified => {
-                        controller.cache.upsert(event.kind, &value)
+                        controller.cache.upsert_stored(event.kind, &event.object)
                     }
                 };
                 queue.add_all(keys);

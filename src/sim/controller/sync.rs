@@ -3,6 +3,7 @@
 //! write the status if it changed. Every write's result goes straight back
 //! into the cache, so the next sync never acts twice on the same gap.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -65,11 +66,11 @@ impl Controller {
             ResourceKind::ControllerRevision,
             ResourceKind::Pod,
         ] {
-            // One decoded object at a time: a Vec of every pod as a JSON tree
-            // is what made large clusters peak at many GB.
+            // One decoded object at a time, straight from its JSON: a Vec of
+            // every pod as a JSON tree is what made large clusters peak at many GB.
             let (objects, _) = self.store.list_objects(kind, None);
             for object in &objects {
-                self.cache.upsert(kind, &object.value());
+                self.cache.upsert_stored(kind, object);
             }
         }
     }
@@ -88,18 +89,16 @@ impl Controller {
         if ds.metadata.deletion_timestamp.is_some() {
             return Ok(SyncOutcome::default());
         }
-        let pods: Vec<Pod> = self
-            .cache
-            .pods_of(key)
-            .into_iter()
-            .filter(|p| is_controlled_by(p, &ds))
-            .collect();
-        let live: BTreeSet<String> = pods
-            .iter()
-            .filter_map(|p| p.revision_hash().map(str::to_owned))
-            .collect();
         let revisions = self.cache.revisions_in(key.namespace.as_str());
-        let adopt = adoptable_hash(&ds, &revisions, &pods);
+        let (live, adopt) = {
+            let pods = controlled(self.cache.pods_of(key), &ds);
+            let live: BTreeSet<String> = pods
+                .iter()
+                .filter_map(|p| p.revision_hash().map(str::to_owned))
+                .collect();
+            let adopt = adoptable_hash(&ds, &revisions, &pods);
+            (live, adopt)
+        };
         let hash = match plan_history(&ds, &revisions, &live, adopt.as_deref()) {
             HistoryPlan::Collision => {
                 self.bump_collision_count(&ds)?;
@@ -120,23 +119,29 @@ impl Controller {
         let nodes = self.cache.nodes();
         let verdicts: Vec<(&Node, NodeVerdict)> = nodes
             .iter()
-            .map(|n| (n, node_should_run_daemon_pod(n, &ds)))
+            .map(|n| (n.as_ref(), node_should_run_daemon_pod(n, &ds)))
             .collect();
         let now = self.clock.now();
-        let plan = plan_reconcile_with_verdicts(&ds, &verdicts, &pods, &index, now);
+        let plan = plan_reconcile_with_verdicts(
+            &ds,
+            &verdicts,
+            &controlled(self.cache.pods_of(key), &ds),
+            &index,
+            now,
+        );
         for action in &plan.create_on {
             self.create_pod(&ds, &hash, &action.node);
         }
         for action in &plan.delete {
             self.delete_pod(&ds, &action.namespace, &action.name, &action.uid);
         }
-        let pods: Vec<Pod> = self
-            .cache
-            .pods_of(key)
-            .into_iter()
-            .filter(|p| is_controlled_by(p, &ds))
-            .collect();
-        let (status, waiting) = compute_status(&ds, &verdicts, &pods, &index, now);
+        let (status, waiting) = compute_status(
+            &ds,
+            &verdicts,
+            &controlled(self.cache.pods_of(key), &ds),
+            &index,
+            now,
+        );
         self.store_status(&ds, &status)?;
         Ok(SyncOutcome {
             requeue_after: waiting.then_some(Duration::from_secs(1)),
@@ -305,17 +310,27 @@ impl Controller {
     /// The DaemonSet is gone: delete its pods and revisions, as the garbage
     /// collector does for dependents with a controller reference.
     fn collect_garbage(&mut self, key: &DsKey) {
-        for pod in self.cache.pods_of(key) {
+        let pods: Vec<(String, String, String)> = self
+            .cache
+            .pods_of(key)
+            .iter()
+            .map(|p| {
+                (
+                    p.namespace().to_owned(),
+                    p.name().to_owned(),
+                    p.uid().to_owned(),
+                )
+            })
+            .collect();
+        for (namespace, name, uid) in pods {
             let preconditions = Preconditions {
-                uid: Some(pod.uid().to_owned()),
+                uid: Some(uid),
                 resource_version: None,
             };
-            if let Ok(outcome) = self.store.delete(
-                ResourceKind::Pod,
-                pod.namespace(),
-                pod.name(),
-                &preconditions,
-            ) {
+            if let Ok(outcome) =
+                self.store
+                    .delete(ResourceKind::Pod, &namespace, &name, &preconditions)
+            {
                 self.cache
                     .upsert(ResourceKind::Pod, &outcome.object().value());
             }
@@ -341,6 +356,22 @@ impl Controller {
                 }
             }
         }
+    }
+}
+
+/// The DaemonSet's pods as the engine wants them: borrowed from the cache
+/// when the DaemonSet controls them all (the usual case), else only the
+/// controlled ones, copied.
+fn controlled<'a>(pods: &'a [Pod], ds: &DaemonSet) -> Cow<'a, [Pod]> {
+    if pods.iter().all(|p| is_controlled_by(p, ds)) {
+        Cow::Borrowed(pods)
+    } else {
+        Cow::Owned(
+            pods.iter()
+                .filter(|p| is_controlled_by(p, ds))
+                .cloned()
+                .collect(),
+        )
     }
 }
 

@@ -109,12 +109,14 @@ fn list_all(fleet: &mut Fleet) {
 }
 
 fn apply(fleet: &mut Fleet, event: &Arc<StoreEvent>) {
-    let value = event.object.value();
+    // Parse only what the kubelets read (not the Events they and the
+    // controller write, nor DaemonSets and revisions).
+    let value = || event.object.value();
     match (event.kind, event.event_type) {
-        (ResourceKind::Pod, EventType::Deleted) => fleet.on_pod_deleted(&value),
-        (ResourceKind::Pod, _) => fleet.on_pod(&value),
-        (ResourceKind::Node, EventType::Deleted) => fleet.on_node_deleted(&value),
-        (ResourceKind::Node, _) => fleet.on_node(&value),
+        (ResourceKind::Pod, EventType::Deleted) => fleet.on_pod_deleted(&value()),
+        (ResourceKind::Pod, _) => fleet.on_pod(&value()),
+        (ResourceKind::Node, EventType::Deleted) => fleet.on_node_deleted(&value()),
+        (ResourceKind::Node, _) => fleet.on_node(&value()),
         _ => {}
     }
 }

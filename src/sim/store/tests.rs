@@ -288,6 +288,29 @@ fn pages_follow_keys() {
 }
 
 #[test]
+fn a_page_reads_the_page_and_one_more_match_not_the_rest() {
+    let store = store();
+    for i in 0..200 {
+        store
+            .create(ResourceKind::Node, node(&format!("n{i:03}")))
+            .unwrap();
+    }
+    let examined = std::cell::Cell::new(0);
+    let count = |_: &StoredObject| {
+        examined.set(examined.get() + 1);
+        true
+    };
+    let first = store.list_page(ResourceKind::Node, None, None, 10, count);
+    assert_eq!(first.items.len(), 10);
+    assert_eq!(examined.get(), 11, "the page plus one look-ahead");
+    examined.set(0);
+    let after = first.next.expect("more");
+    let second = store.list_page(ResourceKind::Node, None, Some(&after), 10, count);
+    assert_eq!(second.items[0].key.name, "n010");
+    assert_eq!(examined.get(), 11);
+}
+
+#[test]
 fn deleting_a_namespace_removes_its_objects() {
     let store = store();
     let mut other = pod("p", "n1");
