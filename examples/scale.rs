@@ -522,6 +522,13 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
     );
     let keys = keys::costs(&mut app, &shared)?;
     println!("keys {keys}");
+    // The from-scratch roster copies every object once; what the allocator
+    // keeps of that shows here, before the churn figures.
+    println!(
+        "# console RSS after the key measurements: {:.0} MB (peak {:.0} MB)",
+        rss_mb(),
+        peak_mb()
+    );
     churn_phase(&mut app, &shared).await?;
     drop(handle);
     Ok(())
