@@ -5,6 +5,7 @@
 //! UIDs mean the caller mixed two reads, and would make every list unreliable),
 //! then builds each issue list independently so one problem never hides another.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::Roster;
@@ -37,17 +38,21 @@ pub enum InputError {
 ///
 /// `nodes` are all nodes of the cluster; `pods` may include pods of other owners
 /// (only those controlled by `ds` count, see [`is_owned_by`]).
-pub fn compare(
+pub fn compare<N: Borrow<Node>, P: Borrow<Pod>>(
     roster: &Roster,
     ds: &DaemonSet,
-    nodes: &[Node],
-    pods: &[Pod],
+    nodes: &[N],
+    pods: &[P],
 ) -> Result<AuditReport, InputError> {
     let daemonset = daemonset_ref(ds)?;
     let nodes_by_name = index_nodes(nodes)?;
     check_pod_uids(pods)?;
     let mut owned: Vec<OwnedPod> = Vec::new();
-    for pod in pods.iter().filter(|p| is_owned_by(p, ds)) {
+    for pod in pods
+        .iter()
+        .map(Borrow::borrow)
+        .filter(|p| is_owned_by(p, ds))
+    {
         if pod.uid().is_empty() {
             return Err(InputError::OwnedPodWithoutUid(pod.name().to_owned()));
         }
@@ -73,12 +78,12 @@ pub fn compare(
 }
 
 /// One explanation per `missing_ready` node.
-fn explain_all(
+fn explain_all<P: Borrow<Pod>>(
     missing: &[String],
     ds: &DaemonSet,
     nodes: &HashMap<&str, &Node>,
     owned: &[OwnedPod],
-    pods: &[Pod],
+    pods: &[P],
 ) -> BTreeMap<String, Explanation> {
     if missing.is_empty() {
         return BTreeMap::new();
@@ -106,9 +111,9 @@ fn daemonset_ref(ds: &DaemonSet) -> Result<DaemonSetRef, InputError> {
     })
 }
 
-fn index_nodes(nodes: &[Node]) -> Result<HashMap<&str, &Node>, InputError> {
+fn index_nodes<N: Borrow<Node>>(nodes: &[N]) -> Result<HashMap<&str, &Node>, InputError> {
     let mut index = HashMap::with_capacity(nodes.len());
-    for node in nodes {
+    for node in nodes.iter().map(Borrow::borrow) {
         if node.name().is_empty() {
             return Err(InputError::NodeWithoutName);
         }
@@ -119,9 +124,13 @@ fn index_nodes(nodes: &[Node]) -> Result<HashMap<&str, &Node>, InputError> {
     Ok(index)
 }
 
-fn check_pod_uids(pods: &[Pod]) -> Result<(), InputError> {
+fn check_pod_uids<P: Borrow<Pod>>(pods: &[P]) -> Result<(), InputError> {
     let mut seen = HashSet::with_capacity(pods.len());
-    for uid in pods.iter().map(Pod::uid).filter(|u| !u.is_empty()) {
+    for uid in pods
+        .iter()
+        .map(|p| p.borrow().uid())
+        .filter(|u| !u.is_empty())
+    {
         if !seen.insert(uid) {
             return Err(InputError::DuplicatePodUid(uid.to_owned()));
         }

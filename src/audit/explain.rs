@@ -76,9 +76,9 @@ pub fn explain_missing(
 /// Pods in the DaemonSet's namespace whose labels match its selector but that
 /// it does not own, by node: the usual sign of an orphaned or foreign pod
 /// standing where the daemon pod should be. One pass over the pods.
-pub fn lookalike_pods_by_node<'a>(
+pub fn lookalike_pods_by_node<'a, P: std::borrow::Borrow<Pod>>(
     ds: &DaemonSet,
-    pods: &'a [Pod],
+    pods: &'a [P],
 ) -> HashMap<&'a str, Vec<&'a Pod>> {
     let mut by_node: HashMap<&str, Vec<&Pod>> = HashMap::new();
     let Some(selector) = ds.spec.as_ref().map(|s| &s.selector) else {
@@ -98,6 +98,7 @@ pub fn lookalike_pods_by_node<'a>(
     }
     let candidates = pods
         .iter()
+        .map(std::borrow::Borrow::borrow)
         .filter(|p| p.metadata.namespace == ds.metadata.namespace)
         .filter(|p| !is_owned_by(p, ds))
         .filter(|p| label_selector_matches(selector, Some(&p.labels)));

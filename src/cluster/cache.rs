@@ -287,6 +287,16 @@ impl Cache {
         self.nodes.objects.values().map(Arc::as_ref)
     }
 
+    /// Every node, shared: a copy that outlives the lock costs a pointer each.
+    pub fn shared_nodes(&self) -> impl Iterator<Item = &Arc<Node>> {
+        self.nodes.objects.values()
+    }
+
+    /// Every pod, shared (see [`Cache::shared_nodes`]).
+    pub fn shared_pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.pods.objects.values()
+    }
+
     /// One node by name.
     pub fn node(&self, name: &str) -> Option<&Node> {
         self.nodes.objects.get(name).map(Arc::as_ref)

@@ -13,6 +13,7 @@
 //! visible. Decides nothing about
 //! eligibility (the engine's) nor about what counts as a problem (the audit's).
 
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -38,17 +39,18 @@ const COPY_SHARE: u32 = 10;
 const NEEDED_STREAMS: [StreamKind; 3] =
     [StreamKind::Nodes, StreamKind::Pods, StreamKind::DaemonSets];
 
-/// What a comparison reads, copied out of the cache so the lock is not held
-/// while it runs.
+/// What a comparison reads, taken out of the cache so the lock is not held
+/// while it runs: the stores' own objects, shared (a pointer each, no copy).
 pub struct Snapshot {
     ds: DaemonSet,
-    nodes: Vec<Node>,
-    pods: Vec<Pod>,
+    nodes: Vec<Arc<Node>>,
+    pods: Vec<Arc<Pod>>,
 }
 
 impl Snapshot {
-    /// Copies the target DaemonSet, every node and the pods of the DaemonSet's
-    /// namespace (owned pods live there); `None` until the lists are complete.
+    /// Takes the target DaemonSet (a copy), every node and the pods of the
+    /// DaemonSet's namespace (owned pods live there; both shared); `None` until
+    /// the lists are complete.
     pub fn take(cache: &Cache, target: Option<&str>) -> Option<Self> {
         let synced = NEEDED_STREAMS
             .iter()
@@ -59,9 +61,9 @@ impl Snapshot {
         let ds = cache.daemonset(target?)?.clone();
         let namespace = ds.metadata.namespace.clone().unwrap_or_default();
         Some(Self {
-            nodes: cache.nodes().cloned().collect(),
+            nodes: cache.shared_nodes().cloned().collect(),
             pods: cache
-                .pods()
+                .shared_pods()
                 .filter(|p| p.namespace() == namespace)
                 .cloned()
                 .collect(),
