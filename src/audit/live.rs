@@ -12,7 +12,7 @@ use kube::Api;
 use kube::api::ListParams;
 use serde::de::DeserializeOwned;
 
-use crate::model::{DaemonSet, Event, Node, Pod, slim_metadata};
+use crate::model::{DaemonSet, Event, Node, Pod};
 
 /// How many times the read is attempted before giving up on a moving DaemonSet.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -153,7 +153,7 @@ async fn get_daemonset(
 /// Lists every object, page by page.
 async fn list_all<K>(api: &Api<K>, what: &str) -> Result<Vec<K>, LiveError>
 where
-    K: kube::Resource + ListableResource + Clone + DeserializeOwned + std::fmt::Debug + Slim,
+    K: kube::Resource + ListableResource + Clone + DeserializeOwned + std::fmt::Debug,
 {
     let mut items = Vec::new();
     let mut token: Option<String> = None;
@@ -166,38 +166,12 @@ where
             what: what.to_owned(),
             source,
         })?;
-        items.extend(page.items.into_iter().map(Slim::slimmed));
+        // Nodes, pods and events decode slim (`model::meta`): nothing to trim here.
+        items.extend(page.items);
         token = page.metadata.continue_.filter(|t| !t.is_empty());
         if token.is_none() {
             return Ok(items);
         }
-    }
-}
-
-/// Drops metadata no part of the audit reads, page by page, so a large list
-/// does not sit in memory whole.
-trait Slim {
-    fn slimmed(self) -> Self;
-}
-
-impl Slim for Node {
-    fn slimmed(mut self) -> Self {
-        slim_metadata(&mut self.metadata);
-        self
-    }
-}
-
-impl Slim for Event {
-    fn slimmed(mut self) -> Self {
-        slim_metadata(&mut self.metadata);
-        self
-    }
-}
-
-impl Slim for Pod {
-    fn slimmed(mut self) -> Self {
-        slim_metadata(&mut self.metadata);
-        self
     }
 }
 
