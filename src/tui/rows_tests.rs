@@ -54,24 +54,25 @@ fn strategy(which: usize) -> DaemonSet {
 }
 
 fn cluster(ds: &DaemonSet) -> Cache {
+    cluster_of(
+        ds,
+        (0..NODES).map(|i| node_named(i, true)).collect(),
+        (0..NODES).map(|i| pod_on(i, 0, 0)).collect(),
+    )
+}
+
+/// A cache whose first lists hold `nodes`, `ds` (revisions h1 and h2) and `pods`.
+fn cluster_of(ds: &DaemonSet, nodes: Vec<Node>, pods: Vec<Pod>) -> Cache {
     let mut cache = grid_streams_started();
     let v1 = daemonset("registry.example/agent:v1").build();
-    list(
-        &mut cache,
-        WatchUpdate::Node,
-        (0..NODES).map(|i| node_named(i, true)).collect(),
-    );
+    list(&mut cache, WatchUpdate::Node, nodes);
     list(&mut cache, WatchUpdate::DaemonSet, vec![ds.clone()]);
     list(
         &mut cache,
         WatchUpdate::Revision,
         vec![revision_of(&v1, "h1", 1), revision_of(ds, "h2", 2)],
     );
-    list(
-        &mut cache,
-        WatchUpdate::Pod,
-        (0..NODES).map(|i| pod_on(i, 0, 0)).collect(),
-    );
+    list(&mut cache, WatchUpdate::Pod, pods);
     cache
 }
 
@@ -240,21 +241,16 @@ proptest! {
         steps in proptest::collection::vec(step(), 1..30),
     ) {
         let ds = strategy(which);
-        let v1 = daemonset("registry.example/agent:v1").build();
         let mut server = Server::default();
-        let mut cache = grid_streams_started();
         for i in 0..NODES {
             server.put_node(i, true);
             server.put_pod(i, 0, Some(0));
         }
-        list(&mut cache, WatchUpdate::Node, server.nodes.values().cloned().collect());
-        list(&mut cache, WatchUpdate::DaemonSet, vec![ds.clone()]);
-        list(
-            &mut cache,
-            WatchUpdate::Revision,
-            vec![revision_of(&v1, "h1", 1), revision_of(&ds, "h2", 2)],
+        let mut cache = cluster_of(
+            &ds,
+            server.nodes.values().cloned().collect(),
+            server.pods.values().cloned().collect(),
         );
-        list(&mut cache, WatchUpdate::Pod, server.pods.values().cloned().collect());
         let mut rows = RowCache::default();
         let changed = cache.take_changes();
         rows.refresh(&cache, Some(TARGET), &changed, now());
