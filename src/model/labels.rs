@@ -119,9 +119,9 @@ impl<'de> serde::Deserialize<'de> for Labels {
                 self,
                 mut map: A,
             ) -> Result<Labels, A::Error> {
-                let mut pairs: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+                let mut pairs: Vec<(Interned, Interned)> = Vec::new();
                 while let Some((key, value)) = map.next_entry::<Interned, Interned>()? {
-                    pairs.push((key.0, value.0));
+                    pairs.push((key, value));
                 }
                 // The API sends keys sorted; a dump written by hand may not.
                 pairs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -174,7 +174,7 @@ mod tests {
         let b = Labels::from(map(&[("pool", "shared-pool-name")]));
         assert!(Arc::ptr_eq(&a.0[0], &b.0[0]));
         let c = Labels::from(map(&[("pool", "other-pool-name")]));
-        assert!(Arc::ptr_eq(&a.0[0].key, &c.0[0].key));
+        assert!(a.0[0].key.same(&c.0[0].key));
     }
 
     #[test]
