@@ -68,6 +68,107 @@ impl Default for PlanOptions {
     }
 }
 
+impl PlanOptions {
+    /// Whether a node's facts under these options need its labels beyond
+    /// the default pool and zone keys (a canary selector, other group keys):
+    /// then a row cache that keeps Ready, cordoned, pool and zone cannot
+    /// answer for the node.
+    pub fn needs_node_labels(&self) -> bool {
+        self.canary_selector.is_some() || !self.group_label_keys.iter().eq(default_group_keys())
+    }
+}
+
+/// The default group label keys: pool first, then zone.
+fn default_group_keys() -> impl Iterator<Item = &'static str> {
+    POOL_LABEL_KEYS
+        .iter()
+        .chain(ZONE_LABEL_KEYS.iter())
+        .copied()
+}
+
+/// What the plan reads about a node beside its coverage row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeFacts<'a> {
+    /// The Ready condition is `True`.
+    pub ready: bool,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// A canary under the plan's options.
+    pub canary: bool,
+    /// The node's group label (key, value) under the plan's options.
+    pub group: Option<(&'a str, &'a str)>,
+}
+
+impl<'a> NodeFacts<'a> {
+    /// The facts of `node` under `options`, read from the node.
+    pub fn of(node: &'a Node, options: &'a PlanOptions) -> Self {
+        Self {
+            ready: node.is_ready(),
+            unschedulable: node.spec.unschedulable,
+            canary: is_canary(node, options),
+            group: group_label(node, &options.group_label_keys),
+        }
+    }
+}
+
+/// A coverage row and the facts of its node, learnt only when the plan
+/// needs them (a lookup of the node costs more than the row).
+pub trait PlanRow<'a> {
+    /// The coverage row.
+    fn coverage(&self) -> &'a NodeCoverage;
+    /// The node's facts; `None` when the node is not known (unreadable).
+    fn facts(&self) -> Option<NodeFacts<'a>>;
+}
+
+/// A row whose node's facts are already known (a row cache keeps them).
+#[derive(Clone, Copy, Debug)]
+pub struct KnownFacts<'a> {
+    /// The coverage row.
+    pub row: &'a NodeCoverage,
+    /// Its node's facts (`None`: the node is not known).
+    pub facts: Option<NodeFacts<'a>>,
+}
+
+impl<'a> PlanRow<'a> for KnownFacts<'a> {
+    fn coverage(&self) -> &'a NodeCoverage {
+        self.row
+    }
+
+    fn facts(&self) -> Option<NodeFacts<'a>> {
+        self.facts
+    }
+}
+
+/// A row whose node is looked up by name when its facts are needed.
+struct LookedUp<'a, F> {
+    row: &'a NodeCoverage,
+    node_of: &'a F,
+    options: &'a PlanOptions,
+}
+
+impl<'a, 'n: 'a, F: Fn(&str) -> Option<&'n Node>> PlanRow<'a> for LookedUp<'a, F> {
+    fn coverage(&self) -> &'a NodeCoverage {
+        self.row
+    }
+
+    fn facts(&self) -> Option<NodeFacts<'a>> {
+        (self.node_of)(&self.row.node).map(|node| NodeFacts::of(node, self.options))
+    }
+}
+
+/// `rows` with their nodes looked up through `node_of` when needed.
+fn looked_up<'r: 'a, 'a, F>(
+    rows: impl IntoIterator<Item = &'r NodeCoverage>,
+    node_of: &'a F,
+    options: &'a PlanOptions,
+) -> impl Iterator<Item = LookedUp<'a, F>> {
+    rows.into_iter().map(move |row| LookedUp {
+        row,
+        node_of,
+        options,
+    })
+}
+
 /// One node to move to the current revision.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -138,15 +239,24 @@ pub fn plan_rollout_with<'r, 'n>(
     node_of: impl Fn(&str) -> Option<&'n Node>,
     options: &PlanOptions,
 ) -> RolloutPlan {
+    plan_rows(looked_up(rows, &node_of, options), options)
+}
+
+/// [`plan_rollout`] over rows that know their nodes' facts.
+pub fn plan_rows<'a, R: PlanRow<'a>>(
+    rows: impl IntoIterator<Item = R>,
+    options: &PlanOptions,
+) -> RolloutPlan {
     let mut plan = RolloutPlan::default();
-    for row in rows {
-        let node = node_of(row.node.as_str());
-        match skip_reason(row, node, options.include_cordoned) {
+    for planned in rows {
+        let row = planned.coverage();
+        let facts = planned.facts();
+        match skip_reason(row, facts, options.include_cordoned) {
             Some(reason) => plan.skipped.push(Skipped {
                 node: row.node.clone(),
                 reason,
             }),
-            None => plan.steps.push(step_of(row, node, options)),
+            None => plan.steps.push(step_of(row, facts)),
         }
     }
     plan.steps.sort_by(|a, b| {
@@ -161,12 +271,13 @@ pub fn plan_rollout_with<'r, 'n>(
     plan
 }
 
-fn step_of(row: &NodeCoverage, node: Option<&Node>, options: &PlanOptions) -> PlanStep {
+fn step_of(row: &NodeCoverage, facts: Option<NodeFacts<'_>>) -> PlanStep {
     PlanStep {
         node: row.node.clone(),
-        canary: node.is_some_and(|n| is_canary(n, options)),
-        group: node
-            .map(|n| group_of(n, &options.group_label_keys))
+        canary: facts.is_some_and(|f| f.canary),
+        group: facts
+            .and_then(|f| f.group)
+            .map(|(key, value)| format!("{key}={value}"))
             .unwrap_or_default(),
         pod: old_pod(row).cloned(),
     }
@@ -219,11 +330,7 @@ impl PartialEq for StepKey<'_> {
 impl Eq for StepKey<'_> {}
 
 /// Keeps the `size` smallest candidates in the max-heap `heap`.
-fn keep_smallest<'r, 'n>(
-    heap: &mut BinaryHeap<Candidate<'r, 'n>>,
-    candidate: Candidate<'r, 'n>,
-    size: usize,
-) {
+fn keep_smallest<'a>(heap: &mut BinaryHeap<Candidate<'a>>, candidate: Candidate<'a>, size: usize) {
     if heap.len() < size {
         heap.push(candidate);
     } else if heap.peek().is_some_and(|top| candidate.key < top.key) {
@@ -233,31 +340,31 @@ fn keep_smallest<'r, 'n>(
 }
 
 /// A row that may be in the next batch, ordered by its key alone.
-struct Candidate<'r, 'n> {
-    key: StepKey<'r>,
-    row: &'r NodeCoverage,
-    node: Option<&'n Node>,
+struct Candidate<'a> {
+    key: StepKey<'a>,
+    row: &'a NodeCoverage,
+    facts: Option<NodeFacts<'a>>,
 }
 
-impl Ord for Candidate<'_, '_> {
+impl Ord for Candidate<'_> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key.cmp(&other.key)
     }
 }
 
-impl PartialOrd for Candidate<'_, '_> {
+impl PartialOrd for Candidate<'_> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl PartialEq for Candidate<'_, '_> {
+impl PartialEq for Candidate<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
     }
 }
 
-impl Eq for Candidate<'_, '_> {}
+impl Eq for Candidate<'_> {}
 
 /// The next batch of at most `size` steps, exactly as
 /// `next_batch(&plan_rollout_with(rows, node_of, options), size, exclude)`
@@ -271,38 +378,48 @@ pub fn next_steps<'r, 'n>(
     size: usize,
     exclude: &BTreeSet<String>,
 ) -> Vec<PlanStep> {
+    next_steps_of(looked_up(rows, &node_of, options), options, size, exclude)
+}
+
+/// [`next_steps`] over rows that know their nodes' facts.
+pub fn next_steps_of<'a, R: PlanRow<'a>>(
+    rows: impl IntoIterator<Item = R>,
+    options: &PlanOptions,
+    size: usize,
+    exclude: &BTreeSet<String>,
+) -> Vec<PlanStep> {
     if size == 0 {
         return Vec::new();
     }
     // The `size` smallest keys so far (a max-heap), canaries and others apart:
     // while a canary remains open, a batch holds only canaries.
-    let mut canaries: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
-    let mut others: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
-    for row in rows {
+    let mut canaries: BinaryHeap<Candidate<'_>> = BinaryHeap::new();
+    let mut others: BinaryHeap<Candidate<'_>> = BinaryHeap::new();
+    for planned in rows {
+        let row = planned.coverage();
         if !may_step(row) {
             continue;
         }
-        let node = node_of(row.node.as_str());
-        let canary = node.is_some_and(|n| is_canary(n, options));
+        let facts = planned.facts();
+        let canary = facts.is_some_and(|f| f.canary);
         if !canary && !canaries.is_empty() {
             continue;
         }
         let key = StepKey {
             not_canary: !canary,
-            group: node.and_then(|n| group_label(n, &options.group_label_keys)),
+            group: facts.and_then(|f| f.group),
             node: row.node.as_str(),
         };
         let heap = if canary { &mut canaries } else { &mut others };
-        // A row that would not enter the batch is not looked at further
-        // (the node's conditions are the costliest part).
+        // A row that would not enter the batch is not looked at further.
         let full = heap.len() >= size;
         if full && heap.peek().is_some_and(|top| key >= top.key) {
             continue;
         }
-        if !node_allows(row, node, options.include_cordoned) || exclude.contains(&row.node) {
+        if !node_allows(row, facts, options.include_cordoned) || exclude.contains(&row.node) {
             continue;
         }
-        keep_smallest(heap, Candidate { key, row, node }, size);
+        keep_smallest(heap, Candidate { key, row, facts }, size);
     }
     let chosen = if canaries.is_empty() {
         others
@@ -312,7 +429,7 @@ pub fn next_steps<'r, 'n>(
     chosen
         .into_sorted_vec()
         .into_iter()
-        .map(|c| step_of(c.row, c.node, options))
+        .map(|c| step_of(c.row, c.facts))
         .collect()
 }
 
@@ -339,19 +456,24 @@ pub fn plan_head<'r, 'n>(
     options: &PlanOptions,
     limit: usize,
 ) -> PlanHead {
+    plan_head_of(looked_up(rows, &node_of, options), options, limit)
+}
+
+/// [`plan_head`] over rows that know their nodes' facts.
+pub fn plan_head_of<'a, R: PlanRow<'a>>(
+    rows: impl IntoIterator<Item = R>,
+    options: &PlanOptions,
+    limit: usize,
+) -> PlanHead {
     let mut head = PlanHead::default();
-    let mut steps: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
-    // Skipped nodes by name; their node is looked up for the reason only
-    // when shown.
-    let mut skipped: BinaryHeap<Candidate<'_, '_>> = BinaryHeap::new();
-    for row in rows {
-        let node = if may_step(row) {
-            let node = node_of(row.node.as_str());
-            node_allows(row, node, options.include_cordoned).then_some(node)
-        } else {
-            None
-        };
-        let Some(node) = node else {
+    let mut steps: BinaryHeap<Candidate<'_>> = BinaryHeap::new();
+    // Skipped nodes by name, with the facts their reason needs (none when
+    // the row alone gives the reason).
+    let mut skipped: BinaryHeap<Candidate<'_>> = BinaryHeap::new();
+    for planned in rows {
+        let row = planned.coverage();
+        let facts = may_step(row).then(|| planned.facts());
+        let Some(facts) = facts.filter(|f| node_allows(row, *f, options.include_cordoned)) else {
             head.skipped += 1;
             let key = StepKey {
                 not_canary: false,
@@ -363,7 +485,7 @@ pub fn plan_head<'r, 'n>(
                 Candidate {
                     key,
                     row,
-                    node: None,
+                    facts: facts.flatten(),
                 },
                 limit,
             );
@@ -371,22 +493,22 @@ pub fn plan_head<'r, 'n>(
         };
         head.steps += 1;
         let key = StepKey {
-            not_canary: !node.is_some_and(|n| is_canary(n, options)),
-            group: node.and_then(|n| group_label(n, &options.group_label_keys)),
+            not_canary: !facts.is_some_and(|f| f.canary),
+            group: facts.and_then(|f| f.group),
             node: row.node.as_str(),
         };
-        keep_smallest(&mut steps, Candidate { key, row, node }, limit);
+        keep_smallest(&mut steps, Candidate { key, row, facts }, limit);
     }
     head.plan.steps = steps
         .into_sorted_vec()
         .into_iter()
-        .map(|c| step_of(c.row, c.node, options))
+        .map(|c| step_of(c.row, c.facts))
         .collect();
     head.plan.skipped = skipped
         .into_sorted_vec()
         .into_iter()
         .filter_map(|c| {
-            let reason = skip_reason(c.row, node_of(c.key.node), options.include_cordoned)?;
+            let reason = skip_reason(c.row, c.facts, options.include_cordoned)?;
             Some(Skipped {
                 node: c.key.node.to_owned(),
                 reason,
@@ -405,17 +527,17 @@ fn may_step(row: &NodeCoverage) -> bool {
 /// Whether the node lets a row that [`may_step`] be a step (not cordoned,
 /// Ready; unknown when the nodes cannot be read): with `may_step`, exactly
 /// when [`skip_reason`] gives none.
-fn node_allows(row: &NodeCoverage, node: Option<&Node>, include_cordoned: bool) -> bool {
-    match node {
-        Some(n) if n.spec.unschedulable && !include_cordoned => false,
-        Some(n) => n.is_ready(),
+fn node_allows(row: &NodeCoverage, facts: Option<NodeFacts<'_>>, include_cordoned: bool) -> bool {
+    match facts {
+        Some(f) if f.unschedulable && !include_cordoned => false,
+        Some(f) => f.ready,
         None => row.verdict.is_unknown(),
     }
 }
 
 fn skip_reason(
     row: &NodeCoverage,
-    node: Option<&Node>,
+    facts: Option<NodeFacts<'_>>,
     include_cordoned: bool,
 ) -> Option<SkipReason> {
     if !row.verdict.should_run {
@@ -439,9 +561,9 @@ fn skip_reason(
     if old_pod(row).is_none() {
         return Some(SkipReason::AlreadyUpdated);
     }
-    match node {
-        Some(n) if n.spec.unschedulable && !include_cordoned => Some(SkipReason::Cordoned),
-        Some(n) if n.is_ready() => None,
+    match facts {
+        Some(f) if f.unschedulable && !include_cordoned => Some(SkipReason::Cordoned),
+        Some(f) if f.ready => None,
         // A node the user may not read: its pod is all there is to go by
         // (the gate judges the replacement pod, as for any node).
         None if row.verdict.is_unknown() => None,

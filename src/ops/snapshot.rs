@@ -19,7 +19,8 @@ use crate::engine::coverage::{
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{
-    PlanHead, PlanOptions, RolloutPlan, next_steps, plan_head, plan_rollout_with,
+    KnownFacts, PlanHead, PlanOptions, RolloutPlan, next_steps, next_steps_of, plan_head,
+    plan_head_of, plan_rollout_with,
 };
 use crate::engine::selector::Selector;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
@@ -56,6 +57,13 @@ pub trait RowSource {
     fn all(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_>;
     /// The revision index the rows were computed with.
     fn index(&self) -> Option<&RevisionIndex>;
+    /// Every row with its node's facts under `options`, from what the rows
+    /// keep (no node lookups); `None` when `options` need more of the nodes
+    /// than the rows keep.
+    fn with_facts<'s>(
+        &'s self,
+        options: &'s PlanOptions,
+    ) -> Option<Box<dyn Iterator<Item = KnownFacts<'s>> + 's>>;
 }
 
 /// Where the nodes, pods and coverage rows come from.
@@ -356,6 +364,9 @@ impl<'a> Snapshot<'a> {
         limit: usize,
     ) -> Result<PlanHead, OpsError> {
         let options = plan_options(state)?;
+        if let Some(known) = rows.with_facts(&options) {
+            return Ok(plan_head_of(known, &options, limit));
+        }
         let nodes = self.node_lookup();
         Ok(plan_head(
             rows.iter(),
@@ -386,7 +397,10 @@ impl<'a> Snapshot<'a> {
         let nodes = self.node_lookup();
         let part = match target {
             AdvanceTarget::Next(k) => RolloutPlan {
-                steps: next_steps(rows.iter(), |name| nodes.get(name), &options, *k, exclude),
+                steps: match rows.with_facts(&options) {
+                    Some(known) => next_steps_of(known, &options, *k, exclude),
+                    None => next_steps(rows.iter(), |name| nodes.get(name), &options, *k, exclude),
+                },
                 skipped: Vec::new(),
             },
             AdvanceTarget::Nodes(names) => {
@@ -471,6 +485,18 @@ impl Rows<'_> {
         match self {
             Self::Computed(rows) => Box::new(rows.iter()),
             Self::Live { source, .. } => source.all(),
+        }
+    }
+
+    /// Every row with its node's facts when the rows keep them (see
+    /// [`RowSource::with_facts`]); `None` for computed rows.
+    pub fn with_facts<'s>(
+        &'s self,
+        options: &'s PlanOptions,
+    ) -> Option<Box<dyn Iterator<Item = KnownFacts<'s>> + 's>> {
+        match self {
+            Self::Computed(_) => None,
+            Self::Live { source, .. } => source.with_facts(options),
         }
     }
 

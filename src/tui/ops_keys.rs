@@ -15,6 +15,7 @@ use super::rows::RowCache;
 use crate::cluster::cache::Cache;
 use crate::engine::coverage::NodeCoverage;
 use crate::engine::revision::RevisionIndex;
+use crate::engine::rollout::{KnownFacts, PlanOptions};
 use crate::ops::advance::{AdvanceTarget, choose, delete_requests};
 use crate::ops::auto::{AutoPolicy, AutoRun};
 use crate::ops::drive::ensure_actionable;
@@ -463,6 +464,19 @@ impl RowSource for RowCache {
 
     fn index(&self) -> Option<&RevisionIndex> {
         self.revisions()
+    }
+
+    fn with_facts<'s>(
+        &'s self,
+        options: &'s PlanOptions,
+    ) -> Option<Box<dyn Iterator<Item = KnownFacts<'s>> + 's>> {
+        if options.needs_node_labels() {
+            return None;
+        }
+        Some(Box::new(self.iter().map(|row| KnownFacts {
+            row: &row.coverage,
+            facts: row.plan_facts(options),
+        })))
     }
 }
 

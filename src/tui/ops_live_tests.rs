@@ -33,7 +33,7 @@ fn target() -> Target {
 }
 
 /// Node `i`: Ready or not, cordoned or not, in pool `pool % 3` (none at 0),
-/// labelled a canary or not.
+/// in a zone or not, labelled a canary or not.
 fn node_shaped(i: usize, shape: u8) -> Node {
     let mut builder = node(&format!("node-{i}"));
     if shape & 1 != 0 {
@@ -48,6 +48,12 @@ fn node_shaped(i: usize, shape: u8) -> Node {
     }
     if shape & 0x20 != 0 {
         builder = builder.label("canary", "yes");
+    }
+    if shape & 0x40 != 0 {
+        builder = builder.label(
+            "topology.kubernetes.io/zone",
+            &format!("zone-{}", shape >> 7),
+        );
     }
     builder.build()
 }
@@ -164,6 +170,11 @@ fn same_reads(
     let head = live.plan_head(&live_rows, state, 3).map_err(fail)?;
     prop_assert_eq!(head.steps, plan.steps.len());
     prop_assert_eq!(&head.plan.steps[..], &plan.steps[..plan.steps.len().min(3)]);
+    prop_assert_eq!(head.skipped, plan.skipped.len());
+    prop_assert_eq!(
+        &head.plan.skipped[..],
+        &plan.skipped[..plan.skipped.len().min(3)]
+    );
     Ok(())
 }
 

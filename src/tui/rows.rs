@@ -16,6 +16,7 @@ use crate::engine::coverage::{NodeCoverage, PodCoverage, named_coverage, node_co
 use crate::engine::eligibility::NodeVerdict;
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
+use crate::engine::rollout::{NodeFacts, PlanOptions};
 use crate::model::{ControllerRevision, DaemonSet, Event, Node};
 
 /// Labels that name a node's pool, most specific first (shared with the rollout plan).
@@ -88,6 +89,9 @@ pub struct NodeRow {
     pub pool: Option<Arc<str>>,
     /// Zone label value (a shared copy).
     pub zone: Option<Arc<str>>,
+    /// The key of the node's rollout group label: the pool's, else the
+    /// zone's (the value is `pool`, else `zone`).
+    pub group_key: Option<&'static str>,
     /// The latest event about the node or its pod (boxed: most rows have none).
     pub event: Option<Box<EventSummary>>,
 }
@@ -101,6 +105,24 @@ impl NodeRow {
     /// The pod shown in the row (the oldest non-terminal pod).
     pub fn pod(&self) -> Option<&PodCoverage> {
         self.coverage.pods.first()
+    }
+
+    /// What the rollout plan reads about the node, from the row alone:
+    /// valid for `options` that do not need the node's labels
+    /// ([`PlanOptions::needs_node_labels`]). `None` for a node known only
+    /// from its pods (nodes unreadable), as a plan over the nodes has it.
+    pub fn plan_facts<'a>(&'a self, options: &PlanOptions) -> Option<NodeFacts<'a>> {
+        if self.coverage.verdict.is_unknown() {
+            return None;
+        }
+        Some(NodeFacts {
+            ready: self.node_ready == Some(true),
+            unschedulable: self.cordoned,
+            canary: options.canaries.contains(self.name()),
+            group: self
+                .group_key
+                .zip(self.pool.as_deref().or(self.zone.as_deref())),
+        })
     }
 
     /// The fields any sort order or grouping reads.
@@ -150,6 +172,8 @@ impl NodeRow {
         let mut coverage = node_coverage(node, ds, &pods, revisions, now);
         share_pod_strings(&mut coverage, strings);
         let event = latest_event(cache, node.name(), &pods);
+        let pool = first_label(node, POOL_LABELS);
+        let zone = first_label(node, ZONE_LABELS);
         Self {
             state: classify(&coverage),
             node_ready: node.condition("Ready").map(|c| c.status == "True"),
@@ -160,8 +184,9 @@ impl NodeRow {
                 .iter()
                 .map(|taint| strings.get(&grid_taint(taint)))
                 .collect(),
-            pool: first_label(node, POOL_LABELS).map(|pool| strings.get(pool)),
-            zone: first_label(node, ZONE_LABELS).map(|zone| strings.get(zone)),
+            pool: pool.map(|(_, value)| strings.get(value)),
+            zone: zone.map(|(_, value)| strings.get(value)),
+            group_key: pool.or(zone).map(|(key, _)| key),
             event,
             coverage,
         }
@@ -204,6 +229,7 @@ impl NodeRow {
             taints: Box::default(),
             pool: None,
             zone: None,
+            group_key: None,
             event: latest_event(cache, node, &pods),
             coverage,
         })
@@ -256,8 +282,10 @@ pub fn grid_taint(taint: &crate::model::Taint) -> String {
         .map_or_else(|| full.clone(), str::to_owned)
 }
 
-fn first_label<'n>(node: &'n Node, keys: &[&str]) -> Option<&'n str> {
-    keys.iter().find_map(|k| node.label(k))
+/// The first of `keys` the node carries, with its value.
+fn first_label<'n>(node: &'n Node, keys: &[&'static str]) -> Option<(&'static str, &'n str)> {
+    keys.iter()
+        .find_map(|k| node.label(k).map(|value| (*k, value)))
 }
 
 fn summarize_event(event: &Event) -> EventSummary {
