@@ -502,10 +502,14 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
     let handle = watch::spawn(client, None, Some(target.clone()));
     let mut app = App::new(ConsoleInfo::default(), Some(target), (200, 60));
     let shared = std::sync::Arc::clone(&handle.shared);
+    let mut phases = LoadPhases::default();
     loop {
         shared.changed().await;
         let mut cache = shared.lock();
+        phases.woke(&cache, started.elapsed());
+        let refreshing = Instant::now();
         app.refresh(&mut cache, jiff::Timestamp::now());
+        phases.refreshed(refreshing.elapsed());
         if complete(&cache, &app) {
             // One frame, as the console would draw it.
             let _ = app.view_model(&cache, jiff::Timestamp::now());
@@ -513,6 +517,7 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
         }
     }
     let load = started.elapsed();
+    println!("# {}", phases.report(load));
     let (rss, peak) = (rss_mb(), peak_mb());
     let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared);
     println!(
@@ -532,6 +537,55 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
     churn_phase(&mut app, &shared).await?;
     drop(handle);
     Ok(())
+}
+
+/// Where the load's time goes, as seen from the console's wake-ups: when
+/// the first objects were in the cache, when each stream's first list was
+/// complete, and how long the refreshes (rows and order) took.
+#[derive(Default)]
+struct LoadPhases {
+    first_object: Option<Duration>,
+    synced: Vec<(StreamKind, Duration)>,
+    wakeups: u32,
+    refresh_total: Duration,
+    last_refresh: Duration,
+}
+
+impl LoadPhases {
+    fn woke(&mut self, cache: &Cache, at: Duration) {
+        self.wakeups += 1;
+        if self.first_object.is_none() && cache.applied() > 0 {
+            self.first_object = Some(at);
+        }
+        for (kind, status) in cache.streams() {
+            if status.synced() && !self.synced.iter().any(|(k, _)| k == kind) {
+                self.synced.push((*kind, at));
+            }
+        }
+    }
+
+    fn refreshed(&mut self, took: Duration) {
+        self.refresh_total += took;
+        self.last_refresh = took;
+    }
+
+    fn report(&self, load: Duration) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let synced: Vec<String> = self
+            .synced
+            .iter()
+            .map(|(kind, at)| format!("{} {:.0}", kind.label(), ms(*at)))
+            .collect();
+        format!(
+            "load phases (ms since start): first object {:.0}; lists complete: {}; {} wake-ups, refreshes {:.0} in all, the last {:.0}; complete {:.0}",
+            self.first_object.map_or(f64::NAN, ms),
+            synced.join(", "),
+            self.wakeups,
+            ms(self.refresh_total),
+            ms(self.last_refresh),
+            ms(load)
+        )
+    }
 }
 
 /// For every sort and grouping: the cost of a full rebuild of the grid order
