@@ -182,7 +182,9 @@ impl Store {
         let Some(next) = strategy::prepare_update(kind, &old, new, sub, &stamp)? else {
             return Ok(current);
         };
-        let stored = Arc::new(StoredObject::from_value(kind, &next)?);
+        // Room for a little growth: most updates change a few fields.
+        let expected_len = current.json.len() + current.json.len() / 8;
+        let stored = Arc::new(StoredObject::from_value_sized(kind, &next, expected_len)?);
         if !dry_run {
             self.commit(&mut state, kind, EventType::Modified, &stored);
         }

@@ -56,8 +56,19 @@ impl StoredObject {
     /// Serializes `value` and indexes it. `value` must already carry its final
     /// metadata (the store sets it before calling).
     pub fn from_value(kind: ResourceKind, value: &Value) -> Result<StoredObject, StoreError> {
-        let mut json =
-            serde_json::to_vec(value).map_err(|e| StoreError::Internal(e.to_string()))?;
+        StoredObject::from_value_sized(kind, value, 0)
+    }
+
+    /// [`StoredObject::from_value`] writing into a buffer of `expected_len`
+    /// bytes to start with (the previous version's size, for an update), so
+    /// the serializer does not grow it by doubling, copying each time.
+    pub fn from_value_sized(
+        kind: ResourceKind,
+        value: &Value,
+        expected_len: usize,
+    ) -> Result<StoredObject, StoreError> {
+        let mut json = Vec::with_capacity(expected_len);
+        serde_json::to_writer(&mut json, value).map_err(|e| StoreError::Internal(e.to_string()))?;
         // `to_vec` grows by doubling; without this a 9 KB node keeps a 16 KB buffer.
         json.shrink_to_fit();
         let meta = &value["metadata"];

@@ -110,17 +110,12 @@ pub fn prepare_update(
         return Err(StoreError::conflict(kind, &name));
     }
     let mut next = match sub {
-        Subresource::Status => {
-            let mut next = old.clone();
-            next["status"] = new.get("status").cloned().unwrap_or_else(|| json!({}));
-            next
-        }
+        Subresource::Status => status_write(old, new),
         Subresource::Main => {
-            if kind.has_status() {
-                match old.get("status") {
-                    Some(status) => new["status"] = status.clone(),
-                    None => drop(new.as_object_mut().map(|m| m.remove("status"))),
-                }
+            if kind.has_status()
+                && let (Some(old_map), Some(new_map)) = (old.as_object(), new.as_object_mut())
+            {
+                reset_field(new_map, old_map, "status");
             }
             keep_identity(old, &mut new);
             new
@@ -149,6 +144,38 @@ pub fn prepare_update(
         super::managed::record(Some(old), &mut next, manager, sub, stamp.now);
     }
     Ok(Some(next))
+}
+
+/// What a status write stores: `old` with `new`'s status (`{}` when it has
+/// none); everything else the client sent is ignored, as upstream's status
+/// strategies do. Built from `new`, keeping each field that equals `old`'s,
+/// because a client (the kubelets, churn) sends back what it read: a
+/// comparison instead of a deep copy of the object, and the same result.
+fn status_write(old: &Value, mut new: Value) -> Value {
+    let (Some(old_map), Some(new_map)) = (old.as_object(), new.as_object_mut()) else {
+        let mut next = old.clone();
+        next["status"] = new.get("status").cloned().unwrap_or_else(|| json!({}));
+        return next;
+    };
+    let status = new_map.remove("status").unwrap_or_else(|| json!({}));
+    new_map.retain(|field, _| old_map.contains_key(field));
+    for field in old_map.keys().filter(|field| *field != "status") {
+        reset_field(new_map, old_map, field);
+    }
+    new_map.insert("status".to_owned(), status);
+    new
+}
+
+/// Makes `new[field]` what `old` holds (absent when `old` has none), copying
+/// only when they differ.
+fn reset_field(new: &mut Map<String, Value>, old: &Map<String, Value>, field: &str) {
+    match old.get(field) {
+        Some(kept) if new.get(field) != Some(kept) => {
+            new.insert(field.to_owned(), kept.clone());
+        }
+        Some(_) => {}
+        None => drop(new.remove(field)),
+    }
 }
 
 /// The object's name, for messages (empty if it has none).
@@ -261,6 +288,10 @@ pub fn is_dns_subdomain(name: &str) -> bool {
         && bytes.first().copied().is_some_and(alnum)
         && bytes.last().copied().is_some_and(alnum)
 }
+
+#[cfg(test)]
+#[path = "strategy_reuse_tests.rs"]
+mod reuse_tests;
 
 #[cfg(test)]
 mod tests {
