@@ -5,7 +5,6 @@ pub mod access;
 pub mod cache;
 pub mod connect;
 pub mod exec;
-mod list_page;
 pub mod proxy;
 pub mod retry;
 pub mod status;

@@ -29,8 +29,6 @@ use kube::runtime::watcher;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::list_page;
-
 /// Timings of a stream.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamConfig {
@@ -174,9 +172,6 @@ struct Follower<K> {
     forbidden: Option<String>,
 }
 
-/// A list page being decoded on a blocking thread.
-type Decoding<K> = tokio::task::JoinHandle<Result<kube::core::ObjectList<K>, kube::Error>>;
-
 /// How one watch request ended.
 enum Ended {
     /// The server closed it (timeout) or it was cut: resume from the last
@@ -304,9 +299,6 @@ where
         Ok(())
     }
 
-    /// Lists every page. Each page is decoded on a blocking thread while
-    /// the next one downloads (its continue token is read from the page's
-    /// head), so decoding overlaps the transfer; pages are delivered in order.
     async fn list_pages(&self) -> Result<String, kube::Error> {
         let mut params = ListParams::default().limit(self.config.page_size);
         if let Some(labels) = &self.selector.labels {
@@ -315,42 +307,42 @@ where
         if let Some(fields) = &self.selector.fields {
             params = params.fields(fields);
         }
-        let url = self.api.resource_url();
+        // Pages are alike in size: the last one's sizes the next buffer.
         let mut size_hint = 0;
-        let mut decoding: Option<Decoding<K>> = None;
         loop {
-            let fetched = list_page::fetch(&self.client, url, &params, &mut size_hint).await;
-            // The page before is delivered first, also when this one failed:
-            // what was listed before an error reaches the cache as it did
-            // when pages were decoded one after the other.
-            if let Some(previous) = decoding.take() {
-                self.deliver(previous).await?;
+            let page = self.list_page(&params, &mut size_hint).await?;
+            for item in page.items {
+                self.send(Signal::Event(watcher::Event::InitApply(item)))
+                    .await;
             }
-            let bytes = fetched?;
-            let head = list_page::list_head(&bytes)?;
-            decoding = Some(tokio::task::spawn_blocking(move || {
-                list_page::decode::<K>(&bytes)
-            }));
-            let Some(token) = head.continue_.filter(|c| !c.is_empty()) else {
-                if let Some(last) = decoding.take() {
-                    self.deliver(last).await?;
-                }
-                return Ok(head.resource_version.unwrap_or_default());
-            };
-            params = params.continue_token(&token);
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => params = params.continue_token(&token),
+                None => return Ok(page.metadata.resource_version.unwrap_or_default()),
+            }
         }
     }
 
-    /// Waits for a page's decode and sends its items.
-    async fn deliver(&self, decoding: Decoding<K>) -> Result<(), kube::Error> {
-        let page = decoding.await.map_err(|error| {
-            kube::Error::Service(format!("decoding a list page: {error}").into())
-        })??;
-        for item in page.items {
-            self.send(Signal::Event(watcher::Event::InitApply(item)))
-                .await;
-        }
-        Ok(())
+    /// One list page, decoded straight from the response's bytes. (kube's
+    /// `Api::list` copies the body into a `String` and checks it is UTF-8
+    /// before decoding: two more passes over every page, megabytes each at
+    /// scale; the decoder checks the text itself.)
+    async fn list_page(
+        &self,
+        params: &ListParams,
+        size_hint: &mut usize,
+    ) -> Result<kube::core::ObjectList<K>, kube::Error> {
+        use futures::AsyncReadExt;
+        let mut request = kube::core::Request::new(self.api.resource_url())
+            .list(params)
+            .map_err(kube::Error::BuildRequest)?;
+        request.extensions_mut().insert("list");
+        let mut body = self.client.request_stream(request).await?;
+        let mut bytes = Vec::with_capacity(*size_hint + *size_hint / 8);
+        body.read_to_end(&mut bytes)
+            .await
+            .map_err(kube::Error::ReadEvents)?;
+        *size_hint = bytes.len();
+        serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError)
     }
 
     async fn watch(&mut self) -> Ended {
@@ -651,88 +643,6 @@ mod tests {
         );
         assert_eq!(failures, 0, "a 403 is not a failure to retry");
         assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
-    }
-
-    /// A server listing `pages` pages of nodes (`node-P-I`), 500 for the
-    /// page `failing` (if any); the continue token is the next page's number.
-    fn paging_client(pages: Vec<usize>, failing: Option<usize>) -> kube::Client {
-        let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
-            let query = request.uri().query().unwrap_or_default().to_owned();
-            let page: usize = query
-                .split('&')
-                .find_map(|pair| pair.strip_prefix("continue="))
-                .and_then(|token| token.parse().ok())
-                .unwrap_or(0);
-            let (status, body) = if failing == Some(page) {
-                let status = serde_json::json!({"kind": "Status", "apiVersion": "v1",
-                    "status": "Failure", "code": 500, "reason": "InternalError", "message": "etcd hiccup"});
-                (500, status)
-            } else {
-                let items: Vec<_> = (0..pages[page])
-                    .map(|i| serde_json::json!({"metadata": {"name": format!("node-{page}-{i}"), "resourceVersion": "7"}}))
-                    .collect();
-                let next = (page + 1 < pages.len()).then(|| (page + 1).to_string());
-                let list = serde_json::json!({"kind": "NodeList", "apiVersion": "v1",
-                    "metadata": {"resourceVersion": "42", "continue": next}, "items": items});
-                (200, list)
-            };
-            let response = http::Response::builder()
-                .status(status)
-                .header("content-type", "application/json")
-                .body(kube::client::Body::from(body.to_string().into_bytes()));
-            async move { response.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>) }
-        });
-        kube::Client::new(service, "default")
-    }
-
-    /// The signals of the first list, up to its `InitDone` or first failure.
-    fn first_list(pages: Vec<usize>, failing: Option<usize>) -> (Vec<String>, bool) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let api = kube::Api::<crate::model::Node>::all(paging_client(pages, failing));
-            let mut signals = std::pin::pin!(spawn(
-                "nodes",
-                api,
-                Selector::default(),
-                StreamConfig::default()
-            ));
-            let mut names = Vec::new();
-            while let Some(signal) = signals.next().await {
-                match signal {
-                    Signal::Event(watcher::Event::Init) => {}
-                    Signal::Event(watcher::Event::InitApply(node)) => {
-                        names.push(node.metadata.name.unwrap_or_default());
-                    }
-                    Signal::Event(watcher::Event::InitDone) => return (names, true),
-                    _ => return (names, false),
-                }
-            }
-            (names, false)
-        })
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
-        /// Pages decoded while the next one downloads are delivered as one
-        /// page after the other would deliver them: every item in order, and
-        /// after a failing page exactly the items of the pages before it.
-        #[test]
-        fn overlapped_pages_deliver_what_sequential_pages_deliver(
-            pages in proptest::collection::vec(0usize..5, 1..6),
-            failing in proptest::option::of(0usize..6),
-        ) {
-            let failing = failing.filter(|f| *f < pages.len());
-            let listed = pages.len().min(failing.unwrap_or(usize::MAX));
-            let expected: Vec<String> = (0..listed)
-                .flat_map(|page| (0..pages[page]).map(move |i| format!("node-{page}-{i}")))
-                .collect();
-            let (names, done) = first_list(pages, failing);
-            proptest::prop_assert_eq!(names, expected);
-            proptest::prop_assert_eq!(done, failing.is_none());
-        }
     }
 
     #[test]
