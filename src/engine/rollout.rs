@@ -584,13 +584,6 @@ fn is_canary(node: &Node, options: &PlanOptions) -> bool {
             .is_some_and(|s| s.matches(Some(&node.labels)))
 }
 
-/// `key=value` of the first of `keys` the node carries, or empty.
-pub fn group_of(node: &Node, keys: &[String]) -> String {
-    group_label(node, keys)
-        .map(|(k, v)| format!("{k}={v}"))
-        .unwrap_or_default()
-}
-
 /// The first of `keys` the node carries, with its value.
 fn group_label<'a>(node: &'a Node, keys: &'a [String]) -> Option<(&'a str, &'a str)> {
     keys.iter()
