@@ -19,7 +19,10 @@
 //!   (`--roster`): a comparison from scratch, and what one changed pod costs.
 //!
 //! Run: `cargo run --release --example scale -- --nodes 65000`
-//! (`--churn 5000 --churn-secs 10` to change the load).
+//! (`--churn 5000 --churn-secs 10` to change the load). To see where the
+//! console's memory goes, profile the child alone against `rollcall sim
+//! --nodes N --kubeconfig-out K`: `heaptrack target/release/examples/scale
+//! --console-child K --load-only`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -57,6 +60,10 @@ struct Args {
     /// Internal: run as the console child against this kubeconfig.
     #[arg(long, hide = true)]
     console_child: Option<std::path::PathBuf>,
+    /// With `--console-child`: stop once the grid model is complete (to
+    /// profile the load's heap, e.g. under heaptrack, against `rollcall sim`).
+    #[arg(long, hide = true)]
+    load_only: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -65,7 +72,9 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     match &args.console_child {
-        Some(kubeconfig) => runtime.block_on(console_child(kubeconfig, &args.target)),
+        Some(kubeconfig) => {
+            runtime.block_on(console_child(kubeconfig, &args.target, args.load_only))
+        }
         None => parent(&args, &runtime),
     }
 }
@@ -489,7 +498,11 @@ fn complete(cache: &Cache, app: &App) -> bool {
         && !app.rows.is_empty()
 }
 
-async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Result<()> {
+async fn console_child(
+    kubeconfig: &std::path::Path,
+    target: &str,
+    load_only: bool,
+) -> anyhow::Result<()> {
     let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
     let config = kube::Config::from_custom_kubeconfig(
         kubeconfig,
@@ -519,6 +532,10 @@ async fn console_child(kubeconfig: &std::path::Path, target: &str) -> anyhow::Re
     let load = started.elapsed();
     println!("# {}", phases.report(load));
     let (rss, peak) = (rss_mb(), peak_mb());
+    if load_only {
+        println!("loaded secs={:.3} rss={rss:.1}", load.as_secs_f64());
+        return Ok(());
+    }
     let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared);
     println!(
         "loaded secs={:.3} rows={} rss={rss:.1} peak={peak:.1} rebuild_max_ms={rebuild_ms:.3} move_max_ms={moved_ms:.3}",

@@ -98,7 +98,7 @@ fn truth(store: &Store) -> Model {
 /// What the console would draw from, and whether its status line says live.
 fn seen(handle: &WatchHandle) -> (Model, bool, String) {
     let cache = handle.shared.lock();
-    let meta = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+    let meta = |m: &rollcall::model::Meta| {
         (
             m.name.clone().unwrap_or_default(),
             m.resource_version.clone().unwrap_or_default(),

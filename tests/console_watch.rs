@@ -11,7 +11,8 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use rollcall::cluster::cache::Cache;
 use rollcall::cluster::status::{StreamKind, StreamStatus};
 use rollcall::cluster::watch::{self, Target, WatchHandle};
-use rollcall::model::{Node, Pod};
+// The test writes through the upstream types, as any client would.
+use k8s_openapi::api::core::v1::{Node, Pod};
 use rollcall::sim::server::{ServeOptions, serve};
 use rollcall::sim::store::Store;
 use rollcall::tui::app::App;

@@ -16,7 +16,14 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Precon
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
+// Upstream types: the server is checked through an independent client.
+use k8s_openapi::api::core::v1::{Node as ApiNode, Pod as ApiPod};
 use rollcall::model;
+
+/// The node as rollcall reads it (its helpers: ready, labels, cordon).
+fn as_model(node: &ApiNode) -> model::Node {
+    serde_json::from_value(serde_json::to_value(node).unwrap()).unwrap()
+}
 use rollcall::sim::resources::ResourceKind;
 use rollcall::sim::server::{ServeOptions, ServerHandle, serve};
 use rollcall::sim::store::{PodTermination, Store, StoreOptions};
@@ -42,7 +49,7 @@ async fn typed_node_api_lists_pages_gets_and_patches() {
             .unwrap();
     }
     let (server, client) = start(&store).await;
-    let nodes: Api<model::Node> = Api::all(client);
+    let nodes: Api<ApiNode> = Api::all(client);
 
     let first = nodes.list(&ListParams::default().limit(2)).await.unwrap();
     assert_eq!(first.items.len(), 2);
@@ -62,14 +69,14 @@ async fn typed_node_api_lists_pages_gets_and_patches() {
         .await
         .unwrap();
     assert_eq!(selected.items.len(), 1);
-    assert!(selected.items[0].is_ready());
+    assert!(as_model(&selected.items[0]).is_ready());
 
     let patch = json!({"metadata":{"labels":{"zone":"z1"}}});
     let patched = nodes
         .patch("node-1", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .unwrap();
-    assert_eq!(patched.label("zone"), Some("z1"));
+    assert_eq!(as_model(&patched).label("zone"), Some("z1"));
     let cordon = json!({"spec":{"unschedulable":true}});
     let cordoned = nodes
         .patch(
@@ -79,8 +86,11 @@ async fn typed_node_api_lists_pages_gets_and_patches() {
         )
         .await
         .unwrap();
-    assert!(cordoned.spec.unschedulable);
-    assert_eq!(nodes.get("node-1").await.unwrap().label("zone"), Some("z1"));
+    assert!(as_model(&cordoned).spec.unschedulable);
+    assert_eq!(
+        as_model(&nodes.get("node-1").await.unwrap()).label("zone"),
+        Some("z1")
+    );
 
     let missing = nodes.get("nope").await.unwrap_err();
     let kube::Error::Api(status) = missing else {
@@ -150,7 +160,7 @@ async fn pod_delete_with_uid_precondition() {
         .create(ResourceKind::Pod, json!({"metadata":{"name":"p","namespace":"default"},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]}}))
         .unwrap();
     let (server, client) = start(&store).await;
-    let pods: Api<model::Pod> = Api::namespaced(client, "default");
+    let pods: Api<ApiPod> = Api::namespaced(client, "default");
     let wrong = DeleteParams {
         preconditions: Some(Preconditions {
             uid: Some("other".into()),
@@ -191,7 +201,7 @@ async fn requests_without_the_token_are_unauthorized() {
     let (server, _) = start(&store).await;
     let mut config = server.kube_config();
     config.auth_info.token = Some(String::from("wrong").into());
-    let nodes: Api<model::Node> = Api::all(Client::try_from(config).unwrap());
+    let nodes: Api<ApiNode> = Api::all(Client::try_from(config).unwrap());
     let kube::Error::Api(status) = nodes.list(&ListParams::default()).await.unwrap_err() else {
         panic!("expected an API error")
     };
@@ -201,9 +211,9 @@ async fn requests_without_the_token_are_unauthorized() {
 }
 
 /// Collects watcher events until `done` says stop (or fails after 20 s).
-async fn until<S>(stream: &mut S, mut done: impl FnMut(&Event<model::Node>) -> bool)
+async fn until<S>(stream: &mut S, mut done: impl FnMut(&Event<ApiNode>) -> bool)
 where
-    S: futures::Stream<Item = Result<Event<model::Node>, watcher::Error>> + Unpin,
+    S: futures::Stream<Item = Result<Event<ApiNode>, watcher::Error>> + Unpin,
 {
     tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(event) = stream.next().await {
@@ -219,8 +229,8 @@ where
     .expect("expected watcher event within 20 s");
 }
 
-fn applied(name: &'static str) -> impl FnMut(&Event<model::Node>) -> bool {
-    move |event| matches!(event, Event::Apply(n) | Event::InitApply(n) if n.name() == name)
+fn applied(name: &'static str) -> impl FnMut(&Event<ApiNode>) -> bool {
+    move |event| matches!(event, Event::Apply(n) | Event::InitApply(n) if n.metadata.name.as_deref() == Some(name))
 }
 
 #[tokio::test]
@@ -228,7 +238,7 @@ async fn watcher_survives_timeouts_dropped_connections_restarts_and_410() {
     let store = Store::new();
     store.create(ResourceKind::Node, node("node-0")).unwrap();
     let (server, client) = start(&store).await;
-    let nodes: Api<model::Node> = Api::all(client);
+    let nodes: Api<ApiNode> = Api::all(client);
     // A 1 s server-side timeout: the stream ends cleanly and kube re-watches.
     let mut stream = watcher::watcher(nodes, watcher::Config::default().timeout(1))
         .default_backoff()
@@ -283,7 +293,7 @@ async fn streaming_list_watcher_becomes_ready() {
             .unwrap();
     }
     let (server, client) = start(&store).await;
-    let nodes: Api<model::Node> = Api::all(client);
+    let nodes: Api<ApiNode> = Api::all(client);
     let mut stream = watcher::watcher(nodes, watcher::Config::default().streaming_lists())
         .default_backoff()
         .boxed();
@@ -344,7 +354,7 @@ async fn access_reviews_and_requests_follow_the_authorizer() {
         .unwrap();
     assert!(!denied.status.unwrap().allowed);
 
-    let nodes: Api<model::Node> = Api::all(client);
+    let nodes: Api<ApiNode> = Api::all(client);
     let patch = json!({"metadata":{"labels":{"x":"y"}}});
     let error = nodes
         .patch("n1", &PatchParams::default(), &Patch::Merge(&patch))

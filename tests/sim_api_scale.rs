@@ -239,7 +239,7 @@ async fn measure_one_event_fanned_out_to_100_watchers() {
     // HTTPS level: 100 watch streams on one client, each its own request.
     let server = serve(store.clone(), ServeOptions::default()).await.unwrap();
     let client = Client::try_from(server.kube_config()).unwrap();
-    let api: Api<model::Node> = Api::all(client);
+    let api: Api<k8s_openapi::api::core::v1::Node> = Api::all(client);
     let rv = store.resource_version().to_string();
     let mut streams = Vec::new();
     for _ in 0..100 {

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client, api::ListParams};
-use rollcall::model::{Node, Pod};
+// kube-rs on its own terms: the upstream types, its own watcher.
+use k8s_openapi::api::core::v1::{Node, Pod};
 use rollcall::sim::embedded::{self, EmbeddedOptions};
 
 fn peak_rss_mib() -> f64 {

@@ -10,6 +10,8 @@ use futures::{StreamExt, TryStreamExt};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use kube::{Api, Client};
+// The watcher decodes the upstream type, as any kube-rs client would.
+use k8s_openapi::api::core::v1::Pod as ApiPod;
 use rollcall::model::Pod;
 use rollcall::sim::embedded::{self, EmbeddedOptions};
 use rollcall::sim::resources::ResourceKind;
@@ -26,7 +28,20 @@ fn agent_on(store: &Store, node: &str) -> Option<Pod> {
 
 /// Deletes the agent pod on `node` and waits until the reflector holds a
 /// Ready replacement with another uid.
-async fn replace_and_observe(store: &Store, reader: &reflector::Store<Pod>, node: &str) {
+/// The reflector's pods, read through rollcall's slim decoding.
+fn held(reader: &reflector::Store<ApiPod>) -> Vec<Pod> {
+    reader
+        .state()
+        .iter()
+        .map(|pod| {
+            serde_json::to_value(pod.as_ref())
+                .and_then(serde_json::from_value)
+                .expect("a pod")
+        })
+        .collect()
+}
+
+async fn replace_and_observe(store: &Store, reader: &reflector::Store<ApiPod>, node: &str) {
     let old = agent_on(store, node).expect("an agent pod");
     store
         .delete(
@@ -38,13 +53,14 @@ async fn replace_and_observe(store: &Store, reader: &reflector::Store<Pod>, node
         .expect("delete");
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let seen = reader.state().iter().any(|p| {
+            let pods = held(reader);
+            let seen = pods.iter().any(|p| {
                 p.node_name() == Some(node)
                     && p.uid() != old.uid()
                     && p.name().starts_with("node-agent-")
                     && p.is_ready()
             });
-            let old_gone = reader.state().iter().all(|p| p.uid() != old.uid());
+            let old_gone = pods.iter().all(|p| p.uid() != old.uid());
             if seen && old_gone {
                 return;
             }
@@ -65,7 +81,7 @@ async fn pod_watcher_survives_timeouts_drops_and_410_through_the_embedded_cluste
     let cluster = embedded::start(options).await.expect("starts");
     let store = cluster.simulation.store.clone();
     let client = Client::try_from(cluster.server.kube_config()).expect("client");
-    let pods: Api<Pod> = Api::namespaced(client, "kube-system");
+    let pods: Api<ApiPod> = Api::namespaced(client, "kube-system");
     let (reader, writer) = reflector::store();
     let (inits_tx, mut inits) = tokio::sync::mpsc::unbounded_channel();
     let stream = watcher::watcher(pods, watcher::Config::default().timeout(1))

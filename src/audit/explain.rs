@@ -99,7 +99,7 @@ pub fn lookalike_pods_by_node<'a, P: std::borrow::Borrow<Pod>>(
     let candidates = pods
         .iter()
         .map(std::borrow::Borrow::borrow)
-        .filter(|p| p.metadata.namespace == ds.metadata.namespace)
+        .filter(|p| p.metadata.namespace.as_deref() == ds.metadata.namespace.as_deref())
         .filter(|p| !is_owned_by(p, ds))
         .filter(|p| label_selector_matches(selector, Some(&p.labels)));
     for pod in candidates {
@@ -134,7 +134,9 @@ fn owner_words(pod: &Pod, ds: &DaemonSet) -> String {
         .find(|r| r.controller == Some(true));
     match controller {
         None => "(no controller)".to_owned(),
-        Some(r) if r.kind == "DaemonSet" && Some(&r.name) == ds.metadata.name.as_ref() => {
+        Some(r)
+            if r.kind == "DaemonSet" && Some(r.name.as_str()) == ds.metadata.name.as_deref() =>
+        {
             format!(
                 "(controlled by DaemonSet {} with UID {}, not this one's; left by an earlier DaemonSet of the same name?)",
                 r.name, r.uid

@@ -7,11 +7,10 @@
 //! paginated so a 65,000-node cluster is read in pages. Receives a
 //! `kube::Client`, never builds one; only reads.
 
-use k8s_openapi::ListableResource;
 use kube::Api;
 use kube::api::ListParams;
-use serde::de::DeserializeOwned;
 
+use crate::cluster::request::{self, Object, collection_url};
 use crate::model::{DaemonSet, Event, Node, Pod};
 
 /// How many times the read is attempted before giving up on a moving DaemonSet.
@@ -79,14 +78,16 @@ pub async fn read_consistent(
     max_attempts: u32,
 ) -> Result<LiveRead, LiveError> {
     let daemonsets: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
-    let pods_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    let nodes_api: Api<Node> = Api::all(client.clone());
-    let events_api: Api<Event> = Api::namespaced(client.clone(), namespace);
     for attempt in 1..=max_attempts.max(1) {
         let before = get_daemonset(&daemonsets, namespace, name).await?;
-        let nodes = list_all(&nodes_api, "list nodes").await?;
-        let pods = list_all(&pods_api, &format!("list pods in namespace {namespace}")).await?;
-        let events = list_events(&events_api, namespace).await;
+        let nodes = list_all::<Node>(client, None, "list nodes").await?;
+        let pods = list_all::<Pod>(
+            client,
+            Some(namespace),
+            &format!("list pods in namespace {namespace}"),
+        )
+        .await?;
+        let events = list_events(client, namespace).await;
         let after = get_daemonset(&daemonsets, namespace, name).await?;
         if same_state(&before, &after) {
             return Ok(LiveRead {
@@ -111,13 +112,14 @@ pub async fn read_consistent(
 
 /// Every node of the cluster (for `--write-roster`).
 pub async fn list_nodes(client: &kube::Client) -> Result<Vec<Node>, LiveError> {
-    list_all(&Api::<Node>::all(client.clone()), "list nodes").await
+    list_all::<Node>(client, None, "list nodes").await
 }
 
 /// Events of the namespace; a failure (often RBAC) only loses detail, so it is
 /// logged and the audit goes on without them.
-async fn list_events(api: &Api<Event>, namespace: &str) -> Vec<Event> {
-    match list_all(api, &format!("list events in namespace {namespace}")).await {
+async fn list_events(client: &kube::Client, namespace: &str) -> Vec<Event> {
+    let what = format!("list events in namespace {namespace}");
+    match list_all::<Event>(client, Some(namespace), &what).await {
         Ok(events) => events,
         Err(err) => {
             tracing::warn!(error = %err, "audit continues without events");
@@ -151,28 +153,18 @@ async fn get_daemonset(
 }
 
 /// Lists every object, page by page.
-async fn list_all<K>(api: &Api<K>, what: &str) -> Result<Vec<K>, LiveError>
-where
-    K: kube::Resource + ListableResource + Clone + DeserializeOwned + std::fmt::Debug,
-{
-    let mut items = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut params = ListParams::default().limit(PAGE_SIZE);
-        if let Some(t) = &token {
-            params = params.continue_token(t);
-        }
-        let page = api.list(&params).await.map_err(|source| LiveError::Api {
+async fn list_all<K: Object>(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    what: &str,
+) -> Result<Vec<K>, LiveError> {
+    let url = collection_url::<K>(namespace);
+    request::list_all(client, &url, &ListParams::default().limit(PAGE_SIZE))
+        .await
+        .map_err(|source| LiveError::Api {
             what: what.to_owned(),
             source,
-        })?;
-        // Nodes, pods and events decode slim (`model::meta`): nothing to trim here.
-        items.extend(page.items);
-        token = page.metadata.continue_.filter(|t| !t.is_empty());
-        if token.is_none() {
-            return Ok(items);
-        }
-    }
+        })
 }
 
 #[cfg(test)]

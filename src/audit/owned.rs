@@ -14,7 +14,7 @@ use crate::model::{DaemonSet, Pod};
 /// owner reference of kind `DaemonSet` naming the DaemonSet's name and UID,
 /// whatever its group version (the engine's rule, as upstream resolves it).
 pub fn is_owned_by(pod: &Pod, ds: &DaemonSet) -> bool {
-    pod.metadata.namespace == ds.metadata.namespace
+    pod.metadata.namespace.as_deref() == ds.metadata.namespace.as_deref()
         && crate::engine::ownership::is_controlled_by(pod, ds)
 }
 
@@ -101,8 +101,8 @@ pub(crate) mod fixtures {
     //! Small builders for audit tests.
 
     use crate::model::{
-        ContainerState, ContainerStatus, DaemonSet, Node, NodeCondition, ObjectMeta,
-        OwnerReference, Pod, PodCondition, StateDetail, Time,
+        ContainerState, ContainerStatus, DaemonSet, Node, NodeCondition, ObjectMeta, Owner, Pod,
+        PodCondition, StateDetail, Time,
     };
 
     pub const DS_UID: &str = "ds-uid-1";
@@ -132,8 +132,8 @@ pub(crate) mod fixtures {
         node
     }
 
-    pub fn owner(kind: &str, name: &str, uid: &str) -> OwnerReference {
-        OwnerReference {
+    pub fn owner(kind: &str, name: &str, uid: &str) -> Owner {
+        Owner {
             api_version: "apps/v1".into(),
             kind: kind.into(),
             name: name.into(),

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod connect;
 pub mod exec;
 pub mod proxy;
+pub mod request;
 pub mod retry;
 pub mod status;
 pub mod store;

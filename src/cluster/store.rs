@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kube::runtime::watcher;
 
-use crate::model::{Event, ObjectMeta};
+use crate::model::{Event, MetaFields};
 
 /// How many recent events are kept per involved object (for the detail pane).
 pub const EVENTS_PER_OBJECT: usize = 5;
@@ -15,9 +15,9 @@ pub const EVENTS_PER_OBJECT: usize = 5;
 pub type ObjectKey = String;
 
 /// The key the reflector would use: `namespace/name`, or `name` when cluster-scoped.
-pub fn object_key(meta: &ObjectMeta) -> ObjectKey {
-    let name = meta.name.as_deref().unwrap_or_default();
-    match meta.namespace.as_deref() {
+pub fn object_key(meta: &impl MetaFields) -> ObjectKey {
+    let name = meta.name().unwrap_or_default();
+    match meta.namespace() {
         Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
         _ => name.to_owned(),
     }
@@ -63,7 +63,7 @@ impl<K> Default for KindStore<K> {
 
 impl<K> KindStore<K>
 where
-    K: k8s_openapi::Metadata<Ty = ObjectMeta>,
+    K: k8s_openapi::Metadata<Ty: MetaFields>,
 {
     /// The reflector's store semantics: `Apply`/`Delete` touch one object, `Init`
     /// opens a buffer, `InitApply` fills it, `InitDone` swaps it in.
@@ -133,14 +133,14 @@ fn relist_changes<K>(
     before: &mut HashMap<ObjectKey, Arc<K>>,
 ) -> Vec<Relisted<K>>
 where
-    K: k8s_openapi::Metadata<Ty = ObjectMeta>,
+    K: k8s_openapi::Metadata<Ty: MetaFields>,
 {
     let mut changed = Vec::new();
     for (key, object) in after {
         let old = before.remove(key);
         let same = old.as_ref().is_some_and(|old| {
-            let version = old.metadata().resource_version.as_ref();
-            version.is_some() && version == object.metadata().resource_version.as_ref()
+            let version = old.metadata().resource_version();
+            version.is_some() && version == object.metadata().resource_version()
         });
         if !same {
             changed.push((key.clone(), old));

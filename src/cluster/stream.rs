@@ -29,6 +29,9 @@ use kube::runtime::watcher;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::request::{self, Object};
+use crate::model::MetaFields;
+
 /// Timings of a stream.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamConfig {
@@ -92,25 +95,20 @@ pub enum Signal<K> {
 /// returned stream is dropped.
 pub fn spawn<K>(
     label: &'static str,
-    api: kube::Api<K>,
+    client: kube::Client,
+    url: String,
     selector: Selector,
     config: StreamConfig,
 ) -> impl futures::Stream<Item = Signal<K>> + Send + 'static
 where
-    K: kube::Resource
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Object,
 {
     let (tx, rx) = mpsc::channel(256);
     let task = tokio::spawn(async move {
         let mut follower = Follower {
             label,
-            client: api.clone().into_client(),
-            api,
+            client,
+            url,
             selector,
             config,
             tx,
@@ -154,9 +152,9 @@ pub struct Selector {
 
 struct Follower<K> {
     label: &'static str,
-    /// The client behind `api`, for the list pages it decodes itself.
     client: kube::Client,
-    api: kube::Api<K>,
+    /// The collection's path ([`request::collection_url`]).
+    url: String,
     selector: Selector,
     config: StreamConfig,
     tx: mpsc::Sender<Signal<K>>,
@@ -183,13 +181,7 @@ enum Ended {
 
 impl<K> Follower<K>
 where
-    K: kube::Resource
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Object,
 {
     async fn send(&self, signal: Signal<K>) {
         let _ = self.tx.send(signal).await;
@@ -310,7 +302,8 @@ where
         // Pages are alike in size: the last one's sizes the next buffer.
         let mut size_hint = 0;
         loop {
-            let page = self.list_page(&params, &mut size_hint).await?;
+            let page =
+                request::list_page::<K>(&self.client, &self.url, &params, &mut size_hint).await?;
             for item in page.items {
                 self.send(Signal::Event(watcher::Event::InitApply(item)))
                     .await;
@@ -320,29 +313,6 @@ where
                 None => return Ok(page.metadata.resource_version.unwrap_or_default()),
             }
         }
-    }
-
-    /// One list page, decoded straight from the response's bytes. (kube's
-    /// `Api::list` copies the body into a `String` and checks it is UTF-8
-    /// before decoding: two more passes over every page, megabytes each at
-    /// scale; the decoder checks the text itself.)
-    async fn list_page(
-        &self,
-        params: &ListParams,
-        size_hint: &mut usize,
-    ) -> Result<kube::core::ObjectList<K>, kube::Error> {
-        use futures::AsyncReadExt;
-        let mut request = kube::core::Request::new(self.api.resource_url())
-            .list(params)
-            .map_err(kube::Error::BuildRequest)?;
-        request.extensions_mut().insert("list");
-        let mut body = self.client.request_stream(request).await?;
-        let mut bytes = Vec::with_capacity(*size_hint + *size_hint / 8);
-        body.read_to_end(&mut bytes)
-            .await
-            .map_err(kube::Error::ReadEvents)?;
-        *size_hint = bytes.len();
-        serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError)
     }
 
     async fn watch(&mut self) -> Ended {
@@ -356,7 +326,7 @@ where
         }
         let stream = match tokio::time::timeout(
             self.idle_bound(),
-            self.api.watch(&params, &version),
+            request::watch::<K>(&self.client, &self.url, &params, &version),
         )
         .await
         {
@@ -397,12 +367,12 @@ where
             self.last_delivery = Instant::now();
             match event {
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                    self.seen(object.meta().resource_version.as_deref());
+                    self.seen(object.metadata().resource_version());
                     self.send(Signal::Event(watcher::Event::Apply(object)))
                         .await;
                 }
                 WatchEvent::Deleted(object) => {
-                    self.seen(object.meta().resource_version.as_deref());
+                    self.seen(object.metadata().resource_version());
                     self.send(Signal::Event(watcher::Event::Delete(object)))
                         .await;
                 }
@@ -615,10 +585,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_forbidden_list_stops_the_stream_after_one_request() {
         let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let api = kube::Api::<crate::model::Node>::all(forbidding_client(requests.clone()));
-        let mut signals = std::pin::pin!(spawn(
+        let mut signals = std::pin::pin!(spawn::<crate::model::Node>(
             "nodes",
-            api,
+            forbidding_client(requests.clone()),
+            "/api/v1/nodes".to_owned(),
             Selector::default(),
             StreamConfig::default()
         ));

@@ -15,9 +15,10 @@ use kube::runtime::watcher;
 use tokio::sync::{Notify, mpsc};
 
 use super::cache::{Cache, WatchUpdate};
+use super::request::{Object, collection_url};
 use super::status::StreamKind;
 use super::stream::{self, Selector, Signal, StreamConfig};
-use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod};
+use crate::model::DaemonSet;
 
 /// The cache plus the change notification, shared by the writer and readers.
 #[derive(Debug, Default)]
@@ -259,10 +260,9 @@ fn start_targeted(
         labels: Some(labels),
         fields: None,
     };
-    let kube = &client.client;
     streams.push(typed_stream(
         client,
-        kube::Api::<Pod>::namespaced(kube.clone(), ns),
+        Some(ns),
         by_labels.clone(),
         StreamKind::Pods,
         WatchUpdate::Pod,
@@ -270,14 +270,14 @@ fn start_targeted(
     // The controller lists revisions by the DaemonSet's selector too.
     streams.push(typed_stream(
         client,
-        kube::Api::<ControllerRevision>::namespaced(kube.clone(), ns),
+        Some(ns),
         by_labels,
         StreamKind::Revisions,
         WatchUpdate::Revision,
     ));
     streams.push(typed_stream(
         client,
-        kube::Api::<Event>::namespaced(kube.clone(), ns),
+        Some(ns),
         fields("involvedObject.kind=Pod"),
         StreamKind::PodEvents,
         WatchUpdate::PodEvent,
@@ -304,7 +304,7 @@ fn fields(selector: &str) -> Selector {
 fn node_stream(client: &Streams) -> UpdateStream {
     let nodes = typed_stream(
         client,
-        kube::Api::<Node>::all(client.client.clone()),
+        None,
         Selector::default(),
         StreamKind::Nodes,
         WatchUpdate::Node,
@@ -313,7 +313,7 @@ fn node_stream(client: &Streams) -> UpdateStream {
     // `default`), so they are watched across namespaces, filtered by kind.
     let events = typed_stream(
         client,
-        kube::Api::<Event>::all(client.client.clone()),
+        None,
         fields("involvedObject.kind=Node"),
         StreamKind::NodeEvents,
         WatchUpdate::NodeEvent,
@@ -322,13 +322,9 @@ fn node_stream(client: &Streams) -> UpdateStream {
 }
 
 fn daemonset_stream(client: &Streams, namespace: Option<&str>) -> UpdateStream {
-    let api = match namespace {
-        Some(ns) => kube::Api::<DaemonSet>::namespaced(client.client.clone(), ns),
-        None => kube::Api::<DaemonSet>::all(client.client.clone()),
-    };
-    typed_stream(
+    typed_stream::<DaemonSet>(
         client,
-        api,
+        namespace,
         Selector::default(),
         StreamKind::DaemonSets,
         WatchUpdate::DaemonSet,
@@ -338,29 +334,30 @@ fn daemonset_stream(client: &Streams, namespace: Option<&str>) -> UpdateStream {
 /// One list-then-watch stream, its signals turned into the merged item type.
 fn typed_stream<K>(
     streams: &Streams,
-    api: kube::Api<K>,
+    namespace: Option<&str>,
     selector: Selector,
     kind: StreamKind,
     wrap: fn(watcher::Event<K>) -> WatchUpdate,
 ) -> UpdateStream
 where
-    K: kube::Resource
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Object,
 {
-    stream::spawn(kind.label(), api, selector, streams.config)
-        .map(move |signal| match signal {
-            Signal::Event(event) => wrap(event),
-            Signal::Alive => WatchUpdate::Alive(kind),
-            Signal::Failed(message) => WatchUpdate::Error(kind, message),
-            Signal::Stalled { silent_for } => WatchUpdate::Stalled(kind, silent_for),
-            Signal::Throttled { retry_in } => WatchUpdate::Throttled(kind, retry_in),
-            Signal::ServerChanged(message) => WatchUpdate::ServerChanged(kind, message),
-            Signal::Forbidden(message) => WatchUpdate::Forbidden(kind, message),
-        })
-        .boxed()
+    let url = collection_url::<K>(namespace);
+    stream::spawn(
+        kind.label(),
+        streams.client.clone(),
+        url,
+        selector,
+        streams.config,
+    )
+    .map(move |signal| match signal {
+        Signal::Event(event) => wrap(event),
+        Signal::Alive => WatchUpdate::Alive(kind),
+        Signal::Failed(message) => WatchUpdate::Error(kind, message),
+        Signal::Stalled { silent_for } => WatchUpdate::Stalled(kind, silent_for),
+        Signal::Throttled { retry_in } => WatchUpdate::Throttled(kind, retry_in),
+        Signal::ServerChanged(message) => WatchUpdate::ServerChanged(kind, message),
+        Signal::Forbidden(message) => WatchUpdate::Forbidden(kind, message),
+    })
+    .boxed()
 }

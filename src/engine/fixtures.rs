@@ -15,8 +15,9 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::model::{
-    ContainerState, ContainerStatus, ControllerRevision, DaemonSet, Node, NodeCondition,
-    ObjectMeta, OwnerReference, Pod, PodCondition, REVISION_HASH_LABEL, StateDetail, Taint, Time,
+    ContainerState, ContainerStatus, ControllerRevision, DaemonSet, Meta, Node, NodeCondition,
+    ObjectMeta, Owner, OwnerReference, Pod, PodCondition, REVISION_HASH_LABEL, StateDetail, Taint,
+    Time,
 };
 
 /// The fixed instant all fixture times are relative to (2026-01-01T00:00:00Z).
@@ -38,10 +39,10 @@ pub struct NodeBuilder(Node);
 /// Starts a Ready, schedulable node called `name`.
 pub fn node(name: &str) -> NodeBuilder {
     NodeBuilder(Node {
-        metadata: ObjectMeta {
+        metadata: Meta {
             name: Some(name.to_owned()),
             uid: Some(format!("uid-{name}")),
-            ..ObjectMeta::default()
+            ..Meta::default()
         },
         status: crate::model::NodeStatus {
             conditions: vec![NodeCondition {
@@ -106,13 +107,13 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
         labels: [("app", "agent"), (REVISION_HASH_LABEL, hash)]
             .into_iter()
             .collect(),
-        metadata: ObjectMeta {
+        metadata: Meta {
             name: Some(name.to_owned()),
             namespace: Some("kube-system".into()),
             uid: Some(format!("uid-{name}")),
             creation_timestamp: Some(Time(at(0))),
-            owner_references: Some(vec![controller_ref(DS_UID)]),
-            ..ObjectMeta::default()
+            owner_references: Some(vec![controller_ref(DS_UID).into()]),
+            ..Meta::default()
         },
         spec: crate::model::PodSpec {
             node_name: Some(node.to_owned()),
@@ -253,7 +254,7 @@ impl PodBuilder {
 
     /// Replaces the owner references.
     pub fn owners(mut self, owners: Vec<OwnerReference>) -> Self {
-        self.0.metadata.owner_references = Some(owners);
+        self.0.metadata.owner_references = Some(owners.into_iter().map(Owner::from).collect());
         self
     }
 

@@ -4,15 +4,15 @@
 //! `ControllerRefManager` also patches objects; we never write) and does not look at
 //! labels: a pod is the DaemonSet's when its controller reference says so.
 
-use crate::model::{DaemonSet, OwnerReference};
+use crate::model::{DaemonSet, OwnerFields};
 
 /// The kind a DaemonSet controller reference carries.
 const DAEMONSET_KIND: &str = "DaemonSet";
 
 /// The controller reference among `owners` (at most one may have `controller: true`;
 /// like `metav1.GetControllerOf`, the first one wins if the object breaks that rule).
-pub fn controller_of(owners: Option<&[OwnerReference]>) -> Option<&OwnerReference> {
-    owners?.iter().find(|r| r.controller == Some(true))
+pub fn controller_of<R: OwnerFields>(owners: Option<&[R]>) -> Option<&R> {
+    owners?.iter().find(|r| r.is_controller())
 }
 
 /// Whether an object with these owner references is controlled by `ds`: its
@@ -21,13 +21,13 @@ pub fn controller_of(owners: Option<&[OwnerReference]>) -> Option<&OwnerReferenc
 /// does not: a pod made under `extensions/v1beta1` (clusters up to 1.8, and
 /// dumps of them) still names the same DaemonSet. A DaemonSet without a UID
 /// controls nothing.
-pub fn owners_controlled_by(owners: Option<&[OwnerReference]>, ds: &DaemonSet) -> bool {
+pub fn owners_controlled_by<R: OwnerFields>(owners: Option<&[R]>, ds: &DaemonSet) -> bool {
     let Some(uid) = ds.metadata.uid.as_deref().filter(|u| !u.is_empty()) else {
         return false;
     };
     let name = ds.metadata.name.as_deref().unwrap_or_default();
     controller_of(owners)
-        .is_some_and(|r| r.uid == uid && r.kind == DAEMONSET_KIND && r.name == name)
+        .is_some_and(|r| r.uid() == uid && r.kind() == DAEMONSET_KIND && r.name() == name)
 }
 
 /// Whether `pod` is controlled by `ds` (see [`owners_controlled_by`]).
@@ -44,6 +44,7 @@ pub fn revision_controlled_by(revision: &crate::model::ControllerRevision, ds: &
 mod tests {
     use super::*;
     use crate::engine::fixtures::{DS_UID, controller_ref, daemonset, pod};
+    use crate::model::OwnerReference;
 
     fn with(edit: impl Fn(&mut OwnerReference)) -> Vec<OwnerReference> {
         let mut r = controller_ref(DS_UID);

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ObjectMeta, Time};
+use super::{Meta, Time};
 
 /// An event as rollcall sees it.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -10,8 +10,8 @@ use super::{ObjectMeta, Time};
 pub struct Event {
     /// Name, namespace, resourceVersion (of the metadata, only what
     /// [`super::meta`] keeps is decoded: events carry managed fields too).
-    #[serde(default, deserialize_with = "super::meta::slim")]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: Meta,
     /// The object the event is about.
     #[serde(default)]
     pub involved_object: InvolvedObject,

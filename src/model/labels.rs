@@ -185,7 +185,6 @@ mod tests {
             "status": {}
         });
         let node: crate::model::Node = serde_json::from_value(json.clone()).unwrap();
-        assert_eq!(node.metadata.labels, None);
         assert_eq!(node.label("pool"), Some("gpu"));
         assert_eq!(node.labels.len(), 2);
         assert_eq!(serde_json::to_value(&node).unwrap(), json);

@@ -13,6 +13,7 @@ mod interned;
 mod labels;
 mod meta;
 mod node;
+mod owner;
 mod pod;
 mod resource;
 pub mod snapshot;
@@ -21,7 +22,9 @@ pub use ds_ref::{DsRef, DsRefError, Target};
 pub use event::{Event, InvolvedObject};
 pub use interned::Interned;
 pub use labels::{LabelSet, Labels};
+pub use meta::{Meta, MetaFields};
 pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
+pub use owner::{Owner, OwnerFields};
 pub use pod::{
     ContainerState, ContainerStatus, Pod, PodCondition, PodContainer, PodSpec, PodStatus,
     StateDetail,

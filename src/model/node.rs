@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::meta::{WireMeta, joined};
-use super::{Interned, Labels, ObjectMeta, Taint, Time};
+use super::meta::{JoinedMeta, Meta, WireMeta, joined};
+use super::{Interned, Labels, Taint, Time};
 
 /// A node as rollcall sees it. Its labels live in [`Node::labels`] (interned,
 /// see [`Labels`]); `metadata.labels` stays `None`, and of the metadata only
@@ -13,7 +13,7 @@ use super::{Interned, Labels, ObjectMeta, Taint, Time};
 #[serde(from = "WireNodeIn", into = "WireNodeOut")]
 pub struct Node {
     /// Name, UID, resourceVersion (labels: see `labels`).
-    pub metadata: ObjectMeta,
+    pub metadata: Meta,
     /// The node's labels (pool and zone come from here).
     pub labels: Labels,
     /// Taints and the cordon flag.
@@ -34,7 +34,7 @@ struct WireNodeIn {
 /// The node as encoded.
 #[derive(Serialize)]
 struct WireNodeOut {
-    metadata: ObjectMeta,
+    metadata: JoinedMeta,
     spec: NodeSpec,
     status: NodeStatus,
 }

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::meta::{WireMeta, joined};
-use super::{Interned, Labels, ObjectMeta, REVISION_HASH_LABEL, Time};
+use super::meta::{JoinedMeta, Meta, WireMeta, joined};
+use super::{Interned, Labels, REVISION_HASH_LABEL, Time};
 
 /// A pod as rollcall sees it. Like [`super::Node`], its labels live in
 /// [`Pod::labels`] (interned) and only the metadata fields rollcall reads are
@@ -12,7 +12,7 @@ use super::{Interned, Labels, ObjectMeta, REVISION_HASH_LABEL, Time};
 #[serde(from = "WirePodIn", into = "WirePodOut")]
 pub struct Pod {
     /// Name, namespace, UID, owner references, timestamps (labels: see `labels`).
-    pub metadata: ObjectMeta,
+    pub metadata: Meta,
     /// The pod's labels (the revision hash among them).
     pub labels: Labels,
     /// The node the pod is bound to and its containers.
@@ -33,7 +33,7 @@ struct WirePodIn {
 /// The pod as encoded.
 #[derive(Serialize)]
 struct WirePodOut {
-    metadata: ObjectMeta,
+    metadata: JoinedMeta,
     spec: PodSpec,
     status: PodStatus,
 }

@@ -1,7 +1,7 @@
 //! `k8s_openapi::Resource` for the slim types, so kube's typed `Api<K>`, watchers
 //! and reflectors decode straight into them.
 
-use super::{Event, Node, ObjectMeta, Pod};
+use super::{Event, Meta, Node, Pod};
 
 macro_rules! core_v1_resource {
     ($ty:ty, $kind:literal, $plural:literal, $list:literal, $scope:ty) => {
@@ -17,11 +17,11 @@ macro_rules! core_v1_resource {
             const LIST_KIND: &'static str = $list;
         }
         impl k8s_openapi::Metadata for $ty {
-            type Ty = ObjectMeta;
-            fn metadata(&self) -> &ObjectMeta {
+            type Ty = Meta;
+            fn metadata(&self) -> &Meta {
                 &self.metadata
             }
-            fn metadata_mut(&mut self) -> &mut ObjectMeta {
+            fn metadata_mut(&mut self) -> &mut Meta {
                 &mut self.metadata
             }
         }

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
+use super::{ControllerRevision, DaemonSet, Event, Node, Pod};
 
 mod insert;
 mod logs;

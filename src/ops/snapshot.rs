@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use kube::api::{Api, ListParams};
 
+use crate::cluster::request::{collection_url, list_all};
+
 use crate::cluster::access::NODES_UNREADABLE;
 use crate::cluster::cache::Cache;
 use crate::cluster::status::StreamKind;
@@ -26,6 +28,9 @@ use crate::engine::selector::Selector;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::state::RolloutState;
+
+/// Objects per list page (as the console's streams ask).
+const LIST_PAGE_SIZE: u32 = 500;
 
 /// The DaemonSet an operation is about (the one identity, [`crate::model::Target`]).
 pub use crate::model::Target;
@@ -105,19 +110,21 @@ impl Snapshot<'static> {
         let labels = selector_labels(&ds)?;
         let params = ListParams::default().labels(&labels);
         let mut forbidden = BTreeSet::new();
-        let nodes = Api::<Node>::all(client.clone())
-            .list(&ListParams::default())
-            .await;
+        let pages = ListParams::default().limit(LIST_PAGE_SIZE);
+        let nodes = list_all::<Node>(client, &collection_url::<Node>(None), &pages).await;
         let nodes = unless_forbidden(nodes, StreamKind::Nodes, &mut forbidden)
             .map_err(|e| from_kube(&e, &attempt("list", "nodes", "")))?;
-        let pods = Api::<Pod>::namespaced(client.clone(), ns)
-            .list(&params)
-            .await
-            .map_err(|e| from_kube(&e, &attempt("list", "pods", ns)))?
-            .items;
+        let pods = list_all::<Pod>(
+            client,
+            &collection_url::<Pod>(Some(ns)),
+            &params.clone().limit(LIST_PAGE_SIZE),
+        )
+        .await
+        .map_err(|e| from_kube(&e, &attempt("list", "pods", ns)))?;
         let revisions = Api::<ControllerRevision>::namespaced(client.clone(), ns)
             .list(&params)
-            .await;
+            .await
+            .map(|list| list.items);
         let revisions = unless_forbidden(revisions, StreamKind::Revisions, &mut forbidden)
             .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?;
         Ok(Self::new(ds, nodes, pods, revisions).with_forbidden(forbidden))
@@ -572,13 +579,13 @@ pub fn selector_labels(ds: &DaemonSet) -> Result<String, OpsError> {
 }
 
 /// A list's items; a 403 records `kind` as forbidden and gives an empty list.
-fn unless_forbidden<K: Clone>(
-    listed: Result<kube::api::ObjectList<K>, kube::Error>,
+fn unless_forbidden<K>(
+    listed: Result<Vec<K>, kube::Error>,
     kind: StreamKind,
     forbidden: &mut BTreeSet<StreamKind>,
 ) -> Result<Vec<K>, kube::Error> {
     match listed {
-        Ok(list) => Ok(list.items),
+        Ok(items) => Ok(items),
         Err(kube::Error::Api(status)) if status.code == 403 => {
             tracing::info!(kind = kind.label(), "forbidden: going without it");
             forbidden.insert(kind);

@@ -12,11 +12,11 @@
 //! drives it through [`spawn_effects`]; headless commands call [`Executor::run`].
 
 use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::Pod as ApiPod;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::model::Pod;
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::journal::{Journal, JournalEntry};
 use crate::ops::state::{RolloutState, state_patch};
@@ -455,10 +455,14 @@ impl Executor {
 /// whose answer was lost. A read that fails too leaves the outcome unknown
 /// (`false`: the delete is reported as failed, and the watch shows the truth).
 async fn pod_is_deleted(client: &kube::Client, namespace: &str, name: &str, uid: &str) -> bool {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    // The upstream type: kube's typed `Api` needs its `ObjectMeta`.
+    let pods: Api<ApiPod> = Api::namespaced(client.clone(), namespace);
     match pods.get_opt(name).await {
         Ok(None) => true,
-        Ok(Some(pod)) => pod.uid() != uid || pod.is_terminating(),
+        Ok(Some(pod)) => {
+            pod.metadata.uid.as_deref().unwrap_or_default() != uid
+                || pod.metadata.deletion_timestamp.is_some()
+        }
         Err(_) => false,
     }
 }
@@ -476,7 +480,7 @@ pub async fn execute(client: &kube::Client, write: &Write) -> Result<Outcome, Op
             name,
             uid,
         } => {
-            let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+            let pods: Api<ApiPod> = Api::namespaced(client.clone(), namespace);
             let delete = DeleteParams {
                 preconditions: Some(Preconditions {
                     uid: Some(uid.clone()),

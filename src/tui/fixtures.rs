@@ -8,7 +8,7 @@ use kube::runtime::watcher;
 use crate::cluster::cache::{Cache, WatchUpdate};
 use crate::cluster::status::StreamKind;
 use crate::engine::fixtures::{at, daemonset, node, pod, revision_of};
-use crate::model::{DaemonSet, Event, InvolvedObject, Node, ObjectMeta, Pod, Time};
+use crate::model::{DaemonSet, Event, InvolvedObject, Meta, Node, Pod, Time};
 
 /// The instant every fixture is looked at: one hour after the fixture epoch.
 pub fn now() -> jiff::Timestamp {
@@ -103,7 +103,7 @@ pub fn event(
     seconds: i64,
 ) -> Event {
     Event {
-        metadata: ObjectMeta {
+        metadata: Meta {
             name: Some(name.to_owned()),
             namespace: Some(
                 if kind == "Node" {
@@ -111,9 +111,9 @@ pub fn event(
                 } else {
                     "kube-system"
                 }
-                .to_owned(),
+                .into(),
             ),
-            ..ObjectMeta::default()
+            ..Meta::default()
         },
         involved_object: InvolvedObject {
             kind: Some(kind.to_owned()),

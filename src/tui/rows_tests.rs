@@ -13,7 +13,7 @@ use crate::cluster::cache::{Cache, Changes, WatchUpdate};
 use crate::cluster::status::StreamKind;
 use crate::engine::blockers::rollout_blocker_with;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
-use crate::model::{DaemonSet, Node, Pod};
+use crate::model::{DaemonSet, MetaFields, Node, Pod};
 
 const NODES: usize = 12;
 const TARGET: &str = "kube-system/agent";
@@ -162,12 +162,14 @@ struct Server {
 }
 
 impl Server {
-    fn stamp<K: k8s_openapi::Metadata<Ty = crate::model::ObjectMeta>>(
+    fn stamp<K: k8s_openapi::Metadata<Ty: crate::model::MetaFields>>(
         &mut self,
         mut object: K,
     ) -> K {
         self.version += 1;
-        object.metadata_mut().resource_version = Some(self.version.to_string());
+        object
+            .metadata_mut()
+            .set_resource_version(Some(self.version.to_string()));
         object
     }
 

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::objects::{Object, decode_object, object_name};
-use super::{ObjectKey, SnapshotError, SnapshotLoader, slim_metadata, stream};
+use super::{ObjectKey, SnapshotError, SnapshotLoader, stream};
 
 impl SnapshotLoader {
     /// One object or one List; `item_kind` is the kind implied by an enclosing
@@ -142,12 +142,12 @@ impl SnapshotLoader {
 
     fn insert(&mut self, source_name: &str, mut object: Object, raw: Option<Value>) {
         let kind = object.kind();
-        let metadata = object.metadata_mut();
-        slim_metadata(metadata);
+        object.slim();
+        let metadata = object.metadata();
         let key = (
             kind,
-            metadata.namespace.clone().unwrap_or_default(),
-            metadata.name.clone().unwrap_or_default(),
+            metadata.namespace().unwrap_or_default().to_owned(),
+            metadata.name().unwrap_or_default().to_owned(),
         );
         let source = self.source_index(source_name);
         let raw = self.whole.is_some().then(|| raw.map(slim_raw)).flatten();

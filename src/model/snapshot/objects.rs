@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use serde_path_to_error::Segment;
 
-use crate::model::{ControllerRevision, DaemonSet, Event, Node, ObjectMeta, Pod};
+use crate::model::{ControllerRevision, DaemonSet, Event, MetaFields, Node, Pod, slim_metadata};
 
 /// One decoded object.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,14 +30,24 @@ impl Object {
         }
     }
 
-    /// The object's metadata.
-    pub fn metadata_mut(&mut self) -> &mut ObjectMeta {
+    /// The object's metadata, as far as the loader reads it.
+    pub fn metadata(&self) -> &dyn MetaFields {
         match self {
-            Self::Node(o) => &mut o.metadata,
-            Self::Pod(o) => &mut o.metadata,
-            Self::DaemonSet(o) => &mut o.metadata,
-            Self::Revision(o) => &mut o.metadata,
-            Self::Event(o) => &mut o.metadata,
+            Self::Node(o) => &o.metadata,
+            Self::Pod(o) => &o.metadata,
+            Self::DaemonSet(o) => &o.metadata,
+            Self::Revision(o) => &o.metadata,
+            Self::Event(o) => &o.metadata,
+        }
+    }
+
+    /// Drops what no part of rollcall reads from the metadata of the kinds
+    /// kept whole (nodes, pods and events are decoded slim already).
+    pub fn slim(&mut self) {
+        match self {
+            Self::DaemonSet(o) => slim_metadata(&mut o.metadata),
+            Self::Revision(o) => slim_metadata(&mut o.metadata),
+            Self::Node(_) | Self::Pod(_) | Self::Event(_) => {}
         }
     }
 }

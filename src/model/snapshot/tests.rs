@@ -34,10 +34,6 @@ fn typed_list_items_without_kind_load() {
     assert_eq!(names(nodes, |n| n.metadata.name.as_ref()), ["a", "b"]);
     assert_eq!(nodes[0].spec.taints[0].key, "k");
     assert!(nodes[1].is_ready());
-    assert_eq!(
-        nodes[0].metadata.managed_fields, None,
-        "managedFields are dropped"
-    );
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 }
 
