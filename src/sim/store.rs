@@ -44,6 +44,7 @@ mod history;
 pub mod managed;
 mod mutate;
 mod object;
+mod optimistic;
 mod strategy;
 mod subscription;
 #[cfg(test)]
