@@ -155,8 +155,24 @@ impl ChurnHandle {
     }
 }
 
-/// Starts the generator on the current tokio runtime.
+/// How many seconds of churn the store's history keeps, so that a watcher
+/// that far behind still catches up instead of getting 410 Gone and
+/// re-listing (at 50,000 changes/s the default window is 0.2 s).
+pub const HISTORY_SECS: f64 = 2.0;
+
+/// Starts the generator on the current tokio runtime; widens the store's
+/// history to [`HISTORY_SECS`] of churn when the default holds less.
 pub fn spawn(store: Store, options: ChurnOptions) -> ChurnHandle {
+    let window = (options.events_per_second.max(0.0) * HISTORY_SECS).ceil();
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "non-negative, rounded, far below usize::MAX"
+    )]
+    let window = window as usize;
+    if window > crate::sim::store::StoreOptions::default().history_limit {
+        store.set_history_limit(window);
+    }
     let (stop, stopped) = watch::channel(false);
     let task = tokio::spawn(run(store, options, stopped));
     ChurnHandle { stop, task }
@@ -164,6 +180,8 @@ pub fn spawn(store: Store, options: ChurnOptions) -> ChurnHandle {
 
 /// How often the generator wakes up; each wake writes the changes due since the last.
 const TICK: Duration = Duration::from_millis(10);
+/// Writes between two yields to the runtime within one wake-up.
+const YIELD_EVERY: u64 = 64;
 /// How often the lists of targets are re-read (pods come and go).
 const REFRESH_EVERY: u32 = 200;
 /// At most this many ticks' worth of changes are written in one wake-up:
@@ -202,6 +220,11 @@ async fn run(store: Store, options: ChurnOptions, mut stopped: watch::Receiver<b
                 && write(&store, kind, key, attempted, &now).is_ok()
             {
                 written += 1;
+            }
+            if attempted.is_multiple_of(YIELD_EVERY) {
+                // Let the watches serve what was just written: a wake-up's
+                // burst in one poll starved them on a 2-core machine.
+                tokio::task::yield_now().await;
             }
         }
     }

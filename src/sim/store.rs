@@ -158,6 +158,14 @@ impl Store {
         &self.inner.options
     }
 
+    /// Sets how many past events watches can replay (see
+    /// [`StoreOptions::history_limit`]): a watcher further behind gets 410
+    /// Gone and re-lists. Under churn at R changes/s the default 10,000 is
+    /// 10,000/R seconds, so a churning cluster sizes it to the rate.
+    pub fn set_history_limit(&self, limit: usize) {
+        self.write().history.set_limit(limit);
+    }
+
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, State> {
         self.inner
             .state
