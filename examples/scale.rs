@@ -705,10 +705,12 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
     let mut frame = Timings::default();
     let mut key_to_frame = Timings::default();
     let frame_interval = rollcall::tui::run::FRAME_INTERVAL;
-    let mut last_frame = Instant::now() - frame_interval;
+    let mut last_frame = Instant::now()
+        .checked_sub(frame_interval)
+        .unwrap_or_else(Instant::now);
     let mut dirty = false;
     let mut keys = tokio::time::interval(KEY_EVERY);
-    let mut presses = 0u32;
+    let mut key_count = 0u32;
     // When the key not yet shown was handled, and the row it selected.
     let mut key_pending: Option<(Instant, Option<String>)> = None;
     let mut missed = 0u32;
@@ -749,8 +751,8 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
                 }
             }
             _ = keys.tick() => {
-                let code = if presses % 2 == 0 { 'j' } else { 'k' };
-                presses += 1;
+                let code = if key_count.is_multiple_of(2) { 'j' } else { 'k' };
+                key_count += 1;
                 let event = crossterm::event::Event::Key(crossterm::event::KeyEvent::from(
                     crossterm::event::KeyCode::Char(code),
                 ));
