@@ -9,8 +9,11 @@
 //!   cluster layer's watch task into its cache, then the console's row cache
 //!   and order (`App::refresh`), in a child process so that (c) its RSS and
 //!   peak RSS are its own;
-//! - (d) per-change cost under churn (`rollcall sim --churn`'s generator):
-//!   the console's CPU time per change, and its refresh and frame times;
+//! - (d) per-change cost under churn (`rollcall sim --churn`'s generator, on
+//!   the nodes and the target's pods, the objects the console watches): the
+//!   changes written and the watch events the console applied per second,
+//!   its CPU per event, its refresh and frame times, and how long a key
+//!   (`j`/`k`, through the console's dispatch) takes to show in a frame;
 //! - (e) the rollout keys at full scale, through the console's own dispatch
 //!   (`App::update`), from the keypress to the writes handed to the effects
 //!   task (the first API request): `n` and its yes, `c` and its yes, the plan
@@ -51,6 +54,9 @@ struct Args {
     /// Churn rate (changes per second) for the per-change measurement.
     #[arg(long, default_value_t = 2_000.0)]
     churn: f64,
+    /// Churn any pod, not only the target DaemonSet's (the ones the console watches).
+    #[arg(long)]
+    churn_all_pods: bool,
     /// How long to churn, in seconds.
     #[arg(long, default_value_t = 10)]
     churn_secs: u64,
@@ -173,6 +179,11 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     );
 
     let churn_for = Duration::from_secs(args.churn_secs);
+    // The pods the console watches (its target's), unless told otherwise.
+    let daemon_set = (!args.churn_all_pods)
+        .then(|| args.target.split_once('/'))
+        .flatten()
+        .map(|(namespace, name)| rollcall::sim::store::ObjectKey::new(namespace, name));
     let churn_started = Instant::now();
     let written = runtime.block_on(async {
         let generator = churn::spawn(
@@ -180,6 +191,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
             ChurnOptions {
                 events_per_second: args.churn,
                 seed: 42,
+                daemon_set: daemon_set.clone(),
             },
         );
         tokio::time::sleep(churn_for).await;
@@ -336,15 +348,16 @@ fn print_table(args: &Args, f: &Figures) {
         written / f.churn_secs.as_secs_f64()
     );
     println!(
-        "| console CPU under churn | {:.2} s | {:.0} µs per change |",
-        f.churned.get("cpu"),
-        f.churned.get("cpu") * 1e6 / written
-    );
-    println!(
         "| watch events the console applied | {:.0} in {:.1} s | {:.0} events/s |",
         f.churned.get("absorbed"),
         f.churned.get("absorb_secs"),
         f.churned.get("absorbed") / f.churned.get("absorb_secs").max(1e-9)
+    );
+    println!(
+        "| console CPU under churn | {:.2} s ({:.0}% of a core) | {:.1} µs per applied event |",
+        f.churned.get("cpu"),
+        100.0 * f.churned.get("cpu") / f.churned.get("absorb_secs").max(1e-9),
+        f.churned.get("cpu") * 1e6 / f.churned.get("absorbed").max(1.0)
     );
     println!(
         "| console refresh (rows + order) per wake-up | mean {:.2} ms, max {:.2} ms | {:.0} wake-ups |",
@@ -357,6 +370,13 @@ fn print_table(args: &Args, f: &Figures) {
         f.churned.get("frame_mean_ms"),
         f.churned.get("frame_max_ms"),
         f.churned.get("frames")
+    );
+    println!(
+        "| key (`j`/`k`) handled to the end of the next frame | mean {:.2} ms, max {:.2} ms | {:.0} keys, {:.0} frames without the selected row |",
+        f.churned.get("key_mean_ms"),
+        f.churned.get("key_max_ms"),
+        f.churned.get("keys"),
+        f.churned.get("key_missed")
     );
     println!(
         "| console RSS / peak after churn | {:.0} MB / {:.0} MB | |",
@@ -678,8 +698,15 @@ impl Timings {
     }
 }
 
-/// Absorbs changes as the console does (refresh on every wake-up, frames at
-/// most every 33 ms) until the parent says `stop`; prints the figures.
+/// How often the churn phase presses a key (`j`, then `k`, …).
+const KEY_EVERY: Duration = Duration::from_millis(200);
+
+/// Absorbs changes as the console's event loop does (`tui::run`: refresh on
+/// every wake-up, a frame when something changed and the last one is at
+/// least `FRAME_INTERVAL` old), presses `j`/`k` every `KEY_EVERY` through
+/// the console's dispatch (`App::action_for_event`, `App::update`) and times
+/// each key to the end of the first frame drawn after it, until the parent
+/// says `stop`; prints the figures.
 async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> anyhow::Result<()> {
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
@@ -693,58 +720,118 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
     let churn_started = Instant::now();
     let mut refresh = Timings::default();
     let mut frame = Timings::default();
-    let mut last_frame = Instant::now();
+    let mut key_to_frame = Timings::default();
     let frame_interval = rollcall::tui::run::FRAME_INTERVAL;
+    let mut last_frame = Instant::now()
+        .checked_sub(frame_interval)
+        .unwrap_or_else(Instant::now);
+    let mut dirty = false;
+    let mut keys = tokio::time::interval(KEY_EVERY);
+    let mut key_count = 0u32;
+    // When the key not yet shown was handled, and the row it selected.
+    let mut key_pending: Option<(Instant, Option<String>)> = None;
+    let mut missed = 0u32;
     loop {
-        tokio::select! {
-            () = shared.changed() => {}
-            _ = &mut stop_rx => break,
-        }
-        let started = Instant::now();
-        let mut cache = shared.lock();
-        let locked = started.elapsed();
-        let pending = cache.changes();
-        let pending = format!(
-            "all_nodes={} nodes={} daemonsets={} revisions={} streams={}",
-            pending.all_nodes,
-            pending.nodes.len(),
-            pending.daemonsets,
-            pending.revisions,
-            pending.streams
-        );
-        let dirty = app.refresh(&mut cache, jiff::Timestamp::now());
-        drop(cache);
-        let took = started.elapsed();
-        refresh.add(took);
-        if took > Duration::from_millis(20) {
-            // Which path a slow wake-up took.
-            println!(
-                "# slow refresh {:.1} ms (lock wait {:.1} ms): {pending}",
-                took.as_secs_f64() * 1000.0,
-                locked.as_secs_f64() * 1000.0
-            );
-        }
         if dirty && last_frame.elapsed() >= frame_interval {
             let started = Instant::now();
             let view = app.view_model(&shared.lock(), jiff::Timestamp::now());
             terminal.draw(|f| f.render_widget(&view, f.area()))?;
-            frame.add(started.elapsed());
-            last_frame = Instant::now();
+            let done = Instant::now();
+            frame.add(done - started);
+            last_frame = done;
+            dirty = false;
+            if let Some((pressed, selected)) = key_pending.take() {
+                key_to_frame.add(done - pressed);
+                if !shows_selection(&terminal, selected.as_deref()) {
+                    missed += 1;
+                }
+            }
+        }
+        let next_frame = last_frame + frame_interval;
+        tokio::select! {
+            () = shared.changed() => {
+                let started = Instant::now();
+                let mut cache = shared.lock();
+                let locked = started.elapsed();
+                let pending = pending_summary(&cache);
+                dirty |= app.refresh(&mut cache, jiff::Timestamp::now());
+                drop(cache);
+                let took = started.elapsed();
+                refresh.add(took);
+                if took > Duration::from_millis(20) {
+                    // Which path a slow wake-up took.
+                    println!(
+                        "# slow refresh {:.1} ms (lock wait {:.1} ms): {pending}",
+                        took.as_secs_f64() * 1000.0,
+                        locked.as_secs_f64() * 1000.0
+                    );
+                }
+            }
+            _ = keys.tick() => {
+                let code = if key_count.is_multiple_of(2) { 'j' } else { 'k' };
+                key_count += 1;
+                let event = crossterm::event::Event::Key(crossterm::event::KeyEvent::from(
+                    crossterm::event::KeyCode::Char(code),
+                ));
+                let pressed = Instant::now();
+                if let Some(action) = app.action_for_event(&event) {
+                    let _ = app.update(action, &shared.lock(), jiff::Timestamp::now());
+                    dirty = true;
+                    // A key not shown yet is measured from its own press.
+                    key_pending = Some((
+                        key_pending.map_or(pressed, |(at, _)| at),
+                        app.ui.selected_node.clone(),
+                    ));
+                }
+            }
+            () = tokio::time::sleep_until(next_frame.into()), if dirty => {}
+            _ = &mut stop_rx => break,
         }
     }
     println!(
-        "churned absorbed={} absorb_secs={:.3} cpu={:.3} wakeups={} refresh_mean_ms={:.3} refresh_max_ms={:.3} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} rss={:.1} peak={:.1}",
+        "churned absorbed={} absorb_secs={:.3} cpu={:.3} wakeups={} refresh_mean_ms={:.3} refresh_max_ms={:.3} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} keys={} key_mean_ms={:.3} key_max_ms={:.3} key_missed={missed} rss={:.1} peak={:.1}",
         shared.lock().applied() - applied_before,
         churn_started.elapsed().as_secs_f64(),
         cpu_secs() - cpu_before,
         refresh.count,
         refresh.mean_ms(),
-        refresh.max.as_secs_f64() * 1000.0,
+        refresh.max_ms(),
         frame.count,
         frame.mean_ms(),
-        frame.max.as_secs_f64() * 1000.0,
+        frame.max_ms(),
+        key_to_frame.count,
+        key_to_frame.mean_ms(),
+        key_to_frame.max_ms(),
         rss_mb(),
         peak_mb()
     );
     Ok(())
+}
+
+/// What the cache had pending at a wake-up, for the slow-refresh lines.
+fn pending_summary(cache: &Cache) -> String {
+    let pending = cache.changes();
+    format!(
+        "all_nodes={} nodes={} daemonsets={} revisions={} streams={}",
+        pending.all_nodes,
+        pending.nodes.len(),
+        pending.daemonsets,
+        pending.revisions,
+        pending.streams
+    )
+}
+
+/// Whether the drawn frame shows `node` (the row the key selected).
+fn shows_selection(
+    terminal: &ratatui::Terminal<ratatui::backend::TestBackend>,
+    node: Option<&str>,
+) -> bool {
+    let text: String = terminal
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
+    node.is_some_and(|node| text.contains(node))
 }

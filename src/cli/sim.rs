@@ -17,6 +17,7 @@ use crate::sim::churn;
 use crate::sim::embedded::{self, EmbeddedOptions};
 use crate::sim::fault::{self, Faults};
 use crate::sim::server::ServeOptions;
+use crate::sim::store::ObjectKey;
 
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
@@ -84,6 +85,10 @@ pub struct SimArgs {
     /// readiness flaps, node conditions, label and taint edits), seeded by --seed.
     #[arg(long, value_name = "EVENTS_PER_S")]
     pub churn: Option<f64>,
+    /// Churn only this DaemonSet's pods (and nodes), `NAMESPACE/NAME`: the
+    /// pods a console focused on it watches.
+    #[arg(long, value_name = "NS/NAME", requires = "churn")]
+    pub churn_daemonset: Option<String>,
 }
 
 /// Runs `rollcall sim`.
@@ -204,6 +209,16 @@ async fn announce_and_wait(
         },
         path.display(),
     ))?;
+    let churn_daemonset = match args.churn_daemonset.as_deref() {
+        None => None,
+        Some(text) => {
+            let (namespace, name) = text
+                .split_once('/')
+                .filter(|(ns, name)| !ns.is_empty() && !name.is_empty())
+                .context("--churn-daemonset is NAMESPACE/NAME")?;
+            Some(ObjectKey::new(namespace, name))
+        }
+    };
     let churn = args.churn.filter(|rate| *rate > 0.0).map(|rate| {
         out::line(&format!("churn: {rate} changes/s to nodes and pods"));
         churn::spawn(
@@ -211,6 +226,7 @@ async fn announce_and_wait(
             churn::ChurnOptions {
                 events_per_second: rate,
                 seed: args.seed.unwrap_or(0x5eed),
+                daemon_set: churn_daemonset,
             },
         )
     });

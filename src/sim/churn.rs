@@ -17,7 +17,10 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::sim::resources::ResourceKind;
-use crate::sim::store::{ObjectKey, Store, StoreError, Subresource, WriteOptions};
+use crate::sim::store::{ObjectKey, Store, StoreError, Subresource};
+use targets::Targets;
+
+mod targets;
 
 /// The label key churn rewrites on nodes.
 pub const CHURN_LABEL: &str = "churn.rollcall.dev/tick";
@@ -125,12 +128,16 @@ pub fn edit(kind: ChurnKind, object: &Value, tick: u64, now: &str) -> Option<Val
 }
 
 /// How to churn.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ChurnOptions {
     /// Changes per second (0 does nothing).
     pub events_per_second: f64,
     /// RNG seed: the same seed picks the same targets in the same order.
     pub seed: u64,
+    /// Change only this DaemonSet's pods (and nodes), the ones a console
+    /// focused on it watches, so every change is an event it receives;
+    /// `None` changes any pod.
+    pub daemon_set: Option<ObjectKey>,
 }
 
 /// The running generator; [`ChurnHandle::shutdown`] stops it.
@@ -148,8 +155,24 @@ impl ChurnHandle {
     }
 }
 
-/// Starts the generator on the current tokio runtime.
+/// How many seconds of churn the store's history keeps, so that a watcher
+/// that far behind still catches up instead of getting 410 Gone and
+/// re-listing (at 50,000 changes/s the default window is 0.2 s).
+pub const HISTORY_SECS: f64 = 2.0;
+
+/// Starts the generator on the current tokio runtime; widens the store's
+/// history to [`HISTORY_SECS`] of churn when the default holds less.
 pub fn spawn(store: Store, options: ChurnOptions) -> ChurnHandle {
+    let window = (options.events_per_second.max(0.0) * HISTORY_SECS).ceil();
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "non-negative, rounded, far below usize::MAX"
+    )]
+    let window = window as usize;
+    if window > crate::sim::store::StoreOptions::default().history_limit {
+        store.set_history_limit(window);
+    }
     let (stop, stopped) = watch::channel(false);
     let task = tokio::spawn(run(store, options, stopped));
     ChurnHandle { stop, task }
@@ -157,6 +180,8 @@ pub fn spawn(store: Store, options: ChurnOptions) -> ChurnHandle {
 
 /// How often the generator wakes up; each wake writes the changes due since the last.
 const TICK: Duration = Duration::from_millis(10);
+/// Writes between two yields to the runtime within one wake-up.
+const YIELD_EVERY: u64 = 64;
 /// How often the lists of targets are re-read (pods come and go).
 const REFRESH_EVERY: u32 = 200;
 /// At most this many ticks' worth of changes are written in one wake-up:
@@ -172,7 +197,7 @@ async fn run(store: Store, options: ChurnOptions, mut stopped: watch::Receiver<b
     let started = tokio::time::Instant::now();
     let mut written: u64 = 0;
     let mut attempted: u64 = 0;
-    let mut targets = Targets::read(&store);
+    let mut targets = Targets::read(&store, options.daemon_set.as_ref());
     let mut ticks = 0u32;
     loop {
         tokio::select! {
@@ -181,7 +206,7 @@ async fn run(store: Store, options: ChurnOptions, mut stopped: watch::Receiver<b
         }
         ticks = ticks.wrapping_add(1);
         if ticks.is_multiple_of(REFRESH_EVERY) {
-            targets = Targets::read(&store);
+            targets = Targets::read(&store, options.daemon_set.as_ref());
         }
         let due = due_by(started.elapsed(), options.events_per_second);
         let most = due_by(TICK.mul_f64(CATCH_UP_TICKS), options.events_per_second).max(1);
@@ -191,10 +216,15 @@ async fn run(store: Store, options: ChurnOptions, mut stopped: watch::Receiver<b
         while attempted < due {
             attempted += 1;
             let kind = ChurnKind::ALL[rng.random_range(0..ChurnKind::ALL.len())];
-            if let Some(key) = targets.pick(kind, &mut rng)
+            if let Some(key) = targets.pick(kind.resource().0 == ResourceKind::Pod, &mut rng)
                 && write(&store, kind, key, attempted, &now).is_ok()
             {
                 written += 1;
+            }
+            if attempted.is_multiple_of(YIELD_EVERY) {
+                // Let the watches serve what was just written: a wake-up's
+                // burst in one poll starved them on a 2-core machine.
+                tokio::task::yield_now().await;
             }
         }
     }
@@ -227,48 +257,11 @@ fn write(
     now: &str,
 ) -> Result<(), StoreError> {
     let (resource, sub) = kind.resource();
-    store.modify_with(
-        resource,
-        &key.namespace,
-        &key.name,
-        sub,
-        WriteOptions::default(),
-        |current| {
-            edit(kind, current, tick, now)
-                .ok_or_else(|| StoreError::BadRequest("nothing to churn".to_owned()))
-        },
-    )?;
+    store.modify_off_lock(resource, &key.namespace, &key.name, sub, |current| {
+        edit(kind, current, tick, now)
+            .ok_or_else(|| StoreError::BadRequest("nothing to churn".to_owned()))
+    })?;
     Ok(())
-}
-
-/// The keys of every node and pod, re-read now and then.
-struct Targets {
-    nodes: Vec<ObjectKey>,
-    pods: Vec<ObjectKey>,
-}
-
-impl Targets {
-    fn read(store: &Store) -> Targets {
-        let keys = |kind| {
-            let (objects, _) = store.list_objects(kind, None);
-            objects.iter().map(|o| o.key.clone()).collect()
-        };
-        Targets {
-            nodes: keys(ResourceKind::Node),
-            pods: keys(ResourceKind::Pod),
-        }
-    }
-
-    fn pick(&self, kind: ChurnKind, rng: &mut StdRng) -> Option<&ObjectKey> {
-        let list = match kind.resource().0 {
-            ResourceKind::Pod => &self.pods,
-            _ => &self.nodes,
-        };
-        if list.is_empty() {
-            return None;
-        }
-        list.get(rng.random_range(0..list.len()))
-    }
 }
 
 #[cfg(test)]
@@ -351,6 +344,7 @@ mod tests {
             ChurnOptions {
                 events_per_second: 2000.0,
                 seed: 7,
+                daemon_set: None,
             },
         );
         tokio::time::sleep(Duration::from_millis(100)).await;

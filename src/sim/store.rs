@@ -44,6 +44,7 @@ mod history;
 pub mod managed;
 mod mutate;
 mod object;
+mod optimistic;
 mod strategy;
 mod subscription;
 #[cfg(test)]
@@ -155,6 +156,14 @@ impl Store {
     /// The store's options.
     pub fn options(&self) -> &StoreOptions {
         &self.inner.options
+    }
+
+    /// Sets how many past events watches can replay (see
+    /// [`StoreOptions::history_limit`]): a watcher further behind gets 410
+    /// Gone and re-lists. Under churn at R changes/s the default 10,000 is
+    /// 10,000/R seconds, so a churning cluster sizes it to the rate.
+    pub fn set_history_limit(&self, limit: usize) {
+        self.write().history.set_limit(limit);
     }
 
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, State> {

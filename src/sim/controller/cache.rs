@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::node_change::same_answers;
 use super::pod::pinned_node;
 use crate::engine::ownership::controller_of;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
@@ -217,15 +218,34 @@ impl Cache {
     }
 
     fn file_node(&mut self, name: String, rv: u64, node: Node) -> Vec<DsKey> {
-        self.nodes.insert(
+        let node = Arc::new(node);
+        let previous = self.nodes.insert(
             name,
             Versioned {
                 rv,
-                object: Arc::new(node),
+                object: Arc::clone(&node),
             },
         );
         self.node_list = None;
-        self.all_daemon_sets()
+        match previous {
+            // A new node may need a pod from every DaemonSet.
+            None => self.all_daemon_sets(),
+            Some(old) => self.concerned_by_node_change(&old.object, &node),
+        }
+    }
+
+    /// The DaemonSets whose sync a node's change can alter: those for which
+    /// "should run" or "should keep running" differs between the two versions
+    /// (upstream `updateNode`). A sync reads a node only through its name and
+    /// those two answers, so for every other DaemonSet it would decide and
+    /// write exactly what it did before; a label, condition or
+    /// `PreferNoSchedule` taint edit (churn's) concerns none.
+    fn concerned_by_node_change(&self, old: &Node, new: &Node) -> Vec<DsKey> {
+        self.daemon_sets
+            .iter()
+            .filter(|(_, ds)| !same_answers(old, new, &ds.object))
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 
     fn upsert_daemon_set(&mut self, rv: u64, value: &Value) -> Vec<DsKey> {
@@ -442,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn node_changes_concern_every_daemon_set_and_refresh_the_list() {
+    fn node_changes_concern_the_daemon_sets_whose_answers_change() {
         let mut cache = Cache::default();
         cache.upsert(
             ResourceKind::DaemonSet,
@@ -459,6 +479,20 @@ mod tests {
             &json!({"metadata": {"name": "n2", "resourceVersion": "3"}}),
         );
         assert_eq!(cache.nodes().len(), 2);
+        // A change that alters no answer concerns no DaemonSet, but is cached.
+        let keys = cache.upsert(
+            ResourceKind::Node,
+            &json!({"metadata": {"name": "n1", "resourceVersion": "4", "labels": {"x": "y"}}}),
+        );
+        assert!(keys.is_empty());
+        assert_eq!(cache.nodes()[0].label("x"), Some("y"));
+        // A NoExecute taint stops the pod: the DaemonSet must sync.
+        let keys = cache.upsert(
+            ResourceKind::Node,
+            &json!({"metadata": {"name": "n1", "resourceVersion": "5"},
+                "spec": {"taints": [{"key": "k", "effect": "NoExecute"}]}}),
+        );
+        assert_eq!(keys, vec![DsKey::new("ns", "a")]);
     }
 
     #[test]

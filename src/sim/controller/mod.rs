@@ -10,6 +10,7 @@
 pub mod cache;
 pub mod events;
 pub mod history;
+pub mod node_change;
 pub mod pod;
 mod queue;
 pub mod status;

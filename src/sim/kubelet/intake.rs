@@ -7,13 +7,14 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fleet::{Fleet, PodKey, PodLife, Stage};
 use super::pod_status;
 use crate::sim::controller::pod::pinned_node;
 use crate::sim::resources::ResourceKind;
-use crate::sim::store::{DeleteOptions, Subresource, WriteOptions};
+use crate::sim::store::{DeleteOptions, StoredObject, Subresource, WriteOptions};
 
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
@@ -47,7 +48,39 @@ fn grace(pod: &Value) -> Duration {
     Duration::from_secs(seconds)
 }
 
+/// A pod's uid and deletion mark, decoded without the rest of its JSON.
+#[derive(Deserialize)]
+struct PodHead {
+    #[serde(default)]
+    metadata: HeadMeta,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadMeta {
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    deletion_timestamp: Option<String>,
+}
+
 impl Fleet {
+    /// Whether a created or changed pod can tell the kubelets anything that
+    /// [`Fleet::on_pod`] acts on: a pod they do not know, a namesake with
+    /// another uid, or a deletion that has not begun. A status change of a
+    /// known pod (the kubelets' own writes, churn) is no news, and is
+    /// answered from its uid and deletion mark without decoding the rest.
+    pub fn pod_has_news(&self, object: &StoredObject) -> bool {
+        let Ok(head) = object.decode::<PodHead>() else {
+            return true;
+        };
+        let key = (object.key.namespace.clone(), object.key.name.clone());
+        self.pods.get(&key).is_none_or(|life| {
+            life.uid != head.metadata.uid
+                || (head.metadata.deletion_timestamp.is_some() && life.stage != Stage::Terminating)
+        })
+    }
+
     /// A pod was created or changed.
     pub fn on_pod(&mut self, pod: &Value) {
         let key = pod_key(pod);

@@ -114,7 +114,7 @@ fn apply(fleet: &mut Fleet, event: &Arc<StoreEvent>) {
     let value = || event.object.value();
     match (event.kind, event.event_type) {
         (ResourceKind::Pod, EventType::Deleted) => fleet.on_pod_deleted(&value()),
-        (ResourceKind::Pod, _) => fleet.on_pod(&value()),
+        (ResourceKind::Pod, _) if fleet.pod_has_news(&event.object) => fleet.on_pod(&value()),
         (ResourceKind::Node, EventType::Deleted) => fleet.on_node_deleted(&value()),
         (ResourceKind::Node, _) => fleet.on_node(&value()),
         _ => {}

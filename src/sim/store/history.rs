@@ -114,6 +114,16 @@ impl History {
         self.events.push_back(event);
     }
 
+    /// Changes how many events the window holds, dropping the oldest beyond it.
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.max(1);
+        while self.events.len() > self.limit
+            && let Some(dropped) = self.events.pop_front()
+        {
+            self.compacted_through = dropped.resource_version;
+        }
+    }
+
     /// Forgets every event up to `resource_version` (tests use this to force 410s).
     pub fn compact_through(&mut self, resource_version: u64) {
         while self
@@ -171,6 +181,9 @@ mod tests {
         assert_eq!(rvs(history.since(2).unwrap()), vec![3, 4, 5]);
         assert_eq!(rvs(history.since(5).unwrap()), Vec::<u64>::new());
         assert!(history.since(1).is_none());
+        history.set_limit(2);
+        assert!(history.since(2).is_none());
+        assert_eq!(rvs(history.since(3).unwrap()), vec![4, 5]);
         history.compact_through(5);
         assert!(history.since(4).is_none());
         assert!(history.since(5).unwrap().is_empty());

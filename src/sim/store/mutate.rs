@@ -1,5 +1,6 @@
 //! The write half of the store: create, update and patch (deletion is in
-//! `delete.rs`), plus the commit every write ends with. Each write runs under the store's write lock from read to
+//! `delete.rs`), plus the commit every write ends with (`optimistic.rs` has
+//! the one write that computes off the lock). Each write here runs under the store's write lock from read to
 //! commit, so optimistic-concurrency checks and the resourceVersion bump are
 //! atomic; a dry run goes through the same checks and commits nothing.
 
