@@ -181,9 +181,9 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     let churn_for = Duration::from_secs(args.churn_secs);
     // The pods the console watches (its target's), unless told otherwise.
     let daemon_set = (!args.churn_all_pods)
-        .then(|| args.target.split_once('/'))
+        .then(|| Target::from_key(&args.target))
         .flatten()
-        .map(|(namespace, name)| rollcall::sim::store::ObjectKey::new(namespace, name));
+        .map(|target| rollcall::sim::store::ObjectKey::new(&target.namespace, &target.name));
     let churn_started = Instant::now();
     let written = runtime.block_on(async {
         let generator = churn::spawn(

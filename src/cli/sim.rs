@@ -13,6 +13,7 @@ use clap::Args;
 
 use crate::cli::act_args::parse_duration;
 use crate::cli::out;
+use crate::model::Target;
 use crate::sim::churn;
 use crate::sim::embedded::{self, EmbeddedOptions};
 use crate::sim::fault::{self, Faults};
@@ -212,11 +213,8 @@ async fn announce_and_wait(
     let churn_daemonset = match args.churn_daemonset.as_deref() {
         None => None,
         Some(text) => {
-            let (namespace, name) = text
-                .split_once('/')
-                .filter(|(ns, name)| !ns.is_empty() && !name.is_empty())
-                .context("--churn-daemonset is NAMESPACE/NAME")?;
-            Some(ObjectKey::new(namespace, name))
+            let target = Target::from_key(text).context("--churn-daemonset is NAMESPACE/NAME")?;
+            Some(ObjectKey::new(&target.namespace, &target.name))
         }
     };
     let churn = args.churn.filter(|rate| *rate > 0.0).map(|rate| {

@@ -588,7 +588,7 @@ mod tests {
         let mut signals = std::pin::pin!(spawn::<crate::model::Node>(
             "nodes",
             forbidding_client(requests.clone()),
-            "/api/v1/nodes".to_owned(),
+            request::collection_url::<crate::model::Node>(None),
             Selector::default(),
             StreamConfig::default()
         ));

@@ -50,8 +50,6 @@ pub trait MetaFields {
     fn namespace(&self) -> Option<&str>;
     /// `metadata.resourceVersion`.
     fn resource_version(&self) -> Option<&str>;
-    /// Forgets the resourceVersion (identical copies from two dumps compare equal).
-    fn set_resource_version(&mut self, version: Option<String>);
 }
 
 impl MetaFields for Meta {
@@ -64,9 +62,6 @@ impl MetaFields for Meta {
     fn resource_version(&self) -> Option<&str> {
         self.resource_version.as_deref()
     }
-    fn set_resource_version(&mut self, version: Option<String>) {
-        self.resource_version = version;
-    }
 }
 
 impl MetaFields for super::ObjectMeta {
@@ -78,9 +73,6 @@ impl MetaFields for super::ObjectMeta {
     }
     fn resource_version(&self) -> Option<&str> {
         self.resource_version.as_deref()
-    }
-    fn set_resource_version(&mut self, version: Option<String>) {
-        self.resource_version = version;
     }
 }
 

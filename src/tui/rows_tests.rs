@@ -13,7 +13,24 @@ use crate::cluster::cache::{Cache, Changes, WatchUpdate};
 use crate::cluster::status::StreamKind;
 use crate::engine::blockers::rollout_blocker_with;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
-use crate::model::{DaemonSet, MetaFields, Node, Pod};
+use crate::model::{DaemonSet, Meta, Node, ObjectMeta, Pod};
+
+/// Metadata whose resourceVersion the fake server stamps (slim or upstream).
+trait Versioned {
+    fn version_mut(&mut self) -> &mut Option<String>;
+}
+
+impl Versioned for Meta {
+    fn version_mut(&mut self) -> &mut Option<String> {
+        &mut self.resource_version
+    }
+}
+
+impl Versioned for ObjectMeta {
+    fn version_mut(&mut self) -> &mut Option<String> {
+        &mut self.resource_version
+    }
+}
 
 const NODES: usize = 12;
 const TARGET: &str = "kube-system/agent";
@@ -162,14 +179,9 @@ struct Server {
 }
 
 impl Server {
-    fn stamp<K: k8s_openapi::Metadata<Ty: crate::model::MetaFields>>(
-        &mut self,
-        mut object: K,
-    ) -> K {
+    fn stamp<K: k8s_openapi::Metadata<Ty: Versioned>>(&mut self, mut object: K) -> K {
         self.version += 1;
-        object
-            .metadata_mut()
-            .set_resource_version(Some(self.version.to_string()));
+        *object.metadata_mut().version_mut() = Some(self.version.to_string());
         object
     }
 

@@ -7,6 +7,8 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use serde::Deserialize;
 
+use crate::engine::ownership::controller_of;
+use crate::model::Owner;
 use crate::sim::resources::ResourceKind;
 use crate::sim::store::{ObjectKey, Store};
 
@@ -16,7 +18,7 @@ pub(super) struct Targets {
     pods: Vec<ObjectKey>,
 }
 
-/// Just the controller reference of a pod (the rest of its JSON is skipped).
+/// Just the owner references of a pod (the rest of its JSON is skipped).
 #[derive(Deserialize)]
 struct Owned {
     #[serde(default)]
@@ -27,23 +29,14 @@ struct Owned {
 #[serde(rename_all = "camelCase")]
 struct OwnedMeta {
     #[serde(default)]
-    owner_references: Vec<OwnerRef>,
-}
-
-#[derive(Deserialize)]
-struct OwnerRef {
-    kind: String,
-    name: String,
-    #[serde(default)]
-    controller: Option<bool>,
+    owner_references: Option<Vec<Owner>>,
 }
 
 impl Owned {
+    /// Whether the pod's controller is the DaemonSet called `name`.
     fn controlled_by_daemon_set(&self, name: &str) -> bool {
-        self.metadata
-            .owner_references
-            .iter()
-            .any(|o| o.controller == Some(true) && o.kind == "DaemonSet" && o.name == name)
+        controller_of(self.metadata.owner_references.as_deref())
+            .is_some_and(|owner| owner.kind == "DaemonSet" && owner.name == name)
     }
 }
 

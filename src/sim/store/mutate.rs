@@ -166,26 +166,16 @@ impl Store {
                     kind,
                     name: name.to_owned(),
                 })?;
-        let old = current.value();
-        let new = change(&old)?;
-        if key_of(kind, &new).name != key.name && !strategy::object_name(&new).is_empty() {
-            return Err(StoreError::BadRequest(format!(
-                "the name of the object ({}) does not match the name on the URL ({name})",
-                strategy::object_name(&new)
-            )));
-        }
         let stamp = WriteStamp {
             resource_version: state.resource_version + 1,
             now: &now,
             uid: "",
             manager: manager.as_deref(),
         };
-        let Some(next) = strategy::prepare_update(kind, &old, new, sub, &stamp)? else {
+        let Some((_, stored)) = next_version(kind, &key, &current, sub, &stamp, change)? else {
             return Ok(current);
         };
-        // Room for a little growth: most updates change a few fields.
-        let expected_len = current.json.len() + current.json.len() / 8;
-        let stored = Arc::new(StoredObject::from_value_sized(kind, &next, expected_len)?);
+        let stored = Arc::new(stored);
         if !dry_run {
             self.commit(&mut state, kind, EventType::Modified, &stored);
         }
@@ -262,6 +252,36 @@ fn fill_generated_name(state: &mut State, kind: ResourceKind, obj: &mut Value) {
             return;
         }
     }
+}
+
+/// What `change` makes of `current` (stored under `key`), stamped as a write
+/// at `stamp`: the object and its stored form, or `None` when nothing
+/// changed. The one update step of [`Store::modify_with`] and
+/// `Store::modify_off_lock`.
+pub(super) fn next_version(
+    kind: ResourceKind,
+    key: &ObjectKey,
+    current: &StoredObject,
+    sub: Subresource,
+    stamp: &WriteStamp,
+    change: impl FnOnce(&Value) -> Result<Value, StoreError>,
+) -> Result<Option<(Value, StoredObject)>, StoreError> {
+    let old = current.value();
+    let new = change(&old)?;
+    if key_of(kind, &new).name != key.name && !strategy::object_name(&new).is_empty() {
+        return Err(StoreError::BadRequest(format!(
+            "the name of the object ({}) does not match the name on the URL ({})",
+            strategy::object_name(&new),
+            key.name
+        )));
+    }
+    let Some(next) = strategy::prepare_update(kind, &old, new, sub, stamp)? else {
+        return Ok(None);
+    };
+    // Room for a little growth: most updates change a few fields.
+    let expected_len = current.json.len() + current.json.len() / 8;
+    let stored = StoredObject::from_value_sized(kind, &next, expected_len)?;
+    Ok(Some((next, stored)))
 }
 
 fn key_of(kind: ResourceKind, obj: &Value) -> ObjectKey {

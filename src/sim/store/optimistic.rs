@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::mutate::now_rfc3339;
+use super::mutate::{next_version, now_rfc3339};
 use super::object::{ObjectKey, StoredObject};
-use super::strategy::{self, Subresource, WriteStamp};
+use super::strategy::{Subresource, WriteStamp};
 use super::{Store, StoreError, scope};
 use crate::sim::resources::ResourceKind;
 
@@ -51,14 +51,6 @@ impl Store {
                     })?;
                     (current, state.resource_version + 1)
                 };
-            let old = current.value();
-            let new = change(&old)?;
-            if strategy::object_name(&new) != key.name && !strategy::object_name(&new).is_empty() {
-                return Err(StoreError::BadRequest(format!(
-                    "the name of the object ({}) does not match the name on the URL ({name})",
-                    strategy::object_name(&new)
-                )));
-            }
             let now = now_rfc3339();
             let stamp = WriteStamp {
                 resource_version: guess,
@@ -66,11 +58,11 @@ impl Store {
                 uid: "",
                 manager: None,
             };
-            let Some(mut next) = strategy::prepare_update(kind, &old, new, sub, &stamp)? else {
+            let Some((mut next, mut stored)) =
+                next_version(kind, &key, &current, sub, &stamp, &change)?
+            else {
                 return Ok(current);
             };
-            let expected_len = current.json.len() + current.json.len() / 8;
-            let mut stored = StoredObject::from_value_sized(kind, &next, expected_len)?;
             let mut state = self.write();
             let unchanged = state
                 .objects(kind)
