@@ -18,7 +18,7 @@ use crate::ops::pause::{PauseRequest, pause};
 use crate::ops::preflight::{FailingNode, check_canary_selector, failing_text, failing_updated};
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::{LEASE_RENEW, Mode, RolloutState};
-use crate::ops::write::{Executor, Record, Write, WriteRequest};
+use crate::ops::write::{Executor, Outcome, Record, Write, WriteRequest};
 
 /// How an auto-advance (or an OnDelete rollback) ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -559,6 +559,12 @@ pub async fn write_state(
     let mut backoff = Duration::from_millis(250);
     loop {
         match ctx.executor.run(&request).await {
+            Ok(Outcome::DaemonSetPatched {
+                resource_version: Some(written),
+            }) => {
+                // The next decision must see this write (read-your-writes).
+                return ctx.follower.reflects(&written, ECHO_PATIENCE).await;
+            }
             Ok(_) => return Ok(()),
             Err(err) if err.is_transient() && tokio::time::Instant::now() + backoff < deadline => {
                 (ctx.progress)(Progress::new(
@@ -576,6 +582,9 @@ pub async fn write_state(
         }
     }
 }
+
+/// How long a run waits for the watch to show its own state write.
+pub const ECHO_PATIENCE: Duration = Duration::from_secs(30);
 
 /// How long a state patch is retried through transient failures.
 pub const STATE_RETRY_FOR: Duration = Duration::from_secs(30);

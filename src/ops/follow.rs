@@ -6,6 +6,7 @@
 
 use crate::cluster::status::{StreamKind, StreamStatus};
 use crate::cluster::watch::{self, WatchHandle};
+use crate::ops::echo;
 use crate::ops::error::OpsError;
 use crate::ops::snapshot::{Snapshot, Target};
 
@@ -66,6 +67,41 @@ impl Follower {
                 return Ok(snapshot);
             }
             self.handle.shared.changed().await;
+        }
+    }
+
+    /// Waits until the watch shows the DaemonSet at `written` (the
+    /// resourceVersion of this process's own write) or later, so the next
+    /// decision sees that write; gives up after `patience` (a stalled watch)
+    /// with an error rather than deciding from a view without the write.
+    pub async fn reflects(
+        &self,
+        written: &str,
+        patience: std::time::Duration,
+    ) -> Result<(), OpsError> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            {
+                let cache = self.handle.shared.lock();
+                let cached = cache
+                    .daemonset(&self.target.key())
+                    .and_then(|ds| ds.metadata.resource_version.as_deref());
+                if echo::reflects(cached, written) {
+                    return Ok(());
+                }
+            }
+            // A change between the check and the wait is kept as a permit (`notify_one`).
+            if tokio::time::timeout_at(deadline, self.handle.shared.changed())
+                .await
+                .is_err()
+            {
+                return Err(OpsError::Invalid(format!(
+                    "the watch of daemonset {} has not shown this process's own write \
+                     (resourceVersion {written}) after {}; not deciding from an older view",
+                    self.target.key(),
+                    humantime::format_duration(patience)
+                )));
+            }
         }
     }
 

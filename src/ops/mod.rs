@@ -12,6 +12,7 @@ pub mod advance;
 pub mod auto;
 pub mod decide;
 pub mod drive;
+pub mod echo;
 pub mod error;
 pub mod follow;
 pub mod interrupt;

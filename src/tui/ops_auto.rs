@@ -14,6 +14,7 @@ use crate::ops::advance::delete_requests;
 use crate::ops::auto::{AutoPolicy, AutoRun};
 use crate::ops::decide::{Next, next_move};
 use crate::ops::drive::{AutoSettings, StartRefusal, check_start, ensure_actionable};
+use crate::ops::echo;
 use crate::ops::pause::{PauseRequest, pause};
 use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
@@ -137,6 +138,13 @@ impl App {
             return None;
         }
         let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache).ok()?;
+        if let Some(written) = &self.ops.unechoed {
+            // Read-your-writes: the cache must show this console's last write.
+            if !echo::reflects(snapshot.ds.metadata.resource_version.as_deref(), written) {
+                return None;
+            }
+            self.ops.unechoed = None;
+        }
         let state = snapshot.state().ok()?;
         let session = self.ops.auto.as_mut()?;
         // The same decision the headless driver makes (ops::decide).

@@ -23,7 +23,7 @@ use crate::ops::error::OpsError;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
 use crate::ops::snapshot::{RowSource, Snapshot};
-use crate::ops::write::{Write, WriteEvent, WriteRequest};
+use crate::ops::write::{Outcome, Write, WriteEvent, WriteRequest};
 
 /// State writes that only record what a run is doing; their success is not news.
 const BOOKKEEPING: [&str; 5] = [
@@ -79,6 +79,9 @@ pub struct OpsConsole {
     pub auto: Option<AutoSession>,
     /// Writes sent and not yet answered.
     pub pending: BTreeMap<u64, String>,
+    /// The resourceVersion of this console's last DaemonSet write, until the
+    /// watch shows it: the auto run decides nothing from an older view.
+    pub unechoed: Option<String>,
     /// The user chose to stop this console's run and quit: the console exits
     /// once the pause is answered (written, or failed and journalled).
     pub quit_when_idle: bool,
@@ -416,6 +419,12 @@ impl App {
             OpsEvent::Write(event) => {
                 let event = *event;
                 let label = self.ops.pending.remove(&event.id).unwrap_or_default();
+                if let Ok(Outcome::DaemonSetPatched {
+                    resource_version: Some(written),
+                }) = &event.result
+                {
+                    self.ops.unechoed = Some(written.clone());
+                }
                 if let Some(session) = self.ops.auto.as_mut()
                     && let Some(node) = session.deletes.remove(&event.id)
                 {

@@ -94,6 +94,7 @@ fn dispatch(effect: Option<Effect>, app: &mut App, watch: &WatchHandle, links: &
         Some(Effect::SetTarget(target)) => {
             // Permissions are per namespace: ask again for the new one.
             app.ops.permissions = None;
+            app.ops.unechoed = None;
             if let Some(link) = link {
                 link.check_namespace(&target.namespace);
             }
