@@ -5,6 +5,7 @@
 //! totals count exactly as upstream `updateDaemonSetStatus` does. Pure: `now` is
 //! an argument; this module never plans actions (see `reconcile`, `rollout`).
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -178,9 +179,16 @@ pub fn fleet_coverage(
 }
 
 /// The pods `ds` controls, by the node they are bound to (unbound ones left out).
-fn controlled_by_node<'a>(ds: &DaemonSet, pods: &'a [Pod]) -> BTreeMap<&'a str, Vec<&'a Pod>> {
+fn controlled_by_node<'a, P: Borrow<Pod>>(
+    ds: &DaemonSet,
+    pods: &'a [P],
+) -> BTreeMap<&'a str, Vec<&'a Pod>> {
     let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
-    for pod in pods.iter().filter(|p| is_controlled_by(p, ds)) {
+    for pod in pods
+        .iter()
+        .map(Borrow::borrow)
+        .filter(|p| is_controlled_by(p, ds))
+    {
         if let Some(node) = pod.node_name() {
             by_node.entry(node).or_default().push(pod);
         }
@@ -204,9 +212,9 @@ pub fn coverage_with_verdict(
 /// one row per node named by a controlled pod's `spec.nodeName`, in name
 /// order, each with [`NodeVerdict::unknown`] (`why` says why). Nodes without a
 /// daemon pod cannot be known and have no row; unbound pods have none either.
-pub fn unreadable_node_coverage(
+pub fn unreadable_node_coverage<P: Borrow<Pod>>(
     ds: &DaemonSet,
-    pods: &[Pod],
+    pods: &[P],
     revisions: &RevisionIndex,
     now: jiff::Timestamp,
     why: &str,

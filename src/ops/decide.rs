@@ -217,8 +217,8 @@ mod tests {
                 let pool = if *n == "n3" { "canary" } else { "general" };
                 node(n).label("pool", pool).build()
             })
-            .collect();
-        let pods = old.pods().cloned().collect();
+            .collect::<Vec<_>>();
+        let pods = old.pods().cloned().collect::<Vec<_>>();
         let snap = Snapshot::new(old.ds.clone(), nodes, pods, old.revisions.clone());
         let canaries = AutoSettings {
             canary_selector: Some("pool=canary".into()),

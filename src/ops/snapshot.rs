@@ -7,6 +7,7 @@
 //! pods' node names with eligibility unknown.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use kube::api::{Api, ListParams};
 
@@ -74,8 +75,13 @@ pub trait RowSource {
 /// Where the nodes, pods and coverage rows come from.
 #[derive(Clone)]
 enum Objects<'a> {
-    /// Owned: every node of the cluster and the pods the DaemonSet controls.
-    Owned { nodes: Vec<Node>, pods: Vec<Pod> },
+    /// Owned: every node of the cluster and the pods the DaemonSet controls,
+    /// shared with the watch cache they were taken from (a copy costs a
+    /// pointer per object, never a deep copy under the cache lock).
+    Owned {
+        nodes: Vec<Arc<Node>>,
+        pods: Vec<Arc<Pod>>,
+    },
     /// Borrowed from the console: its watch cache and its row cache.
     Live {
         cache: &'a Cache,
@@ -134,25 +140,32 @@ impl Snapshot<'static> {
     /// keeps it across awaits); `None` until the DaemonSet has been seen.
     pub fn from_cache(cache: &Cache, target: &Target) -> Option<Self> {
         let ds = cache.daemonset(&target.key())?.clone();
+        let pods = cache
+            .shared_pods()
+            .filter(|pod| is_controlled_by(pod, &ds))
+            .cloned()
+            .collect::<Vec<_>>();
         let snapshot = Self::new(
             ds,
-            cache.nodes().cloned().collect(),
-            cache.pods().cloned().collect(),
+            cache.shared_nodes().cloned().collect::<Vec<_>>(),
+            pods,
             cache.revisions().cloned().collect(),
         );
         Some(snapshot.with_forbidden(cache.forbidden_kinds().into_iter().collect()))
     }
 
     /// Builds a snapshot, keeping only the pods the DaemonSet controls.
-    pub fn new(
+    pub fn new<N: Into<Arc<Node>>, P: Into<Arc<Pod>>>(
         ds: DaemonSet,
-        nodes: Vec<Node>,
-        pods: Vec<Pod>,
+        nodes: impl IntoIterator<Item = N>,
+        pods: impl IntoIterator<Item = P>,
         revisions: Vec<ControllerRevision>,
     ) -> Self {
+        let nodes = nodes.into_iter().map(Into::into).collect();
         let pods = pods
             .into_iter()
-            .filter(|p| is_controlled_by(p, &ds))
+            .map(Into::into)
+            .filter(|p: &Arc<Pod>| is_controlled_by(p, &ds))
             .collect();
         Self {
             ds,
@@ -211,7 +224,7 @@ impl<'a> Snapshot<'a> {
     /// Every node of the cluster, in any order.
     pub fn nodes(&self) -> Box<dyn Iterator<Item = &Node> + '_> {
         match &self.objects {
-            Objects::Owned { nodes, .. } => Box::new(nodes.iter()),
+            Objects::Owned { nodes, .. } => Box::new(nodes.iter().map(Arc::as_ref)),
             Objects::Live { cache, .. } => Box::new(cache.nodes()),
         }
     }
@@ -219,7 +232,7 @@ impl<'a> Snapshot<'a> {
     /// The pods the DaemonSet controls, in any order.
     pub fn pods(&self) -> Box<dyn Iterator<Item = &Pod> + '_> {
         match &self.objects {
-            Objects::Owned { pods, .. } => Box::new(pods.iter()),
+            Objects::Owned { pods, .. } => Box::new(pods.iter().map(Arc::as_ref)),
             Objects::Live { cache, .. } => {
                 Box::new(cache.pods().filter(|pod| is_controlled_by(pod, &self.ds)))
             }
@@ -231,7 +244,7 @@ impl<'a> Snapshot<'a> {
     pub fn node_lookup(&self) -> NodeLookup<'_> {
         match &self.objects {
             Objects::Owned { nodes, .. } => {
-                NodeLookup::Map(nodes.iter().map(|n| (n.name(), n)).collect())
+                NodeLookup::Map(nodes.iter().map(|n| (n.name(), n.as_ref())).collect())
             }
             Objects::Live { cache, .. } => NodeLookup::Cache(cache),
         }
@@ -294,8 +307,8 @@ impl<'a> Snapshot<'a> {
 
     fn computed_rows(
         &self,
-        nodes: &[Node],
-        pods: &[Pod],
+        nodes: &[Arc<Node>],
+        pods: &[Arc<Pod>],
         index: &RevisionIndex,
         now: jiff::Timestamp,
     ) -> Vec<NodeCoverage> {
@@ -308,7 +321,7 @@ impl<'a> Snapshot<'a> {
                 by_node.entry(node).or_default().push(pod);
             }
         }
-        let mut nodes: Vec<&Node> = nodes.iter().collect();
+        let mut nodes: Vec<&Node> = nodes.iter().map(Arc::as_ref).collect();
         nodes.sort_by(|a, b| a.name().cmp(b.name()));
         nodes
             .into_iter()

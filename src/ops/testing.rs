@@ -31,7 +31,7 @@ pub fn ds(rolling: bool, annotations: &[(&str, &str)]) -> DaemonSet {
 pub fn snapshot(ds: DaemonSet, nodes: &[&str], pods: Vec<Pod>) -> Snapshot<'static> {
     let old = revision_of(&daemonset("v1").build(), OLD, 1);
     let new = revision_of(&ds, NEW, 2);
-    let nodes = nodes.iter().map(|n| node(n).build()).collect();
+    let nodes = nodes.iter().map(|n| node(n).build());
     Snapshot::new(ds, nodes, pods, vec![old, new])
 }
 
