@@ -6,13 +6,15 @@
 //! the time it saw it; the console takes the change set and pulls what it
 //! needs. This module does no I/O and decides nothing about what to show.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use kube::runtime::watcher;
 
 use super::status::{StreamKind, StreamStatus};
-use super::store::{Applied, EventStore, Keys, KindStore, index_by, map_event, remove_from_index};
+use super::store::{
+    Applied, EventStore, Keys, KindStore, Map, index_by, map_event, remove_from_index,
+};
 use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
 
 /// Whether a relist changed so many of `total` objects that recomputing
@@ -97,7 +99,7 @@ pub struct Cache {
     pod_events: EventStore,
     node_events: EventStore,
     /// Node name to the keys of the pods bound to it.
-    pods_by_node: HashMap<String, Keys>,
+    pods_by_node: Map<String, Keys>,
     streams: BTreeMap<StreamKind, StreamStatus>,
     changes: Changes,
     /// The last "the server changed" notice and when.

@@ -8,7 +8,7 @@
 //! from kube's own builder (`kube::core::Request`, the same query strings),
 //! and the client sends it: the same requests `Api<K>` would send.
 
-use futures::{AsyncReadExt, Stream};
+use futures::{AsyncBufReadExt, Stream};
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use kube::core::ObjectList;
 
@@ -52,25 +52,34 @@ pub fn collection_url<K: k8s_openapi::Resource>(namespace: Option<&str>) -> Stri
 /// One list page, decoded straight from the response's bytes. (kube's
 /// `Api::list` copies the body into a `String` and checks it is UTF-8
 /// before decoding: two more passes over every page, megabytes each at
-/// scale; the decoder checks the text itself.) `size_hint`: the previous
-/// page's size, which sizes this one's buffer.
+/// scale; the decoder checks the text itself.) `buffer`: the bytes of the
+/// previous page, whose room is reused: a list's pages are alike in size,
+/// and a fresh multi-megabyte buffer per page left the allocator holding
+/// freed holes between the decoded objects.
 pub async fn list_page<K: Object>(
     client: &kube::Client,
     url: &str,
     params: &ListParams,
-    size_hint: &mut usize,
+    buffer: &mut Vec<u8>,
 ) -> Result<ObjectList<K>, kube::Error> {
     let mut request = kube::core::Request::new(url)
         .list(params)
         .map_err(kube::Error::BuildRequest)?;
     request.extensions_mut().insert("list");
     let mut body = client.request_stream(request).await?;
-    let mut bytes = Vec::with_capacity(*size_hint + *size_hint / 8);
-    body.read_to_end(&mut bytes)
-        .await
-        .map_err(kube::Error::ReadEvents)?;
-    *size_hint = bytes.len();
-    serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError)
+    buffer.clear();
+    // Chunk by chunk as they arrive: `read_to_end` zero-fills the spare room
+    // before every read (a tenth of the load's CPU at 65,000 nodes).
+    loop {
+        let chunk = body.fill_buf().await.map_err(kube::Error::ReadEvents)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let read = chunk.len();
+        buffer.extend_from_slice(chunk);
+        body.consume_unpin(read);
+    }
+    serde_json::from_slice(buffer).map_err(kube::Error::SerdeError)
 }
 
 /// Every object of a list, page after page (`params.limit` sets the page size).
@@ -80,10 +89,10 @@ pub async fn list_all<K: Object>(
     params: &ListParams,
 ) -> Result<Vec<K>, kube::Error> {
     let mut params = params.clone();
-    let mut size_hint = 0;
+    let mut buffer = Vec::new();
     let mut items = Vec::new();
     loop {
-        let page = list_page::<K>(client, url, &params, &mut size_hint).await?;
+        let page = list_page::<K>(client, url, &params, &mut buffer).await?;
         items.extend(page.items);
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),

@@ -299,11 +299,11 @@ where
         if let Some(fields) = &self.selector.fields {
             params = params.fields(fields);
         }
-        // Pages are alike in size: the last one's sizes the next buffer.
-        let mut size_hint = 0;
+        // One buffer for all pages (see `request::list_page`).
+        let mut buffer = Vec::new();
         loop {
             let page =
-                request::list_page::<K>(&self.client, &self.url, &params, &mut size_hint).await?;
+                request::list_page::<K>(&self.client, &self.url, &params, &mut buffer).await?;
             for item in page.items {
                 self.send(Signal::Event(watcher::Event::InitApply(item)))
                     .await;

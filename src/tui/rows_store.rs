@@ -3,82 +3,113 @@
 //! strings that repeat across nodes (revision hash, phase, problem, pool,
 //! zone, taints). Pure data structures; no I/O.
 
-use std::borrow::Borrow;
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::Arc;
+
+use hashbrown::HashTable;
 
 use super::rows::NodeRow;
 
-/// A row keyed by its node's name (no second copy of the name as a key).
-#[derive(Clone, Debug)]
-struct Keyed(NodeRow);
-
-impl Borrow<str> for Keyed {
-    fn borrow(&self) -> &str {
-        self.0.name()
-    }
+/// The rows, dense in a vector, found by name through a table of their
+/// positions (4 bytes a slot, keyed by the name inside the row: no second
+/// copy of it). A hash set of whole rows left half its slots empty at the
+/// size of a row (~10 MB at 65,000 nodes); boxed rows cost every whole-row
+/// pass a pointer chase. Here whole-row passes walk the vector.
+#[derive(Clone, Default)]
+pub(super) struct RowSet {
+    rows: Vec<NodeRow>,
+    positions: HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
 }
 
-impl Hash for Keyed {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        // As `str` hashes, so that a lookup by `&str` finds the row.
-        self.0.name().hash(state);
+impl std::fmt::Debug for RowSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.rows).finish()
     }
 }
-
-impl PartialEq for Keyed {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.name() == other.0.name()
-    }
-}
-
-impl Eq for Keyed {}
-
-/// The rows, one per node name.
-#[derive(Clone, Debug, Default)]
-pub(super) struct RowSet(HashSet<Keyed>);
 
 impl RowSet {
+    fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    fn position(&self, node: &str) -> Option<usize> {
+        let rows = &self.rows;
+        self.positions
+            .find(self.hash(node), |&at| rows[at as usize].name() == node)
+            .map(|&at| at as usize)
+    }
+
     /// The row of `node`.
     pub(super) fn get(&self, node: &str) -> Option<&NodeRow> {
-        self.0.get(node).map(|keyed| &keyed.0)
+        self.position(node).map(|at| &self.rows[at])
     }
 
-    /// Puts `row` in (replacing the row of the same node, returned).
+    /// Inserts `row`, returning the row it replaces (same node name).
     pub(super) fn insert(&mut self, row: NodeRow) -> Option<NodeRow> {
-        self.0.replace(Keyed(row)).map(|keyed| keyed.0)
+        if let Some(at) = self.position(row.name()) {
+            return Some(std::mem::replace(&mut self.rows[at], row));
+        }
+        let at = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
+        let hash = self.hash(row.name());
+        self.rows.push(row);
+        let (rows, hasher) = (&self.rows, &self.hasher);
+        self.positions
+            .insert_unique(hash, at, |&p| hasher.hash_one(rows[p as usize].name()));
+        None
     }
 
-    /// Takes the row of `node` out.
+    /// Removes the row of `node` (the last row moves into its place).
     pub(super) fn remove(&mut self, node: &str) -> Option<NodeRow> {
-        self.0.take(node).map(|keyed| keyed.0)
+        let hash = self.hash(node);
+        let rows = &self.rows;
+        let entry = self
+            .positions
+            .find_entry(hash, |&at| rows[at as usize].name() == node)
+            .ok()?;
+        let (at, _) = entry.remove();
+        let removed = self.rows.swap_remove(at as usize);
+        if let Some(moved) = self.rows.get(at as usize) {
+            let last = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
+            let moved_hash = self.hash(moved.name());
+            if let Some(slot) = self.positions.find_mut(moved_hash, |&p| p == last) {
+                *slot = at;
+            }
+        }
+        Some(removed)
     }
 
     /// Whether `node` has a row.
     pub(super) fn contains(&self, node: &str) -> bool {
-        self.0.contains(node)
+        self.position(node).is_some()
     }
 
-    /// All rows, unordered.
+    /// Every row, in no particular order.
     pub(super) fn values(&self) -> impl Iterator<Item = &NodeRow> {
-        self.0.iter().map(|keyed| &keyed.0)
+        self.rows.iter()
     }
 
     /// How many rows.
     pub(super) fn len(&self) -> usize {
-        self.0.len()
+        self.rows.len()
     }
 
-    /// Whether there is none.
+    /// Whether there are none.
     pub(super) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.rows.is_empty()
     }
 }
 
 impl FromIterator<NodeRow> for RowSet {
     fn from_iter<I: IntoIterator<Item = NodeRow>>(rows: I) -> Self {
-        Self(rows.into_iter().map(Keyed).collect())
+        let rows = rows.into_iter();
+        let mut set = RowSet::default();
+        set.rows.reserve(rows.size_hint().0);
+        for row in rows {
+            set.insert(row);
+        }
+        set
     }
 }
 
@@ -132,6 +163,60 @@ impl Strings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::coverage::NodeCoverage;
+    use crate::engine::eligibility::NodeVerdict;
+    use crate::tui::rows::RowState;
+    use proptest::prelude::*;
+
+    fn row(name: &str, cordoned: bool) -> NodeRow {
+        NodeRow {
+            coverage: NodeCoverage {
+                node: name.to_owned(),
+                verdict: NodeVerdict::eligible(),
+                pods: Vec::new(),
+            },
+            state: RowState::Missing,
+            node_ready: None,
+            cordoned,
+            taints: Box::default(),
+            pool: None,
+            zone: None,
+            group_key: None,
+            event: None,
+        }
+    }
+
+    proptest! {
+        /// Inserts, replacements and removals (each removal moves the last
+        /// row into the gap) leave the set equal to a plain map's answer.
+        #[test]
+        fn the_dense_row_set_answers_as_a_map(
+            steps in proptest::collection::vec((0u8..3, 0u8..24, any::<bool>()), 0..200)
+        ) {
+            let mut set = RowSet::default();
+            let mut model = std::collections::BTreeMap::new();
+            for (op, node, flag) in steps {
+                let name = format!("node-{node}");
+                if op == 0 {
+                    let removed = set.remove(&name).map(|r| r.cordoned);
+                    prop_assert_eq!(removed, model.remove(&name));
+                } else {
+                    let replaced = set.insert(row(&name, flag)).map(|r| r.cordoned);
+                    prop_assert_eq!(replaced, model.insert(name, flag));
+                }
+                prop_assert_eq!(set.len(), model.len());
+                for node in 0..24 {
+                    let name = format!("node-{node}");
+                    prop_assert_eq!(set.get(&name).map(|r| r.cordoned), model.get(&name).copied());
+                    prop_assert_eq!(set.contains(&name), model.contains_key(&name));
+                }
+                let mut names: Vec<&str> = set.values().map(NodeRow::name).collect();
+                names.sort_unstable();
+                let expected: Vec<&str> = model.keys().map(String::as_str).collect();
+                prop_assert_eq!(names, expected);
+            }
+        }
+    }
 
     #[test]
     fn one_copy_per_string_and_unused_ones_are_dropped() {
