@@ -100,8 +100,8 @@ fn seen(handle: &WatchHandle) -> (Model, bool, String) {
     let cache = handle.shared.lock();
     let meta = |m: &rollcall::model::Meta| {
         (
-            m.name.clone().unwrap_or_default(),
-            m.resource_version.clone().unwrap_or_default(),
+            m.name.as_deref().unwrap_or_default().to_owned(),
+            m.resource_version.as_deref().unwrap_or_default().to_owned(),
         )
     };
     let model = Model {

@@ -124,11 +124,9 @@ pub(crate) mod fixtures {
         let mut node = Node::default();
         node.metadata.name = Some(name.into());
         node.metadata.uid = Some(uid.into());
-        node.status.conditions.push(NodeCondition {
-            type_: "Ready".into(),
-            status: ready.into(),
-            ..NodeCondition::default()
-        });
+        node.status
+            .conditions
+            .push(NodeCondition::of("Ready", ready));
         node
     }
 

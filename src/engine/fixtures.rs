@@ -40,16 +40,12 @@ pub struct NodeBuilder(Node);
 pub fn node(name: &str) -> NodeBuilder {
     NodeBuilder(Node {
         metadata: Meta {
-            name: Some(name.to_owned()),
+            name: Some(name.into()),
             uid: Some(format!("uid-{name}")),
             ..Meta::default()
         },
         status: crate::model::NodeStatus {
-            conditions: vec![NodeCondition {
-                type_: "Ready".into(),
-                status: "True".into(),
-                ..NodeCondition::default()
-            }],
+            conditions: vec![NodeCondition::of("Ready", "True")],
         },
         ..Node::default()
     })
@@ -73,7 +69,7 @@ impl NodeBuilder {
     pub fn not_ready(mut self) -> Self {
         for c in &mut self.0.status.conditions {
             if c.type_ == "Ready" {
-                c.status = "False".into();
+                *c = c.with_status("False");
             }
         }
         self
@@ -108,7 +104,7 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
             .into_iter()
             .collect(),
         metadata: Meta {
-            name: Some(name.to_owned()),
+            name: Some(name.into()),
             namespace: Some("kube-system".into()),
             uid: Some(format!("uid-{name}")),
             creation_timestamp: Some(Time(at(0))),

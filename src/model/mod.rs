@@ -13,6 +13,7 @@ mod interned;
 mod labels;
 mod meta;
 mod node;
+mod node_condition;
 mod owner;
 mod pod;
 mod resource;
@@ -23,7 +24,8 @@ pub use event::{Event, InvolvedObject};
 pub use interned::Interned;
 pub use labels::{LabelSet, Labels};
 pub use meta::{Meta, MetaFields};
-pub use node::{Node, NodeCondition, NodeSpec, NodeStatus};
+pub use node::{Node, NodeSpec, NodeStatus};
+pub use node_condition::{ConditionText, NodeCondition};
 pub use owner::{Owner, OwnerFields};
 pub use pod::{
     ContainerState, ContainerStatus, Pod, PodCondition, PodContainer, PodSpec, PodStatus,

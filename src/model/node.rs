@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::meta::{JoinedMeta, Meta, WireMeta, joined};
-use super::{Interned, Labels, Taint, Time};
+use super::{Labels, NodeCondition, Taint};
 
 /// A node as rollcall sees it. Its labels live in [`Node::labels`] (interned,
 /// see [`Labels`]); `metadata.labels` stays `None`, and of the metadata only
@@ -84,26 +84,6 @@ pub struct NodeStatus {
     /// `status.conditions`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<NodeCondition>,
-}
-
-/// One node condition.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeCondition {
-    /// `Ready`, `MemoryPressure`, `DiskPressure`, `PIDPressure`, `NetworkUnavailable`, ...
-    #[serde(rename = "type")]
-    pub type_: Interned,
-    /// `True`, `False` or `Unknown`.
-    pub status: Interned,
-    /// Machine-readable reason, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<Interned>,
-    /// Human-readable message, if any (shared: kubelets word them alike).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Interned>,
-    /// When the status last changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<Time>,
 }
 
 impl Node {

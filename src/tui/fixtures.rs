@@ -104,7 +104,7 @@ pub fn event(
 ) -> Event {
     Event {
         metadata: Meta {
-            name: Some(name.to_owned()),
+            name: Some(name.into()),
             namespace: Some(
                 if kind == "Node" {
                     "default"

@@ -17,18 +17,18 @@ use crate::model::{DaemonSet, Meta, Node, ObjectMeta, Pod};
 
 /// Metadata whose resourceVersion the fake server stamps (slim or upstream).
 trait Versioned {
-    fn version_mut(&mut self) -> &mut Option<String>;
+    fn set_version(&mut self, version: String);
 }
 
 impl Versioned for Meta {
-    fn version_mut(&mut self) -> &mut Option<String> {
-        &mut self.resource_version
+    fn set_version(&mut self, version: String) {
+        self.resource_version = Some(version.into());
     }
 }
 
 impl Versioned for ObjectMeta {
-    fn version_mut(&mut self) -> &mut Option<String> {
-        &mut self.resource_version
+    fn set_version(&mut self, version: String) {
+        self.resource_version = Some(version);
     }
 }
 
@@ -181,7 +181,7 @@ struct Server {
 impl Server {
     fn stamp<K: k8s_openapi::Metadata<Ty: Versioned>>(&mut self, mut object: K) -> K {
         self.version += 1;
-        *object.metadata_mut().version_mut() = Some(self.version.to_string());
+        object.metadata_mut().set_version(self.version.to_string());
         object
     }
 

@@ -15,7 +15,7 @@ use crate::model::Node;
 /// A node named `name` with `labels` and `taints`.
 pub fn node(name: &str, labels: &[(&str, &str)], taints: &[Taint]) -> Node {
     let mut node = Node::default();
-    node.metadata.name = Some(name.to_owned());
+    node.metadata.name = Some(name.into());
     node.labels = labels.iter().copied().collect();
     node.spec.taints = taints.to_vec();
     node

@@ -226,7 +226,7 @@ fn archives_nest_one_level_deep_and_no_deeper() {
         .snapshot
         .nodes
         .iter()
-        .filter_map(|n| n.metadata.name.clone())
+        .filter_map(|n| n.metadata.name.as_deref().map(str::to_owned))
         .collect();
     names.sort();
     assert_eq!(names, ["mid", "top"]);

@@ -10,10 +10,10 @@ fn load(sources: &[(&str, &str)]) -> Result<LoadedSnapshot, SnapshotError> {
     Ok(loader.finish())
 }
 
-fn names<T>(items: &[T], name: impl Fn(&T) -> Option<&String>) -> Vec<String> {
+fn names<T>(items: &[T], name: impl Fn(&T) -> Option<&str>) -> Vec<String> {
     items
         .iter()
-        .map(|i| name(i).cloned().unwrap_or_default())
+        .map(|i| name(i).unwrap_or_default().to_owned())
         .collect()
 }
 
@@ -31,7 +31,7 @@ const NODE_LIST_WITHOUT_ITEM_KINDS: &str = r#"{
 fn typed_list_items_without_kind_load() {
     let loaded = load(&[("nodes.json", NODE_LIST_WITHOUT_ITEM_KINDS)]).unwrap();
     let nodes = &loaded.snapshot.nodes;
-    assert_eq!(names(nodes, |n| n.metadata.name.as_ref()), ["a", "b"]);
+    assert_eq!(names(nodes, |n| n.metadata.name.as_deref()), ["a", "b"]);
     assert_eq!(nodes[0].spec.taints[0].key, "k");
     assert!(nodes[1].is_ready());
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -106,12 +106,15 @@ fn multi_document_yaml_loads_every_document() {
     let loaded = load(&[("docs.yaml", MULTI_DOC_YAML)]).unwrap();
     let snapshot = &loaded.snapshot;
     assert_eq!(
-        names(&snapshot.nodes, |n| n.metadata.name.as_ref()),
+        names(&snapshot.nodes, |n| n.metadata.name.as_deref()),
         ["yaml-a"]
     );
-    assert_eq!(names(&snapshot.pods, |p| p.metadata.name.as_ref()), ["p1"]);
     assert_eq!(
-        names(&snapshot.daemonsets, |d| d.metadata.name.as_ref()),
+        names(&snapshot.pods, |p| p.metadata.name.as_deref()),
+        ["p1"]
+    );
+    assert_eq!(
+        names(&snapshot.daemonsets, |d| d.metadata.name.as_deref()),
         ["old-api"],
         "the kind decides, not the apiVersion"
     );
@@ -210,7 +213,7 @@ fn an_object_with_a_malformed_needed_field_is_excluded_alone() {
 {"kind":"Node","metadata":{"name":"b"}}"#;
     let loaded = load(&[("shape.json", text)]).unwrap();
     assert_eq!(
-        names(&loaded.snapshot.nodes, |n| n.metadata.name.as_ref()),
+        names(&loaded.snapshot.nodes, |n| n.metadata.name.as_deref()),
         ["b"]
     );
     assert_eq!(loaded.summary.excluded, 1);
