@@ -151,7 +151,7 @@ pub(crate) mod fixtures {
             .into_iter()
             .collect();
         pod.metadata.owner_references = Some(vec![owner("DaemonSet", "agent", DS_UID)]);
-        pod.spec.node_name = node.map(str::to_owned);
+        pod.spec.node_name = node.map(Into::into);
         pod.status.phase = Some("Running".into());
         pod.status.conditions.push(PodCondition {
             type_: "Ready".into(),

@@ -24,8 +24,8 @@ use crate::model::{DaemonSet, Node, Pod};
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodCoverage {
-    /// Pod name.
-    pub name: String,
+    /// Pod name (inline up to 24 bytes, as in the pod's metadata).
+    pub name: compact_str::CompactString,
     /// Pod UID (the precondition of a delete).
     pub uid: String,
     /// The `controller-revision-hash` label (shared: one copy per revision
@@ -270,7 +270,7 @@ pub fn pod_coverage(
 ) -> PodCoverage {
     let hash = pod.revision_hash().map(Arc::from);
     PodCoverage {
-        name: pod.name().to_owned(),
+        name: pod.name().into(),
         uid: pod.uid().to_owned(),
         revision: hash.as_deref().and_then(|h| revisions.number_for_hash(h)),
         hash,

@@ -112,7 +112,7 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
             ..Meta::default()
         },
         spec: crate::model::PodSpec {
-            node_name: Some(node.to_owned()),
+            node_name: Some(node.into()),
             containers: Vec::new(),
         },
         status: crate::model::PodStatus {

@@ -76,7 +76,7 @@ impl From<Pod> for WirePodOut {
 pub struct PodSpec {
     /// `spec.nodeName`; `None` while unscheduled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_name: Option<String>,
+    pub node_name: Option<compact_str::CompactString>,
     /// Container names and images.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<PodContainer>,

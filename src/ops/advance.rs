@@ -88,7 +88,7 @@ fn victim(step: &crate::engine::rollout::PlanStep) -> Option<Victim> {
     let pod = step.pod.as_ref()?;
     Some(Victim {
         node: step.node.clone(),
-        pod: pod.name.clone(),
+        pod: pod.name.to_string(),
         uid: pod.uid.clone(),
         revision_from: pod.revision,
         canary: step.canary,

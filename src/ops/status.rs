@@ -182,7 +182,7 @@ impl StatusReport {
                         .iter()
                         .map(|r| r.message.clone())
                         .collect(),
-                    pod: pod.map(|p| p.name.clone()),
+                    pod: pod.map(|p| p.name.to_string()),
                     revision: pod.and_then(|p| p.revision),
                     updated: pod.is_some_and(|p| p.updated),
                     ready: pod.is_some_and(|p| p.ready),
@@ -218,7 +218,7 @@ impl StatusReport {
                     node: s.node.clone(),
                     canary: s.canary,
                     group: s.group.clone(),
-                    pod: s.pod.as_ref().map(|p| p.name.clone()),
+                    pod: s.pod.as_ref().map(|p| p.name.to_string()),
                 })
                 .collect(),
             skipped: plan

@@ -251,7 +251,7 @@ fn replacement(member: &BatchMember) -> Result<Option<&PodCoverage>, GateFailure
 
 fn replaced_by(pod: &PodCoverage) -> GateFailure {
     GateFailure::ReplacedByOther {
-        pod: pod.name.clone(),
+        pod: pod.name.to_string(),
         revision: pod.revision,
     }
 }

@@ -164,7 +164,7 @@ impl Cache {
         };
         if pod.spec.node_name.is_none() {
             // As in `upsert_pod`: an unbound pod counts on its pinned node.
-            pod.spec.node_name = pinned_node(&object.value()).map(str::to_owned);
+            pod.spec.node_name = pinned_node(&object.value()).map(Into::into);
         }
         self.file_pod(pod_key, rv, owner, pod)
     }
@@ -278,7 +278,7 @@ impl Cache {
         if pod.spec.node_name.is_none() {
             // Not yet bound: count it on the node it is pinned to, as upstream
             // GetTargetNodeName does, so the node is not given a second pod.
-            pod.spec.node_name = pinned_node(value).map(str::to_owned);
+            pod.spec.node_name = pinned_node(value).map(Into::into);
         }
         self.file_pod(pod_key, rv, owner, pod)
     }

@@ -15,7 +15,7 @@ fn policy() -> GatePolicy {
 /// A pod row at the current revision, Ready since `T0 + ready_at`.
 fn new_pod(uid: &str, ready_at: Option<i64>) -> PodCoverage {
     PodCoverage {
-        name: format!("pod-{uid}"),
+        name: format!("pod-{uid}").into(),
         uid: uid.into(),
         hash: Some("new".into()),
         revision: Some(2),
