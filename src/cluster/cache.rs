@@ -13,7 +13,7 @@ use kube::runtime::watcher;
 
 use super::status::{StreamKind, StreamStatus};
 use super::store::{
-    Applied, EventStore, Keys, KindStore, Map, index_by, map_event, remove_from_index,
+    Applied, EventStore, Keys, KindStore, Map, ObjectKey, index_by, map_event, remove_from_index,
 };
 use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
 
@@ -99,7 +99,7 @@ pub struct Cache {
     pod_events: EventStore,
     node_events: EventStore,
     /// Node name to the keys of the pods bound to it.
-    pods_by_node: Map<String, Keys>,
+    pods_by_node: Map<ObjectKey, Keys>,
     streams: BTreeMap<StreamKind, StreamStatus>,
     changes: Changes,
     /// The last "the server changed" notice and when.
@@ -190,7 +190,7 @@ impl Cache {
     /// Names of the nodes the target's pods are bound to (the rows when nodes
     /// cannot be read).
     pub fn pod_node_names(&self) -> impl Iterator<Item = &str> {
-        self.pods_by_node.keys().map(String::as_str)
+        self.pods_by_node.keys().map(ObjectKey::as_str)
     }
 
     /// Records that the server changed identity or went backwards: every
@@ -347,7 +347,7 @@ impl Cache {
     fn apply_node(&mut self, event: watcher::Event<Node>, now: jiff::Timestamp) {
         match self.nodes.apply(event) {
             Applied::One(key) => {
-                self.changes.nodes.insert(key);
+                self.changes.nodes.insert(key.into());
             }
             Applied::Replaced => {
                 let relisted = self.nodes.take_relisted();
@@ -356,7 +356,7 @@ impl Cache {
                 } else {
                     self.changes
                         .nodes
-                        .extend(relisted.into_iter().map(|(key, _)| key));
+                        .extend(relisted.into_iter().map(|(key, _)| key.into()));
                 }
             }
             Applied::Buffered => {}
@@ -476,7 +476,7 @@ impl Cache {
                 let relisted = self.pods.take_relisted();
                 if many(relisted.len(), self.pods.objects.len()) {
                     self.pods_by_node =
-                        index_by(&self.pods.objects, |p| p.node_name().map(str::to_owned));
+                        index_by(&self.pods.objects, |p| p.node_name().map(ObjectKey::from));
                     self.changes.all_nodes = true;
                 } else {
                     for (key, old) in relisted {
@@ -491,18 +491,15 @@ impl Cache {
 
     /// Updates the node index for the pod `key` (on `previous` before) and
     /// marks the nodes it left and is on as changed.
-    fn pod_moved(&mut self, key: String, previous: Option<&str>) {
+    fn pod_moved(&mut self, key: ObjectKey, previous: Option<&str>) {
         if let Some(node) = previous {
             remove_from_index(&mut self.pods_by_node, node, &key);
             self.changes.nodes.insert(node.to_owned());
         }
         if let Some(node) = self.pods.objects.get(&key).and_then(|p| p.node_name()) {
-            let node = node.to_owned();
-            self.pods_by_node
-                .entry(node.clone())
-                .or_default()
-                .insert(key);
-            self.changes.nodes.insert(node);
+            let node = ObjectKey::from(node);
+            self.changes.nodes.insert(node.to_string());
+            self.pods_by_node.entry(node).or_default().insert(key);
         }
     }
 

@@ -17,14 +17,14 @@ pub const EVENTS_PER_OBJECT: usize = 5;
 pub type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// `namespace/name` of a namespaced object, or `name` for cluster-scoped ones.
-pub type ObjectKey = String;
+pub type ObjectKey = compact_str::CompactString;
 
 /// The key the reflector would use: `namespace/name`, or `name` when cluster-scoped.
 pub fn object_key(meta: &impl MetaFields) -> ObjectKey {
     let name = meta.name().unwrap_or_default();
     match meta.namespace() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-        _ => name.to_owned(),
+        Some(ns) if !ns.is_empty() => compact_str::format_compact!("{ns}/{name}"),
+        _ => name.into(),
     }
 }
 
@@ -215,9 +215,9 @@ impl<'a> IntoIterator for &'a Keys {
 /// Builds `index value -> keys` over a store.
 pub(super) fn index_by<K>(
     objects: &Map<ObjectKey, Arc<K>>,
-    index_of: impl Fn(&K) -> Option<String>,
-) -> Map<String, Keys> {
-    let mut index: Map<String, Keys> = Map::default();
+    index_of: impl Fn(&K) -> Option<ObjectKey>,
+) -> Map<ObjectKey, Keys> {
+    let mut index: Map<ObjectKey, Keys> = Map::default();
     for (key, obj) in objects {
         if let Some(at) = index_of(obj.as_ref()) {
             index.entry(at).or_default().insert(key.clone());
@@ -227,7 +227,7 @@ pub(super) fn index_by<K>(
 }
 
 /// Removes `key` from the set at `at`, dropping empty sets.
-pub(super) fn remove_from_index(index: &mut Map<String, Keys>, at: &str, key: &str) {
+pub(super) fn remove_from_index(index: &mut Map<ObjectKey, Keys>, at: &str, key: &str) {
     if let Some(keys) = index.get_mut(at) {
         keys.remove(key);
         if keys.is_empty() {
@@ -243,9 +243,9 @@ pub fn involved_key(event: &Event) -> ObjectKey {
     let name = object.name.as_deref().unwrap_or_default();
     match object.namespace.as_deref() {
         Some(ns) if !ns.is_empty() && object.kind.as_deref() != Some("Node") => {
-            format!("{ns}/{name}")
+            compact_str::format_compact!("{ns}/{name}")
         }
-        _ => name.to_owned(),
+        _ => name.into(),
     }
 }
 
