@@ -273,6 +273,49 @@ fn auto_advance_starts_with_the_first_plan_node() {
     assert!(app.ops.auto.is_none());
 }
 
+/// Read-your-writes: right after its start write the watch may still hold
+/// the DaemonSet as it was (a rollback read the old pause back and stopped
+/// itself); the run decides nothing until the cache shows the write.
+#[test]
+fn auto_advance_waits_until_the_watch_shows_its_own_write() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.update(Action::ToggleAuto, &cache, now());
+    let sent = writes(app.update(Action::Confirm, &cache, now()));
+    for (id, request) in sent {
+        app.ops_on_event(OpsEvent::Write(Box::new(WriteEvent {
+            id,
+            request,
+            result: Ok(Outcome::DaemonSetPatched {
+                resource_version: Some("41".into()),
+            }),
+            journal_error: None,
+        })));
+    }
+    assert!(
+        app.ops_on_change(&cache, now()).is_none(),
+        "the cache does not hold the write yet"
+    );
+    let mut echoed = cache
+        .daemonset("kube-system/agent")
+        .cloned()
+        .expect("target");
+    echoed.metadata.resource_version = Some("41".into());
+    fixtures::list(
+        &mut cache,
+        crate::cluster::cache::WatchUpdate::DaemonSet,
+        vec![echoed],
+    );
+    let next = writes(app.ops_on_change(&cache, now()));
+    let nodes: Vec<_> = next
+        .iter()
+        .filter(|(_, r)| matches!(r.write, Write::DeletePod { .. }))
+        .filter_map(|(_, r)| r.record.node.clone())
+        .collect();
+    assert_eq!(nodes, ["node-06"], "then the first batch");
+    assert!(app.ops.unechoed.is_none());
+}
+
 #[test]
 fn plan_overlay_lists_order_canaries_and_skips() {
     let mut cache = fixtures::mid_rollout();
