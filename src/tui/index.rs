@@ -6,6 +6,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use compact_str::CompactString;
+
 use crate::cluster::cache::Cache;
 use crate::engine::selector::Selector;
 
@@ -138,8 +140,8 @@ pub enum Entry {
         /// Nodes in it.
         count: usize,
     },
-    /// A node row, by node name.
-    Row(String),
+    /// A node row, by node name (inline up to 24 bytes: no allocation per row).
+    Row(CompactString),
 }
 
 /// The ordered grid lines and where the node rows are among them.
@@ -195,7 +197,7 @@ impl GridIndex {
                 current = Some(id);
             }
             index.rows.push(index.entries.len());
-            index.entries.push(Entry::Row(name.to_owned()));
+            index.entries.push(Entry::Row(name.into()));
         }
         index
     }

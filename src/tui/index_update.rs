@@ -138,7 +138,7 @@ impl GridIndex {
             );
             (heading + 1, 2)
         };
-        self.entries.insert(at, Entry::Row(key.name.to_owned()));
+        self.entries.insert(at, Entry::Row(key.name.into()));
         for later in &mut self.rows[position..] {
             *later += added;
         }

@@ -281,7 +281,7 @@ impl RosterState {
         }
         for name in shown {
             out.rows.push(out.entries.len());
-            out.entries.push(Entry::Row(name.clone()));
+            out.entries.push(Entry::Row(name.as_str().into()));
         }
         let shift = out.entries.len();
         out.rows.extend(index.rows.iter().map(|at| at + shift));

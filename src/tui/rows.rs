@@ -346,7 +346,7 @@ pub struct RowCache {
     /// The shared copies of the strings the rows repeat.
     strings: Strings,
     /// Node names in natural order, rebuilt when nodes come or go.
-    name_order: Vec<String>,
+    name_order: Vec<compact_str::CompactString>,
     revisions: Option<RevisionIndex>,
     target: Option<String>,
     /// The rollout blocker's inputs over the rows, kept with them.
@@ -432,11 +432,7 @@ impl RowCache {
         if same {
             return;
         }
-        self.name_order = self
-            .rows
-            .values()
-            .map(|row| row.name().to_owned())
-            .collect();
+        self.name_order = self.rows.values().map(|row| row.name().into()).collect();
         self.name_order.sort_by_cached_key(|name| natural_key(name));
     }
 
