@@ -273,7 +273,15 @@ pub async fn auto(ctx: &RunContext<'_>, settings: &AutoSettings) -> Result<AutoE
         ));
     }
     let started = start_state(&state, settings, ctx.executor.actor(), now);
-    write_state(ctx, &snapshot, &state, &started, "auto-start", None).await?;
+    match write_state(ctx, &snapshot, &state, &started, "auto-start", None).await {
+        // The start is on the DaemonSet but unseen: pause it rather than leave
+        // a run marked as going that nothing drives.
+        Err(err @ OpsError::Unechoed { .. }) => {
+            stop_on_error(ctx, &err).await;
+            return Err(err);
+        }
+        other => other?,
+    }
     let mut run = AutoRun::new(settings.policy);
     if let Some((order, _)) = &settings.rollback {
         run = run.only(order.clone());
@@ -281,19 +289,25 @@ pub async fn auto(ctx: &RunContext<'_>, settings: &AutoSettings) -> Result<AutoE
     let end = match auto_loop(ctx, &mut run, settings).await {
         Ok(end) => end,
         Err(err) => {
-            let reason = format!("stopped by an error: {err}");
-            if let Err(pause_err) = pause_run(ctx, None, &reason).await {
-                (ctx.progress)(Progress::new(
-                    "error",
-                    None,
-                    format!("could not record the stop: {pause_err}"),
-                ));
-            }
+            stop_on_error(ctx, &err).await;
             return Err(err);
         }
     };
     finish(ctx, &end).await?;
     Ok(end)
+}
+
+/// Pauses the run with the error as its reason; a failure to record that is
+/// reported, not raised (the error itself is what the caller returns).
+async fn stop_on_error(ctx: &RunContext<'_>, err: &OpsError) {
+    let reason = format!("stopped by an error: {err}");
+    if let Err(pause_err) = pause_run(ctx, None, &reason).await {
+        (ctx.progress)(Progress::new(
+            "error",
+            None,
+            format!("could not record the stop: {pause_err}"),
+        ));
+    }
 }
 
 fn start_state(

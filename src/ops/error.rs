@@ -81,6 +81,20 @@ pub enum OpsError {
         #[source]
         source: std::io::Error,
     },
+    /// A write succeeded, but the watch did not show it in time: nothing is
+    /// decided from the older view it still holds.
+    #[error(
+        "the watch of {what} has not shown this process's own write (resourceVersion \
+         {written}) after {waited}; not deciding from an older view"
+    )]
+    Unechoed {
+        /// The object written.
+        what: String,
+        /// The resourceVersion the write returned.
+        written: String,
+        /// How long the watch was given.
+        waited: String,
+    },
     /// Stored rollout state on the DaemonSet could not be understood.
     #[error("bad rollout state annotation {key}: {message}")]
     BadState {

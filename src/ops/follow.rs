@@ -95,12 +95,11 @@ impl Follower {
                 .await
                 .is_err()
             {
-                return Err(OpsError::Invalid(format!(
-                    "the watch of daemonset {} has not shown this process's own write \
-                     (resourceVersion {written}) after {}; not deciding from an older view",
-                    self.target.key(),
-                    humantime::format_duration(patience)
-                )));
+                return Err(OpsError::Unechoed {
+                    what: format!("daemonset {}", self.target.key()),
+                    written: written.to_owned(),
+                    waited: humantime::format_duration(patience).to_string(),
+                });
             }
         }
     }
