@@ -1,7 +1,8 @@
-//! How the row cache holds its rows compactly: one copy of each node's name
-//! (the set is keyed by the name inside the row), and one shared copy of the
-//! strings that repeat across nodes (revision hash, phase, problem, pool,
-//! zone, taints). Pure data structures; no I/O.
+//! How the row cache holds its rows compactly: dense in a vector, with one
+//! copy of each node's name (the table of positions hashes the name inside
+//! the row), and one shared copy of the strings that repeat across nodes
+//! (revision hash, phase, problem, pool, zone, taints). Pure data
+//! structures; no I/O.
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
