@@ -26,11 +26,12 @@ use crate::ops::snapshot::{RowSource, Snapshot};
 use crate::ops::write::{Outcome, Write, WriteEvent, WriteRequest};
 
 /// State writes that only record what a run is doing; their success is not news.
-const BOOKKEEPING: [&str; 5] = [
+const BOOKKEEPING: [&str; 6] = [
     "auto-start",
     "auto-done",
     "auto-stop",
     "batch",
+    "heartbeat",
     "rollback-state",
 ];
 

@@ -273,6 +273,27 @@ fn auto_advance_starts_with_the_first_plan_node() {
     assert!(app.ops.auto.is_none());
 }
 
+/// The lease's renewal is bookkeeping: its success must not replace what
+/// the run last said in the status line ("heartbeat: done" did).
+#[test]
+fn a_heartbeat_write_leaves_the_runs_message_in_place() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache);
+    app.update(Action::ToggleAuto, &cache, now());
+    let sent = writes(app.update(Action::Confirm, &cache, now()));
+    let said = app.ui.message.clone().map(|m| m.text);
+    assert!(
+        said.as_deref()
+            .is_some_and(|t| t.starts_with("auto-advance started")),
+        "{said:?}"
+    );
+    for (id, mut request) in sent {
+        request.record.action = "heartbeat".into();
+        done(&mut app, id, request);
+    }
+    assert_eq!(app.ui.message.clone().map(|m| m.text), said);
+}
+
 /// Read-your-writes: right after its start write the watch may still hold
 /// the DaemonSet as it was (a rollback read the old pause back and stopped
 /// itself); the run decides nothing until the cache shows the write.
