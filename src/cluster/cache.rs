@@ -69,7 +69,7 @@ pub struct Changes {
     /// Every node row must be recomputed (a relist, the DaemonSet or its revisions changed).
     pub all_nodes: bool,
     /// Nodes whose node object, pods or events changed.
-    pub nodes: HashSet<String>,
+    pub nodes: HashSet<ObjectKey>,
     /// Some DaemonSet changed (the target's header, or the picker list).
     pub daemonsets: bool,
     /// The ControllerRevisions changed.
@@ -347,7 +347,7 @@ impl Cache {
     fn apply_node(&mut self, event: watcher::Event<Node>, now: jiff::Timestamp) {
         match self.nodes.apply(event) {
             Applied::One(key) => {
-                self.changes.nodes.insert(key.into());
+                self.changes.nodes.insert(key);
             }
             Applied::Replaced => {
                 let relisted = self.nodes.take_relisted();
@@ -356,7 +356,7 @@ impl Cache {
                 } else {
                     self.changes
                         .nodes
-                        .extend(relisted.into_iter().map(|(key, _)| key.into()));
+                        .extend(relisted.into_iter().map(|(key, _)| key));
                 }
             }
             Applied::Buffered => {}
@@ -494,11 +494,11 @@ impl Cache {
     fn pod_moved(&mut self, key: ObjectKey, previous: Option<&str>) {
         if let Some(node) = previous {
             remove_from_index(&mut self.pods_by_node, node, &key);
-            self.changes.nodes.insert(node.to_owned());
+            self.changes.nodes.insert(node.into());
         }
         if let Some(node) = self.pods.objects.get(&key).and_then(|p| p.node_name()) {
             let node = ObjectKey::from(node);
-            self.changes.nodes.insert(node.to_string());
+            self.changes.nodes.insert(node.clone());
             self.pods_by_node.entry(node).or_default().insert(key);
         }
     }
@@ -544,9 +544,9 @@ impl Cache {
     /// a pod `namespace/name` of the target) as changed.
     fn event_object_changed(&mut self, kind: StreamKind, object: &str) {
         if kind == StreamKind::NodeEvents {
-            self.changes.nodes.insert(object.to_owned());
+            self.changes.nodes.insert(object.into());
         } else if let Some(node) = self.pods.objects.get(object).and_then(|p| p.node_name()) {
-            self.changes.nodes.insert(node.to_owned());
+            self.changes.nodes.insert(node.into());
         }
     }
 

@@ -16,6 +16,7 @@ use super::state::{DetailView, HistoryView, Level, PickerView, Screen, UiState};
 use super::view_model::pane::{self, Overlay, TextPane};
 use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
+use crate::cluster::store::ObjectKey;
 use crate::cluster::watch::Target;
 
 /// What the event loop must do after an action.
@@ -144,13 +145,13 @@ impl App {
     fn move_rows(
         &mut self,
         cache: &Cache,
-        rows: &std::collections::HashSet<String>,
-        nodes: &std::collections::HashSet<String>,
+        rows: &std::collections::HashSet<ObjectKey>,
+        nodes: &std::collections::HashSet<ObjectKey>,
     ) {
         let changed: std::collections::BTreeSet<&str> = rows
             .iter()
             .chain(nodes.iter())
-            .map(String::as_str)
+            .map(ObjectKey::as_str)
             .collect();
         if changed.len() > super::index_update::INCREMENTAL_LIMIT {
             self.rebuild_index(cache);

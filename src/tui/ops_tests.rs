@@ -43,10 +43,20 @@ fn writes(effect: Option<Effect>) -> Vec<(u64, crate::ops::write::WriteRequest)>
 }
 
 fn done(app: &mut App, id: u64, request: crate::ops::write::WriteRequest) {
+    done_at(app, id, request, None);
+}
+
+/// Answers `request` as done; a DaemonSet patch returns `resource_version`.
+fn done_at(
+    app: &mut App,
+    id: u64,
+    request: crate::ops::write::WriteRequest,
+    resource_version: Option<&str>,
+) {
     let result = Ok(match request.write {
         Write::DeletePod { .. } => Outcome::PodDeleted,
         _ => Outcome::DaemonSetPatched {
-            resource_version: None,
+            resource_version: resource_version.map(str::to_owned),
         },
     });
     app.ops_on_event(OpsEvent::Write(Box::new(WriteEvent {
@@ -55,6 +65,14 @@ fn done(app: &mut App, id: u64, request: crate::ops::write::WriteRequest) {
         result,
         journal_error: None,
     })));
+}
+
+/// A console on `cache` that has just confirmed auto-advance, and the writes it sent.
+fn auto_started(cache: &mut Cache) -> (App, Vec<(u64, crate::ops::write::WriteRequest)>) {
+    let mut app = app_on(cache);
+    app.update(Action::ToggleAuto, cache, now());
+    let sent = writes(app.update(Action::Confirm, cache, now()));
+    (app, sent)
 }
 
 #[test]
@@ -248,9 +266,7 @@ fn a_rolling_update_rollback_records_its_revision_and_leaves_no_run() {
 #[test]
 fn auto_advance_starts_with_the_first_plan_node() {
     let mut cache = fixtures::mid_rollout();
-    let mut app = app_on(&mut cache);
-    app.update(Action::ToggleAuto, &cache, now());
-    let sent = writes(app.update(Action::Confirm, &cache, now()));
+    let (mut app, sent) = auto_started(&mut cache);
     assert_eq!(sent.len(), 1, "first the state write");
     assert!(
         app.ops_on_change(&cache, now()).is_none(),
@@ -278,9 +294,7 @@ fn auto_advance_starts_with_the_first_plan_node() {
 #[test]
 fn a_heartbeat_write_leaves_the_runs_message_in_place() {
     let mut cache = fixtures::mid_rollout();
-    let mut app = app_on(&mut cache);
-    app.update(Action::ToggleAuto, &cache, now());
-    let sent = writes(app.update(Action::Confirm, &cache, now()));
+    let (mut app, sent) = auto_started(&mut cache);
     let said = app.ui.message.clone().map(|m| m.text);
     assert!(
         said.as_deref()
@@ -300,18 +314,9 @@ fn a_heartbeat_write_leaves_the_runs_message_in_place() {
 #[test]
 fn auto_advance_waits_until_the_watch_shows_its_own_write() {
     let mut cache = fixtures::mid_rollout();
-    let mut app = app_on(&mut cache);
-    app.update(Action::ToggleAuto, &cache, now());
-    let sent = writes(app.update(Action::Confirm, &cache, now()));
+    let (mut app, sent) = auto_started(&mut cache);
     for (id, request) in sent {
-        app.ops_on_event(OpsEvent::Write(Box::new(WriteEvent {
-            id,
-            request,
-            result: Ok(Outcome::DaemonSetPatched {
-                resource_version: Some("41".into()),
-            }),
-            journal_error: None,
-        })));
+        done_at(&mut app, id, request, Some("41"));
     }
     assert!(
         app.ops_on_change(&cache, now()).is_none(),

@@ -25,6 +25,7 @@ use crate::audit::incremental::update_nodes;
 use crate::audit::{AuditReport, InputError, NodeAuditStatus, Roster, compare};
 use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamStatus};
+use crate::cluster::store::ObjectKey;
 use crate::model::{DaemonSet, Node, Pod};
 
 /// Shortest time between the starts of two comparisons.
@@ -122,7 +123,7 @@ impl RosterState {
             self.stale = true;
             return;
         };
-        let nodes = changes.nodes.iter().map(String::as_str);
+        let nodes = changes.nodes.iter().map(ObjectKey::as_str);
         if update_nodes(report, ds, nodes, |n| cache.node(n), |n| cache.pods_on(n)).is_err() {
             // The comparison from scratch says what is wrong.
             self.stale = true;
@@ -132,7 +133,7 @@ impl RosterState {
             let absent = report
                 .details
                 .node_identity_mismatch
-                .get(node)
+                .get(node.as_str())
                 .is_some_and(|m| m.cluster_uid.is_none());
             match self
                 .absent
@@ -141,7 +142,7 @@ impl RosterState {
                 Ok(at) if !absent => {
                     self.absent.remove(at);
                 }
-                Err(at) if absent => self.absent.insert(at, node.clone()),
+                Err(at) if absent => self.absent.insert(at, node.to_string()),
                 _ => {}
             }
         }

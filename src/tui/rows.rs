@@ -11,6 +11,7 @@ use super::index::natural_key;
 use super::rows_store::{RowSet, Strings};
 use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamState};
+use crate::cluster::store::ObjectKey;
 use crate::engine::blockers::{Blocker, BlockerTally, Share};
 use crate::engine::coverage::{NodeCoverage, PodCoverage, named_coverage, node_coverage};
 use crate::engine::eligibility::NodeVerdict;
@@ -363,7 +364,7 @@ pub struct RowChanges {
     /// Rows were added or removed, or everything was recomputed.
     pub membership: bool,
     /// Nodes whose row changed.
-    pub nodes: HashSet<String>,
+    pub nodes: HashSet<ObjectKey>,
     /// A changed row moved in some sort order or group (state, revision, age, pool, zone).
     pub reorder: bool,
 }
@@ -509,7 +510,7 @@ impl RowCache {
         &mut self,
         cache: &Cache,
         ds: &DaemonSet,
-        nodes: &HashSet<String>,
+        nodes: &HashSet<ObjectKey>,
         now: jiff::Timestamp,
     ) -> RowChanges {
         let mut out = RowChanges::default();

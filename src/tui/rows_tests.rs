@@ -327,7 +327,7 @@ fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
         !refreshed.membership,
         "one pod's change recomputed every row"
     );
-    assert_eq!(refreshed.nodes, ["node-3".to_owned()].into());
+    assert_eq!(refreshed.nodes, ["node-3".into()].into());
 
     let mut failed = grid_streams_started();
     list(
@@ -394,8 +394,8 @@ fn a_relist_recomputes_only_what_it_changed() {
     );
     let changed = cache.take_changes();
     assert!(!changed.all_nodes);
-    assert_eq!(changed.nodes, ["node-4".to_owned()].into());
+    assert_eq!(changed.nodes, ["node-4".into()].into());
     let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
     assert!(!refreshed.membership);
-    assert_eq!(refreshed.nodes, ["node-4".to_owned()].into());
+    assert_eq!(refreshed.nodes, ["node-4".into()].into());
 }
