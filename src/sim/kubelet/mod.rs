@@ -20,12 +20,14 @@ mod timeline;
 
 use std::sync::Arc;
 
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::sim::resources::ResourceKind;
-use crate::sim::store::{EventType, Store, StoreEvent};
+use crate::sim::store::{EventType, Store, StoreEvent, StoredObject};
 use clock::SimClock;
 pub use fleet::{Fleet, KubeletOptions};
 
@@ -100,12 +102,47 @@ fn list_all(fleet: &mut Fleet) {
     // Decode one object at a time rather than every object of a kind at once.
     let (nodes, _) = fleet.store.list_objects(ResourceKind::Node, None);
     for node in &nodes {
-        fleet.on_node(&node.value());
+        fleet.on_node(&node_view(node));
     }
     let (pods, _) = fleet.store.list_objects(ResourceKind::Pod, None);
     for pod in &pods {
         fleet.on_pod(&pod.value());
     }
+}
+
+/// The parts of a node the kubelets read (metadata, spec, and of its status
+/// the conditions and addresses), as a JSON value. The rest, a real node's
+/// ~40 cached images above all, is skipped by the decoder: parsing whole
+/// nodes was most of the kubelets' start at 65,000 nodes.
+fn node_view(node: &StoredObject) -> Value {
+    #[derive(Deserialize)]
+    struct NodeView {
+        #[serde(default)]
+        metadata: Value,
+        #[serde(default)]
+        spec: Value,
+        #[serde(default)]
+        status: StatusView,
+    }
+    #[derive(Default, Deserialize)]
+    struct StatusView {
+        #[serde(default)]
+        conditions: Value,
+        #[serde(default)]
+        addresses: Value,
+    }
+    let Ok(view) = node.decode::<NodeView>() else {
+        return node.value();
+    };
+    let status = Map::from_iter([
+        ("conditions".to_owned(), view.status.conditions),
+        ("addresses".to_owned(), view.status.addresses),
+    ]);
+    Value::Object(Map::from_iter([
+        ("metadata".to_owned(), view.metadata),
+        ("spec".to_owned(), view.spec),
+        ("status".to_owned(), Value::Object(status)),
+    ]))
 }
 
 fn apply(fleet: &mut Fleet, event: &Arc<StoreEvent>) {
@@ -116,7 +153,7 @@ fn apply(fleet: &mut Fleet, event: &Arc<StoreEvent>) {
         (ResourceKind::Pod, EventType::Deleted) => fleet.on_pod_deleted(&value()),
         (ResourceKind::Pod, _) if fleet.pod_has_news(&event.object) => fleet.on_pod(&value()),
         (ResourceKind::Node, EventType::Deleted) => fleet.on_node_deleted(&value()),
-        (ResourceKind::Node, _) => fleet.on_node(&value()),
+        (ResourceKind::Node, _) => fleet.on_node(&node_view(&event.object)),
         _ => {}
     }
 }

@@ -14,14 +14,15 @@ pub const TAINT_NOT_READY: &str = "node.kubernetes.io/not-ready";
 
 /// The four conditions of a healthy node, all changed at `since`.
 pub fn healthy_conditions(since: &str, heartbeat: &str) -> Value {
-    json!([
+    // An array, not `json!([...])`: that copies each condition it is given.
+    Value::Array(vec![
         condition(
             "MemoryPressure",
             "False",
             "KubeletHasSufficientMemory",
             "kubelet has sufficient memory available",
             since,
-            heartbeat
+            heartbeat,
         ),
         condition(
             "DiskPressure",
@@ -29,7 +30,7 @@ pub fn healthy_conditions(since: &str, heartbeat: &str) -> Value {
             "KubeletHasNoDiskPressure",
             "kubelet has no disk pressure",
             since,
-            heartbeat
+            heartbeat,
         ),
         condition(
             "PIDPressure",
@@ -37,7 +38,7 @@ pub fn healthy_conditions(since: &str, heartbeat: &str) -> Value {
             "KubeletHasSufficientPID",
             "kubelet has sufficient PID available",
             since,
-            heartbeat
+            heartbeat,
         ),
         condition(
             "Ready",
@@ -45,7 +46,7 @@ pub fn healthy_conditions(since: &str, heartbeat: &str) -> Value {
             "KubeletReady",
             "kubelet is posting ready status",
             since,
-            heartbeat
+            heartbeat,
         ),
     ])
 }
