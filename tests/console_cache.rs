@@ -39,7 +39,7 @@ fn pod(name: &str, node: &str) -> Pod {
         },
         spec: PodSpec {
             node_name: Some(node.into()),
-            containers: Vec::new(),
+            containers: model::Few::new(),
         },
         ..Pod::default()
     }

@@ -102,7 +102,7 @@ pub(crate) mod fixtures {
 
     use crate::model::{
         ContainerState, ContainerStatus, DaemonSet, Node, NodeCondition, ObjectMeta, Owner, Pod,
-        PodCondition, StateDetail, Time,
+        PodCondition, RunningState, StateDetail, Time,
     };
 
     pub const DS_UID: &str = "ds-uid-1";
@@ -162,7 +162,7 @@ pub(crate) mod fixtures {
             name: "agent".into(),
             ready: true,
             state: ContainerState {
-                running: Some(Box::default()),
+                running: Some(RunningState::default()),
                 ..ContainerState::default()
             },
             ..ContainerStatus::default()

@@ -27,7 +27,7 @@ pub struct PodCoverage {
     /// Pod name (inline up to 24 bytes, as in the pod's metadata).
     pub name: compact_str::CompactString,
     /// Pod UID (the precondition of a delete).
-    pub uid: String,
+    pub uid: crate::model::Uid,
     /// The `controller-revision-hash` label (shared: one copy per revision
     /// in the console's row cache).
     pub hash: Option<Arc<str>>,
@@ -271,7 +271,7 @@ pub fn pod_coverage(
     let hash = pod.revision_hash().map(Arc::from);
     PodCoverage {
         name: pod.name().into(),
-        uid: pod.uid().to_owned(),
+        uid: pod.uid().into(),
         revision: hash.as_deref().and_then(|h| revisions.number_for_hash(h)),
         hash,
         updated: revisions.is_pod_updated(pod),

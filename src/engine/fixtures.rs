@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use smallvec::smallvec;
+
 use k8s_openapi::api::apps::v1::{
     DaemonSetSpec, DaemonSetStatus, DaemonSetUpdateStrategy, RollingUpdateDaemonSet,
 };
@@ -15,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::model::{
-    ContainerState, ContainerStatus, ControllerRevision, DaemonSet, Meta, Node, NodeCondition,
+    ContainerState, ContainerStatus, ControllerRevision, DaemonSet, Few, Meta, Node, NodeCondition,
     ObjectMeta, Owner, OwnerReference, Pod, PodCondition, REVISION_HASH_LABEL, StateDetail, Taint,
     Time,
 };
@@ -41,7 +43,7 @@ pub fn node(name: &str) -> NodeBuilder {
     NodeBuilder(Node {
         metadata: Meta {
             name: Some(name.into()),
-            uid: Some(format!("uid-{name}")),
+            uid: Some(format!("uid-{name}").into()),
             ..Meta::default()
         },
         status: crate::model::NodeStatus {
@@ -106,14 +108,14 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
         metadata: Meta {
             name: Some(name.into()),
             namespace: Some("kube-system".into()),
-            uid: Some(format!("uid-{name}")),
+            uid: Some(format!("uid-{name}").into()),
             creation_timestamp: Some(Time(at(0))),
             owner_references: Some(vec![controller_ref(DS_UID).into()]),
             ..Meta::default()
         },
         spec: crate::model::PodSpec {
             node_name: Some(node.into()),
-            containers: Vec::new(),
+            containers: Few::new(),
         },
         status: crate::model::PodStatus {
             phase: Some("Pending".into()),
@@ -184,7 +186,7 @@ impl PodBuilder {
 
     /// One container `main` waiting with `reason` and `restarts` restarts.
     pub fn waiting(mut self, reason: &str, restarts: i32) -> Self {
-        self.0.status.container_statuses = vec![ContainerStatus {
+        self.0.status.container_statuses = smallvec![ContainerStatus {
             name: "main".into(),
             restart_count: restarts,
             state: ContainerState {
@@ -214,7 +216,7 @@ impl PodBuilder {
 
     /// One running container `main` with `restarts` restarts.
     pub fn restarts(mut self, restarts: i32) -> Self {
-        self.0.status.container_statuses = vec![ContainerStatus {
+        self.0.status.container_statuses = smallvec![ContainerStatus {
             name: "main".into(),
             ready: true,
             restart_count: restarts,

@@ -6,7 +6,7 @@
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
-use super::{Interned, Labels, Owner, Time};
+use super::{Interned, Labels, Owner, Time, Uid};
 
 /// The metadata of a node, pod or event: the fields of `ObjectMeta` that
 /// rollcall reads, under the same names, and nothing else (the upstream
@@ -23,7 +23,7 @@ pub struct Meta {
     pub namespace: Option<Interned>,
     /// `metadata.uid`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
+    pub uid: Option<Uid>,
     /// `metadata.resourceVersion` (inline: etcd's are at most 20 digits).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<CompactString>,
@@ -80,7 +80,7 @@ impl MetaFields for super::ObjectMeta {
 pub(super) struct WireMeta {
     name: Option<CompactString>,
     namespace: Option<Interned>,
-    uid: Option<String>,
+    uid: Option<Uid>,
     resource_version: Option<CompactString>,
     creation_timestamp: Option<Time>,
     deletion_timestamp: Option<Time>,

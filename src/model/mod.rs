@@ -18,6 +18,7 @@ mod owner;
 mod pod;
 mod resource;
 pub mod snapshot;
+mod uid;
 
 pub use ds_ref::{DsRef, DsRefError, Target};
 pub use event::{Event, InvolvedObject};
@@ -28,11 +29,12 @@ pub use node::{Node, NodeSpec, NodeStatus};
 pub use node_condition::{ConditionText, NodeCondition};
 pub use owner::{Owner, OwnerFields};
 pub use pod::{
-    ContainerState, ContainerStatus, Pod, PodCondition, PodContainer, PodSpec, PodStatus,
-    StateDetail,
+    ContainerState, ContainerStatus, Few, Pod, PodCondition, PodContainer, PodSpec, PodStatus,
+    RunningState, StateDetail,
 };
 
 pub use snapshot::{LoadedSnapshot, Snapshot, SnapshotError, SnapshotWarning};
+pub use uid::Uid;
 
 pub use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 pub use k8s_openapi::api::core::v1::{Taint, Toleration};

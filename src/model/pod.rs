@@ -1,9 +1,15 @@
 //! The slim Pod: owner, node, revision label, phase, readiness and container states.
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use super::meta::{JoinedMeta, Meta, WireMeta, joined};
 use super::{Interned, Labels, REVISION_HASH_LABEL, Time};
+
+/// A pod's containers, their statuses and its kept conditions: almost always
+/// one each, held inline (three heap blocks a pod fewer, about 90 bytes a pod
+/// at 130,000 pods); more spill to the heap.
+pub type Few<T> = SmallVec<[T; 1]>;
 
 /// A pod as rollcall sees it. Like [`super::Node`], its labels live in
 /// [`Pod::labels`] (interned) and only the metadata fields rollcall reads are
@@ -78,8 +84,8 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<compact_str::CompactString>,
     /// Container names and images.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub containers: Vec<PodContainer>,
+    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
+    pub containers: Few<PodContainer>,
 }
 
 /// A container of the pod spec.
@@ -107,14 +113,14 @@ pub struct PodStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `status.conditions`: of a decoded pod, only `Ready`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<PodCondition>,
+    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
+    pub conditions: Few<PodCondition>,
     /// When the kubelet accepted the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<Time>,
     /// Per-container state.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub container_statuses: Vec<ContainerStatus>,
+    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
+    pub container_statuses: Few<ContainerStatus>,
 }
 
 /// One pod condition.
@@ -154,8 +160,8 @@ pub struct ContainerStatus {
     pub last_state: ContainerState,
 }
 
-/// A container state: at most one of waiting, running, terminated (boxed:
-/// two of the three are absent, so a state costs three pointers).
+/// A container state: at most one of waiting, running, terminated (waiting
+/// and terminated boxed: they are rare, and running holds only a time).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContainerState {
@@ -164,13 +170,22 @@ pub struct ContainerState {
     pub waiting: Option<Box<StateDetail>>,
     /// Running since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running: Option<Box<StateDetail>>,
+    pub running: Option<RunningState>,
     /// Terminated (Error, Completed, OOMKilled, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminated: Option<Box<StateDetail>>,
 }
 
-/// The fields shared by the three container states that rollcall shows.
+/// A running container: only when it started (as in the API).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunningState {
+    /// When the container started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+}
+
+/// The fields of a waiting or terminated container that rollcall shows.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StateDetail {
@@ -183,7 +198,7 @@ pub struct StateDetail {
     /// Exit code of a terminated container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    /// When a running container started.
+    /// When a terminated container had started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Time>,
 }

@@ -89,7 +89,7 @@ fn victim(step: &crate::engine::rollout::PlanStep) -> Option<Victim> {
     Some(Victim {
         node: step.node.clone(),
         pod: pod.name.to_string(),
-        uid: pod.uid.clone(),
+        uid: pod.uid.to_string(),
         revision_from: pod.revision,
         canary: step.canary,
     })
@@ -207,7 +207,7 @@ impl InFlight {
                     .iter()
                     .find(|p| p.updated && !p.terminating && p.uid != self.victim.uid)
             })
-            .map(|p| p.uid.clone());
+            .map(|p| p.uid.to_string());
     }
 
     /// The gate's view of this node with its current coverage row.
