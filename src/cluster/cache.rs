@@ -11,10 +11,9 @@ use std::sync::Arc;
 
 use kube::runtime::watcher;
 
+use super::node_pods::NodePods;
 use super::status::{StreamKind, StreamStatus};
-use super::store::{
-    Applied, EventStore, Keys, KindStore, Map, ObjectKey, index_by, map_event, remove_from_index,
-};
+use super::store::{Applied, EventStore, KindStore, ObjectKey, map_event};
 use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
 
 /// Whether a relist changed so many of `total` objects that recomputing
@@ -99,7 +98,7 @@ pub struct Cache {
     pod_events: EventStore,
     node_events: EventStore,
     /// Node name to the keys of the pods bound to it.
-    pods_by_node: Map<ObjectKey, Keys>,
+    pods_by_node: NodePods,
     streams: BTreeMap<StreamKind, StreamStatus>,
     changes: Changes,
     /// The last "the server changed" notice and when.
@@ -190,7 +189,7 @@ impl Cache {
     /// Names of the nodes the target's pods are bound to (the rows when nodes
     /// cannot be read).
     pub fn pod_node_names(&self) -> impl Iterator<Item = &str> {
-        self.pods_by_node.keys().map(ObjectKey::as_str)
+        self.pods_by_node.nodes()
     }
 
     /// Records that the server changed identity or went backwards: every
@@ -326,12 +325,7 @@ impl Cache {
 
     /// The target's pods bound to `node`, in key order.
     pub fn pods_on(&self, node: &str) -> Vec<&Pod> {
-        self.pods_by_node
-            .get(node)
-            .into_iter()
-            .flatten()
-            .filter_map(|key| self.pods.objects.get(key).map(Arc::as_ref))
-            .collect()
+        self.pods_by_node.on(node).collect()
     }
 
     /// The most recent events about a pod (`namespace/name`), newest first.
@@ -475,8 +469,7 @@ impl Cache {
             Applied::Replaced => {
                 let relisted = self.pods.take_relisted();
                 if many(relisted.len(), self.pods.objects.len()) {
-                    self.pods_by_node =
-                        index_by(&self.pods.objects, |p| p.node_name().map(ObjectKey::from));
+                    self.pods_by_node = NodePods::build(&self.pods.objects);
                     self.changes.all_nodes = true;
                 } else {
                     for (key, old) in relisted {
@@ -493,13 +486,14 @@ impl Cache {
     /// marks the nodes it left and is on as changed.
     fn pod_moved(&mut self, key: ObjectKey, previous: Option<&str>) {
         if let Some(node) = previous {
-            remove_from_index(&mut self.pods_by_node, node, &key);
+            self.pods_by_node.remove(node, &key);
             self.changes.nodes.insert(node.into());
         }
-        if let Some(node) = self.pods.objects.get(&key).and_then(|p| p.node_name()) {
-            let node = ObjectKey::from(node);
-            self.changes.nodes.insert(node.clone());
-            self.pods_by_node.entry(node).or_default().insert(key);
+        if let Some(pod) = self.pods.objects.get(&key) {
+            if let Some(node) = pod.node_name() {
+                self.changes.nodes.insert(node.into());
+            }
+            self.pods_by_node.insert(pod);
         }
     }
 
