@@ -130,7 +130,6 @@ fn owner_words(pod: &Pod, ds: &DaemonSet) -> String {
         .metadata
         .owner_references
         .iter()
-        .flatten()
         .find(|r| r.controller == Some(true));
     match controller {
         None => "(no controller)".to_owned(),

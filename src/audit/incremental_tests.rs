@@ -84,7 +84,7 @@ impl Cluster {
             3 => {
                 let mut other = ready;
                 other.metadata.owner_references =
-                    Some(vec![owner("DaemonSet", "agent", "an-older-uid")]);
+                    smallvec::smallvec![owner("DaemonSet", "agent", "an-older-uid")];
                 other
             }
             _ => {

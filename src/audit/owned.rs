@@ -150,7 +150,7 @@ pub(crate) mod fixtures {
         pod.labels = [("app", "agent"), ("controller-revision-hash", "5d4f6b7c8")]
             .into_iter()
             .collect();
-        pod.metadata.owner_references = Some(vec![owner("DaemonSet", "agent", DS_UID)]);
+        pod.metadata.owner_references = smallvec::smallvec![owner("DaemonSet", "agent", DS_UID)];
         pod.spec.node_name = node.map(Into::into);
         pod.status.phase = Some("Running".into());
         pod.status.conditions.push(PodCondition {
@@ -202,7 +202,7 @@ mod tests {
         let ds = daemonset();
         let with_owner = |r| {
             let mut p = pod("p", "u", Some("n"));
-            p.metadata.owner_references = Some(vec![r]);
+            p.metadata.owner_references = smallvec::smallvec![r];
             p
         };
         let not_controller = {
@@ -222,7 +222,7 @@ mod tests {
         };
         let no_refs = {
             let mut p = pod("p", "u", Some("n"));
-            p.metadata.owner_references = None;
+            p.metadata.owner_references = crate::model::Few::new();
             p
         };
         let cases: Vec<(&str, Pod, bool)> = vec![

@@ -110,7 +110,7 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
             namespace: Some("kube-system".into()),
             uid: Some(format!("uid-{name}").into()),
             creation_timestamp: Some(Time(at(0))),
-            owner_references: Some(vec![controller_ref(DS_UID).into()]),
+            owner_references: smallvec::smallvec![controller_ref(DS_UID).into()],
             ..Meta::default()
         },
         spec: crate::model::PodSpec {
@@ -252,7 +252,7 @@ impl PodBuilder {
 
     /// Replaces the owner references.
     pub fn owners(mut self, owners: Vec<OwnerReference>) -> Self {
-        self.0.metadata.owner_references = Some(owners.into_iter().map(Owner::from).collect());
+        self.0.metadata.owner_references = owners.into_iter().map(Owner::from).collect();
         self
     }
 

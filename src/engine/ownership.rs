@@ -32,7 +32,7 @@ pub fn owners_controlled_by<R: OwnerFields>(owners: Option<&[R]>, ds: &DaemonSet
 
 /// Whether `pod` is controlled by `ds` (see [`owners_controlled_by`]).
 pub fn is_controlled_by(pod: &crate::model::Pod, ds: &DaemonSet) -> bool {
-    owners_controlled_by(pod.metadata.owner_references.as_deref(), ds)
+    owners_controlled_by(Some(&pod.metadata.owner_references), ds)
 }
 
 /// Whether `revision` is controlled by `ds` (see [`owners_controlled_by`]).

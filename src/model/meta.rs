@@ -6,7 +6,9 @@
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
-use super::{Interned, Labels, Owner, Time, Uid};
+use smallvec::SmallVec;
+
+use super::{Few, Interned, Labels, Owner, Time, Uid};
 
 /// The metadata of a node, pod or event: the fields of `ObjectMeta` that
 /// rollcall reads, under the same names, and nothing else (the upstream
@@ -33,9 +35,10 @@ pub struct Meta {
     /// `metadata.deletionTimestamp`: set once the object is terminating.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<Time>,
-    /// `metadata.ownerReferences` (`None` when there are none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner_references: Option<Vec<Owner>>,
+    /// `metadata.ownerReferences`: one inline (a pod's usual one owner
+    /// took a heap block of its own), more spill to the heap.
+    #[serde(skip_serializing_if = "SmallVec::is_empty")]
+    pub owner_references: Few<Owner>,
 }
 
 /// What the stores and the snapshot loader read of any object's metadata,
@@ -84,14 +87,13 @@ pub(super) struct WireMeta {
     resource_version: Option<CompactString>,
     creation_timestamp: Option<Time>,
     deletion_timestamp: Option<Time>,
-    owner_references: Option<Vec<Owner>>,
+    owner_references: Option<Few<Owner>>,
     labels: Labels,
 }
 
 impl WireMeta {
     /// The metadata and the interned labels.
     pub(super) fn split(self) -> (Meta, Labels) {
-        let owner_references = self.owner_references.filter(|owners| !owners.is_empty());
         let meta = Meta {
             name: self.name,
             namespace: self.namespace,
@@ -99,11 +101,7 @@ impl WireMeta {
             resource_version: self.resource_version,
             creation_timestamp: self.creation_timestamp,
             deletion_timestamp: self.deletion_timestamp,
-            // serde leaves room for four (most objects have one owner).
-            owner_references: owner_references.map(|mut owners| {
-                owners.shrink_to_fit();
-                owners
-            }),
+            owner_references: self.owner_references.unwrap_or_default(),
         };
         (meta, self.labels)
     }
@@ -168,9 +166,9 @@ mod tests {
             "labels live in pod.labels"
         );
         assert_eq!(
-            pod.metadata.owner_references.as_ref().map(Vec::capacity),
-            Some(1),
-            "no spare room kept"
+            pod.metadata.owner_references.spilled(),
+            false,
+            "one owner is held inline"
         );
         assert!(pod.is_ready());
         assert_eq!(pod.restarts(), 2);

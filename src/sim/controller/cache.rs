@@ -156,7 +156,7 @@ impl Cache {
         let Ok(mut pod) = object.decode::<Pod>() else {
             return Vec::new();
         };
-        let owner = controller_of(pod.metadata.owner_references.as_deref())
+        let owner = controller_of(Some(&pod.metadata.owner_references))
             .filter(|o| o.kind == "DaemonSet")
             .map(|o| DsKey::new(&pod_key.0, &o.name));
         let Some(owner) = owner else {
