@@ -465,7 +465,7 @@ impl Cache {
             _ => None,
         };
         match self.pods.apply(event) {
-            Applied::One(key) => self.pod_moved(key, previous_node.as_deref()),
+            Applied::One(key) => self.pod_moved(&key, previous_node.as_deref()),
             Applied::Replaced => {
                 let relisted = self.pods.take_relisted();
                 if many(relisted.len(), self.pods.objects.len()) {
@@ -473,7 +473,7 @@ impl Cache {
                     self.changes.all_nodes = true;
                 } else {
                     for (key, old) in relisted {
-                        self.pod_moved(key, old.as_ref().and_then(|p| p.node_name()));
+                        self.pod_moved(&key, old.as_ref().and_then(|p| p.node_name()));
                     }
                 }
             }
@@ -484,12 +484,12 @@ impl Cache {
 
     /// Updates the node index for the pod `key` (on `previous` before) and
     /// marks the nodes it left and is on as changed.
-    fn pod_moved(&mut self, key: ObjectKey, previous: Option<&str>) {
+    fn pod_moved(&mut self, key: &str, previous: Option<&str>) {
         if let Some(node) = previous {
-            self.pods_by_node.remove(node, &key);
+            self.pods_by_node.remove(node, key);
             self.changes.nodes.insert(node.into());
         }
-        if let Some(pod) = self.pods.objects.get(&key) {
+        if let Some(pod) = self.pods.objects.get(key) {
             if let Some(node) = pod.node_name() {
                 self.changes.nodes.insert(node.into());
             }

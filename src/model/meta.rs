@@ -165,9 +165,8 @@ mod tests {
             Some("abc"),
             "labels live in pod.labels"
         );
-        assert_eq!(
-            pod.metadata.owner_references.spilled(),
-            false,
+        assert!(
+            !pod.metadata.owner_references.spilled(),
             "one owner is held inline"
         );
         assert!(pod.is_ready());
