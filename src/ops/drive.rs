@@ -574,8 +574,7 @@ pub async fn write_state(
             ..Record::default()
         },
     };
-    let deadline = tokio::time::Instant::now() + STATE_RETRY_FOR;
-    let mut backoff = Duration::from_millis(250);
+    let mut retry = TransientRetry::new();
     loop {
         match ctx.executor.run(&request).await {
             Ok(Outcome::DaemonSetPatched {
@@ -585,20 +584,52 @@ pub async fn write_state(
                 return ctx.follower.reflects(&written, ECHO_PATIENCE).await;
             }
             Ok(_) => return Ok(()),
-            Err(err) if err.is_transient() && tokio::time::Instant::now() + backoff < deadline => {
-                (ctx.progress)(Progress::new(
-                    "retry",
-                    None,
-                    format!(
-                        "{action}: {err}; retrying in {}",
-                        humantime::format_duration(backoff)
-                    ),
-                ));
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
+            Err(err) if retry.wait(&err, action, Some(ctx.progress)).await => {}
             Err(err) => return Err(err),
         }
+    }
+}
+
+/// How a state write waits out a failure that may pass by itself
+/// (unreachable, 429, 5xx, answer lost): doubling waits from 250 ms up to
+/// 5 s, for at most [`STATE_RETRY_FOR`]. The state patches are idempotent,
+/// so the same request is sent again.
+struct TransientRetry {
+    deadline: tokio::time::Instant,
+    backoff: Duration,
+}
+
+impl TransientRetry {
+    fn new() -> Self {
+        TransientRetry {
+            deadline: tokio::time::Instant::now() + STATE_RETRY_FOR,
+            backoff: Duration::from_millis(250),
+        }
+    }
+
+    /// Waits before the next try when `err` may pass and time is left;
+    /// `false` when the caller should give `err` back.
+    async fn wait(
+        &mut self,
+        err: &OpsError,
+        action: &str,
+        progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
+    ) -> bool {
+        if !err.is_transient() || tokio::time::Instant::now() + self.backoff >= self.deadline {
+            return false;
+        }
+        let text = format!(
+            "{action}: {err}; retrying in {}",
+            humantime::format_duration(self.backoff)
+        );
+        if let Some(progress) = progress {
+            progress(Progress::new("retry", None, text));
+        } else {
+            tracing::warn!("{text}");
+        }
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
+        true
     }
 }
 
@@ -608,8 +639,11 @@ pub const ECHO_PATIENCE: Duration = Duration::from_secs(30);
 /// How long a state patch is retried through transient failures.
 pub const STATE_RETRY_FOR: Duration = Duration::from_secs(30);
 
-/// Runs a write decided from a snapshot; on 409 (the DaemonSet changed since it
-/// was read) re-reads and decides again, up to three times.
+/// Runs a state write decided from a snapshot; on 409 (the DaemonSet changed
+/// since it was read) re-reads and decides again, up to three times; through
+/// a failure that may pass (a burst of 5xx) sends it again, as
+/// [`write_state`] does (a pause that records why a run stopped must not be
+/// lost to the burst that stopped it).
 pub async fn retry_on_conflict<F>(
     follower: &Follower,
     decide: F,
@@ -619,10 +653,18 @@ where
     F: Fn(&Snapshot<'_>) -> Result<WriteRequest, OpsError>,
 {
     let mut last = None;
+    let mut retry = TransientRetry::new();
     for _ in 0..3 {
         let snapshot = follower.snapshot().await?;
         let request = decide(&snapshot)?;
-        match executor.run(&request).await {
+        let mut result = executor.run(&request).await;
+        while let Err(err) = &result {
+            if !retry.wait(err, &request.record.action, None).await {
+                break;
+            }
+            result = executor.run(&request).await;
+        }
+        match result {
             Ok(_) => return Ok(()),
             Err(err @ OpsError::Conflict { .. }) => {
                 last = Some(err);
@@ -647,4 +689,44 @@ pub fn rollback_nodes(snapshot: &Snapshot<'_>) -> Vec<String> {
     };
     let rows = snapshot.rows(&index, jiff::Timestamp::now());
     rollback_order(&rows, &current.hash)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server_error() -> OpsError {
+        OpsError::Transient {
+            attempt: "patch daemonsets.apps kube-system/agent".to_owned(),
+            message: "injected fault (500 InternalError)".to_owned(),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_state_write_waits_out_a_burst_of_server_errors_then_gives_up() {
+        let mut retry = TransientRetry::new();
+        let started = tokio::time::Instant::now();
+        let mut waits = 0;
+        while retry.wait(&server_error(), "auto-pause", None).await {
+            waits += 1;
+        }
+        // 0.25 + 0.5 + 1 + 2 + 4 + 5 + 5 + 5 + 5 s (27.75): one more would pass 30 s.
+        assert_eq!(waits, 9);
+        assert!(started.elapsed() <= STATE_RETRY_FOR);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_is_given_back_at_once() {
+        let mut retry = TransientRetry::new();
+        let conflict = OpsError::Conflict {
+            what: "daemonset kube-system/agent".to_owned(),
+            message: "the object has been modified".to_owned(),
+        };
+        assert!(!retry.wait(&conflict, "auto-pause", None).await);
+        assert!(
+            !retry
+                .wait(&OpsError::Invalid("not paused".to_owned()), "resume", None)
+                .await
+        );
+    }
 }
