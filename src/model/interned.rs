@@ -129,7 +129,17 @@ pub(super) struct Interner {
     pairs: HashMap<(usize, usize), Arc<Pair>, foldhash::fast::RandomState>,
     /// Pair count after the last prune.
     pairs_kept: usize,
+    /// Label sets that other objects carry too (a DaemonSet's pods), by
+    /// their pairs' addresses.
+    sets: hashbrown::HashTable<LabelPairs>,
+    /// Set count after the last prune.
+    sets_kept: usize,
+    /// Hashes the sets' pair addresses.
+    set_hasher: foldhash::fast::RandomState,
 }
+
+/// The pairs of one label set, sorted by key.
+pub(super) type LabelPairs = Arc<[Arc<Pair>]>;
 
 /// A label pair, shared by every label set that has it: most nodes of a
 /// pool carry the same dozen pairs, so a set holds thin pointers.
@@ -167,6 +177,39 @@ impl Interner {
         shared
     }
 
+    /// The shared set of `pairs` when every pair is carried by another set
+    /// too (the pods of a DaemonSet revision share one). A set with a pair
+    /// of its own (a node's hostname) is not looked for: no other set can
+    /// equal it, and its table slot would cost more than sharing saves.
+    pub(super) fn set(&mut self, pairs: Vec<Arc<Pair>>) -> LabelPairs {
+        // The pair table and `pairs` hold one each; a third is another set.
+        // Counts move under other threads' drops: a wrong guess only
+        // shares or does not share an equal set.
+        if !pairs.iter().all(|pair| Arc::strong_count(pair) > 2) {
+            return pairs.into();
+        }
+        let hash = self.set_hash(&pairs);
+        let same = |held: &LabelPairs| {
+            held.len() == pairs.len() && held.iter().zip(&pairs).all(|(a, b)| Arc::ptr_eq(a, b))
+        };
+        if let Some(shared) = self.sets.find(hash, same) {
+            return Arc::clone(shared);
+        }
+        if self.sets.len() > 2 * self.sets_kept.max(1024) {
+            self.sets.retain(|set| Arc::strong_count(set) > 1);
+            self.sets_kept = self.sets.len();
+        }
+        let shared: LabelPairs = pairs.into();
+        let hasher = self.set_hasher.clone();
+        self.sets
+            .insert_unique(hash, Arc::clone(&shared), |set| set_hash(&hasher, set));
+        shared
+    }
+
+    fn set_hash(&self, pairs: &[Arc<Pair>]) -> u64 {
+        set_hash(&self.set_hasher, pairs)
+    }
+
     /// Drops the strings only the interner holds, once it has doubled.
     fn prune_if_grown(&mut self) {
         if self.strings.len() > 2 * self.kept.max(4096) {
@@ -174,6 +217,16 @@ impl Interner {
             self.kept = self.strings.len();
         }
     }
+}
+
+/// A label set's hash: its pairs' addresses (equal pairs are one pair).
+fn set_hash(hasher: &foldhash::fast::RandomState, pairs: &[Arc<Pair>]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut state = hasher.build_hasher();
+    for pair in pairs {
+        state.write_usize(Arc::as_ptr(pair) as usize);
+    }
+    state.finish()
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@
 //! dropped from the interner as it grows.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
-use super::interned::{self, Interned, Pair};
+use super::interned::{self, Interned, LabelPairs};
 
 /// Anything labels can be looked up in: an API object's label map or [`Labels`].
 pub trait LabelSet {
@@ -30,9 +30,20 @@ impl LabelSet for Labels {
     }
 }
 
-/// Label pairs sorted by key, each shared with every other set that has it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Labels(Box<[Arc<Pair>]>);
+/// Label pairs sorted by key, each shared with every other set that has it;
+/// a set that other objects carry too is itself shared (a DaemonSet's pods
+/// carry one set per revision: 130,000 pods, a handful of sets).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Labels(LabelPairs);
+
+/// The empty set, shared (an `Arc` of nothing still takes a block).
+static NO_LABELS: LazyLock<LabelPairs> = LazyLock::new(|| Arc::from(Vec::new()));
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels(Arc::clone(&NO_LABELS))
+    }
+}
 
 impl Labels {
     /// The value of a label.
@@ -68,6 +79,9 @@ impl Labels {
 
 impl From<BTreeMap<String, String>> for Labels {
     fn from(map: BTreeMap<String, String>) -> Self {
+        if map.is_empty() {
+            return Labels::default();
+        }
         let mut interner = interned::lock();
         let pairs = map
             .iter()
@@ -76,7 +90,7 @@ impl From<BTreeMap<String, String>> for Labels {
                 interner.pair(key, value)
             })
             .collect();
-        Labels(pairs)
+        Labels(interner.set(pairs))
     }
 }
 
@@ -133,13 +147,15 @@ impl<'de> serde::Deserialize<'de> for Labels {
                     }
                     same
                 });
+                if pairs.is_empty() {
+                    return Ok(Labels::default());
+                }
                 let mut interner = interned::lock();
-                Ok(Labels(
-                    pairs
-                        .into_iter()
-                        .map(|(key, value)| interner.pair(key, value))
-                        .collect(),
-                ))
+                let pairs = pairs
+                    .into_iter()
+                    .map(|(key, value)| interner.pair(key, value))
+                    .collect();
+                Ok(Labels(interner.set(pairs)))
             }
         }
         deserializer.deserialize_option(PairsVisitor)
@@ -175,6 +191,29 @@ mod tests {
         assert!(Arc::ptr_eq(&a.0[0], &b.0[0]));
         let c = Labels::from(map(&[("pool", "other-pool-name")]));
         assert!(a.0[0].key.same(&c.0[0].key));
+    }
+
+    #[test]
+    fn objects_with_the_same_labels_share_one_set() {
+        let pod = [
+            ("app", "share-test-agent"),
+            ("pod-template-hash", "share-test-abc"),
+        ];
+        let sets: Vec<Labels> = (0..3).map(|_| pod.into_iter().collect()).collect();
+        // The first set's pairs were new; from the second on the set is shared.
+        assert!(Arc::ptr_eq(&sets[1].0, &sets[2].0));
+        let decoded: Labels = serde_json::from_str(
+            r#"{"pod-template-hash":"share-test-abc","app":"share-test-agent"}"#,
+        )
+        .unwrap();
+        assert!(Arc::ptr_eq(&decoded.0, &sets[1].0));
+        assert_eq!(decoded, sets[0]);
+        let node = |host| Labels::from_iter([("app", "share-test-agent"), ("host", host)]);
+        let (a, b) = (node("share-test-a"), node("share-test-b"));
+        assert_ne!(a, b);
+        assert_eq!(a.get("app"), b.get("app"));
+        let empty: Labels = serde_json::from_str("{}").unwrap();
+        assert!(empty.is_empty() && empty == Labels::default());
     }
 
     #[test]
