@@ -62,8 +62,9 @@ pub struct PodCoverage {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeCoverage {
-    /// Node name.
-    pub node: String,
+    /// Node name (inline up to 24 bytes: a row's own copy of it was a heap
+    /// block a node).
+    pub node: compact_str::CompactString,
     /// Should a daemon pod run here, may an existing one stay, and why not.
     pub verdict: NodeVerdict,
     /// Daemon pods bound to the node, ordered as upstream
@@ -252,7 +253,7 @@ pub fn named_coverage(
         .collect();
     sort_oldest_first(&mut pods);
     NodeCoverage {
-        node: node.to_owned(),
+        node: node.into(),
         verdict,
         pods: pods
             .into_iter()

@@ -238,7 +238,7 @@ fn node_reasons(rows: &[NodeCoverage]) -> Vec<DifferenceReason> {
     let mut old = Vec::new();
     let mut misscheduled = Vec::new();
     for row in rows {
-        let node = row.node.clone();
+        let node = row.node.to_string();
         match (row.verdict.should_run, row.primary()) {
             (true, None) => missing.push(node),
             (true, Some(pod)) => {

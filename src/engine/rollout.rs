@@ -253,7 +253,7 @@ pub fn plan_rows<'a, R: PlanRow<'a>>(
         let facts = planned.facts();
         match skip_reason(row, facts, options.include_cordoned) {
             Some(reason) => plan.skipped.push(Skipped {
-                node: row.node.clone(),
+                node: row.node.to_string(),
                 reason,
             }),
             None => plan.steps.push(step_of(row, facts)),
@@ -273,7 +273,7 @@ pub fn plan_rows<'a, R: PlanRow<'a>>(
 
 fn step_of(row: &NodeCoverage, facts: Option<NodeFacts<'_>>) -> PlanStep {
     PlanStep {
-        node: row.node.clone(),
+        node: row.node.to_string(),
         canary: facts.is_some_and(|f| f.canary),
         group: facts
             .and_then(|f| f.group)
@@ -416,7 +416,8 @@ pub fn next_steps_of<'a, R: PlanRow<'a>>(
         if full && heap.peek().is_some_and(|top| key >= top.key) {
             continue;
         }
-        if !node_allows(row, facts, options.include_cordoned) || exclude.contains(&row.node) {
+        if !node_allows(row, facts, options.include_cordoned) || exclude.contains(row.node.as_str())
+        {
             continue;
         }
         keep_smallest(heap, Candidate { key, row, facts }, size);

@@ -213,7 +213,7 @@ impl InFlight {
     /// The gate's view of this node with its current coverage row.
     pub fn member(&self, row: Option<&NodeCoverage>) -> BatchMember {
         let coverage = row.cloned().unwrap_or_else(|| NodeCoverage {
-            node: self.victim.node.clone(),
+            node: self.victim.node.as_str().into(),
             verdict: crate::engine::eligibility::NodeVerdict {
                 should_run: false,
                 should_continue_running: false,

@@ -31,7 +31,7 @@ pub fn failing_updated<'r>(rows: impl IntoIterator<Item = &'r NodeCoverage>) -> 
                 .filter(|p| p.updated)
                 .find_map(|p| pod_health(p).failure_text())
                 .map(|reason| FailingNode {
-                    node: row.node.clone(),
+                    node: row.node.to_string(),
                     reason,
                 })
         })

@@ -169,7 +169,7 @@ impl StatusReport {
                 let live: Vec<_> = row.pods.iter().filter(|p| !p.terminating).collect();
                 let pod = live.last().copied().or_else(|| row.pods.last());
                 NodeStatus {
-                    name: row.node.clone(),
+                    name: row.node.to_string(),
                     eligible: row.verdict.should_run,
                     eligibility: crate::engine::vocabulary::Eligibility::of(
                         &row.verdict,
@@ -191,7 +191,7 @@ impl StatusReport {
                     failure: pod.and_then(|p| crate::engine::health::pod_health(p).failure_text()),
                     pod_count: live.len(),
                     canary: canaries.contains(row.node.as_str())
-                        || state.canaries.contains(&row.node),
+                        || state.canaries.contains(row.node.as_str()),
                 }
             })
             .collect();

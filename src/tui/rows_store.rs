@@ -172,7 +172,7 @@ mod tests {
     fn row(name: &str, cordoned: bool) -> NodeRow {
         NodeRow {
             coverage: NodeCoverage {
-                node: name.to_owned(),
+                node: name.into(),
                 verdict: NodeVerdict::eligible(),
                 pods: Vec::new(),
             },
