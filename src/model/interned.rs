@@ -5,10 +5,12 @@
 //! node's four conditions hold sixteen of them). Strings no object uses any
 //! more are dropped from the interner as it grows.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use compact_str::CompactString;
 
 /// A string shared with every other equal [`Interned`] string.
 ///
@@ -125,8 +127,8 @@ pub(super) struct Interner {
     strings: HashSet<Interned, foldhash::fast::RandomState>,
     /// Size after the last prune; the next prune waits until it doubles.
     kept: usize,
-    /// Label pairs, by the addresses of their interned key and value.
-    pairs: HashMap<(usize, usize), Arc<Pair>, foldhash::fast::RandomState>,
+    /// Label pairs, by their interned key's address and their value.
+    pairs: hashbrown::HashTable<Arc<Pair>>,
     /// Pair count after the last prune.
     pairs_kept: usize,
     /// Label sets that other objects carry too (a DaemonSet's pods), by
@@ -134,7 +136,7 @@ pub(super) struct Interner {
     sets: hashbrown::HashTable<LabelPairs>,
     /// Set count after the last prune.
     sets_kept: usize,
-    /// Hashes the sets' pair addresses.
+    /// Hashes pairs and sets.
     set_hasher: foldhash::fast::RandomState,
 }
 
@@ -142,11 +144,15 @@ pub(super) struct Interner {
 pub(super) type LabelPairs = Arc<[Arc<Pair>]>;
 
 /// A label pair, shared by every label set that has it: most nodes of a
-/// pool carry the same dozen pairs, so a set holds thin pointers.
+/// pool carry the same dozen pairs, so a set holds thin pointers. The value
+/// is the pair's own (inline up to 24 bytes), not interned: a value is
+/// shared through its pair already, and values unique to a node (its
+/// hostname, a label rewritten under churn) would each have cost a string
+/// block and a table slot more, ~60 bytes.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Pair {
     pub(super) key: Interned,
-    pub(super) value: Interned,
+    pub(super) value: CompactString,
 }
 
 impl Interner {
@@ -160,20 +166,27 @@ impl Interner {
         shared
     }
 
-    /// The shared pair of two interned strings.
-    pub(super) fn pair(&mut self, key: Interned, value: Interned) -> Arc<Pair> {
-        // Interned strings are equal exactly when their addresses are.
-        let id = (Arc::as_ptr(&key.0) as usize, Arc::as_ptr(&value.0) as usize);
-        if let Some(shared) = self.pairs.get(&id) {
+    /// The shared pair of an interned key and a value.
+    pub(super) fn pair(&mut self, key: Interned, value: &str) -> Arc<Pair> {
+        let hash = pair_hash(&self.set_hasher, &key, value);
+        // Interned keys are equal exactly when their addresses are.
+        let same = |pair: &Arc<Pair>| Arc::ptr_eq(&pair.key.0, &key.0) && pair.value == value;
+        if let Some(shared) = self.pairs.find(hash, same) {
             return Arc::clone(shared);
         }
         if self.pairs.len() > 2 * self.pairs_kept.max(4096) {
-            // A pruned pair releases its strings for the next string prune.
-            self.pairs.retain(|_, pair| Arc::strong_count(pair) > 1);
+            // A pruned pair releases its key for the next string prune.
+            self.pairs.retain(|pair| Arc::strong_count(pair) > 1);
             self.pairs_kept = self.pairs.len();
         }
-        let shared = Arc::new(Pair { key, value });
-        self.pairs.insert(id, Arc::clone(&shared));
+        let shared = Arc::new(Pair {
+            key,
+            value: value.into(),
+        });
+        let hasher = &self.set_hasher;
+        self.pairs.insert_unique(hash, Arc::clone(&shared), |pair| {
+            pair_hash(hasher, &pair.key, &pair.value)
+        });
         shared
     }
 
@@ -217,6 +230,12 @@ impl Interner {
             self.kept = self.strings.len();
         }
     }
+}
+
+/// A pair's hash: its key's address and its value.
+fn pair_hash(hasher: &foldhash::fast::RandomState, key: &Interned, value: &str) -> u64 {
+    use std::hash::BuildHasher;
+    hasher.hash_one((Arc::as_ptr(&key.0) as usize, value))
 }
 
 /// A label set's hash: its pairs' addresses (equal pairs are one pair).

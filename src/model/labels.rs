@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 
+use compact_str::CompactString;
+
 use super::interned::{self, Interned, LabelPairs};
 
 /// Anything labels can be looked up in: an API object's label map or [`Labels`].
@@ -86,8 +88,8 @@ impl From<BTreeMap<String, String>> for Labels {
         let pairs = map
             .iter()
             .map(|(k, v)| {
-                let (key, value) = (interner.intern(k), interner.intern(v));
-                interner.pair(key, value)
+                let key = interner.intern(k);
+                interner.pair(key, v)
             })
             .collect();
         Labels(interner.set(pairs))
@@ -133,8 +135,8 @@ impl<'de> serde::Deserialize<'de> for Labels {
                 self,
                 mut map: A,
             ) -> Result<Labels, A::Error> {
-                let mut pairs: Vec<(Interned, Interned)> = Vec::new();
-                while let Some((key, value)) = map.next_entry::<Interned, Interned>()? {
+                let mut pairs: Vec<(Interned, CompactString)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<Interned, CompactString>()? {
                     pairs.push((key, value));
                 }
                 // The API sends keys sorted; a dump written by hand may not.
@@ -153,7 +155,7 @@ impl<'de> serde::Deserialize<'de> for Labels {
                 let mut interner = interned::lock();
                 let pairs = pairs
                     .into_iter()
-                    .map(|(key, value)| interner.pair(key, value))
+                    .map(|(key, value)| interner.pair(key, &value))
                     .collect();
                 Ok(Labels(interner.set(pairs)))
             }
