@@ -13,7 +13,7 @@ use super::ControllerError;
 use super::cache::{Cache, DsKey};
 use super::events::{EventRecorder, EventType, ObjectRef, Source};
 use super::history::{HistoryAction, HistoryPlan, adoptable_hash, plan_history};
-use super::pod::daemon_pod;
+use super::pod::DaemonPodTemplate;
 use super::status::compute_status;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
 use crate::engine::ownership::is_controlled_by;
@@ -129,11 +129,17 @@ impl Controller {
             &index,
             now,
         );
-        for action in &plan.create_on {
-            self.create_pod(&ds, &hash, &action.node);
+        // One pod template and one event reference per sync, not per pod: a
+        // rollout of 65,000 nodes creates as many pods in one sync.
+        let ds_ref = ObjectRef::of(ResourceKind::DaemonSet, &ds_json(&ds));
+        if !plan.create_on.is_empty() {
+            let template = DaemonPodTemplate::new(&ds, &hash);
+            for action in &plan.create_on {
+                self.create_pod(&ds_ref, template.for_node(&action.node));
+            }
         }
         for action in &plan.delete {
-            self.delete_pod(&ds, &action.namespace, &action.name, &action.uid);
+            self.delete_pod(&ds_ref, &action.namespace, &action.name, &action.uid);
         }
         let (status, waiting) = compute_status(
             &ds,
@@ -189,12 +195,8 @@ impl Controller {
         Ok(())
     }
 
-    fn create_pod(&mut self, ds: &DaemonSet, hash: &str, node: &str) {
-        let ds_ref = ObjectRef::of(ResourceKind::DaemonSet, &ds_json(ds));
-        match self
-            .store
-            .create(ResourceKind::Pod, daemon_pod(ds, hash, node))
-        {
+    fn create_pod(&mut self, ds_ref: &ObjectRef, pod: Value) {
+        match self.store.create(ResourceKind::Pod, pod) {
             Ok(pod) => {
                 let name = pod["metadata"]["name"]
                     .as_str()
@@ -202,7 +204,7 @@ impl Controller {
                     .to_owned();
                 self.cache.upsert(ResourceKind::Pod, &pod);
                 self.recorder.record(
-                    &ds_ref,
+                    ds_ref,
                     EventType::Normal,
                     "SuccessfulCreate",
                     &format!("Created pod: {name}"),
@@ -211,7 +213,7 @@ impl Controller {
             }
             Err(err) => {
                 self.recorder.record(
-                    &ds_ref,
+                    ds_ref,
                     EventType::Warning,
                     "FailedCreate",
                     &format!("Error creating: {err}"),
@@ -221,8 +223,7 @@ impl Controller {
         }
     }
 
-    fn delete_pod(&mut self, ds: &DaemonSet, namespace: &str, name: &str, uid: &str) {
-        let ds_ref = ObjectRef::of(ResourceKind::DaemonSet, &ds_json(ds));
+    fn delete_pod(&mut self, ds_ref: &ObjectRef, namespace: &str, name: &str, uid: &str) {
         let preconditions = Preconditions {
             uid: Some(uid.to_owned()),
             resource_version: None,
@@ -242,7 +243,7 @@ impl Controller {
                     }
                 };
                 self.recorder.record(
-                    &ds_ref,
+                    ds_ref,
                     EventType::Normal,
                     "SuccessfulDelete",
                     &format!("Deleted pod: {name}"),
@@ -252,7 +253,7 @@ impl Controller {
             Err(StoreError::NotFound { .. }) => {}
             Err(err) => {
                 self.recorder.record(
-                    &ds_ref,
+                    ds_ref,
                     EventType::Warning,
                     "FailedDelete",
                     &format!("Error deleting: {err}"),
