@@ -11,7 +11,7 @@ use crate::cli::act_args::{ActArgs, block_on, confirm, finish, open, precheck, p
 use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
 use crate::model::DsRef;
-use crate::ops::drive::retry_on_conflict;
+use crate::ops::drive::write_with_retries;
 use crate::ops::follow::Follower;
 use crate::ops::owner_guard::{Decision, decide, pause_spec_action, reverted};
 use crate::ops::pause::{PauseRequest, pause, resume};
@@ -128,7 +128,7 @@ fn run(
         let by = session.executor.actor().to_owned();
         match change {
             Change::Resume => {
-                retry_on_conflict(
+                write_with_retries(
                     &follower,
                     |snap| resume(snap, &by, jiff::Timestamp::now()),
                     &session.executor,
@@ -141,7 +141,7 @@ fn run(
                     reason,
                     node: None,
                 };
-                retry_on_conflict(
+                write_with_retries(
                     &follower,
                     |snap| pause(snap, &request, jiff::Timestamp::now()),
                     &session.executor,

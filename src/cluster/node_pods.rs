@@ -14,8 +14,8 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 
-use super::store::{Map, ObjectKey};
-use crate::model::{MetaFields, Pod};
+use super::store::{Map, ObjectKey, object_key_bytes};
+use crate::model::Pod;
 
 /// Pods of one node (never none), in pod key order; a DaemonSet has one
 /// pod a node but during a replacement.
@@ -98,20 +98,12 @@ fn node_of(pods: &OnNode) -> &str {
         .unwrap_or_default()
 }
 
-/// A pod's key (as [`super::store::object_key`] writes it), byte by byte,
-/// without building it.
-fn key_bytes(pod: &Pod) -> impl Iterator<Item = u8> + '_ {
-    let namespace = pod.metadata.namespace().unwrap_or_default();
-    let separator = (!namespace.is_empty()).then_some(b'/');
-    namespace.bytes().chain(separator).chain(pod.name().bytes())
-}
-
 fn key_order(a: &Pod, b: &Pod) -> Ordering {
-    key_bytes(a).cmp(key_bytes(b))
+    object_key_bytes(&a.metadata).cmp(object_key_bytes(&b.metadata))
 }
 
 fn has_key(pod: &Pod, key: &str) -> bool {
-    key_bytes(pod).eq(key.bytes())
+    object_key_bytes(&pod.metadata).eq(key.bytes())
 }
 
 #[cfg(test)]

@@ -22,10 +22,26 @@ pub type ObjectKey = compact_str::CompactString;
 /// The key the reflector would use: `namespace/name`, or `name` when cluster-scoped.
 pub fn object_key(meta: &impl MetaFields) -> ObjectKey {
     let name = meta.name().unwrap_or_default();
-    match meta.namespace() {
-        Some(ns) if !ns.is_empty() => compact_str::format_compact!("{ns}/{name}"),
-        _ => name.into(),
+    match key_namespace(meta) {
+        Some(ns) => compact_str::format_compact!("{ns}/{name}"),
+        None => name.into(),
     }
+}
+
+/// [`object_key`]'s bytes, without building the key (to compare and order
+/// objects by key where they are held without one).
+pub fn object_key_bytes(meta: &impl MetaFields) -> impl Iterator<Item = u8> + '_ {
+    let namespace = key_namespace(meta).unwrap_or_default();
+    let separator = (!namespace.is_empty()).then_some(b'/');
+    namespace
+        .bytes()
+        .chain(separator)
+        .chain(meta.name().unwrap_or_default().bytes())
+}
+
+/// The namespace a key starts with: none for a cluster-scoped object.
+fn key_namespace(meta: &impl MetaFields) -> Option<&str> {
+    meta.namespace().filter(|ns| !ns.is_empty())
 }
 
 /// What applying one watcher event did to a store.
@@ -337,5 +353,28 @@ impl EventStore {
             .collect();
         events.sort_by_key(|e| std::cmp::Reverse(e.last_seen()));
         events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Meta;
+
+    #[test]
+    fn key_bytes_spell_the_key() {
+        for (namespace, name) in [
+            (Some("kube-system"), "agent-x"),
+            (Some(""), "n1"),
+            (None, "n2"),
+        ] {
+            let meta = Meta {
+                name: Some(name.into()),
+                namespace: namespace.map(Into::into),
+                ..Meta::default()
+            };
+            let bytes: Vec<u8> = object_key_bytes(&meta).collect();
+            assert_eq!(bytes, object_key(&meta).as_bytes(), "{namespace:?} {name}");
+        }
     }
 }

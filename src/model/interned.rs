@@ -137,7 +137,7 @@ pub(super) struct Interner {
     /// Set count after the last prune.
     sets_kept: usize,
     /// Hashes pairs and sets.
-    set_hasher: foldhash::fast::RandomState,
+    hasher: foldhash::fast::RandomState,
 }
 
 /// The pairs of one label set, sorted by key.
@@ -168,7 +168,7 @@ impl Interner {
 
     /// The shared pair of an interned key and a value.
     pub(super) fn pair(&mut self, key: Interned, value: &str) -> Arc<Pair> {
-        let hash = pair_hash(&self.set_hasher, &key, value);
+        let hash = pair_hash(&self.hasher, &key, value);
         // Interned keys are equal exactly when their addresses are.
         let same = |pair: &Arc<Pair>| Arc::ptr_eq(&pair.key.0, &key.0) && pair.value == value;
         if let Some(shared) = self.pairs.find(hash, same) {
@@ -183,7 +183,7 @@ impl Interner {
             key,
             value: value.into(),
         });
-        let hasher = &self.set_hasher;
+        let hasher = &self.hasher;
         self.pairs.insert_unique(hash, Arc::clone(&shared), |pair| {
             pair_hash(hasher, &pair.key, &pair.value)
         });
@@ -201,7 +201,7 @@ impl Interner {
         if !pairs.iter().all(|pair| Arc::strong_count(pair) > 2) {
             return pairs.into();
         }
-        let hash = self.set_hash(&pairs);
+        let hash = set_hash(&self.hasher, &pairs);
         let same = |held: &LabelPairs| {
             held.len() == pairs.len() && held.iter().zip(&pairs).all(|(a, b)| Arc::ptr_eq(a, b))
         };
@@ -213,14 +213,10 @@ impl Interner {
             self.sets_kept = self.sets.len();
         }
         let shared: LabelPairs = pairs.into();
-        let hasher = self.set_hasher.clone();
+        let hasher = &self.hasher;
         self.sets
-            .insert_unique(hash, Arc::clone(&shared), |set| set_hash(&hasher, set));
+            .insert_unique(hash, Arc::clone(&shared), |set| set_hash(hasher, set));
         shared
-    }
-
-    fn set_hash(&self, pairs: &[Arc<Pair>]) -> u64 {
-        set_hash(&self.set_hasher, pairs)
     }
 
     /// Drops the strings only the interner holds, once it has doubled.

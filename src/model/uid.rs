@@ -88,12 +88,6 @@ impl From<String> for Uid {
     }
 }
 
-impl From<&String> for Uid {
-    fn from(text: &String) -> Self {
-        Uid::new(text)
-    }
-}
-
 impl PartialEq for Uid {
     fn eq(&self, other: &Uid) -> bool {
         self.as_str() == other.as_str()

@@ -501,7 +501,7 @@ async fn pause_run(ctx: &RunContext<'_>, node: Option<&str>, reason: &str) -> Re
         }),
         node: node.map(str::to_owned),
     };
-    retry_on_conflict(
+    write_with_retries(
         ctx.follower,
         |snap| pause(snap, &request, jiff::Timestamp::now()),
         ctx.executor,
@@ -644,7 +644,7 @@ pub const STATE_RETRY_FOR: Duration = Duration::from_secs(30);
 /// a failure that may pass (a burst of 5xx) sends it again, as
 /// [`write_state`] does (a pause that records why a run stopped must not be
 /// lost to the burst that stopped it).
-pub async fn retry_on_conflict<F>(
+pub async fn write_with_retries<F>(
     follower: &Follower,
     decide: F,
     executor: &Executor,
