@@ -291,19 +291,39 @@ where
         Ok(())
     }
 
+    /// Lists page by page; returns the list's resourceVersion. When a
+    /// continuation has expired (410: the server compacted the list's
+    /// snapshot while we paged, as etcd does every five minutes, or sooner
+    /// on a busy cluster), lists everything in one request instead, as
+    /// client-go's pager does (`FullListIfExpired`): starting over page by
+    /// page could expire again, and again, and never finish.
     async fn list_pages(&self) -> Result<String, kube::Error> {
-        let mut params = ListParams::default().limit(self.config.page_size);
+        let mut whole = ListParams::default();
         if let Some(labels) = &self.selector.labels {
-            params = params.labels(labels);
+            whole = whole.labels(labels);
         }
         if let Some(fields) = &self.selector.fields {
-            params = params.fields(fields);
+            whole = whole.fields(fields);
         }
+        let mut params = whole.clone().limit(self.config.page_size);
         // One buffer for all pages (see `request::list_page`).
         let mut buffer = Vec::new();
         loop {
-            let page =
-                request::list_page::<K>(&self.client, &self.url, &params, &mut buffer).await?;
+            let page = match request::list_page::<K>(&self.client, &self.url, &params, &mut buffer)
+                .await
+            {
+                Err(error) if params.continue_token.is_some() && is_expired(&error) => {
+                    tracing::info!(
+                        kind = self.label,
+                        "list continuation expired (410); listing everything in one request"
+                    );
+                    // The pages so far are dropped: the whole list replaces them.
+                    self.send(Signal::Event(watcher::Event::Init)).await;
+                    params = whole.clone();
+                    continue;
+                }
+                page => page?,
+            };
             for item in page.items {
                 self.send(Signal::Event(watcher::Event::InitApply(item)))
                     .await;
@@ -487,6 +507,11 @@ fn retry_after(status: &kube::core::Status) -> Option<Duration> {
 
 /// Upstream's "Too large resource version" (504 Timeout, cause
 /// `ResourceVersionTooLarge`): the server is behind the version we hold.
+/// A 410 Gone/Expired answer (a resourceVersion or continue token too old).
+fn is_expired(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 410)
+}
+
 fn is_too_large(status: &kube::core::Status) -> bool {
     let cause = status.details.as_ref().is_some_and(|d| {
         d.causes

@@ -16,7 +16,8 @@
 //!   sent, then no byte ever), as a wedged proxy does; later watches work;
 //! - `freeze`: a TCP freeze: every request and every watch byte waits until
 //!   the window ends, then flows again;
-//! - `gone`: watches get an in-stream `ERROR` 410 Expired and end;
+//! - `gone`: as after a compaction: watches get an in-stream `ERROR` 410
+//!   Expired and end, and list continuations are answered 410 Expired;
 //! - `5xx[:CODE]`: requests are answered CODE (default 503; 500 and 504 too),
 //!   and open watches end;
 //! - `throttle[:SECONDS]`: requests are answered 429 with `Retry-After:
@@ -258,8 +259,9 @@ impl Faults {
     }
 
     /// Applies the request-level faults: waits out a freeze or a latency,
-    /// or answers with the injected error.
-    pub async fn before_request(&self) -> Option<Response<Body>> {
+    /// or answers with the injected error. `continuation`: a list request
+    /// with a `continue` token.
+    pub async fn before_request(&self, continuation: bool) -> Option<Response<Body>> {
         let (freeze_end, latency, answer) = {
             let plan = self.read();
             let now = Instant::now();
@@ -271,6 +273,9 @@ impl Faults {
                     FaultKind::Latency(d) => latency = latency.max(d),
                     FaultKind::ServerError(code) => answer = Some(server_error(code)),
                     FaultKind::Throttle(seconds) => answer = Some(throttled(seconds)),
+                    FaultKind::Gone if continuation => {
+                        answer = Some(super::api::error_response(&ApiError::continue_expired()));
+                    }
                     _ => {}
                 }
             }
@@ -503,13 +508,24 @@ mod tests {
     async fn windows_open_and_close_on_time() {
         let faults = Faults::none();
         faults.install(parse("throttle:7=1s+2s").unwrap());
-        assert!(faults.before_request().await.is_none());
+        assert!(faults.before_request(false).await.is_none());
         tokio::time::advance(Duration::from_millis(1500)).await;
-        let answer = faults.before_request().await.expect("throttled");
+        let answer = faults.before_request(false).await.expect("throttled");
         assert_eq!(answer.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(answer.headers()[http::header::RETRY_AFTER], "7");
         tokio::time::advance(Duration::from_secs(2)).await;
-        assert!(faults.before_request().await.is_none());
+        assert!(faults.before_request(false).await.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gone_expires_list_continuations_but_not_first_pages() {
+        let faults = Faults::none();
+        faults.install(parse("gone=1s").unwrap());
+        assert!(faults.before_request(false).await.is_none());
+        let answer = faults.before_request(true).await.expect("expired");
+        assert_eq!(answer.status(), StatusCode::GONE);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert!(faults.before_request(true).await.is_none());
     }
 
     #[tokio::test(start_paused = true)]

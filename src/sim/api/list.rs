@@ -142,9 +142,7 @@ fn continue_token(state: &ApiState, info: &RequestInfo) -> Result<Option<Continu
     if let Some(token) = &token
         && token.rv < state.store.oldest_replayable()
     {
-        return Err(ApiError::expired(
-            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-        ));
+        return Err(ApiError::continue_expired());
     }
     Ok(token)
 }

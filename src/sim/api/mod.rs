@@ -126,7 +126,8 @@ pub async fn handle(state: Arc<ApiState>, request: Request<Body>) -> Response<Bo
     let Ok(permit) = admit(&state, route.as_ref()) else {
         return too_many_requests();
     };
-    if let Some(injected) = state.faults.before_request().await {
+    let continuation = info.query.non_empty("continue").is_some();
+    if let Some(injected) = state.faults.before_request(continuation).await {
         return injected;
     }
     let result = match route {

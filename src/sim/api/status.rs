@@ -76,6 +76,13 @@ impl ApiError {
         ApiError::new(StatusCode::GONE, "Expired", message)
     }
 
+    /// 410 to a list continuation whose snapshot is gone (upstream's words).
+    pub fn continue_expired() -> ApiError {
+        ApiError::expired(
+            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+        )
+    }
+
     /// Attaches `details`.
     #[must_use]
     pub fn with_details(mut self, details: Value) -> ApiError {
