@@ -72,6 +72,11 @@ struct Args {
     load_only: bool,
 }
 
+/// The console's allocator (`src/main.rs`), so the figures are the console's.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
