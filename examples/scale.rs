@@ -402,7 +402,7 @@ fn print_key_rows(keys: &Report) {
 }
 
 /// The figures of (e): report key and table row.
-const KEY_FIGURES: [(&str, &str); 9] = [
+const KEY_FIGURES: [(&str, &str); 12] = [
     (
         "n",
         "key `n` + yes: advance the next node (to the delete request)",
@@ -420,6 +420,18 @@ const KEY_FIGURES: [(&str, &str); 9] = [
     (
         "auto_step",
         "auto-advance step after one changed pod (ops_on_change)",
+    ),
+    (
+        "headless_first",
+        "`rollcall auto` (headless): first batch decided",
+    ),
+    (
+        "headless_step",
+        "`rollcall auto` (headless): step after one changed pod",
+    ),
+    (
+        "copied",
+        "decision from a copied snapshot, every row computed (one-shot commands)",
     ),
     (
         "roster_copy",

@@ -1,8 +1,8 @@
 //! rollcall: a terminal rollout console for Kubernetes DaemonSets.
 //!
 //! Data flows one way: watch streams ([`cluster`]) fill slim typed state
-//! ([`model`]); the pure [`engine`] decides; the [`tui`] builds a view model and
-//! draws it; keys become commands that [`ops`] turns into API calls, whose effects
+//! ([`model`]); the pure [`engine`] decides, its per-node results kept up to
+//! date in [`rows`]; the [`tui`] builds a view model and draws it; keys become commands that [`ops`] turns into API calls, whose effects
 //! come back through the watch. [`sim`] is the embedded cluster that speaks the
 //! Kubernetes API on loopback. [`cli`] holds the headless commands; only
 //! `main.rs` and [`cli`] wire the parts together.
@@ -18,6 +18,7 @@ pub mod engine;
 pub mod input_limits;
 pub mod model;
 pub mod ops;
+pub mod rows;
 pub mod sanitize;
 pub mod sim;
 pub mod tui;

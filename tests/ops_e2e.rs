@@ -4,7 +4,11 @@
 mod common;
 mod ops_support;
 
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, DeleteParams};
 use ops_support::{NEW_IMAGE, OLD_IMAGE, all_ready, placements, small, text};
+use rollcall::engine::coverage::NodeCoverage;
+use rollcall::ops::follow::Follower;
 use serde_json::Value;
 
 const DS: &str = "kube-system/node-agent";
@@ -237,4 +241,80 @@ async fn rollback_returns_every_node_to_the_old_revision() {
         moved_back, 2,
         "only the two updated nodes moved back: {actions:?}"
     );
+}
+
+/// A follower's rows, by node name.
+fn rows_of(snapshot: &rollcall::ops::snapshot::Snapshot<'_>) -> Vec<NodeCoverage> {
+    let index = snapshot.index();
+    let mut rows: Vec<NodeCoverage> = snapshot
+        .rows(&index, jiff::Timestamp::now())
+        .iter()
+        .cloned()
+        .collect();
+    rows.sort_by(|a, b| a.node.cmp(&b.node));
+    rows
+}
+
+/// The name of the pod a row shows on `node`.
+fn pod_on(rows: &[NodeCoverage], node: &str) -> Option<String> {
+    rows.iter()
+        .find(|row| row.node == node)
+        .and_then(|row| row.pods.first().map(|p| p.name.to_string()))
+}
+
+/// Waits until the rows `Follower::decide` hands out show `shown` and equal
+/// those of a snapshot computed from scratch over the same watch cache.
+async fn settle(
+    follower: &Follower,
+    what: &str,
+    shown: impl Fn(&[NodeCoverage]) -> bool,
+) -> Vec<NodeCoverage> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let live = follower.decide(|s| Ok(rows_of(s))).await.expect("decide");
+        let rebuilt = follower
+            .try_snapshot()
+            .expect("snapshot")
+            .map(|s| rows_of(&s));
+        if shown(&live) && Some(&live) == rebuilt.as_ref() {
+            return live;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: the follower's rows {live:#?} never matched a full rebuild {rebuilt:#?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The headless commands decide from the console's row cache, refreshed
+/// change by change (`Follower::decide`), not from rows recomputed for the
+/// whole cluster on every change: after each change (a pod replaced, a node
+/// removed) its rows are those of a snapshot computed from scratch over the
+/// same watch cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_followers_rows_follow_each_change_as_a_full_rebuild() {
+    let env = small().await;
+    let target = rollcall::ops::snapshot::Target::from_key(DS).expect("target");
+    let follower = Follower::start(env.client.clone(), &target);
+    let before = settle(&follower, "start", |rows| rows.len() == 5).await;
+    let old_pod = pod_on(&before, "general-01").expect("a pod on general-01");
+
+    Api::<Pod>::namespaced(env.client.clone(), "kube-system")
+        .delete(&old_pod, &DeleteParams::default())
+        .await
+        .expect("pod deleted");
+    settle(&follower, "pod replaced", |rows| {
+        pod_on(rows, "general-01").is_some_and(|pod| pod != old_pod)
+    })
+    .await;
+
+    Api::<Node>::all(env.client.clone())
+        .delete("edge-02", &DeleteParams::default())
+        .await
+        .expect("node deleted");
+    settle(&follower, "node removed", |rows| {
+        rows.len() == 4 && rows.iter().all(|row| row.node != "edge-02")
+    })
+    .await;
 }

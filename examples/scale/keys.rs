@@ -48,6 +48,12 @@ pub(crate) fn costs(app: &mut App, shared: &watch::Shared) -> anyhow::Result<Str
         ("auto_first", auto_first),
         ("auto_step", auto_step),
     ]);
+    let (headless_first, headless_step, copied) = headless_auto_costs(app, shared)?;
+    out.extend([
+        ("headless_first", headless_first),
+        ("headless_step", headless_step),
+        ("copied", copied),
+    ]);
     let (copy, compare, change) = roster_costs(app, shared)?;
     out.extend([
         ("roster_copy", copy),
@@ -212,6 +218,94 @@ fn auto_costs(
         app.ops.pending.clear();
     }
     Ok((start, first, step))
+}
+
+/// `rollcall auto` (headless): what its loop does on each wake-up under the
+/// cache lock (`Follower::decide`): bring its row cache up to date with what
+/// changed, then decide (`ops::decide::next_move`) from the live snapshot:
+/// the first batch (every row computed once), then one step per changed pod
+/// while that batch is in flight. Then, for comparison, the same first
+/// decision from a snapshot copied out of the cache with every row computed
+/// (what a one-shot command pays, and what the loop paid on every change).
+fn headless_auto_costs(
+    app: &App,
+    shared: &watch::Shared,
+) -> anyhow::Result<(Timings, Timings, Timings)> {
+    use rollcall::ops::auto::{AutoPolicy, AutoRun};
+    use rollcall::ops::decide::{Next, next_move};
+    use rollcall::ops::drive::AutoSettings;
+    use rollcall::ops::follow::refreshed_snapshot;
+    use rollcall::ops::snapshot::Snapshot;
+    use rollcall::rows::RowCache;
+    let target = app.ui.target.clone().context("no target")?;
+    let settings = AutoSettings {
+        policy: AutoPolicy {
+            batch: 1,
+            soak: std::time::Duration::from_secs(30),
+            timeout: std::time::Duration::from_secs(300),
+        },
+        canary_selector: None,
+        rollback: None,
+        despite_failing: true,
+        include_cordoned: false,
+    };
+    // The follower takes the cache's changes; here the console's stay for it.
+    let step = |cache: &Cache, rows: &mut RowCache, run: &mut AutoRun| -> anyhow::Result<Next> {
+        let changes = cache.changes().clone();
+        let snapshot = refreshed_snapshot(cache, &changes, rows, &target).context("no snapshot")?;
+        let state = snapshot.state()?;
+        Ok(next_move(
+            run,
+            &snapshot,
+            &state,
+            &settings,
+            jiff::Timestamp::now(),
+        )?)
+    };
+    let (mut first, mut steps) = (Timings::default(), Timings::default());
+    for _ in 0..ROUNDS {
+        let mut rows = RowCache::default();
+        let mut run = AutoRun::new(settings.policy);
+        let mut cache = shared.lock();
+        let started = Instant::now();
+        let next = step(&cache, &mut rows, &mut run)?;
+        first.add(started.elapsed());
+        let Next::Delete(victims) = next else {
+            bail!("the headless run made no first batch: {next:?}");
+        };
+        for victim in &victims {
+            run.deleted(&victim.node, Ok(()), jiff::Timestamp::now());
+        }
+        for i in 0..CHANGES {
+            change_one_pod(&mut cache, i)?;
+            let started = Instant::now();
+            let next = step(&cache, &mut rows, &mut run)?;
+            steps.add(started.elapsed());
+            if !matches!(next, Next::Wait { .. }) {
+                bail!("the headless run did not wait for its batch: {next:?}");
+            }
+        }
+    }
+    let mut copied = Timings::default();
+    for _ in 0..ROUNDS {
+        let cache = shared.lock();
+        let started = Instant::now();
+        let snapshot = Snapshot::from_cache(&cache, &target).context("no snapshot")?;
+        let state = snapshot.state()?;
+        let mut run = AutoRun::new(settings.policy);
+        let next = next_move(
+            &mut run,
+            &snapshot,
+            &state,
+            &settings,
+            jiff::Timestamp::now(),
+        )?;
+        copied.add(started.elapsed());
+        if !matches!(next, Next::Delete(_)) {
+            bail!("the copied snapshot made no first batch: {next:?}");
+        }
+    }
+    Ok((first, steps, copied))
 }
 
 /// The roster (`--roster`): a comparison from scratch (the copy under the

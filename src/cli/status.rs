@@ -70,8 +70,9 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
         let mut last: Option<StatusReport> = None;
         loop {
-            let snapshot = follower.snapshot().await?;
-            let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+            let report = follower
+                .decide(|snapshot| StatusReport::build(snapshot, jiff::Timestamp::now()))
+                .await?;
             journal_revert(&session, &report);
             match (&last, args.output) {
                 (None, _) => print(&render(&report, args)?, args.output)?,

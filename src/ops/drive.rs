@@ -16,7 +16,7 @@ use crate::ops::follow::Follower;
 use crate::ops::interrupt::Interrupt;
 use crate::ops::pause::{PauseRequest, pause};
 use crate::ops::preflight::{FailingNode, check_canary_selector, failing_text, failing_updated};
-use crate::ops::snapshot::Snapshot;
+use crate::ops::snapshot::{Snapshot, Target};
 use crate::ops::state::{LEASE_RENEW, Mode, RolloutState};
 use crate::ops::write::{Executor, Outcome, Record, Write, WriteRequest};
 
@@ -173,12 +173,16 @@ pub async fn follow_flights(
     });
     run.adopt(flights);
     loop {
-        let snapshot = follower.snapshot().await?;
-        let index = snapshot.index();
         let now = jiff::Timestamp::now();
-        let rows = snapshot.rows(&index, now);
-        let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
-        match run.judge_only(&|node| rows.fresh(node), min_ready, now) {
+        let step = follower
+            .decide(|snapshot| {
+                let index = snapshot.index();
+                let rows = snapshot.rows(&index, now);
+                let min_ready = crate::engine::coverage::min_ready_seconds(&snapshot.ds);
+                Ok(run.judge_only(&|node| rows.fresh(node), min_ready, now))
+            })
+            .await?;
+        match step {
             None => return Ok(Ok(())),
             Some(Step::Pause { node, reason }) => return Ok(Err((node, reason))),
             Some(Step::Wait { wake_at, .. }) => follower.changed_or(wake_at).await,
@@ -273,7 +277,16 @@ pub async fn auto(ctx: &RunContext<'_>, settings: &AutoSettings) -> Result<AutoE
         ));
     }
     let started = start_state(&state, settings, ctx.executor.actor(), now);
-    match write_state(ctx, &snapshot, &state, &started, "auto-start", None).await {
+    match write_state(
+        ctx,
+        &snapshot.target(),
+        &state,
+        &started,
+        "auto-start",
+        None,
+    )
+    .await
+    {
         // The start is on the DaemonSet but unseen: pause it rather than leave
         // a run marked as going that nothing drives.
         Err(err @ OpsError::Unechoed { .. }) => {
@@ -344,7 +357,7 @@ fn start_state(
 /// Renews the run's heartbeat when it is due; returns when the next is due.
 async fn renew_lease(
     ctx: &RunContext<'_>,
-    snapshot: &Snapshot<'_>,
+    target: &Target,
     state: &RolloutState,
     now: jiff::Timestamp,
 ) -> Result<jiff::Timestamp, OpsError> {
@@ -357,7 +370,7 @@ async fn renew_lease(
         heartbeat: Some(now),
         ..state.clone()
     };
-    write_state(ctx, snapshot, state, &renewed, "heartbeat", None).await?;
+    write_state(ctx, target, state, &renewed, "heartbeat", None).await?;
     Ok(now + renew)
 }
 
@@ -374,18 +387,31 @@ async fn auto_loop(
                 by: ctx.executor.actor().to_owned(),
             });
         }
-        let snapshot = ctx.follower.snapshot().await?;
-        let state = snapshot.state()?;
         let now = jiff::Timestamp::now();
-        let next = next_move(run, &snapshot, &state, settings, now)?;
+        // Decided under the cache lock from the follower's rows (kept up to
+        // date change by change); the writes and waits come after.
+        let (target, revision_to, state, next) = ctx
+            .follower
+            .decide(|snapshot| {
+                let state = snapshot.state()?;
+                let next = next_move(run, snapshot, &state, settings, now)?;
+                let revision_to = snapshot.index().current().map(|c| c.number);
+                Ok((snapshot.target(), revision_to, state, next))
+            })
+            .await?;
         if let Next::Stopped { by } = next {
             return Ok(AutoEnd::Stopped { by });
         }
-        let next_renewal = renew_lease(ctx, &snapshot, &state, now).await?;
+        let next_renewal = renew_lease(ctx, &target, &state, now).await?;
         match next {
             Next::Stopped { .. } => {}
             Next::Delete(victims) => {
-                delete_batch(ctx, run, settings, &snapshot, &state, &victims).await?;
+                let batch = Batch {
+                    target: &target,
+                    revision_to,
+                    victims: &victims,
+                };
+                delete_batch(ctx, run, settings, &state, &batch).await?;
             }
             Next::Wait { wake_at, waiting } => {
                 // One line when what a node waits for changes, not on every wake.
@@ -407,33 +433,43 @@ async fn auto_loop(
     }
 }
 
+/// A batch the run decided to delete: the DaemonSet, the revision its nodes
+/// move to, and their pods.
+struct Batch<'a> {
+    target: &'a Target,
+    revision_to: Option<i64>,
+    victims: &'a [Victim],
+}
+
 /// Records the batch, then deletes its pods one by one (each journalled
 /// before the next), reporting each result to the run; stops at a refusal.
 async fn delete_batch(
     ctx: &RunContext<'_>,
     run: &mut AutoRun,
     settings: &AutoSettings,
-    snapshot: &Snapshot<'_>,
     state: &RolloutState,
-    victims: &[Victim],
+    batch: &Batch<'_>,
 ) -> Result<(), OpsError> {
-    let batch = RolloutState {
+    let Batch {
+        target,
+        revision_to,
+        victims,
+    } = *batch;
+    let recorded = RolloutState {
         batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
         ..state.clone()
     };
-    write_state(ctx, snapshot, state, &batch, "batch", None).await?;
-    let revision_to = snapshot.index().current().map(|c| c.number);
+    write_state(ctx, target, state, &recorded, "batch", None).await?;
     let (action, verb) = if settings.rollback.is_some() {
         ("rollback", "moving back")
     } else {
         ("auto-advance", "advancing")
     };
-    for (victim, request) in victims.iter().zip(delete_requests(
-        &snapshot.target(),
-        victims,
-        revision_to,
-        action,
-    )) {
+    for (victim, request) in
+        victims
+            .iter()
+            .zip(delete_requests(target, victims, revision_to, action))
+    {
         let result = ctx.executor.run(&request).await;
         let mut line = Progress::new(
             "delete",
@@ -533,7 +569,7 @@ async fn finish(ctx: &RunContext<'_>, end: &AutoEnd) -> Result<(), OpsError> {
             } else {
                 "auto-stopped"
             };
-            match write_state(ctx, &snapshot, &state, &idle, action, None).await {
+            match write_state(ctx, &snapshot.target(), &state, &idle, action, None).await {
                 // The end is written and nothing is decided after it: a watch
                 // slow to show it does not make the run fail.
                 Err(OpsError::Unechoed { .. }) => Ok(()),
@@ -549,7 +585,7 @@ async fn finish(ctx: &RunContext<'_>, end: &AutoEnd) -> Result<(), OpsError> {
 /// retried with backoff for up to [`STATE_RETRY_FOR`].
 pub async fn write_state(
     ctx: &RunContext<'_>,
-    snapshot: &Snapshot<'_>,
+    target: &Target,
     before: &RolloutState,
     after: &RolloutState,
     action: &str,
@@ -558,7 +594,6 @@ pub async fn write_state(
     if before == after {
         return Ok(());
     }
-    let target = snapshot.target();
     let request = WriteRequest {
         write: Write::PatchState {
             namespace: target.namespace.clone(),

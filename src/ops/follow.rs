@@ -3,18 +3,29 @@
 //! ([`crate::cluster::watch`]) fills its cache; this wraps it to hand out
 //! [`Snapshot`]s once the streams have listed, and to wait for the next
 //! change or a deadline. Never polls the API.
+//!
+//! A loop that decides on every change ([`Follower::decide`]) decides from a
+//! live snapshot over the console's own row cache ([`RowCache`]), kept up to
+//! date with what changed: its cost follows the change, not the cluster, and
+//! the console and the headless commands decide from the same rows.
 
+use std::sync::{Mutex, PoisonError};
+
+use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamStatus};
 use crate::cluster::watch::{self, WatchHandle};
 use crate::ops::echo;
 use crate::ops::error::OpsError;
 use crate::ops::snapshot::{Snapshot, Target};
+use crate::rows::RowCache;
 
 /// A live view of one DaemonSet.
 #[derive(Debug)]
 pub struct Follower {
     handle: WatchHandle,
     target: Target,
+    /// The rows [`Follower::decide`] hands out, refreshed from the cache's changes.
+    rows: Mutex<RowCache>,
 }
 
 /// The streams that must have listed before a snapshot is complete.
@@ -36,6 +47,7 @@ impl Follower {
         Self {
             handle,
             target: target.clone(),
+            rows: Mutex::default(),
         }
     }
 
@@ -43,20 +55,54 @@ impl Follower {
     /// A DaemonSet that is gone after its stream listed is an error.
     pub fn try_snapshot(&self) -> Result<Option<Snapshot<'static>>, OpsError> {
         let cache = self.handle.shared.lock();
+        if !self.complete(&cache)? {
+            return Ok(None);
+        }
+        Ok(Snapshot::from_cache(&cache, &self.target))
+    }
+
+    /// Whether every needed stream has listed and the DaemonSet is there;
+    /// a DaemonSet that is gone after its stream listed is an error.
+    fn complete(&self, cache: &Cache) -> Result<bool, OpsError> {
         let synced = |kind: StreamKind| {
             cache
                 .streams()
                 .get(&kind)
                 .is_some_and(StreamStatus::settled)
         };
-        let ds_listed = synced(StreamKind::DaemonSets);
-        match Snapshot::from_cache(&cache, &self.target) {
-            Some(snapshot) if NEEDED.iter().all(|k| synced(*k)) => Ok(Some(snapshot)),
-            None if ds_listed => Err(OpsError::NotFound {
+        match cache.daemonset(&self.target.key()) {
+            Some(_) => Ok(NEEDED.iter().all(|k| synced(*k))),
+            None if synced(StreamKind::DaemonSets) => Err(OpsError::NotFound {
                 what: format!("daemonset {}", self.target.key()),
                 message: "it was deleted or never existed".to_owned(),
             }),
-            Some(_) | None => Ok(None),
+            None => Ok(false),
+        }
+    }
+
+    /// Waits until a complete snapshot is available, then runs `decide` on
+    /// it: the watch cache and the row cache, brought up to date with what
+    /// changed since the last call (the first call computes every row).
+    /// Runs under the cache lock: `decide` computes and returns; the caller
+    /// awaits whatever it decided to do.
+    pub async fn decide<R>(
+        &self,
+        decide: impl FnOnce(&Snapshot<'_>) -> Result<R, OpsError>,
+    ) -> Result<R, OpsError> {
+        loop {
+            {
+                let mut cache = self.handle.shared.lock();
+                if self.complete(&cache)? {
+                    let changes = cache.take_changes();
+                    let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(snapshot) =
+                        refreshed_snapshot(&cache, &changes, &mut rows, &self.target)
+                    {
+                        return decide(&snapshot);
+                    }
+                }
+            }
+            self.handle.shared.changed().await;
         }
     }
 
@@ -117,4 +163,18 @@ impl Follower {
             () = tokio::time::sleep(sleep) => {}
         }
     }
+}
+
+/// The step [`Follower::decide`] takes under the cache lock: brings `rows` up
+/// to date with `changes` (what changed in `cache` since they were last
+/// brought up to date), then hands out the live snapshot over both; `None`
+/// while `cache` has no such DaemonSet.
+pub fn refreshed_snapshot<'a>(
+    cache: &'a Cache,
+    changes: &Changes,
+    rows: &'a mut RowCache,
+    target: &Target,
+) -> Option<Snapshot<'a>> {
+    rows.refresh(cache, Some(&target.key()), changes, jiff::Timestamp::now());
+    Snapshot::live(cache, target, &*rows)
 }

@@ -55,7 +55,7 @@ pub struct Snapshot<'a> {
 }
 
 /// The coverage rows a console already keeps, one per node, up to date with
-/// the cache it was refreshed from (`tui::rows::RowCache`).
+/// the cache it was refreshed from ([`crate::rows::RowCache`]).
 pub trait RowSource {
     /// The row of `node`.
     fn row(&self, node: &str) -> Option<&NodeCoverage>;

@@ -1,14 +1,17 @@
 //! Per-node results of the engine, cached: one [`NodeRow`] per node, holding
-//! everything the grid sorts, filters, groups and shows. A row is recomputed
-//! only when its node, its pods or their events changed (or, for all rows, when
-//! the DaemonSet or its revisions did). Reads the cache; no I/O, no clock.
+//! everything the grid sorts, filters, groups and shows, and what the
+//! operations decide from. A row is recomputed only when its node, its pods or
+//! their events changed (or, for all rows, when the DaemonSet or its revisions
+//! did). Kept by the console and by the headless follower
+//! ([`crate::ops::follow`]), so both decide from the same rows. Reads the
+//! cache; no I/O, no clock.
 
 use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::index::natural_key;
-use super::rows_store::{RowSet, Strings};
+mod store;
+
 use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamState};
 use crate::cluster::store::ObjectKey;
@@ -19,6 +22,7 @@ use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{NodeFacts, PlanOptions};
 use crate::model::{ControllerRevision, DaemonSet, Event, Node};
+use store::{RowSet, Strings};
 
 /// Labels that name a node's pool, most specific first (shared with the rollout plan).
 pub const POOL_LABELS: &[&str] = &crate::engine::rollout::POOL_LABEL_KEYS;
@@ -369,6 +373,15 @@ pub struct RowChanges {
     pub reorder: bool,
 }
 
+impl std::fmt::Debug for RowCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowCache")
+            .field("rows", &self.rows.len())
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
 impl RowCache {
     /// The row of a node.
     pub fn get(&self, node: &str) -> Option<&NodeRow> {
@@ -569,6 +582,65 @@ impl RowCache {
         }
         out
     }
+}
+
+/// The row cache hands its rows to the operations as they are.
+impl crate::ops::snapshot::RowSource for RowCache {
+    fn row(&self, node: &str) -> Option<&NodeCoverage> {
+        self.get(node).map(|row| &row.coverage)
+    }
+
+    fn all(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_> {
+        Box::new(self.iter().map(|row| &row.coverage))
+    }
+
+    fn index(&self) -> Option<&RevisionIndex> {
+        self.revisions()
+    }
+
+    fn with_facts<'s>(
+        &'s self,
+        options: &'s PlanOptions,
+    ) -> Option<Box<dyn Iterator<Item = crate::engine::rollout::KnownFacts<'s>> + 's>> {
+        if options.needs_node_labels() {
+            return None;
+        }
+        Some(Box::new(self.iter().map(|row| {
+            crate::engine::rollout::KnownFacts {
+                row: &row.coverage,
+                facts: row.plan_facts(options),
+            }
+        })))
+    }
+}
+
+/// A key whose byte order is the natural order of names: every run of digits
+/// is left-padded with zeros to 20 digits (`node-2` < `node-10`).
+pub fn natural_key(name: &str) -> String {
+    let mut key = String::with_capacity(name.len() + 16);
+    let mut digits = String::new();
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        push_digits(&mut key, &mut digits);
+        key.push(c);
+    }
+    push_digits(&mut key, &mut digits);
+    key
+}
+
+fn push_digits(key: &mut String, digits: &mut String) {
+    if digits.is_empty() {
+        return;
+    }
+    let significant = digits.trim_start_matches('0');
+    for _ in significant.len()..20 {
+        key.push('0');
+    }
+    key.push_str(significant);
+    digits.clear();
 }
 
 #[cfg(test)]

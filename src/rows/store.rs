@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use hashbrown::HashTable;
 
-use super::rows::NodeRow;
+use super::NodeRow;
 
 /// The rows, dense in a vector, found by name through a table of their
 /// positions (4 bytes a slot, keyed by the name inside the row: no second
@@ -166,7 +166,7 @@ mod tests {
     use super::*;
     use crate::engine::coverage::NodeCoverage;
     use crate::engine::eligibility::NodeVerdict;
-    use crate::tui::rows::RowState;
+    use crate::rows::RowState;
     use proptest::prelude::*;
 
     fn row(name: &str, cordoned: bool) -> NodeRow {

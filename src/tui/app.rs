@@ -11,13 +11,13 @@ use super::columns::{areas, list_height};
 use super::fit::clamp_scroll;
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
-use super::rows::RowCache;
 use super::state::{DetailView, HistoryView, Level, PickerView, Screen, UiState};
 use super::view_model::pane::{self, Overlay, TextPane};
 use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
 use crate::cluster::cache::Cache;
 use crate::cluster::store::ObjectKey;
 use crate::cluster::watch::Target;
+use crate::rows::RowCache;
 
 /// What the event loop must do after an action.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,10 +14,10 @@ use super::app::App;
 use super::fixtures::{grid_streams_started, list, now};
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::Action;
-use super::rows::RowCache;
 use super::view_model::ConsoleInfo;
 use crate::cluster::cache::{Cache, WatchUpdate};
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
+use crate::rows::RowCache;
 
 fn cluster(nodes: usize) -> Cache {
     let mut cache = grid_streams_started();
@@ -173,6 +173,6 @@ fn row_cache_memory() {
     let per_node = after.saturating_sub(before) as f64 / NODES as f64;
     println!(
         "row cache: {per_node:.0} B per node at {NODES} nodes (NodeRow {} B inline)",
-        std::mem::size_of::<super::rows::NodeRow>()
+        std::mem::size_of::<crate::rows::NodeRow>()
     );
 }

@@ -11,7 +11,7 @@ use compact_str::CompactString;
 use crate::cluster::cache::Cache;
 use crate::engine::selector::Selector;
 
-use super::rows::{NodeRow, RowCache};
+use crate::rows::{NodeRow, RowCache};
 
 /// Sort orders, cycled with `s`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -259,35 +259,6 @@ pub(super) fn sort_value(row: &NodeRow, sort: SortKey) -> i64 {
     }
 }
 
-/// A key whose byte order is the natural order of names: every run of digits
-/// is left-padded with zeros to 20 digits (`node-2` < `node-10`).
-pub fn natural_key(name: &str) -> String {
-    let mut key = String::with_capacity(name.len() + 16);
-    let mut digits = String::new();
-    for c in name.chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        push_digits(&mut key, &mut digits);
-        key.push(c);
-    }
-    push_digits(&mut key, &mut digits);
-    key
-}
-
-fn push_digits(key: &mut String, digits: &mut String) {
-    if digits.is_empty() {
-        return;
-    }
-    let significant = digits.trim_start_matches('0');
-    for _ in significant.len()..20 {
-        key.push('0');
-    }
-    key.push_str(significant);
-    digits.clear();
-}
-
 /// Compares names with runs of digits as numbers (`node-2` before `node-10`).
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
@@ -336,6 +307,7 @@ mod tests {
 
     #[test]
     fn natural_key_orders_like_natural_cmp() {
+        use crate::rows::natural_key;
         let names = [
             "node-10", "node-2", "node-1", "alpha", "node-02a", "a9b", "a10", "x",
         ];

@@ -11,7 +11,7 @@ use crate::cluster::cache::Cache;
 use super::index::{
     Entry, Filter, GridIndex, GroupKey, SortKey, group_of, natural_cmp, sort_value,
 };
-use super::rows::{NodeRow, RowCache};
+use crate::rows::{NodeRow, RowCache};
 
 /// Above this many changed rows a full rebuild is cheaper than moving each
 /// row (each move shifts the entries after it).

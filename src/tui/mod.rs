@@ -19,8 +19,6 @@ pub mod ops_link;
 pub mod plan_view;
 pub mod rollback_dialog;
 pub mod roster;
-pub mod rows;
-mod rows_store;
 pub mod run;
 pub use crate::sanitize;
 pub mod state;

@@ -11,19 +11,16 @@ use std::time::Duration;
 use super::app::{App, Effect, Handled};
 use super::confirm::{Confirm, Intent, Modal};
 use super::keymap::{Action, Context};
-use super::rows::RowCache;
 use crate::cluster::cache::Cache;
-use crate::engine::coverage::NodeCoverage;
-use crate::engine::revision::RevisionIndex;
-use crate::engine::rollout::{KnownFacts, PlanOptions};
 use crate::ops::advance::{AdvanceTarget, choose, delete_requests};
 use crate::ops::auto::{AutoPolicy, AutoRun};
 use crate::ops::drive::ensure_actionable;
 use crate::ops::error::OpsError;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
-use crate::ops::snapshot::{RowSource, Snapshot};
+use crate::ops::snapshot::Snapshot;
 use crate::ops::write::{Outcome, Write, WriteEvent, WriteRequest};
+use crate::rows::RowCache;
 
 /// State writes that only record what a run is doing; their success is not news.
 const BOOKKEEPING: [&str; 6] = [
@@ -460,34 +457,6 @@ pub(super) fn live_snapshot<'a>(
 ) -> Result<Snapshot<'a>, String> {
     let target = target.ok_or("no daemonset selected")?;
     Snapshot::live(cache, target, rows).ok_or_else(|| format!("daemonset {target} not loaded yet"))
-}
-
-/// The row cache hands its rows to the operations as they are.
-impl RowSource for RowCache {
-    fn row(&self, node: &str) -> Option<&NodeCoverage> {
-        self.get(node).map(|row| &row.coverage)
-    }
-
-    fn all(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_> {
-        Box::new(self.iter().map(|row| &row.coverage))
-    }
-
-    fn index(&self) -> Option<&RevisionIndex> {
-        self.revisions()
-    }
-
-    fn with_facts<'s>(
-        &'s self,
-        options: &'s PlanOptions,
-    ) -> Option<Box<dyn Iterator<Item = KnownFacts<'s>> + 's>> {
-        if options.needs_node_labels() {
-            return None;
-        }
-        Some(Box::new(self.iter().map(|row| KnownFacts {
-            row: &row.coverage,
-            facts: row.plan_facts(options),
-        })))
-    }
 }
 
 fn write_error(label: &str, err: &OpsError) -> String {

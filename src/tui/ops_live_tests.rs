@@ -12,7 +12,6 @@ use kube::runtime::watcher;
 use proptest::prelude::*;
 
 use super::fixtures::{grid_streams_started, list, now};
-use super::rows::RowCache;
 use crate::cluster::cache::{Cache, WatchUpdate};
 use crate::engine::coverage::NodeCoverage;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
@@ -25,6 +24,7 @@ use crate::ops::drive::AutoSettings;
 use crate::ops::preflight::failing_updated;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
+use crate::rows::RowCache;
 
 const NODES: usize = 10;
 

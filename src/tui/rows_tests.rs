@@ -8,12 +8,12 @@ use kube::runtime::watcher;
 use proptest::prelude::*;
 
 use super::fixtures::{grid_streams_started, list, now};
-use super::rows::RowCache;
 use crate::cluster::cache::{Cache, Changes, WatchUpdate};
 use crate::cluster::status::StreamKind;
 use crate::engine::blockers::rollout_blocker_with;
 use crate::engine::fixtures::{daemonset, node, pod, revision_of};
 use crate::model::{DaemonSet, Meta, Node, ObjectMeta, Pod};
+use crate::rows::RowCache;
 
 /// Metadata whose resourceVersion the fake server stamps (slim or upstream).
 trait Versioned {

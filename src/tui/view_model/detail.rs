@@ -9,7 +9,7 @@ use crate::cluster::cache::Cache;
 use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
 use crate::engine::vocabulary::Eligibility;
 use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
-use crate::tui::rows::{NodeRow, short_taint};
+use crate::rows::{NodeRow, short_taint};
 
 /// The detail pane's content: a title and lines of cells (wrapped to the
 /// pane and the scroll clamped by the app, which knows the pane's size).

@@ -8,11 +8,11 @@ use std::collections::BTreeSet;
 
 use crate::engine::blockers::{Blocker, BlockerCode};
 use crate::engine::vocabulary::Eligibility;
+use crate::rows::{NodeRow, RowState};
 use crate::tui::columns::{COLUMNS, Column, ColumnId, layout, list_height};
 use crate::tui::fit::{Cut, display_width, fit};
 use crate::tui::index::Entry;
 use crate::tui::roster::RosterState;
-use crate::tui::rows::{NodeRow, RowState};
 
 /// One grid line on screen.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use super::{Cell, Tone};
 use crate::engine::blockers::Blocker;
 use crate::engine::recorded_status::{StatusCounts, rehearsal_difference};
 use crate::model::DaemonSet;
-use crate::tui::rows::RowCache;
+use crate::rows::RowCache;
 
 // The rollout-state keys live with the operations that write them.
 #[cfg(test)]

@@ -18,9 +18,9 @@ use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
 
 use super::index::GridIndex;
 use super::keymap;
-use super::rows::RowCache;
 use super::sanitize::sanitize;
 use super::state::{Level, Screen, UiState};
+use crate::rows::RowCache;
 
 /// What a piece of text means; the theme maps tones to colours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
