@@ -195,10 +195,15 @@ impl Interner {
     /// of its own (a node's hostname) is not looked for: no other set can
     /// equal it, and its table slot would cost more than sharing saves.
     pub(super) fn set(&mut self, pairs: Vec<Arc<Pair>>) -> LabelPairs {
-        // The pair table and `pairs` hold one each; a third is another set.
-        // Counts move under other threads' drops: a wrong guess only
-        // shares or does not share an equal set.
-        if !pairs.iter().all(|pair| Arc::strong_count(pair) > 2) {
+        // The pair table and `pairs` hold one each; a third may be the
+        // previous version of the same object (a node decoded again under
+        // churn: its hostname pair is then held three times, and every
+        // version of every node went into the table, kept there until the
+        // next prune); a fourth is another object. So only sets whose every
+        // pair two other sets hold are looked for: a revision's pods share
+        // from the third pod on. Counts move under other threads' drops: a
+        // wrong guess only shares or does not share an equal set.
+        if !pairs.iter().all(|pair| Arc::strong_count(pair) > 3) {
             return pairs.into();
         }
         let hash = set_hash(&self.hasher, &pairs);
@@ -217,6 +222,12 @@ impl Interner {
         self.sets
             .insert_unique(hash, Arc::clone(&shared), |set| set_hash(hasher, set));
         shared
+    }
+
+    /// Whether `set` is in the table of shared sets.
+    #[cfg(test)]
+    pub(super) fn holds_set(&self, set: &LabelPairs) -> bool {
+        self.sets.iter().any(|held| Arc::ptr_eq(held, set))
     }
 
     /// Drops the strings only the interner holds, once it has doubled.

@@ -201,19 +201,32 @@ mod tests {
             ("app", "share-test-agent"),
             ("pod-template-hash", "share-test-abc"),
         ];
-        let sets: Vec<Labels> = (0..3).map(|_| pod.into_iter().collect()).collect();
-        // The first set's pairs were new; from the second on the set is shared.
-        assert!(Arc::ptr_eq(&sets[1].0, &sets[2].0));
+        let sets: Vec<Labels> = (0..4).map(|_| pod.into_iter().collect()).collect();
+        // The first two sets' pairs were new or held by one set; from the
+        // third on the set is shared.
+        assert!(!Arc::ptr_eq(&sets[1].0, &sets[2].0));
+        assert!(Arc::ptr_eq(&sets[2].0, &sets[3].0));
         let decoded: Labels = serde_json::from_str(
             r#"{"pod-template-hash":"share-test-abc","app":"share-test-agent"}"#,
         )
         .unwrap();
-        assert!(Arc::ptr_eq(&decoded.0, &sets[1].0));
+        assert!(Arc::ptr_eq(&decoded.0, &sets[2].0));
         assert_eq!(decoded, sets[0]);
         let node = |host| Labels::from_iter([("app", "share-test-agent"), ("host", host)]);
         let (a, b) = (node("share-test-a"), node("share-test-b"));
         assert_ne!(a, b);
         assert_eq!(a.get("app"), b.get("app"));
+        // A node decoded again (its previous version still held) is not
+        // taken for a set others carry: it is not kept in the set table.
+        let again = node("share-test-a");
+        assert_eq!(again, a);
+        assert!(!Arc::ptr_eq(&again.0, &a.0));
+        let interner = interned::lock();
+        assert!(
+            !interner.holds_set(&again.0) && !interner.holds_set(&a.0),
+            "a node's own set is not in the set table"
+        );
+        drop(interner);
         let empty: Labels = serde_json::from_str("{}").unwrap();
         assert!(empty.is_empty() && empty == Labels::default());
     }
