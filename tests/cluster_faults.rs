@@ -180,18 +180,25 @@ async fn start(
     }
 }
 
-fn watch_cluster(server: &ServerHandle) -> WatchHandle {
+/// A client as `Connection::watch_client`: no silent retries inside a request.
+fn watch_client(server: &ServerHandle) -> kube::Client {
     let mut config = server.kube_config();
-    // As `Connection::watch_client`: no silent retries inside a request.
     config.default_retry = false;
-    let client = kube::Client::try_from(config).expect("client");
+    kube::Client::try_from(config).expect("client")
+}
+
+fn target() -> Target {
+    Target {
+        namespace: NAMESPACE.to_owned(),
+        name: TARGET.to_owned(),
+    }
+}
+
+fn watch_cluster(server: &ServerHandle) -> WatchHandle {
     watch::spawn_with(
-        client,
+        watch_client(server),
         Some(NAMESPACE.to_owned()),
-        Some(Target {
-            namespace: NAMESPACE.to_owned(),
-            name: TARGET.to_owned(),
-        }),
+        Some(target()),
         stream_config(),
     )
 }
@@ -453,16 +460,10 @@ async fn an_expired_list_continuation_is_finished_in_one_request() {
     cluster
         .faults
         .install(fault::parse("gone=8s").expect("fault spec"));
-    let mut config = cluster.server.kube_config();
-    config.default_retry = false;
-    let client = kube::Client::try_from(config).expect("client");
     let handle = watch::spawn_with(
-        client,
+        watch_client(&cluster.server),
         Some(NAMESPACE.to_owned()),
-        Some(Target {
-            namespace: NAMESPACE.to_owned(),
-            name: TARGET.to_owned(),
-        }),
+        Some(target()),
         // Every list needs a continuation.
         StreamConfig {
             page_size: 2,
@@ -487,6 +488,46 @@ async fn an_expired_list_continuation_is_finished_in_one_request() {
         tokio::time::sleep(SAMPLE).await;
     }
     drop(handle);
+    cluster.server.shutdown().await;
+    cluster.simulation.shutdown().await;
+}
+
+/// A headless command's follower waiting for its first lists through a
+/// burst of 500s says so (once per new answer), then hands out its snapshot
+/// when the burst ends; before, such a command was silent for as long as
+/// the burst lasted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_says_why_it_waits_then_follows() {
+    use rollcall::ops::follow::Follower;
+    let cluster = start(0, 1, None, None, None).await;
+    cluster
+        .faults
+        .install(fault::parse("5xx:500=2s").expect("fault spec"));
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = std::sync::Arc::clone(&said);
+    let follower = Follower::start(watch_client(&cluster.server), &target()).with_notices(
+        std::sync::Arc::new(move |text: &str| {
+            sink.lock().expect("notices").push(text.to_owned());
+        }),
+    );
+    let snapshot = tokio::time::timeout(Duration::from_secs(20), follower.snapshot())
+        .await
+        .expect("a snapshot once the burst ended")
+        .expect("the daemonset");
+    assert_eq!(snapshot.target().name, TARGET);
+    let said = said.lock().expect("notices").clone();
+    assert!(
+        said.iter()
+            .any(|line| line.starts_with("waiting for the cluster") && line.contains("500")),
+        "the wait was said: {said:?}"
+    );
+    let distinct: std::collections::BTreeSet<&String> = said.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        said.len(),
+        "each failure said once: {said:?}"
+    );
+    drop(follower);
     cluster.server.shutdown().await;
     cluster.simulation.shutdown().await;
 }

@@ -13,6 +13,7 @@ use crate::cluster::connect::{Connection, connect};
 use crate::model::DsRef;
 use crate::ops::drive::Progress;
 use crate::ops::error::OpsError;
+use crate::ops::follow::Follower;
 use crate::ops::interrupt::Interrupt;
 use crate::ops::journal::{Journal, local_actor};
 use crate::ops::rbac::{self, Operation};
@@ -211,6 +212,14 @@ pub async fn open(
         target,
         executor,
     })
+}
+
+/// Follows the session's DaemonSet live; says on stderr what it waits for
+/// while the cluster fails it, and the retries of its state writes.
+pub fn follow(session: &Session) -> Follower {
+    Follower::start(session.connection.watch_client.clone(), &session.target).with_notices(
+        std::sync::Arc::new(|text: &str| crate::cli::out::eline(text)),
+    )
 }
 
 /// The DaemonSet's namespace and name: from the text, else `-n`, else `default`

@@ -16,7 +16,6 @@ use crate::cli::cluster_args::ClusterArgs;
 use crate::model::DsRef;
 use crate::ops::advance::{AdvanceTarget, choose};
 use crate::ops::drive::{advance, ensure_actionable, follow_flights};
-use crate::ops::follow::Follower;
 use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Snapshot;
 
@@ -61,9 +60,7 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             None => AdvanceTarget::Nodes(args.nodes.clone()),
         };
         let client = &session.connection.client;
-        let follower = args
-            .wait
-            .then(|| Follower::start(session.connection.watch_client.clone(), &session.target));
+        let follower = args.wait.then(|| crate::cli::act_args::follow(&session));
         let snapshot = match &follower {
             Some(f) => f.snapshot().await?,
             None => Snapshot::load(client, &session.target).await?,

@@ -19,7 +19,6 @@ use crate::engine::selector::Selector;
 use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoEnd, AutoSettings, RunContext, StartRefusal, auto, check_start};
-use crate::ops::follow::Follower;
 use crate::ops::interrupt::{EXIT_INTERRUPTED, Interrupt};
 use crate::ops::rbac::Operation;
 
@@ -76,7 +75,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             ),
             args.act.yes,
         )?;
-        let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
+        let follower = crate::cli::act_args::follow(&session);
         let settings = AutoSettings {
             policy: AutoPolicy {
                 batch: args.batch,

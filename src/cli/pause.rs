@@ -12,7 +12,6 @@ use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
 use crate::model::DsRef;
 use crate::ops::drive::write_with_retries;
-use crate::ops::follow::Follower;
 use crate::ops::owner_guard::{Decision, decide, pause_spec_action, reverted};
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
@@ -103,7 +102,7 @@ fn run(
     block_on(async {
         let session = open(cluster, daemonset, act).await?;
         precheck(&session, Operation::Pause, action).await?;
-        let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
+        let follower = crate::cli::act_args::follow(&session);
         let snapshot = follower.snapshot().await?;
         let state = snapshot.state()?;
         // A reverted rollback does not stand in the way of a pause (the pause

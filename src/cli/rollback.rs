@@ -63,7 +63,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
     block_on(async {
         let session = open(&args.cluster, &args.daemonset, &args.act).await?;
         precheck(&session, Operation::Rollback, "roll back").await?;
-        let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
+        let follower = crate::cli::act_args::follow(&session);
         let snapshot = follower.snapshot().await?;
         let state = snapshot.state()?;
         if state.saved_strategy.is_some() {

@@ -9,7 +9,6 @@ use crate::cli::act_args::{ActArgs, block_on, open};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
 use crate::model::DsRef;
-use crate::ops::follow::Follower;
 use crate::ops::owner_guard::revert_record;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
@@ -67,7 +66,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
             print(&render(&report, args)?, args.output)?;
             return Ok(std::process::ExitCode::SUCCESS);
         }
-        let follower = Follower::start(session.connection.watch_client.clone(), &session.target);
+        let follower = crate::cli::act_args::follow(&session);
         let mut last: Option<StatusReport> = None;
         loop {
             let report = follower

@@ -689,12 +689,13 @@ where
 {
     let mut last = None;
     let mut retry = TransientRetry::new();
+    let say = |progress: Progress| follower.notice(&progress.message);
     for _ in 0..3 {
         let snapshot = follower.snapshot().await?;
         let request = decide(&snapshot)?;
         let mut result = executor.run(&request).await;
         while let Err(err) = &result {
-            if !retry.wait(err, &request.record.action, None).await {
+            if !retry.wait(err, &request.record.action, Some(&say)).await {
                 break;
             }
             result = executor.run(&request).await;

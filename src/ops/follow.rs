@@ -8,24 +8,42 @@
 //! live snapshot over the console's own row cache ([`RowCache`]), kept up to
 //! date with what changed: its cost follows the change, not the cluster, and
 //! the console and the headless commands decide from the same rows.
+//!
+//! While it waits for the first lists, a follower given a notice sink
+//! ([`Follower::with_notices`]) says which streams fail and why, once per
+//! new answer: a command waiting out a burst of 500s is not silent.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cluster::cache::{Cache, Changes};
-use crate::cluster::status::{StreamKind, StreamStatus};
+use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
 use crate::cluster::watch::{self, WatchHandle};
 use crate::ops::echo;
 use crate::ops::error::OpsError;
 use crate::ops::snapshot::{Snapshot, Target};
 use crate::rows::RowCache;
 
+/// Where a follower says what it waits for (a headless command: stderr).
+pub type Notices = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// A live view of one DaemonSet.
-#[derive(Debug)]
 pub struct Follower {
     handle: WatchHandle,
     target: Target,
     /// The rows [`Follower::decide`] hands out, refreshed from the cache's changes.
     rows: Mutex<RowCache>,
+    notices: Option<Notices>,
+    /// The stream failures already said (each is said once).
+    said: Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl std::fmt::Debug for Follower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follower")
+            .field("target", &self.target)
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The streams that must have listed before a snapshot is complete.
@@ -48,6 +66,37 @@ impl Follower {
             handle,
             target: target.clone(),
             rows: Mutex::default(),
+            notices: None,
+            said: Mutex::default(),
+        }
+    }
+
+    /// Says through `say` why it is still waiting for the cluster, and the
+    /// retries of its writes ([`Follower::notice`]).
+    #[must_use]
+    pub fn with_notices(mut self, say: Notices) -> Self {
+        self.notices = Some(say);
+        self
+    }
+
+    /// Passes `text` to the notice sink, if any.
+    pub fn notice(&self, text: &str) {
+        if let Some(say) = &self.notices {
+            say(text);
+        }
+    }
+
+    /// While the first lists are not in: says which of them fail and why,
+    /// each failure once.
+    fn say_waiting(&self, cache: &Cache) {
+        if self.notices.is_none() {
+            return;
+        }
+        let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+        for failure in failures(cache) {
+            if said.insert(failure.clone()) {
+                self.notice(&format!("waiting for the cluster (retrying): {failure}"));
+            }
         }
     }
 
@@ -101,6 +150,7 @@ impl Follower {
                         return decide(&snapshot);
                     }
                 }
+                self.say_waiting(&cache);
             }
             self.handle.shared.changed().await;
         }
@@ -112,6 +162,7 @@ impl Follower {
             if let Some(snapshot) = self.try_snapshot()? {
                 return Ok(snapshot);
             }
+            self.say_waiting(&self.handle.shared.lock());
             self.handle.shared.changed().await;
         }
     }
@@ -177,4 +228,27 @@ pub fn refreshed_snapshot<'a>(
 ) -> Option<Snapshot<'a>> {
     rows.refresh(cache, Some(&target.key()), changes, jiff::Timestamp::now());
     Snapshot::live(cache, target, &*rows)
+}
+
+/// Why the needed streams have not listed yet: one text per failing stream
+/// (none while they are just loading).
+fn failures(cache: &Cache) -> Vec<String> {
+    NEEDED
+        .iter()
+        .filter_map(|kind| {
+            let status = cache.streams().get(kind)?;
+            if status.settled() {
+                return None;
+            }
+            match status.state() {
+                StreamState::Reconnecting { error, .. } => {
+                    Some(format!("{}: {error}", kind.label()))
+                }
+                StreamState::Throttled { .. } => {
+                    Some(format!("{}: throttled by the server (429)", kind.label()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
 }
