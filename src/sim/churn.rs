@@ -164,10 +164,10 @@ pub const HISTORY_SECS: f64 = 75.0;
 
 /// The most events that history holds. Upstream bounds its window at
 /// 102,400 events per resource (`DefaultUpperBoundCapacity`) of decoded
-/// objects; here an event keeps the object's JSON and its watch line, ~15 KB
-/// at 65,000 nodes, and 102,400 of them took the embedded cluster from 1.6 to
-/// 3.1 GB. 30,000 keep 15 s of churn at 2,000 changes/s (a 65,000-node list
-/// takes 2–8 s here).
+/// objects; here an event keeps the object's JSON (and its previous
+/// version's), 102,400 of them took the embedded cluster from 1.6 to over
+/// 3 GB at 65,000 nodes. 30,000 keep 15 s of churn at 2,000 changes/s (a
+/// 65,000-node list takes 2–8 s here).
 pub const HISTORY_MAX_EVENTS: usize = 30_000;
 
 /// Starts the generator on the current tokio runtime; widens the store's

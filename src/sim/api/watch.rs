@@ -238,9 +238,6 @@ impl Watcher {
             (EventType::Modified, true, false) => EventType::Deleted,
             _ => return None,
         };
-        if event_type == event.event_type && self.table.is_none() {
-            return Some(event.watch_line());
-        }
         Some(self.line(event_type, &event.object))
     }
 
@@ -321,6 +318,17 @@ fn error_line(error: &StoreError) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_line_is_one_compact_line() {
+        let line = splice_event("ADDED", &stored("p", "a", 9).json);
+        let text = std::str::from_utf8(&line).unwrap();
+        assert!(text.ends_with("}\n"));
+        assert_eq!(text.matches('\n').count(), 1);
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed["type"], "ADDED");
+        assert_eq!(parsed["object"]["metadata"]["resourceVersion"], "9");
+    }
 
     fn stored(name: &str, app: &str, rv: u64) -> Arc<StoredObject> {
         let obj = json!({"metadata":{"name":name,"namespace":"default","resourceVersion":rv.to_string(),"labels":{"app":app}}});
