@@ -69,9 +69,10 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         let follower = crate::cli::act_args::follow(&session);
         let mut last: Option<StatusReport> = None;
         loop {
-            let report = follower
-                .decide(|snapshot| StatusReport::build(snapshot, jiff::Timestamp::now()))
-                .await?;
+            // Rows computed now (availability after minReadySeconds comes
+            // with no change that would refresh a cached row).
+            let snapshot = follower.snapshot().await?;
+            let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
             journal_revert(&session, &report);
             match (&last, args.output) {
                 (None, _) => print(&render(&report, args)?, args.output)?,

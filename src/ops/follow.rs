@@ -133,7 +133,10 @@ impl Follower {
     /// it: the watch cache and the row cache, brought up to date with what
     /// changed since the last call (the first call computes every row).
     /// Runs under the cache lock: `decide` computes and returns; the caller
-    /// awaits whatever it decided to do.
+    /// awaits whatever it decided to do. A row is as of the last change to
+    /// its node: what time alone changes (a pod available once
+    /// `minReadySeconds` passed) is read through `Rows::fresh`, or from a
+    /// [`Follower::snapshot`] computed now.
     pub async fn decide<R>(
         &self,
         decide: impl FnOnce(&Snapshot<'_>) -> Result<R, OpsError>,

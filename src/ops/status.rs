@@ -163,7 +163,7 @@ impl StatusReport {
             .filter(|s| s.canary)
             .map(|s| s.node.as_str())
             .collect();
-        let mut nodes: Vec<NodeStatus> = rows
+        let nodes = rows
             .iter()
             .map(|row| {
                 let live: Vec<_> = row.pods.iter().filter(|p| !p.terminating).collect();
@@ -195,8 +195,6 @@ impl StatusReport {
                 }
             })
             .collect();
-        // Live rows come in the row cache's order; the report is by name either way.
-        nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         let blocker = crate::ops::state::blocker_with_pause(&state, snapshot.blocker(&rows));
         let target = snapshot.target();
         let revert = reverted(&snapshot.ds, &state);
