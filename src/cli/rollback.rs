@@ -222,22 +222,24 @@ async fn wait_rolled_out(
     let deadline = jiff::Timestamp::now()
         + jiff::SignedDuration::try_from(timeout).unwrap_or(jiff::SignedDuration::MAX);
     loop {
-        // Rows computed now, not the follower's row cache: a pod becomes
-        // available when minReadySeconds pass, with no change to wake a
-        // cached row (Follower::decide).
-        let snapshot = follower.snapshot().await?;
-        let index = snapshot.index();
-        let now = jiff::Timestamp::now();
-        let rows = snapshot.rows(&index, now);
-        if index.current_matches_template() {
-            let totals = crate::ops::snapshot::Snapshot::totals(&rows);
-            if totals.updated == totals.desired && totals.available == totals.desired {
-                return Ok(Ok(()));
-            }
-        }
-        if now >= deadline {
-            let blocker = snapshot.blocker(&rows);
-            return Ok(Err(blocker.message));
+        // The follower's row cache, brought up to date with each change (and
+        // with pods that turned available as minReadySeconds passed).
+        let outcome = follower
+            .decide(|snapshot| {
+                let index = snapshot.index();
+                let now = jiff::Timestamp::now();
+                let rows = snapshot.rows(&index, now);
+                if index.current_matches_template() {
+                    let totals = crate::ops::snapshot::Snapshot::totals(rows.iter());
+                    if totals.updated == totals.desired && totals.available == totals.desired {
+                        return Ok(Some(Ok(())));
+                    }
+                }
+                Ok((now >= deadline).then(|| Err(snapshot.blocker(&rows).message)))
+            })
+            .await?;
+        if let Some(outcome) = outcome {
+            return Ok(outcome);
         }
         follower.changed_or(Some(deadline)).await;
     }

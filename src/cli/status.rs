@@ -69,8 +69,8 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         let follower = crate::cli::act_args::follow(&session);
         let mut last: Option<StatusReport> = None;
         loop {
-            // Rows computed now (availability after minReadySeconds comes
-            // with no change that would refresh a cached row).
+            // Rows computed at each change, in node-name order as the report
+            // lists them (the report is as large as the cluster either way).
             let snapshot = follower.snapshot().await?;
             let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
             journal_revert(&session, &report);

@@ -317,13 +317,33 @@ pub fn is_pod_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp)
     }
     pod.ready_condition()
         .and_then(|c| c.last_transition_time.as_ref())
-        .and_then(|t| {
-            t.0.checked_add(jiff::SignedDuration::from_secs(i64::from(
-                min_ready_seconds,
-            )))
-            .ok()
-        })
+        .and_then(|t| available_from(t.0, min_ready_seconds))
         .is_some_and(|available_at| available_at < now)
+}
+
+/// When a pod Ready since `ready_since` counts as available: `minReadySeconds`
+/// later (available strictly after that instant, as [`is_pod_available`]).
+pub fn available_from(
+    ready_since: jiff::Timestamp,
+    min_ready_seconds: i32,
+) -> Option<jiff::Timestamp> {
+    ready_since
+        .checked_add(jiff::SignedDuration::from_secs(i64::from(
+            min_ready_seconds.max(0),
+        )))
+        .ok()
+}
+
+impl PodCoverage {
+    /// When this Ready pod turns available with no change to it (its Ready
+    /// condition is older than `minReadySeconds` then): `None` when it is
+    /// available already, not Ready, or never will be by the clock alone.
+    pub fn turns_available_at(&self, min_ready_seconds: i32) -> Option<jiff::Timestamp> {
+        if !self.ready || self.available || min_ready_seconds <= 0 {
+            return None;
+        }
+        available_from(self.ready_since?, min_ready_seconds)
+    }
 }
 
 /// Phase `Succeeded` or `Failed` (upstream `podutil.IsPodTerminal`).

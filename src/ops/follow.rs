@@ -133,10 +133,9 @@ impl Follower {
     /// it: the watch cache and the row cache, brought up to date with what
     /// changed since the last call (the first call computes every row).
     /// Runs under the cache lock: `decide` computes and returns; the caller
-    /// awaits whatever it decided to do. A row is as of the last change to
-    /// its node: what time alone changes (a pod available once
-    /// `minReadySeconds` passed) is read through `Rows::fresh`, or from a
-    /// [`Follower::snapshot`] computed now.
+    /// awaits whatever it decided to do. Rows are as of now: a row whose pod
+    /// turned available by the clock alone is recomputed too, and
+    /// [`Follower::changed_or`] wakes for it.
     pub async fn decide<R>(
         &self,
         decide: impl FnOnce(&Snapshot<'_>) -> Result<R, OpsError>,
@@ -204,8 +203,19 @@ impl Follower {
         }
     }
 
-    /// Waits for the next change, or until `wake_at` (if given) passes.
+    /// Waits for the next change, or until `wake_at` (if given) passes, or
+    /// until a row of [`Follower::decide`] changes by the clock alone (a pod
+    /// turning available once `minReadySeconds` pass).
     pub async fn changed_or(&self, wake_at: Option<jiff::Timestamp>) {
+        let rows_due = self
+            .rows
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .next_due();
+        let wake_at = match (wake_at, rows_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let sleep = wake_at.map_or(std::time::Duration::from_secs(3600), |at| {
             let wait = at.duration_since(jiff::Timestamp::now());
             // Wake a little after the deadline so the gate sees it as passed.

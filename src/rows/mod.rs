@@ -7,7 +7,8 @@
 //! cache; no I/O, no clock.
 
 use std::cell::OnceCell;
-use std::collections::HashSet;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 
 mod store;
@@ -16,7 +17,9 @@ use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamState};
 use crate::cluster::store::ObjectKey;
 use crate::engine::blockers::{Blocker, BlockerTally, Share};
-use crate::engine::coverage::{NodeCoverage, PodCoverage, named_coverage, node_coverage};
+use crate::engine::coverage::{
+    NodeCoverage, PodCoverage, min_ready_seconds, named_coverage, node_coverage,
+};
 use crate::engine::eligibility::NodeVerdict;
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
@@ -325,6 +328,21 @@ pub fn classify(coverage: &NodeCoverage) -> RowState {
     }
 }
 
+/// When `row` changes by the clock alone: its earliest Ready pod that turns
+/// available once `min_ready` seconds pass.
+fn turns_available_at(
+    row: &NodeRow,
+    min_ready: i32,
+) -> Option<Reverse<(jiff::Timestamp, ObjectKey)>> {
+    let at = row
+        .coverage
+        .pods
+        .iter()
+        .filter_map(|pod| pod.turns_available_at(min_ready))
+        .min()?;
+    Some(Reverse((at, row.coverage.node.clone())))
+}
+
 /// Whether a stream the rows are made of is still getting its first list
 /// (a stream that failed, forbidden or unreachable, holds nothing back: the
 /// rows show what the other streams have).
@@ -360,6 +378,11 @@ pub struct RowCache {
     blocker: OnceCell<Blocker>,
     /// Changes arrived while first lists were pending: recompute every row.
     deferred: bool,
+    /// Rows that change with no event: nodes whose Ready pod turns available
+    /// once `minReadySeconds` pass (upstream requeues the DaemonSet for
+    /// then), earliest first. An entry may be stale (its row recomputed
+    /// since): recomputing it again is harmless.
+    turning_available: BinaryHeap<Reverse<(jiff::Timestamp, ObjectKey)>>,
 }
 
 /// What a refresh changed, for deciding whether the sorted index is stale.
@@ -420,6 +443,18 @@ impl RowCache {
     /// The revision index of the target (after the first refresh with its DaemonSet).
     pub fn revisions(&self) -> Option<&RevisionIndex> {
         self.revisions.as_ref()
+    }
+
+    /// When a row next changes by the clock alone (a pod turning available):
+    /// the loops that keep the rows refresh then, with or without a change.
+    pub fn next_due(&self) -> Option<jiff::Timestamp> {
+        self.turning_available.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// Whether a row changed by the clock alone by `now`: a refresh is due
+    /// even with no change from the cache.
+    pub fn due(&self, now: jiff::Timestamp) -> bool {
+        self.next_due().is_some_and(|at| at < now)
     }
 
     /// Brings the rows up to date with `changes` for the DaemonSet `target`
@@ -511,19 +546,35 @@ impl RowCache {
             self.target = target.map(str::to_owned);
             self.tally = BlockerTally::of(self.rows.values().map(|r| (&r.coverage, r.node_ready)));
             self.blocker = OnceCell::new();
+            let min_ready = min_ready_seconds(ds);
+            self.turning_available = self
+                .rows
+                .values()
+                .filter_map(|row| turns_available_at(row, min_ready))
+                .collect();
             return RowChanges {
                 membership: true,
                 ..RowChanges::default()
             };
         }
-        self.refresh_nodes(cache, ds, &changes.nodes, now)
+        let mut due = Vec::new();
+        while let Some(Reverse((at, _))) = self.turning_available.peek()
+            && *at < now
+        {
+            if let Some(Reverse((_, node))) = self.turning_available.pop()
+                && !changes.nodes.contains(&node)
+            {
+                due.push(node);
+            }
+        }
+        self.refresh_nodes(cache, ds, changes.nodes.iter().chain(&due), now)
     }
 
-    fn refresh_nodes(
+    fn refresh_nodes<'n>(
         &mut self,
         cache: &Cache,
         ds: &DaemonSet,
-        nodes: &HashSet<ObjectKey>,
+        nodes: impl Iterator<Item = &'n ObjectKey>,
         now: jiff::Timestamp,
     ) -> RowChanges {
         let mut out = RowChanges::default();
@@ -531,6 +582,7 @@ impl RowCache {
             return out;
         };
         let unreadable = cache.forbidden(StreamKind::Nodes);
+        let min_ready = min_ready_seconds(ds);
         let strings = &mut self.strings;
         for name in nodes {
             let row = match cache.node(name) {
@@ -544,6 +596,8 @@ impl RowCache {
             };
             match row {
                 Some(row) => {
+                    self.turning_available
+                        .extend(turns_available_at(&row, min_ready));
                     let old = self.rows.insert(row);
                     let Some(new) = self.rows.get(name) else {
                         continue;

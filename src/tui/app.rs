@@ -113,11 +113,12 @@ impl App {
         }
     }
 
-    /// Takes the cache's change set and brings rows and order up to date.
+    /// Takes the cache's change set and brings rows and order up to date
+    /// (rows that changed by the clock alone too: a pod turned available).
     /// Returns whether anything changed (a redraw is due).
     pub fn refresh(&mut self, cache: &mut Cache, now: jiff::Timestamp) -> bool {
         let changes = cache.take_changes();
-        if changes.is_empty() {
+        if changes.is_empty() && !self.rows.due(now) {
             return false;
         }
         if let Some(roster) = &mut self.roster {

@@ -11,7 +11,7 @@ use super::fixtures::{grid_streams_started, list, now};
 use crate::cluster::cache::{Cache, Changes, WatchUpdate};
 use crate::cluster::status::StreamKind;
 use crate::engine::blockers::rollout_blocker_with;
-use crate::engine::fixtures::{daemonset, node, pod, revision_of};
+use crate::engine::fixtures::{at, daemonset, node, pod, revision_of};
 use crate::model::{DaemonSet, Meta, Node, ObjectMeta, Pod};
 use crate::rows::RowCache;
 
@@ -154,6 +154,9 @@ enum Step {
     RelistPods(Vec<(usize, usize, Option<u8>)>),
     /// Nodes re-listed: these changed readiness meanwhile.
     RelistNodes(Vec<(usize, bool)>),
+    /// Seconds pass with no change (pods Ready since 3590 turn available
+    /// after 3620 under the DaemonSet's `minReadySeconds` of 30).
+    Tick(u8),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -166,6 +169,7 @@ fn step() -> impl Strategy<Value = Step> {
         6 => change().prop_map(Step::Event),
         1 => pods.prop_map(Step::RelistPods),
         1 => nodes.prop_map(Step::RelistNodes),
+        1 => (1..20_u8).prop_map(Step::Tick),
     ]
 }
 
@@ -239,6 +243,7 @@ impl Server {
                     self.nodes.values().cloned().collect(),
                 );
             }
+            Step::Tick(_) => {}
         }
     }
 }
@@ -246,9 +251,11 @@ impl Server {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// After every event or relist, the rows kept incrementally (only the
-    /// nodes a change or a relist touched are recomputed) equal rows computed
-    /// from scratch, in the same name order, with the same blocker.
+    /// After every event, relist or passing of time, the rows kept
+    /// incrementally (only the nodes a change or a relist touched, or whose
+    /// pod turned available by the clock, are recomputed) equal rows computed
+    /// from scratch at the same time, in the same name order, with the same
+    /// blocker.
     #[test]
     fn incremental_rows_equal_a_full_recompute_across_relists(
         which in 0..3_usize,
@@ -267,15 +274,19 @@ proptest! {
         );
         let mut rows = RowCache::default();
         let changed = cache.take_changes();
-        rows.refresh(&cache, Some(TARGET), &changed, now());
+        let mut clock = 3600;
+        rows.refresh(&cache, Some(TARGET), &changed, at(clock));
         for step in &steps {
             server.step(&mut cache, step);
+            if let Step::Tick(seconds) = step {
+                clock += i64::from(*seconds);
+            }
             let changed = cache.take_changes();
             prop_assert!(!changed.all_nodes || matches!(step, Step::RelistPods(_) | Step::RelistNodes(_)));
-            rows.refresh(&cache, Some(TARGET), &changed, now());
+            rows.refresh(&cache, Some(TARGET), &changed, at(clock));
             let mut fresh = RowCache::default();
             let everything = Changes { all_nodes: true, ..Changes::default() };
-            fresh.refresh(&cache, Some(TARGET), &everything, now());
+            fresh.refresh(&cache, Some(TARGET), &everything, at(clock));
             let kept: Vec<_> = rows.in_name_order().collect();
             let rebuilt: Vec<_> = fresh.in_name_order().collect();
             prop_assert_eq!(kept, rebuilt, "after {:?}", step);
@@ -398,4 +409,55 @@ fn a_relist_recomputes_only_what_it_changed() {
     let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
     assert!(!refreshed.membership);
     assert_eq!(refreshed.nodes, ["node-4".into()].into());
+}
+
+/// Upstream `IsPodAvailable` counts a pod available once its Ready condition
+/// is older than `minReadySeconds`, with no change to the pod: the cached row
+/// says when that is, and the next refresh after it (no change from the
+/// cache) recomputes that row, and the blocker with it.
+#[test]
+fn a_row_turns_available_by_the_clock_alone() {
+    let ds = strategy(0);
+    // Both on the current revision; node-0's pod Ready since 3590, with
+    // minReadySeconds 30: available strictly after 3620.
+    let mut cache = cluster_of(
+        &ds,
+        vec![node_named(0, true), node_named(1, true)],
+        vec![pod_on(0, 0, 3), pod_on(1, 0, 1)],
+    );
+    let mut rows = RowCache::default();
+    let changed = cache.take_changes();
+    rows.refresh(&cache, Some(TARGET), &changed, at(3600));
+    let available = |rows: &RowCache| {
+        rows.get("node-0")
+            .and_then(|r| r.pod())
+            .map(|p| p.available)
+    };
+    assert_eq!(available(&rows), Some(false));
+    assert_eq!(rows.next_due(), Some(at(3620)));
+    assert!(
+        !rows.due(at(3620)),
+        "available strictly after minReadySeconds"
+    );
+    assert_eq!(
+        rows.blocker(&ds).message,
+        "waiting for minReadySeconds: node-0 (Ready, not yet available (minReadySeconds))"
+    );
+
+    let nothing = Changes::default();
+    let out = rows.refresh(&cache, Some(TARGET), &nothing, at(3621));
+    assert_eq!(available(&rows), Some(true));
+    assert!(out.nodes.contains("node-0"), "{out:?}");
+    assert_eq!(rows.next_due(), None);
+    let mut fresh = RowCache::default();
+    let everything = Changes {
+        all_nodes: true,
+        ..Changes::default()
+    };
+    fresh.refresh(&cache, Some(TARGET), &everything, at(3621));
+    assert_eq!(rows.blocker(&ds), fresh.blocker(&ds));
+    assert_eq!(
+        rows.blocker(&ds).message,
+        "nothing to do: every node runs the current revision"
+    );
 }

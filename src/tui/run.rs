@@ -192,9 +192,12 @@ async fn event_loop(
             }
             _ = tick.tick() => {
                 dirty = true;
+                let now = jiff::Timestamp::now();
+                // Rows that change by the clock alone (a pod turning available).
+                app.refresh(&mut shared.lock(), now);
                 // Roster comparisons start here, at most once a second, off the draw path.
                 app.roster_tick(&shared.lock(), std::time::Instant::now());
-                let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
+                let effect = app.ops_on_change(&shared.lock(), now);
                 dispatch(effect, app, watch, links);
             }
             () = tokio::time::sleep_until(next_frame), if dirty => {}

@@ -182,10 +182,9 @@ fn judge_member(member: &BatchMember, now: Timestamp, policy: &GatePolicy) -> Me
         return not_ready_yet(member, now, policy, WaitingFor::Ready { deadline });
     }
     let ready_since = pod.ready_since.unwrap_or(member.started);
-    let available_at = add(
-        ready_since,
-        SignedDuration::from_secs(i64::from(policy.min_ready_seconds.max(0))),
-    );
+    let available_at =
+        crate::engine::coverage::available_from(ready_since, policy.min_ready_seconds)
+            .unwrap_or(Timestamp::MAX);
     if !pod.available || (policy.min_ready_seconds > 0 && available_at >= now) {
         return MemberState::Waiting(WaitingFor::Available { at: available_at });
     }
