@@ -240,6 +240,32 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// The rows of the console's ceiling (`absorb::capacity`).
+#[allow(clippy::cast_precision_loss, reason = "display only")]
+fn print_ceiling_rows(absorbed: &Report) {
+    println!(
+        "| console ceiling: pod watch lines replayed in-process (decode ∥ apply, rows, order) | {:.0} in {:.2} s ({:.2} s CPU, {:.1} µs each) | {:.0} events/s |",
+        absorbed.get("events"),
+        absorbed.get("secs"),
+        absorbed.get("cpu"),
+        absorbed.get("cpu") * 1e6 / absorbed.get("events").max(1.0),
+        absorbed.get("per_s")
+    );
+    println!(
+        "| frames meanwhile (view model + render 200×60, one per 33 ms) | mean {:.2} ms, max {:.2} ms | {:.0} frames |",
+        absorbed.get("frame_mean_ms"),
+        absorbed.get("frame_max_ms"),
+        absorbed.get("frames")
+    );
+    println!(
+        "| keys meanwhile (`j`/`k` every 50 ms) to the end of the next frame | mean {:.2} ms, max {:.2} ms | {:.0} keys, {:.0} frames without the selected row |",
+        absorbed.get("key_mean_ms"),
+        absorbed.get("key_max_ms"),
+        absorbed.get("keys"),
+        absorbed.get("key_missed")
+    );
+}
+
 /// Waits (at most a minute) until this process uses under a fifth of a core
 /// over half a second.
 fn settle() {
@@ -372,20 +398,7 @@ fn print_table(args: &Args, f: &Figures) {
         100.0 * f.churned.get("cpu") / f.churned.get("absorb_secs").max(1e-9),
         f.churned.get("cpu") * 1e6 / f.churned.get("absorbed").max(1.0)
     );
-    println!(
-        "| console ceiling: pod watch lines replayed in-process (decode ∥ apply, rows, order) | {:.0} in {:.2} s ({:.2} s CPU, {:.1} µs each) | {:.0} events/s |",
-        f.absorbed.get("events"),
-        f.absorbed.get("secs"),
-        f.absorbed.get("cpu"),
-        f.absorbed.get("cpu") * 1e6 / f.absorbed.get("events").max(1.0),
-        f.absorbed.get("per_s")
-    );
-    println!(
-        "| frames meanwhile (view model + render 200×60, one per 33 ms) | mean {:.2} ms, max {:.2} ms | {:.0} frames |",
-        f.absorbed.get("frame_mean_ms"),
-        f.absorbed.get("frame_max_ms"),
-        f.absorbed.get("frames")
-    );
+    print_ceiling_rows(&f.absorbed);
     println!(
         "| console refresh (rows + order) per wake-up | mean {:.2} ms, max {:.2} ms | {:.0} wake-ups |",
         f.churned.get("refresh_mean_ms"),
@@ -810,14 +823,7 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
                 }
             }
             _ = keys.tick() => {
-                let code = if key_count.is_multiple_of(2) { 'j' } else { 'k' };
-                key_count += 1;
-                let event = crossterm::event::Event::Key(crossterm::event::KeyEvent::from(
-                    crossterm::event::KeyCode::Char(code),
-                ));
-                let pressed = Instant::now();
-                if let Some(action) = app.action_for_event(&event) {
-                    let _ = app.update(action, &shared.lock(), jiff::Timestamp::now());
+                if let Some(pressed) = press_key(app, &shared.lock(), key_count) {
                     dirty = true;
                     // A key not shown yet is measured from its own press.
                     key_pending = Some((
@@ -825,6 +831,7 @@ async fn churn_phase(app: &mut App, shared: &std::sync::Arc<watch::Shared>) -> a
                         app.ui.selected_node.clone(),
                     ));
                 }
+                key_count += 1;
             }
             () = tokio::time::sleep_until(next_frame.into()), if dirty => {}
             _ = &mut stop_rx => break,
@@ -863,8 +870,21 @@ fn pending_summary(cache: &Cache) -> String {
     )
 }
 
+/// Presses `j` (even `count`) or `k` through the console's dispatch;
+/// returns when, if the key did anything.
+pub(crate) fn press_key(app: &mut App, cache: &Cache, count: u32) -> Option<Instant> {
+    let code = if count.is_multiple_of(2) { 'j' } else { 'k' };
+    let event = crossterm::event::Event::Key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Char(code),
+    ));
+    let pressed = Instant::now();
+    let action = app.action_for_event(&event)?;
+    let _ = app.update(action, cache, jiff::Timestamp::now());
+    Some(pressed)
+}
+
 /// Whether the drawn frame shows `node` (the row the key selected).
-fn shows_selection(
+pub(crate) fn shows_selection(
     terminal: &ratatui::Terminal<ratatui::backend::TestBackend>,
     node: Option<&str>,
 ) -> bool {

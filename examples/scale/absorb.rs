@@ -2,8 +2,9 @@
 //! lines of the target's pods, as the API server writes them (the server's
 //! own JSON, readiness flipped and the resourceVersion moved on), decoded
 //! on one thread (the console's stream task) and applied in batches on
-//! another (its watch task), the rows and order refreshed per batch and a
-//! frame drawn every frame interval, as the console does; timed. The embedded cluster cannot write
+//! another (its watch task), the rows and order refreshed per batch, a
+//! frame drawn every frame interval and a key pressed every 50 ms, as the
+//! console does; timed, and each key checked in the next frame. The embedded cluster cannot write
 //! changes fast enough to load the console (a few thousand a second on two
 //! cores), so this is the console's own ceiling.
 
@@ -23,6 +24,8 @@ use serde_json::Value;
 const EVENTS: usize = 100_000;
 /// Updates applied under one lock (the watch task's batch).
 const BATCH: usize = 512;
+/// A key (`j`/`k`) is pressed this often while the lines are replayed.
+const KEY_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Replays [`EVENTS`] pod changes; returns the report's `key=value` pairs.
 pub(crate) async fn capacity(
@@ -60,6 +63,11 @@ pub(crate) async fn capacity(
     });
     let mut last_frame = started;
     let mut frames = super::Timings::default();
+    let mut key_to_frame = super::Timings::default();
+    let (mut key_count, mut missed) = (0u32, 0u32);
+    let mut last_key = started;
+    // When the key not yet shown was pressed, and the row it selected.
+    let mut key_pending: Option<(Instant, Option<String>)> = None;
     for updates in decoded {
         let now = jiff::Timestamp::now();
         let mut cache = shared.lock();
@@ -67,6 +75,14 @@ pub(crate) async fn capacity(
             cache.apply(update, now);
         }
         app.refresh(&mut cache, now);
+        if last_key.elapsed() >= KEY_EVERY {
+            last_key = Instant::now();
+            if let Some(pressed) = super::press_key(app, &cache, key_count) {
+                let first = key_pending.map_or(pressed, |(at, _)| at);
+                key_pending = Some((first, app.ui.selected_node.clone()));
+            }
+            key_count += 1;
+        }
         if last_frame.elapsed() >= frame_interval {
             let drawing = Instant::now();
             let view = app.view_model(&cache, now);
@@ -74,6 +90,12 @@ pub(crate) async fn capacity(
             terminal.draw(|f| f.render_widget(&view, f.area()))?;
             last_frame = Instant::now();
             frames.add(last_frame - drawing);
+            if let Some((pressed, selected)) = key_pending.take() {
+                key_to_frame.add(last_frame - pressed);
+                if !super::shows_selection(&terminal, selected.as_deref()) {
+                    missed += 1;
+                }
+            }
         }
     }
     decoding
@@ -84,11 +106,14 @@ pub(crate) async fn capacity(
     #[allow(clippy::cast_precision_loss, reason = "display only")]
     let events = events as f64;
     Ok(format!(
-        "events={events} secs={secs:.3} cpu={cpu:.3} per_s={:.0} frames={} frame_mean_ms={:.3} frame_max_ms={:.3}",
+        "events={events} secs={secs:.3} cpu={cpu:.3} per_s={:.0} frames={} frame_mean_ms={:.3} frame_max_ms={:.3} keys={} key_mean_ms={:.3} key_max_ms={:.3} key_missed={missed}",
         events / secs.max(1e-9),
         frames.count,
         frames.mean_ms(),
-        frames.max_ms()
+        frames.max_ms(),
+        key_to_frame.count,
+        key_to_frame.mean_ms(),
+        key_to_frame.max_ms()
     ))
 }
 
