@@ -1,10 +1,11 @@
 //! (f) What the console absorbs when the network is not the limit: watch
-//! lines of the target's pods, as the API server writes them (the server's
-//! own JSON, readiness flipped and the resourceVersion moved on), decoded
-//! on one thread (the console's stream task) and applied in batches on
-//! another (its watch task), the rows and order refreshed per batch, a
-//! frame drawn every frame interval and a key pressed every 50 ms, as the
-//! console does; timed, and each key checked in the next frame. The embedded cluster cannot write
+//! lines of the target's pods (up to 5,000 of them, in turn), as the API
+//! server writes them (the server's own JSON, readiness flipped and the
+//! resourceVersion moved on), decoded on one thread (the console's stream
+//! task) and applied in batches of `watch::BATCH` on another (its watch
+//! task), the rows and order refreshed per batch, a frame drawn every frame
+//! interval and a key pressed every 50 ms, as the console does; timed, and
+//! each key checked in the next frame. The embedded cluster cannot write
 //! changes fast enough to load the console (a few thousand a second on two
 //! cores), so this is the console's own ceiling.
 
@@ -22,8 +23,6 @@ use serde_json::Value;
 
 /// Watch lines replayed.
 const EVENTS: usize = 100_000;
-/// Updates applied under one lock (the watch task's batch).
-const BATCH: usize = 512;
 /// A key (`j`/`k`) is pressed this often while the lines are replayed.
 const KEY_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -45,7 +44,7 @@ pub(crate) async fn capacity(
     // while its watch task applies: batches handed over a short queue.
     let (batches, decoded) = std::sync::mpsc::sync_channel::<Vec<WatchUpdate>>(4);
     let decoding = std::thread::spawn(move || -> anyhow::Result<()> {
-        for batch in lines.chunks(BATCH) {
+        for batch in lines.chunks(watch::BATCH) {
             let mut updates = Vec::with_capacity(batch.len());
             for line in batch {
                 match serde_json::from_str::<WatchEvent<Pod>>(line)? {

@@ -194,7 +194,7 @@ async fn run(
 
 /// At most this many updates are applied under one lock (the reader waits
 /// for the lock at most this long: a few milliseconds).
-const BATCH: usize = 512;
+pub const BATCH: usize = 512;
 
 /// The next update a stream already holds, without waiting for one.
 async fn ready_now(streams: &mut SelectAll<UpdateStream>) -> Option<WatchUpdate> {

@@ -461,3 +461,35 @@ fn a_row_turns_available_by_the_clock_alone() {
         "nothing to do: every node runs the current revision"
     );
 }
+
+/// The console refreshes on its tick with no change from the cache once a
+/// row is due (a pod turned available), and not before.
+#[test]
+fn the_console_refreshes_a_row_that_turns_available_with_no_change() {
+    let ds = strategy(0);
+    let mut cache = cluster_of(
+        &ds,
+        vec![node_named(0, true), node_named(1, true)],
+        vec![pod_on(0, 0, 3), pod_on(1, 0, 1)],
+    );
+    let mut app = super::app::App::new(
+        super::view_model::ConsoleInfo::default(),
+        crate::model::Target::from_key(TARGET),
+        (100, 24),
+    );
+    assert!(app.refresh(&mut cache, at(3600)));
+    let available = |app: &super::app::App| {
+        app.rows
+            .get("node-0")
+            .and_then(|r| r.pod())
+            .map(|p| p.available)
+    };
+    assert_eq!(available(&app), Some(false));
+    assert!(!app.refresh(&mut cache, at(3610)), "nothing due yet");
+    assert!(
+        app.refresh(&mut cache, at(3621)),
+        "node-0's pod turned available"
+    );
+    assert_eq!(available(&app), Some(true));
+    assert!(!app.refresh(&mut cache, at(3622)), "nothing due any more");
+}
