@@ -235,7 +235,7 @@ async fn wait_rolled_out(
                         return Ok(Some(Ok(())));
                     }
                 }
-                Ok((now >= deadline).then(|| Err(snapshot.blocker(&rows).message)))
+                Ok((now >= deadline).then(|| Err(snapshot.blocker(&rows, now).message)))
             })
             .await?;
         if let Some(outcome) = outcome {

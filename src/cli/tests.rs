@@ -236,3 +236,22 @@ fn console_arguments_before_a_subcommand_are_refused() {
         assert!(refused.is_err(), "{line:?}");
     }
 }
+
+#[test]
+fn the_ready_timeout_defaults_are_the_engines_one_bound() {
+    // One bound for "a pod taking too long to become Ready": the batch gate's
+    // timeout here, and the rollout blocker's "starting" (engine::health).
+    let ready_timeout = crate::engine::health::READY_TIMEOUT;
+    match parse(&["auto", "agent"]).command {
+        Some(Command::Auto(a)) => assert_eq!(a.timeout, ready_timeout),
+        other => panic!("{other:?}"),
+    }
+    match parse(&["advance", "agent", "--next", "1"]).command {
+        Some(Command::Advance(a)) => assert_eq!(a.timeout, ready_timeout),
+        other => panic!("{other:?}"),
+    }
+    match parse(&["rollback", "agent"]).command {
+        Some(Command::Rollback(a)) => assert_eq!(a.timeout, ready_timeout),
+        other => panic!("{other:?}"),
+    }
+}

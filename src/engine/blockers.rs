@@ -4,8 +4,9 @@
 //! waiting for an operator, or nothing left to do. The header, the plan
 //! overlay, `status` and `auto`'s messages all show this one answer.
 //!
-//! Pure: reads coverage rows, the nodes and the DaemonSet's strategy; the
-//! budget is upstream `rollingUpdate`'s (see [`super::rolling`]).
+//! Pure: reads coverage rows, the nodes, the DaemonSet's strategy and `now`
+//! (a pod starting for longer than [`READY_TIMEOUT`] no longer counts as on
+//! its way); the budget is upstream `rollingUpdate`'s (see [`super::rolling`]).
 
 mod tally;
 
@@ -13,10 +14,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-pub use tally::{BlockerTally, Share};
+use jiff::Timestamp;
+pub use tally::{BlockerTally, Course, Holder, Share};
 
 use super::coverage::{NodeCoverage, PodCoverage};
-use super::health::{PodHealth, pod_health};
+use super::health::{PodHealth, READY_TIMEOUT, pod_health};
 use super::rolling::{RollingBudget, UpdateStrategy, rolling_budget, update_strategy};
 use crate::model::{DaemonSet, Node};
 
@@ -26,9 +28,11 @@ use crate::model::{DaemonSet, Node};
 pub enum BlockerCode {
     /// Every node the DaemonSet runs on is on the current revision and available.
     NothingToDo,
-    /// RollingUpdate: the pods allowed to be unavailable at once already are.
+    /// RollingUpdate: the pods allowed to be unavailable at once already
+    /// are, and enough of them will not become available by themselves.
     MaxUnavailableSpent,
-    /// RollingUpdate with surge: every surge slot holds a new pod not yet available.
+    /// RollingUpdate with surge: the surge slots are held by new pods enough
+    /// of which will not become available by themselves.
     MaxSurgeSpent,
     /// Old pods are stuck terminating on nodes that are not Ready.
     StuckTerminating,
@@ -36,7 +40,8 @@ pub enum BlockerCode {
     WaitingForMinReadySeconds,
     /// OnDelete: nothing moves until someone advances nodes.
     WaitingForOperator,
-    /// RollingUpdate: the controller is replacing pods within its budget.
+    /// RollingUpdate: the controller is replacing pods within its budget
+    /// (which may be in use by pods on their way to available).
     Progressing,
     /// The rollout is paused (set by the operations layer).
     Paused,
@@ -93,34 +98,56 @@ fn list(nodes: &[BlockingNode]) -> String {
     parts.join(", ")
 }
 
-/// Why the node's pod is not available, in words (`node_ready`: the node's
-/// Ready condition, `None` when unknown).
-fn why_unavailable(pod: Option<&PodCoverage>, node_ready: Option<bool>) -> String {
+/// Why the node's pod is not available, in words, and whether it is on its
+/// way (`node_ready`: the node's Ready condition, `None` when unknown).
+fn why_unavailable(pod: Option<&PodCoverage>, node_ready: Option<bool>) -> Holder {
+    let holder = |why: &str, course| Holder {
+        why: why.to_owned(),
+        course,
+    };
     if node_ready == Some(false) {
-        return "node NotReady".to_owned();
+        return holder("node NotReady", Course::Stalled);
     }
     let Some(pod) = pod else {
-        return "no daemon pod".to_owned();
+        // The controller creates it at its next sync.
+        return holder("no daemon pod", Course::Moving);
     };
     match pod_health(pod) {
-        PodHealth::Failing { reason, .. } => reason,
-        PodHealth::Gone => "pod terminating".to_owned(),
-        PodHealth::Ready => "Ready, not yet available (minReadySeconds)".to_owned(),
-        PodHealth::Progressing => match pod.phase.as_deref() {
-            Some("Pending") | None => "pod Pending".to_owned(),
-            _ => "pod not Ready".to_owned(),
+        PodHealth::Failing { reason, .. } => Holder {
+            why: reason,
+            course: Course::Stalled,
         },
+        PodHealth::Gone => holder("pod terminating", Course::Moving),
+        PodHealth::Ready => holder("Ready, not yet available (minReadySeconds)", Course::Moving),
+        PodHealth::Progressing => {
+            let why = match pod.phase.as_deref() {
+                Some("Pending") | None => "pod Pending",
+                _ => "pod not Ready",
+            };
+            let course = pod
+                .ready_since
+                .or(pod.created)
+                .and_then(|since| since.checked_add(READY_TIMEOUT).ok())
+                .map_or(Course::Moving, Course::StartingUntil);
+            holder(why, course)
+        }
     }
 }
 
-/// Why the rollout of `ds` over `rows` is not moving (or that it is), from
-/// the nodes' Ready conditions as given by `node_ready`.
-pub fn rollout_blocker(ds: &DaemonSet, rows: &[NodeCoverage], nodes: &[Node]) -> Blocker {
+/// Why the rollout of `ds` over `rows` is not moving (or that it is) at
+/// `now`, from the nodes' Ready conditions as given by `node_ready`.
+pub fn rollout_blocker(
+    ds: &DaemonSet,
+    rows: &[NodeCoverage],
+    nodes: &[Node],
+    now: Timestamp,
+) -> Blocker {
     let ready: BTreeMap<&str, bool> = nodes.iter().map(|n| (n.name(), n.is_ready())).collect();
     rollout_blocker_with(
         ds,
         rows.iter()
             .map(|r| (r, ready.get(r.node.as_str()).copied())),
+        now,
     )
 }
 
@@ -129,14 +156,16 @@ pub fn rollout_blocker(ds: &DaemonSet, rows: &[NodeCoverage], nodes: &[Node]) ->
 pub fn rollout_blocker_with<'a>(
     ds: &DaemonSet,
     rows: impl IntoIterator<Item = (&'a NodeCoverage, Option<bool>)>,
+    now: Timestamp,
 ) -> Blocker {
-    BlockerTally::of(rows).blocker(ds)
+    BlockerTally::of(rows).blocker(ds, now)
 }
 
 impl BlockerTally {
-    /// Why the rollout of `ds` is not moving (or that it is), from the summed
-    /// shares of its nodes: what [`rollout_blocker`] answers over the same rows.
-    pub fn blocker(&self, ds: &DaemonSet) -> Blocker {
+    /// Why the rollout of `ds` is not moving (or that it is) at `now`, from
+    /// the summed shares of its nodes: what [`rollout_blocker`] answers over
+    /// the same rows.
+    pub fn blocker(&self, ds: &DaemonSet, now: Timestamp) -> Blocker {
         let outdated = self.outdated;
         if outdated == 0 {
             if self.unavailable.is_empty() {
@@ -149,9 +178,9 @@ impl BlockerTally {
             let waiting_min_ready = self
                 .unavailable
                 .values()
-                .all(|why| why.starts_with("Ready, not yet available"));
+                .all(|holder| holder.why.starts_with("Ready, not yet available"));
             if waiting_min_ready {
-                let nodes = tally::nodes(&self.unavailable);
+                let nodes = tally::holders(&self.unavailable, now, |_| true);
                 return Blocker::new(
                     BlockerCode::WaitingForMinReadySeconds,
                     format!("waiting for minReadySeconds: {}", list(&nodes)),
@@ -180,7 +209,7 @@ impl BlockerTally {
             UpdateStrategy::RollingUpdate { .. } => {
                 let desired = i32::try_from(self.eligible).unwrap_or(i32::MAX);
                 match rolling_budget(ds, desired) {
-                    Ok(Some(budget)) => self.rolling_blocker(&budget),
+                    Ok(Some(budget)) => self.rolling_blocker(&budget, now),
                     Ok(None) => {
                         Blocker::new(BlockerCode::Progressing, "rolling".to_owned(), Vec::new())
                     }
@@ -194,42 +223,60 @@ impl BlockerTally {
         }
     }
 
-    /// RollingUpdate: is a budget spent, and by whom.
-    fn rolling_blocker(&self, budget: &RollingBudget) -> Blocker {
+    /// RollingUpdate: is a budget spent, and does it free by itself. The
+    /// controller replaces pods only while fewer slots are held than the
+    /// budget (upstream `rollingUpdate`), so a spent budget is the normal
+    /// state of a rollout in progress; it is stuck only when the holders
+    /// that will not become available (node NotReady, pod failing, or
+    /// starting for longer than [`READY_TIMEOUT`]) fill the budget alone.
+    fn rolling_blocker(&self, budget: &RollingBudget, now: Timestamp) -> Blocker {
         let outdated = self.outdated;
-        let held = i32::try_from(self.unavailable.len()).unwrap_or(i32::MAX);
-        if budget.max_surge > 0 {
-            let slots = i32::try_from(self.surging.len()).unwrap_or(i32::MAX);
-            if slots >= budget.max_surge {
-                let surging = tally::nodes(&self.surging);
-                return Blocker::new(
-                    BlockerCode::MaxSurgeSpent,
-                    format!(
-                        "rolling update stopped at {outdated} old node(s): all {} maxSurge slot(s) are held by new pods not yet available: {}",
-                        budget.max_surge,
-                        list(&surging)
-                    ),
-                    surging,
-                );
-            }
-        } else if held >= budget.max_unavailable {
-            let unavailable = tally::nodes(&self.unavailable);
+        let surge = budget.max_surge > 0;
+        let (slots, limit) = if surge {
+            (&self.surging, budget.max_surge)
+        } else {
+            (&self.unavailable, budget.max_unavailable)
+        };
+        let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+        if count(slots.len()) < limit {
             return Blocker::new(
-                BlockerCode::MaxUnavailableSpent,
+                BlockerCode::Progressing,
                 format!(
-                    "rolling update stopped at {outdated} old node(s): maxUnavailable={} is spent by {}",
-                    budget.max_unavailable,
-                    list(&unavailable)
+                    "rolling: the controller is replacing pods ({outdated} node(s) on old revisions)"
                 ),
-                unavailable,
+                Vec::new(),
             );
         }
+        let stalled = tally::holders(slots, now, |h| h.course.is_stalled(now));
+        if count(stalled.len()) >= limit {
+            let (code, message) = if surge {
+                (
+                    BlockerCode::MaxSurgeSpent,
+                    format!(
+                        "rolling update stopped at {outdated} old node(s): all {limit} maxSurge slot(s) are held by new pods that do not become available: {}",
+                        list(&stalled)
+                    ),
+                )
+            } else {
+                (
+                    BlockerCode::MaxUnavailableSpent,
+                    format!(
+                        "rolling update stopped at {outdated} old node(s): maxUnavailable={limit} is spent by {}",
+                        list(&stalled)
+                    ),
+                )
+            };
+            return Blocker::new(code, message, stalled);
+        }
+        let held = tally::holders(slots, now, |_| true);
+        let budget_name = if surge { "maxSurge" } else { "maxUnavailable" };
         Blocker::new(
             BlockerCode::Progressing,
             format!(
-                "rolling: the controller is replacing pods ({outdated} node(s) on old revisions)"
+                "rolling: replacing pods within {budget_name}={limit}: {}; {outdated} node(s) on old revisions",
+                list(&held)
             ),
-            Vec::new(),
+            held,
         )
     }
 }
@@ -240,6 +287,7 @@ mod tests {
     use crate::engine::coverage::node_coverage;
     use crate::engine::fixtures::{at, daemonset, node, pod, revision_of};
     use crate::engine::revision::RevisionIndex;
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
     fn rows_of(ds: &DaemonSet, nodes: &[Node], pods: &[crate::model::Pod]) -> Vec<NodeCoverage> {
         let revisions = vec![
@@ -274,7 +322,7 @@ mod tests {
             pod("p2", "n2", "h1").ready_since(0).build(),
             pod("p6", "n6", "h2").build(),
         ];
-        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes);
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
         assert_eq!(
             blocker.code,
             BlockerCode::MaxUnavailableSpent,
@@ -295,13 +343,13 @@ mod tests {
             pod("p1", "n1", "h1").ready_since(0).build(),
             pod("p2", "n2", "h2").ready_since(0).build(),
         ];
-        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &old), &nodes);
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &old), &nodes, at(3600));
         assert_eq!(blocker.code, BlockerCode::WaitingForOperator);
         let done = vec![
             pod("p1", "n1", "h2").ready_since(0).build(),
             pod("p2", "n2", "h2").ready_since(0).build(),
         ];
-        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &done), &nodes);
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &done), &nodes, at(3600));
         assert_eq!(blocker.code, BlockerCode::NothingToDo);
     }
 
@@ -313,8 +361,135 @@ mod tests {
             pod("p1", "n1", "h2").ready_since(0).build(),
             pod("p2", "n2", "h1").ready_since(0).terminating().build(),
         ];
-        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes);
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
         assert_eq!(blocker.code, BlockerCode::StuckTerminating, "{blocker:?}");
         assert!(blocker.message.contains("n2"));
+    }
+
+    #[test]
+    fn a_spent_budget_held_by_a_starting_pod_is_progressing_not_stuck() {
+        // Upstream rollingUpdate deletes an old pod, then waits with its one
+        // maxUnavailable slot in use until the new pod is available: the
+        // budget is spent at every step of a healthy rollout.
+        let ds = daemonset("a:v2").build();
+        let nodes = vec![node("n1").build(), node("n2").build(), node("n3").build()];
+        let mut pods = vec![
+            pod("p1", "n1", "h1").ready_since(0).build(),
+            pod("p2", "n2", "h1").ready_since(0).build(),
+            pod("p3", "n3", "h2").created(3500).phase("Pending").build(),
+        ];
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
+        assert_eq!(blocker.code, BlockerCode::Progressing, "{blocker:?}");
+        assert!(!blocker.is_blocking());
+        assert_eq!(
+            blocker.message,
+            "rolling: replacing pods within maxUnavailable=1: n3 (pod Pending); \
+             2 node(s) on old revisions"
+        );
+
+        // Running, Ready condition False since 3550: still starting.
+        pods[2] = pod("p3", "n3", "h2")
+            .created(3500)
+            .running_not_ready(3550)
+            .build();
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
+        assert_eq!(blocker.code, BlockerCode::Progressing, "{blocker:?}");
+        assert!(blocker.message.contains("n3 (pod not Ready)"));
+        // The same pod READY_TIMEOUT after its Ready condition last changed.
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3850));
+        assert_eq!(
+            blocker.code,
+            BlockerCode::MaxUnavailableSpent,
+            "{blocker:?}"
+        );
+        assert_eq!(
+            blocker.message,
+            "rolling update stopped at 2 old node(s): maxUnavailable=1 is spent by \
+             n3 (pod not Ready for over 5m)"
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_is_stuck_only_when_stalled_holders_fill_it() {
+        // maxUnavailable=2: one slot held by a NotReady node, the other by a
+        // starting pod; when that one is available, a slot frees and the
+        // controller goes on. Two stalled holders stop it.
+        let ds = daemonset("a:v2")
+            .rolling(IntOrString::Int(2), IntOrString::Int(0))
+            .build();
+        let nodes = vec![
+            node("n1").build(),
+            node("n2").build(),
+            node("n3").build(),
+            node("n4").not_ready().build(),
+        ];
+        let mut pods = vec![
+            pod("p1", "n1", "h1").ready_since(0).build(),
+            pod("p2", "n2", "h1").ready_since(0).build(),
+            pod("p3", "n3", "h2").created(3590).phase("Pending").build(),
+            pod("p4", "n4", "h2").running_not_ready(3000).build(),
+        ];
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
+        assert_eq!(blocker.code, BlockerCode::Progressing, "{blocker:?}");
+        assert!(
+            blocker
+                .message
+                .contains("n3 (pod Pending), n4 (node NotReady)"),
+            "{}",
+            blocker.message
+        );
+
+        pods[2] = pod("p3", "n3", "h2")
+            .phase("Running")
+            .waiting("CrashLoopBackOff", 4)
+            .build();
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
+        assert_eq!(
+            blocker.code,
+            BlockerCode::MaxUnavailableSpent,
+            "{blocker:?}"
+        );
+        let named: Vec<&str> = blocker.nodes.iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(named, ["n3", "n4"]);
+    }
+
+    #[test]
+    fn surge_slots_held_by_starting_pods_are_progressing_and_by_failing_ones_stuck() {
+        // maxSurge=1: the new pod runs beside the old one until available.
+        let ds = daemonset("a:v2")
+            .rolling(IntOrString::Int(0), IntOrString::Int(1))
+            .build();
+        let nodes = vec![node("n1").build(), node("n2").build()];
+        let old = |name: &str, node: &str| pod(name, node, "h1").created(0).ready_since(0);
+        let mut pods = vec![
+            old("p1", "n1").build(),
+            old("p2", "n2").build(),
+            pod("p2b", "n2", "h2")
+                .created(3590)
+                .phase("Pending")
+                .build(),
+        ];
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
+        assert_eq!(blocker.code, BlockerCode::Progressing, "{blocker:?}");
+        assert!(
+            blocker
+                .message
+                .contains("within maxSurge=1: n2 (pod Pending)"),
+            "{}",
+            blocker.message
+        );
+
+        pods[2] = pod("p2b", "n2", "h2")
+            .created(3590)
+            .phase("Pending")
+            .waiting("ImagePullBackOff", 0)
+            .build();
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
+        assert_eq!(blocker.code, BlockerCode::MaxSurgeSpent, "{blocker:?}");
+        assert!(
+            blocker.message.contains("n2 (ImagePullBackOff)"),
+            "{}",
+            blocker.message
+        );
     }
 }

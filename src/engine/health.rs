@@ -41,6 +41,14 @@ pub const IMAGE_PULL_REASONS: &[&str] = &[
     "InvalidImageName",
 ];
 
+/// How long a pod may take to become Ready before it counts as stalled, not
+/// starting: the default Ready timeout of `auto`, `advance --wait` and
+/// `rollback` (the batch gate's `timeout`), and the bound after which the
+/// rollout blocker stops calling an unready pod holding a budget slot
+/// "progressing". DaemonSets have no `progressDeadlineSeconds`; a Deployment's
+/// default is 600 s.
+pub const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// A daemon pod's health.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "health", rename_all = "camelCase")]

@@ -335,14 +335,19 @@ impl<'a> Snapshot<'a> {
             .collect()
     }
 
-    /// Why the rollout is (not) moving, before the stored pause is taken into
-    /// account: the one rollout blocker over these rows.
-    pub fn blocker(&self, rows: &Rows<'_>) -> crate::engine::blockers::Blocker {
+    /// Why the rollout is (not) moving at `now`, before the stored pause is
+    /// taken into account: the one rollout blocker over these rows.
+    pub fn blocker(
+        &self,
+        rows: &Rows<'_>,
+        now: jiff::Timestamp,
+    ) -> crate::engine::blockers::Blocker {
         let nodes = self.node_lookup();
         crate::engine::blockers::rollout_blocker_with(
             &self.ds,
             rows.iter()
                 .map(|row| (row, nodes.get(&row.node).map(Node::is_ready))),
+            now,
         )
     }
 

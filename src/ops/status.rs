@@ -195,7 +195,7 @@ impl StatusReport {
                 }
             })
             .collect();
-        let blocker = crate::ops::state::blocker_with_pause(&state, snapshot.blocker(&rows));
+        let blocker = crate::ops::state::blocker_with_pause(&state, snapshot.blocker(&rows, now));
         let target = snapshot.target();
         let revert = reverted(&snapshot.ds, &state);
         let mut report = Self {

@@ -374,8 +374,11 @@ pub struct RowCache {
     target: Option<String>,
     /// The rollout blocker's inputs over the rows, kept with them.
     tally: BlockerTally,
-    /// The blocker, computed on first use after the tally changed.
+    /// The blocker, computed on first use after the tally changed or a
+    /// starting holder ran out of time.
     blocker: OnceCell<Blocker>,
+    /// The instant of the last refresh: the rows' and the blocker's `now`.
+    at: jiff::Timestamp,
     /// Changes arrived while first lists were pending: recompute every row.
     deferred: bool,
     /// Rows that change with no event: nodes whose Ready pod turns available
@@ -437,7 +440,7 @@ impl RowCache {
     /// pause is taken into account: computed once per change of its inputs,
     /// at the cost of the nodes that block.
     pub fn blocker(&self, ds: &DaemonSet) -> &Blocker {
-        self.blocker.get_or_init(|| self.tally.blocker(ds))
+        self.blocker.get_or_init(|| self.tally.blocker(ds, self.at))
     }
 
     /// The revision index of the target (after the first refresh with its DaemonSet).
@@ -445,13 +448,16 @@ impl RowCache {
         self.revisions.as_ref()
     }
 
-    /// When a row next changes by the clock alone (a pod turning available):
-    /// the loops that keep the rows refresh then, with or without a change.
+    /// When a row or the blocker next changes by the clock alone (a pod
+    /// turning available, a starting pod running out of time): the loops
+    /// that keep the rows refresh then, with or without a change.
     pub fn next_due(&self) -> Option<jiff::Timestamp> {
-        self.turning_available.peek().map(|Reverse((at, _))| *at)
+        let row = self.turning_available.peek().map(|Reverse((at, _))| *at);
+        let blocker = self.tally.next_deadline(self.at);
+        row.into_iter().chain(blocker).min()
     }
 
-    /// Whether a row changed by the clock alone by `now`: a refresh is due
+    /// Whether a row or the blocker changed by the clock alone by `now`: a refresh is due
     /// even with no change from the cache.
     pub fn due(&self, now: jiff::Timestamp) -> bool {
         self.next_due().is_some_and(|at| at < now)
@@ -466,7 +472,15 @@ impl RowCache {
         changes: &Changes,
         now: jiff::Timestamp,
     ) -> RowChanges {
+        if self
+            .tally
+            .next_deadline(self.at)
+            .is_some_and(|at| at <= now)
+        {
+            self.blocker = OnceCell::new();
+        }
         let out = self.refresh_rows(cache, target, changes, now);
+        self.at = now;
         if out.membership {
             self.update_name_order();
         }

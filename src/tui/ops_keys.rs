@@ -36,7 +36,7 @@ const BOOKKEEPING: [&str; 6] = [
 pub const DEFAULT_POLICY: AutoPolicy = AutoPolicy {
     batch: 1,
     soak: Duration::from_secs(30),
-    timeout: Duration::from_secs(300),
+    timeout: crate::engine::health::READY_TIMEOUT,
 };
 
 /// What comes back from the effects side.

@@ -152,7 +152,10 @@ fn same_reads(
         prop_assert_eq!(live_rows.fresh(&name), scratch_rows.fresh(&name));
     }
     prop_assert_eq!(failing_updated(&live_rows), failing_updated(&scratch_rows));
-    prop_assert_eq!(live.blocker(&live_rows), scratch.blocker(&scratch_rows));
+    prop_assert_eq!(
+        live.blocker(&live_rows, now()),
+        scratch.blocker(&scratch_rows, now())
+    );
     let plan = scratch.plan(&scratch_rows, state).map_err(fail)?;
     let none = BTreeSet::new();
     let next = live

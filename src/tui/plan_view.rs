@@ -27,7 +27,7 @@ impl App {
         // The row cache's blocker (what the header shows), else the rows'.
         let blocker = match self.rows.revisions() {
             Some(_) => self.rows.blocker(&snapshot.ds).clone(),
-            None => snapshot.blocker(&rows),
+            None => snapshot.blocker(&rows, now),
         };
         let blocker = blocker_with_pause(&state, blocker);
         let revert = reverted(&snapshot.ds, &state);

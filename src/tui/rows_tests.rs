@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use super::fixtures::{grid_streams_started, list, now};
 use crate::cluster::cache::{Cache, Changes, WatchUpdate};
 use crate::cluster::status::StreamKind;
-use crate::engine::blockers::rollout_blocker_with;
+use crate::engine::blockers::{BlockerCode, rollout_blocker_with};
 use crate::engine::fixtures::{at, daemonset, node, pod, revision_of};
 use crate::model::{DaemonSet, Meta, Node, ObjectMeta, Pod};
 use crate::rows::RowCache;
@@ -50,6 +50,8 @@ fn pod_on(i: usize, k: usize, shape: u8) -> Pod {
         // Ready too recently to be available under minReadySeconds.
         1 => builder.ready_since(3590),
         2 => builder.phase("Running").waiting("CrashLoopBackOff", 3),
+        // Pending since 3310: starting until 3610 (READY_TIMEOUT), stalled after.
+        _ if shape & 0x08 != 0 => builder.created(3310).phase("Pending"),
         _ => builder.phase("Pending"),
     };
     if shape & 0x10 == 0 {
@@ -138,8 +140,11 @@ proptest! {
             apply(&mut cache, change);
             let changed = cache.take_changes();
             rows.refresh(&cache, Some(TARGET), &changed, now());
-            let from_scratch =
-                rollout_blocker_with(&ds, rows.iter().map(|r| (&r.coverage, r.node_ready)));
+            let from_scratch = rollout_blocker_with(
+                &ds,
+                rows.iter().map(|r| (&r.coverage, r.node_ready)),
+                now(),
+            );
             prop_assert_eq!(rows.blocker(&ds), &from_scratch, "after {:?}", change);
         }
     }
@@ -155,7 +160,8 @@ enum Step {
     /// Nodes re-listed: these changed readiness meanwhile.
     RelistNodes(Vec<(usize, bool)>),
     /// Seconds pass with no change (pods Ready since 3590 turn available
-    /// after 3620 under the DaemonSet's `minReadySeconds` of 30).
+    /// after 3620 under the DaemonSet's `minReadySeconds` of 30; pods Pending
+    /// since 3310 stop counting as starting at 3610).
     Tick(u8),
 }
 
@@ -460,6 +466,45 @@ fn a_row_turns_available_by_the_clock_alone() {
         rows.blocker(&ds).message,
         "nothing to do: every node runs the current revision"
     );
+}
+
+/// A RollingUpdate whose one unavailable slot is held by a pod that is
+/// starting is rolling; once the pod has been Pending for READY_TIMEOUT the
+/// same rows are stuck, with no change from the cache: the row cache is due
+/// then and its blocker says so at the next refresh.
+#[test]
+fn a_spent_budget_turns_stuck_by_the_clock_alone() {
+    let ds = daemonset("registry.example/agent:v2")
+        .rolling(IntOrString::Int(1), IntOrString::Int(0))
+        .build();
+    // node-0 runs the old revision; node-1's new pod Pending since 3310.
+    let mut cache = cluster_of(
+        &ds,
+        vec![node_named(0, true), node_named(1, true)],
+        vec![pod_on(0, 0, 0), pod_on(1, 0, 0x0f)],
+    );
+    let mut rows = RowCache::default();
+    let changed = cache.take_changes();
+    rows.refresh(&cache, Some(TARGET), &changed, at(3600));
+    assert_eq!(rows.blocker(&ds).code, BlockerCode::Progressing);
+    assert_eq!(
+        rows.blocker(&ds).message,
+        "rolling: replacing pods within maxUnavailable=1: node-1 (pod Pending); \
+         1 node(s) on old revisions"
+    );
+    assert_eq!(rows.next_due(), Some(at(3610)));
+    assert!(!rows.due(at(3610)));
+
+    let nothing = Changes::default();
+    let out = rows.refresh(&cache, Some(TARGET), &nothing, at(3611));
+    assert!(out.nodes.is_empty(), "no row changed: {out:?}");
+    assert_eq!(rows.blocker(&ds).code, BlockerCode::MaxUnavailableSpent);
+    assert_eq!(
+        rows.blocker(&ds).message,
+        "rolling update stopped at 1 old node(s): maxUnavailable=1 is spent by \
+         node-1 (pod Pending for over 5m)"
+    );
+    assert_eq!(rows.next_due(), None);
 }
 
 /// The console refreshes on its tick with no change from the cache once a

@@ -6,9 +6,61 @@
 //! way, so the console and the headless commands give one answer.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use jiff::Timestamp;
 
 use super::{BlockingNode, why_unavailable};
 use crate::engine::coverage::{NodeCoverage, PodCoverage};
+
+/// Whether a node holding a slot of the rolling budget is on its way to
+/// available, so the slot frees by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Course {
+    /// It will not get there alone: its node is NotReady or its pod failing.
+    Stalled,
+    /// On its way: a Ready pod waiting out `minReadySeconds`, an old pod
+    /// terminating on a Ready node, a pod the controller is about to create.
+    Moving,
+    /// Starting (Pending, not yet Ready): on its way until this instant
+    /// ([`crate::engine::health::READY_TIMEOUT`] after its Ready condition
+    /// last changed, or after its creation), stalled from then on.
+    StartingUntil(Timestamp),
+}
+
+impl Course {
+    /// Whether the slot is stalled at `now`.
+    pub fn is_stalled(self, now: Timestamp) -> bool {
+        match self {
+            Self::Stalled => true,
+            Self::Moving => false,
+            Self::StartingUntil(deadline) => deadline <= now,
+        }
+    }
+}
+
+/// A node holding a slot: why, and whether it is on its way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// Why its pod is not available, in words.
+    pub why: String,
+    /// Whether it gets there by itself.
+    pub course: Course,
+}
+
+impl Holder {
+    /// The reason as of `now`: a start that ran out of time says so.
+    fn why_at(&self, now: Timestamp) -> String {
+        match self.course {
+            Course::StartingUntil(deadline) if deadline <= now => format!(
+                "{} for over {}",
+                self.why,
+                humantime::format_duration(crate::engine::health::READY_TIMEOUT)
+            ),
+            _ => self.why.clone(),
+        }
+    }
+}
 
 /// One node's part in the blocker's inputs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -19,10 +71,10 @@ pub struct Share {
     outdated: bool,
     /// Not Ready with a pod stuck terminating: why.
     stuck: Option<String>,
-    /// Eligible, its newest live pod not available: why.
-    unavailable: Option<String>,
-    /// Eligible, a surge slot held by a new pod not yet available: why.
-    surging: Option<String>,
+    /// Eligible, its newest live pod not available.
+    unavailable: Option<Holder>,
+    /// Eligible, a surge slot held by a new pod not yet available.
+    surging: Option<Holder>,
 }
 
 impl Share {
@@ -62,8 +114,11 @@ pub struct BlockerTally {
     /// Eligible nodes with a live pod on an old revision.
     pub(super) outdated: usize,
     pub(super) stuck: BTreeMap<String, String>,
-    pub(super) unavailable: BTreeMap<String, String>,
-    pub(super) surging: BTreeMap<String, String>,
+    pub(super) unavailable: BTreeMap<String, Holder>,
+    pub(super) surging: BTreeMap<String, Holder>,
+    /// When starting holders run out of time, with how many at each instant:
+    /// the blocker may change then with no change to any row.
+    deadlines: BTreeMap<Timestamp, usize>,
 }
 
 impl BlockerTally {
@@ -71,13 +126,18 @@ impl BlockerTally {
     pub fn add(&mut self, node: &str, share: Share) {
         self.eligible += usize::from(share.eligible);
         self.outdated += usize::from(share.outdated);
-        for (list, why) in [
-            (&mut self.stuck, share.stuck),
+        if let Some(why) = share.stuck {
+            self.stuck.insert(node.to_owned(), why);
+        }
+        for (list, holder) in [
             (&mut self.unavailable, share.unavailable),
             (&mut self.surging, share.surging),
         ] {
-            if let Some(why) = why {
-                list.insert(node.to_owned(), why);
+            if let Some(holder) = holder {
+                if let Course::StartingUntil(at) = holder.course {
+                    *self.deadlines.entry(at).or_default() += 1;
+                }
+                list.insert(node.to_owned(), holder);
             }
         }
     }
@@ -86,9 +146,29 @@ impl BlockerTally {
     pub fn remove(&mut self, node: &str, share: &Share) {
         self.eligible -= usize::from(share.eligible);
         self.outdated -= usize::from(share.outdated);
-        for list in [&mut self.stuck, &mut self.unavailable, &mut self.surging] {
-            list.remove(node);
+        self.stuck.remove(node);
+        for list in [&mut self.unavailable, &mut self.surging] {
+            if let Some(Holder {
+                course: Course::StartingUntil(at),
+                ..
+            }) = list.remove(node)
+                && let Some(count) = self.deadlines.get_mut(&at)
+            {
+                *count -= 1;
+                if *count == 0 {
+                    self.deadlines.remove(&at);
+                }
+            }
         }
+    }
+
+    /// The first instant after `now` at which a starting holder runs out of
+    /// time (the blocker may then change with no change to any row).
+    pub fn next_deadline(&self, now: Timestamp) -> Option<Timestamp> {
+        self.deadlines
+            .range((Bound::Excluded(now), Bound::Unbounded))
+            .next()
+            .map(|(at, _)| *at)
     }
 
     /// The sum over `rows`.
@@ -107,6 +187,22 @@ pub(super) fn nodes(list: &BTreeMap<String, String>) -> Vec<BlockingNode> {
         .map(|(node, why)| BlockingNode {
             node: node.clone(),
             why: why.clone(),
+        })
+        .collect()
+}
+
+/// The holders as blocker nodes, their reasons as of `now`; only those for
+/// which `keep` holds.
+pub(super) fn holders(
+    list: &BTreeMap<String, Holder>,
+    now: Timestamp,
+    keep: impl Fn(&Holder) -> bool,
+) -> Vec<BlockingNode> {
+    list.iter()
+        .filter(|(_, holder)| keep(holder))
+        .map(|(node, holder)| BlockingNode {
+            node: node.clone(),
+            why: holder.why_at(now),
         })
         .collect()
 }
