@@ -81,3 +81,47 @@ fn demo_shows_every_node_and_follows_kubectl() {
     tmux.send("q");
     wait_until("the console to quit on q", || !tmux.running());
 }
+
+/// At 80×24 the status line follows a node advanced by hand to its end, as
+/// `rollcall advance --wait` does, instead of stopping at the delete: `n`
+/// advances edge-01, where the small scenario's revision 2 crash-loops (the
+/// line says so); `a` on general-01 ends on revision 2, Ready and available.
+#[test]
+fn a_hand_advance_is_followed_to_its_end() {
+    if !common::tool_available("tmux") || !common::tool_available("kubectl") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (tmux, _kubeconfig) = start_demo("advance", dir.path(), 80, 24);
+    tmux.wait_for("every node with a ready pod", |screen| {
+        NODES
+            .iter()
+            .all(|node| row(screen, node).is_some_and(|line| line.contains("Ready")))
+    });
+    tmux.send("n");
+    tmux.wait_for("the advance confirmation", |screen| {
+        screen.contains("advance node edge-01?") && screen.contains("y: yes")
+    });
+    tmux.send("y");
+    tmux.wait_for("the failed advance in the status line", |screen| {
+        screen.contains("advance: node edge-01 failed: replacement pod failing (CrashLoopBackOf")
+    });
+
+    tmux.send("j");
+    tmux.send("j");
+    tmux.wait_for("general-01 selected", |screen| screen.contains("node 3/5"));
+    tmux.send("a");
+    tmux.wait_for("the advance confirmation", |screen| {
+        screen.contains("advance node general-01?")
+    });
+    tmux.send("y");
+    let screen = tmux.wait_for("the advance's end in the status line", |screen| {
+        screen.contains("advance: node general-01 on revision 2, Ready and available")
+    });
+    assert!(
+        row(&screen, "general-01").is_some_and(|r| r.contains("r2") && r.contains("Ready")),
+        "{screen}"
+    );
+    tmux.send("q");
+    wait_until("the console to quit on q", || !tmux.running());
+}

@@ -159,6 +159,16 @@ pub async fn advance(
     delete_victims(executor, snapshot, &victims, "advance").await
 }
 
+/// The gate for nodes advanced by hand: one batch, no soak, Ready within
+/// `timeout` (`advance --wait` and the console's `n` follow nodes with it).
+pub fn follow_policy(timeout: Duration) -> AutoPolicy {
+    AutoPolicy {
+        batch: 1,
+        soak: Duration::ZERO,
+        timeout,
+    }
+}
+
 /// Follows nodes in flight until every replacement is Ready and available
 /// (`Ok`), or one fails (`Err((node, reason))`).
 pub async fn follow_flights(
@@ -166,11 +176,7 @@ pub async fn follow_flights(
     flights: Vec<InFlight>,
     timeout: Duration,
 ) -> Result<Result<(), (String, String)>, OpsError> {
-    let mut run = AutoRun::new(AutoPolicy {
-        batch: 1,
-        soak: Duration::ZERO,
-        timeout,
-    });
+    let mut run = AutoRun::new(follow_policy(timeout));
     run.adopt(flights);
     loop {
         let now = jiff::Timestamp::now();

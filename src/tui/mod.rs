@@ -14,6 +14,7 @@ pub mod keymap;
 pub mod logs;
 pub mod logs_link;
 pub mod ops_auto;
+mod ops_follow;
 pub mod ops_keys;
 pub mod ops_link;
 pub mod plan_view;

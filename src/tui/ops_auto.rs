@@ -132,8 +132,10 @@ impl App {
         Ok(Some(Effect::Writes(self.ops.submit(vec![state]))))
     }
 
-    /// Steps the auto run (on cache changes and ticks); returns the writes it asks for.
+    /// Judges the nodes advanced by hand and steps the auto run (on cache
+    /// changes and ticks); returns the writes the run asks for.
     pub fn ops_on_change(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
+        self.judge_advanced(cache, now);
         if self.ops.auto.is_none() || !self.ops.pending.is_empty() {
             return None;
         }

@@ -80,6 +80,8 @@ pub struct OpsConsole {
     /// The resourceVersion of this console's last DaemonSet write, until the
     /// watch shows it: the auto run decides nothing from an older view.
     pub unechoed: Option<String>,
+    /// The nodes advanced by hand, followed until they pass the gate or fail.
+    pub followed: Option<super::ops_follow::Followed>,
     /// The user chose to stop this console's run and quit: the console exits
     /// once the pause is answered (written, or failed and journalled).
     pub quit_when_idle: bool,
@@ -422,6 +424,9 @@ impl App {
                 }) = &event.result
                 {
                     self.ops.unechoed = Some(written.clone());
+                }
+                if event.result.is_ok() && event.request.record.action == "advance" {
+                    self.follow_advance(&event.request, jiff::Timestamp::now());
                 }
                 if let Some(session) = self.ops.auto.as_mut()
                     && let Some(node) = session.deletes.remove(&event.id)

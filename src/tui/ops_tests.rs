@@ -400,3 +400,116 @@ fn quitting_while_this_console_drives_auto_asks_then_pauses_before_quitting() {
     assert!(app.ops.auto.is_none());
     assert!(app.ops.quit_when_idle, "quits once the pause is answered");
 }
+
+/// Advances node-06 by hand and answers its delete; the status line then
+/// says the old pod was deleted and the node is being followed.
+fn advanced_node_06(cache: &mut Cache) -> App {
+    let mut app = app_on(cache);
+    select(&mut app, "node-06");
+    app.update(Action::AdvanceSelected, cache, now());
+    for (id, request) in writes(app.update(Action::Confirm, cache, now())) {
+        done(&mut app, id, request);
+    }
+    assert_eq!(
+        app.ui.message.as_ref().map(|m| m.text.as_str()),
+        Some("advance: node node-06 advancing (old pod deleted)")
+    );
+    app
+}
+
+/// The controller's answer to the delete: the old pod gone, `new` in its place.
+fn replaced_on_node_06(cache: &mut Cache, new: crate::model::Pod) {
+    use crate::cluster::cache::WatchUpdate;
+    use kube::runtime::watcher::Event;
+    let old = fixtures::pods()
+        .into_iter()
+        .find(|p| p.node_name() == Some("node-06"))
+        .expect("node-06 has a pod");
+    cache.apply(WatchUpdate::Pod(Event::Delete(old)), now());
+    cache.apply(WatchUpdate::Pod(Event::Apply(new)), now());
+}
+
+fn status_line(app: &App) -> (String, bool) {
+    let message = app.ui.message.as_ref().expect("a status message");
+    (
+        message.text.clone(),
+        message.level == super::state::Level::Error,
+    )
+}
+
+/// `advance --wait` follows a node through the batch gate; the console's `n`
+/// did not, and its line kept "advancing (old pod deleted)" after the node was
+/// Ready. The console now says how the advance ended.
+#[test]
+fn a_hand_advance_is_followed_until_ready_and_available() {
+    use crate::engine::fixtures::pod;
+    let mut cache = fixtures::mid_rollout();
+    let mut app = advanced_node_06(&mut cache);
+    app.ops_on_change(&cache, now());
+    assert_eq!(
+        status_line(&app).0,
+        "advance: node node-06 advancing (old pod deleted)",
+        "nothing has happened yet"
+    );
+
+    replaced_on_node_06(
+        &mut cache,
+        pod("agent-n6new", "node-06", "h2")
+            .created(3605)
+            .running_not_ready(3605)
+            .build(),
+    );
+    app.refresh(&mut cache, fixtures::at_offset(10));
+    app.ops_on_change(&cache, fixtures::at_offset(10));
+    assert_eq!(
+        status_line(&app).0,
+        "advance: node node-06 advancing (old pod deleted)",
+        "starting is not the end"
+    );
+
+    replaced_on_node_06(
+        &mut cache,
+        pod("agent-n6new", "node-06", "h2")
+            .created(3605)
+            .ready_since(3615)
+            .build(),
+    );
+    app.refresh(&mut cache, fixtures::at_offset(20));
+    app.ops_on_change(&cache, fixtures::at_offset(20));
+    assert_eq!(
+        status_line(&app),
+        (
+            "advance: node node-06 on revision 2, Ready and available".to_owned(),
+            false
+        )
+    );
+    assert!(
+        app.ops.followed.is_none(),
+        "followed to its end, no further"
+    );
+}
+
+#[test]
+fn a_hand_advance_whose_replacement_fails_says_why() {
+    use crate::engine::fixtures::pod;
+    let mut cache = fixtures::mid_rollout();
+    let mut app = advanced_node_06(&mut cache);
+    replaced_on_node_06(
+        &mut cache,
+        pod("agent-n6new", "node-06", "h2")
+            .created(3605)
+            .phase("Running")
+            .waiting("CrashLoopBackOff", 2)
+            .build(),
+    );
+    app.refresh(&mut cache, fixtures::at_offset(20));
+    app.ops_on_change(&cache, fixtures::at_offset(20));
+    let (text, error) = status_line(&app);
+    assert!(error, "{text}");
+    assert!(
+        text.starts_with("advance: node node-06 failed: ") && text.contains("CrashLoopBackOff"),
+        "{text}"
+    );
+    assert!(text.ends_with("(the rollout is not paused)"), "{text}");
+    assert!(app.ops.followed.is_none());
+}

@@ -95,6 +95,7 @@ fn dispatch(effect: Option<Effect>, app: &mut App, watch: &WatchHandle, links: &
             // Permissions are per namespace: ask again for the new one.
             app.ops.permissions = None;
             app.ops.unechoed = None;
+            app.ops.followed = None;
             if let Some(link) = link {
                 link.check_namespace(&target.namespace);
             }
