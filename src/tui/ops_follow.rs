@@ -1,4 +1,4 @@
-//! A node advanced by hand (`n`, `N`) is followed to its end, as `rollcall
+//! A node advanced by hand (`a`, `n`) is followed to its end, as `rollcall
 //! advance --wait` follows it: the same batch gate (no soak, the default Ready
 //! timeout) judges the replacement on every change and tick, and the status
 //! line says how it ended — on the new revision, Ready and available, or why
@@ -78,7 +78,7 @@ impl App {
             }
             Some(Step::Pause { node, reason }) => {
                 self.ui.error(format!(
-                    "advance: node {node} failed: {reason} (the rollout is not paused)"
+                    "advance: node {node} failed, rollout not paused: {reason}"
                 ));
                 self.ops.followed = None;
             }
