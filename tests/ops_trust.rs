@@ -402,11 +402,9 @@ async fn rollback_leaving_a_cordoned_node_on_the_bad_revision_exits_1_and_names_
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
-    if !common::tool_available("kubectl") {
-        return;
-    }
+/// The default scenario with log-shipper (RollingUpdate, maxUnavailable=1)
+/// set to a new image: its rollout cannot finish while general-06 is NotReady.
+async fn log_shipper_on_a_new_image() -> ops_support::Env {
     let env = default_scenario().await;
     env.wait_pods("log-shipper", "log-shipper running", |pods| {
         pods.len() >= 12
@@ -421,6 +419,15 @@ async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
         "fluent-bit=cr.fluentbit.io/fluent/fluent-bit:3.3.0",
     ])
     .await;
+    env
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = log_shipper_on_a_new_image().await;
     // Upstream: the new pod on NotReady general-06 holds the only
     // maxUnavailable=1 slot, so the controller deletes no other old pod.
     let deadline = std::time::Instant::now() + Duration::from_secs(45);
@@ -447,6 +454,73 @@ async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+}
+
+/// `rollback --wait` on a RollingUpdate that cannot finish (NotReady
+/// general-06 holds the maxUnavailable slot): Ctrl-C during the wait exits
+/// 130 and says what stands — the rollback written, the controller going on —
+/// where it used to die silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_while_a_rollback_waits_says_the_rollback_stands_and_exits_130() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = log_shipper_on_a_new_image().await;
+    let journal = env.dir.path().join("rollback-wait.jsonl");
+    let child = std::process::Command::new(common::rollcall_bin())
+        .args(["rollback", "kube-system/log-shipper", "--wait", "--yes"])
+        .args(["--timeout", "120s"])
+        .arg("--kubeconfig")
+        .arg(&env.kubeconfig)
+        .arg("--journal")
+        .arg(&journal)
+        .env("XDG_STATE_HOME", env.dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rollcall rollback starts");
+    // The wait begins once the rollback and its state are journalled.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ops_support::read_jsonl(&journal)
+        .iter()
+        .any(|line| line["action"] == "rollback-state")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "rollback never written"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("joined")
+        .expect("waited");
+    let said = text(&output);
+    assert_eq!(output.status.code(), Some(130), "{said}");
+    assert!(said.contains("interrupted while waiting"), "{said}");
+    // The revision the patch went to (its own line), named again at the end.
+    let to = said
+        .split("kube-system/log-shipper rolled back to revision ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no rollback line: {said}"));
+    assert!(
+        said.contains(&format!(
+            "kube-system/log-shipper is rolled back to revision {to} (written and journalled)"
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("rollcall status kube-system/log-shipper"),
+        "{said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

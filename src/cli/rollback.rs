@@ -10,8 +10,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, StepOutput, block_on, confirm, finish, install_interrupt, open, parse_duration,
-    precheck, print_dry_run, progress_printer, step,
+    ActArgs, Session, StepOutput, block_on, confirm, finish, install_interrupt, open,
+    parse_duration, precheck, print_dry_run, progress_printer, step,
 };
 use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
@@ -19,6 +19,7 @@ use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
 use crate::ops::follow::Follower;
+use crate::ops::interrupt::EXIT_INTERRUPTED;
 use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::rbac::Operation;
 use crate::ops::rollback::{RollbackPlan, plan, state_request};
@@ -113,10 +114,8 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         if let Some(code) = print_dry_run(&session, &args.act, then.as_deref()) {
             return Ok(code);
         }
-        let patched = format!(
-            "{} rolled back to revision {}",
-            session.target, rollback.to.number
-        );
+        let to = rollback.to.number;
+        let patched = format!("{} rolled back to revision {to}", session.target);
         if !snapshot.update_strategy().is_on_delete() {
             // Recorded so that a GitOps self-heal putting the template back is noticed.
             let record = state_request(
@@ -126,7 +125,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
                 jiff::Timestamp::now(),
             )?;
             session.executor.run(&record).await?;
-            return rolling_update_end(args, &follower, &patched, rollback.to.number).await;
+            return rolling_update_end(args, &session, &follower, &patched, to).await;
         }
         step(
             &args.act,
@@ -186,8 +185,11 @@ fn show_plan(act: &ActArgs, target: &Target, rollback: &RollbackPlan, order: &[S
 
 /// A RollingUpdate rollback after its patch: the controller moves the nodes;
 /// with --wait, follow it to the end or the timeout (exit 1, with the blocker).
+/// Ctrl-C (or SIGTERM) during the wait ends it with exit 130 and says what
+/// stands: the rollback is written, the controller goes on without us.
 async fn rolling_update_end(
     args: &RollbackArgs,
+    session: &Session,
     follower: &Follower,
     patched: &str,
     to: i64,
@@ -201,7 +203,20 @@ async fn rolling_update_end(
         patched,
         serde_json::json!({ "toRevision": to }),
     );
-    if let Err(why) = wait_rolled_out(follower, args.timeout).await? {
+    let interrupt = install_interrupt(session);
+    let waited = tokio::select! {
+        waited = wait_rolled_out(follower, args.timeout) => waited?,
+        () = interrupt.wait() => {
+            let text = format!(
+                "interrupted while waiting: {} is rolled back to revision {to} (written and \
+                 journalled); the controller goes on replacing pods — `rollcall status {}` \
+                 follows it",
+                session.target, session.target
+            );
+            return Ok(finish(&args.act, EXIT_INTERRUPTED, &text));
+        }
+    };
+    if let Err(why) = waited {
         let text = format!(
             "not finished after {}: {why}",
             humantime::format_duration(args.timeout),
