@@ -456,6 +456,76 @@ async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
     }
 }
 
+/// `rollback kube-system/log-shipper --wait --yes`, output piped, once its
+/// wait has begun (its rollback and state are journalled).
+async fn rollback_waiting(env: &ops_support::Env, journal: &Path) -> std::process::Child {
+    let child = std::process::Command::new(common::rollcall_bin())
+        .args(["rollback", "kube-system/log-shipper", "--wait", "--yes"])
+        .args(["--timeout", "120s"])
+        .arg("--kubeconfig")
+        .arg(&env.kubeconfig)
+        .arg("--journal")
+        .arg(journal)
+        .env("XDG_STATE_HOME", env.dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rollcall rollback starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ops_support::read_jsonl(journal)
+        .iter()
+        .any(|line| line["action"] == "rollback-state")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "rollback never written"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    child
+}
+
+/// Sends SIGINT to `child`, as Ctrl-C does.
+fn interrupt(child: &std::process::Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+/// Ctrl-C also ends whatever reads a run's output (`rollcall … 2>&1 | tee
+/// log`): the interrupt handler's own line then met a broken pipe, and
+/// `eprintln!` panicked in the handler before it told the run to stop — no
+/// Ctrl-C could end the run after that. Now it ends with 130 all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_that_also_ends_the_output_reader_still_ends_the_run() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = log_shipper_on_a_new_image().await;
+    let journal = env.dir.path().join("rollback-wait.jsonl");
+    let mut child = rollback_waiting(&env, &journal).await;
+    // The reader is gone: every write from here on fails with a broken pipe.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    interrupt(&child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the run did not end on Ctrl-C with its output reader gone");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(status.code(), Some(130));
+}
+
 /// `rollback --wait` on a RollingUpdate that cannot finish (NotReady
 /// general-06 holds the maxUnavailable slot): Ctrl-C during the wait exits
 /// 130 and says what stands — the rollback written, the controller going on —
@@ -467,37 +537,8 @@ async fn ctrl_c_while_a_rollback_waits_says_the_rollback_stands_and_exits_130() 
     }
     let env = log_shipper_on_a_new_image().await;
     let journal = env.dir.path().join("rollback-wait.jsonl");
-    let child = std::process::Command::new(common::rollcall_bin())
-        .args(["rollback", "kube-system/log-shipper", "--wait", "--yes"])
-        .args(["--timeout", "120s"])
-        .arg("--kubeconfig")
-        .arg(&env.kubeconfig)
-        .arg("--journal")
-        .arg(&journal)
-        .env("XDG_STATE_HOME", env.dir.path())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("rollcall rollback starts");
-    // The wait begins once the rollback and its state are journalled.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !ops_support::read_jsonl(&journal)
-        .iter()
-        .any(|line| line["action"] == "rollback-state")
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "rollback never written"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    let child = rollback_waiting(&env, &journal).await;
+    interrupt(&child);
     let output = tokio::task::spawn_blocking(move || child.wait_with_output())
         .await
         .expect("joined")

@@ -36,10 +36,6 @@ impl Interrupt {
 
     /// Listens for SIGINT and SIGTERM for the rest of the process. `on_second`
     /// runs before the process exits on a second signal (it journals).
-    #[allow(
-        clippy::print_stderr,
-        reason = "constant text only; nothing from the API reaches these lines"
-    )]
     pub fn install(on_second: impl Fn() + Send + Sync + 'static) -> Self {
         let interrupt = Self::default();
         let flag = interrupt.clone();
@@ -48,10 +44,10 @@ impl Interrupt {
                 wait_for_signal().await;
                 if flag.inner.requested.swap(true, Ordering::SeqCst) {
                     on_second();
-                    eprintln!("interrupted again: exiting now");
+                    say("interrupted again: exiting now");
                     std::process::exit(i32::from(EXIT_INTERRUPTED));
                 }
-                eprintln!("interrupt: stopping after the current step (Ctrl-C again to exit now)");
+                say("interrupt: stopping after the current step (Ctrl-C again to exit now)");
                 flag.inner.notify.notify_waiters();
             }
         });
@@ -79,6 +75,15 @@ impl Interrupt {
             notified.await;
         }
     }
+}
+
+/// One line to stderr, whatever became of it: Ctrl-C also ends the reader
+/// of a pipe (`rollcall auto … 2>&1 | tee run.log`), and `eprintln!` panics
+/// on the broken pipe — which killed this task before it told the run to
+/// stop, leaving a run no Ctrl-C could end.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 #[cfg(unix)]
