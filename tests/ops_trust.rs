@@ -102,10 +102,13 @@ async fn auto_refuses_while_an_updated_pod_is_failing() {
 /// soak, so the run is always still going when the signal comes), with its
 /// own journal.
 fn spawn_auto(env: &ops_support::Env, ds: &str, journal: &Path) -> std::process::Child {
-    std::process::Command::new(common::rollcall_bin())
-        .args([
+    let target = format!("kube-system/{ds}");
+    spawn_rollcall(
+        env,
+        journal,
+        &[
             "auto",
-            &format!("kube-system/{ds}"),
+            &target,
             "--canary",
             "node-pool=general",
             "--batch",
@@ -115,7 +118,14 @@ fn spawn_auto(env: &ops_support::Env, ds: &str, journal: &Path) -> std::process:
             "--timeout",
             "60s",
             "--yes",
-        ])
+        ],
+    )
+}
+
+/// Starts `rollcall ARGS` on `env`'s cluster with its own journal, output piped.
+fn spawn_rollcall(env: &ops_support::Env, journal: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(common::rollcall_bin())
+        .args(args)
         .arg("--kubeconfig")
         .arg(&env.kubeconfig)
         .arg("--journal")
@@ -125,7 +135,7 @@ fn spawn_auto(env: &ops_support::Env, ds: &str, journal: &Path) -> std::process:
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("rollcall auto starts")
+        .expect("rollcall starts")
 }
 
 /// Copies of node-agent (own selector, OnDelete, revision 2 waiting), so
@@ -303,11 +313,7 @@ async fn sigint_at_any_point_of_auto_pauses_with_interrupted_and_exits_130() {
         for (i, delay, child) in &children {
             tokio::time::sleep_until(started + Duration::from_millis(*delay)).await;
             ignored[*i] = ignores_sigint(child.id());
-            let status = std::process::Command::new("kill")
-                .args(["-INT", &child.id().to_string()])
-                .status()
-                .expect("kill runs");
-            assert!(status.success());
+            interrupt(child);
         }
         let outputs = futures::future::join_all(children.into_iter().map(|(i, delay, child)| {
             tokio::task::spawn_blocking(move || (i, delay, child.wait_with_output()))
@@ -459,19 +465,18 @@ async fn a_rolling_update_stuck_behind_a_not_ready_node_is_explained_by_name() {
 /// `rollback kube-system/log-shipper --wait --yes`, output piped, once its
 /// wait has begun (its rollback and state are journalled).
 async fn rollback_waiting(env: &ops_support::Env, journal: &Path) -> std::process::Child {
-    let child = std::process::Command::new(common::rollcall_bin())
-        .args(["rollback", "kube-system/log-shipper", "--wait", "--yes"])
-        .args(["--timeout", "120s"])
-        .arg("--kubeconfig")
-        .arg(&env.kubeconfig)
-        .arg("--journal")
-        .arg(journal)
-        .env("XDG_STATE_HOME", env.dir.path())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("rollcall rollback starts");
+    let child = spawn_rollcall(
+        env,
+        journal,
+        &[
+            "rollback",
+            "kube-system/log-shipper",
+            "--wait",
+            "--yes",
+            "--timeout",
+            "120s",
+        ],
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !ops_support::read_jsonl(journal)
         .iter()
