@@ -9,8 +9,9 @@
 //! and the client sends it: the same requests `Api<K>` would send.
 
 use futures::{AsyncBufReadExt, Stream};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{ListParams, WatchEvent, WatchParams};
-use kube::core::ObjectList;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
 use crate::model::MetaFields;
 
@@ -49,19 +50,41 @@ pub fn collection_url<K: k8s_openapi::Resource>(namespace: Option<&str>) -> Stri
     format!("/{root}/{}/{scope}{}", K::API_VERSION, K::URL_PATH_SEGMENT)
 }
 
-/// One list page, decoded straight from the response's bytes. (kube's
-/// `Api::list` copies the body into a `String` and checks it is UTF-8
-/// before decoding: two more passes over every page, megabytes each at
-/// scale; the decoder checks the text itself.) `buffer`: the bytes of the
-/// previous page, whose room is reused: a list's pages are alike in size,
-/// and a fresh multi-megabyte buffer per page left the allocator holding
-/// freed holes between the decoded objects.
+/// One list page: its metadata (the continue token, the resourceVersion)
+/// and its objects.
+#[derive(Debug)]
+pub struct Page<K> {
+    /// The list's metadata.
+    pub metadata: ListMeta,
+    /// The page's objects.
+    pub items: Vec<K>,
+}
+
+/// One list page, decoded straight from the response's bytes (see
+/// [`fetch_page`] and [`decode_page`]).
 pub async fn list_page<K: Object>(
     client: &kube::Client,
     url: &str,
     params: &ListParams,
     buffer: &mut Vec<u8>,
-) -> Result<ObjectList<K>, kube::Error> {
+) -> Result<Page<K>, kube::Error> {
+    fetch_page(client, url, params, buffer).await?;
+    decode_page(buffer, |_| {}).map_err(kube::Error::SerdeError)
+}
+
+/// Reads one list page's body into `buffer`, undecoded. (kube's `Api::list`
+/// copies the body into a `String` and checks it is UTF-8 before decoding:
+/// two more passes over every page, megabytes each at scale; the decoder
+/// checks the text itself.) `buffer`: the bytes of an earlier page, whose
+/// room is reused: a list's pages are alike in size, and a fresh
+/// multi-megabyte buffer per page left the allocator holding freed holes
+/// between the decoded objects.
+pub async fn fetch_page(
+    client: &kube::Client,
+    url: &str,
+    params: &ListParams,
+    buffer: &mut Vec<u8>,
+) -> Result<(), kube::Error> {
     let mut request = kube::core::Request::new(url)
         .list(params)
         .map_err(kube::Error::BuildRequest)?;
@@ -73,13 +96,90 @@ pub async fn list_page<K: Object>(
     loop {
         let chunk = body.fill_buf().await.map_err(kube::Error::ReadEvents)?;
         if chunk.is_empty() {
-            break;
+            return Ok(());
         }
         let read = chunk.len();
         buffer.extend_from_slice(chunk);
         body.consume_unpin(read);
     }
-    serde_json::from_slice(buffer).map_err(kube::Error::SerdeError)
+}
+
+/// Decodes a list page in one pass, handing its metadata to `on_head` as
+/// soon as it is read: the API server writes `metadata` before `items`, so
+/// the next page can be asked for while this one's objects are decoded.
+/// (From a server that writes it last, `on_head` is called at the end.)
+pub fn decode_page<K: Object>(
+    bytes: &[u8],
+    on_head: impl FnOnce(&ListMeta),
+) -> Result<Page<K>, serde_json::Error> {
+    let mut decoder = serde_json::Deserializer::from_slice(bytes);
+    let page = PageSeed {
+        on_head,
+        kind: std::marker::PhantomData,
+    }
+    .deserialize(&mut decoder)?;
+    decoder.end()?;
+    Ok(page)
+}
+
+/// Decodes a page, calling `on_head` with its metadata once read.
+struct PageSeed<K, F> {
+    on_head: F,
+    kind: std::marker::PhantomData<K>,
+}
+
+/// The fields of a list rollcall reads; `kind`, `apiVersion` and anything
+/// else are skipped.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum ListField {
+    Metadata,
+    Items,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de, K: Object, F: FnOnce(&ListMeta)> DeserializeSeed<'de> for PageSeed<K, F> {
+    type Value = Page<K>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Page<K>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, K: Object, F: FnOnce(&ListMeta)> Visitor<'de> for PageSeed<K, F> {
+    type Value = Page<K>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Page<K>, A::Error> {
+        let mut on_head = Some(self.on_head);
+        let mut metadata = None;
+        let mut items = Vec::new();
+        while let Some(field) = map.next_key::<ListField>()? {
+            match field {
+                ListField::Metadata => {
+                    let head: ListMeta = map.next_value()?;
+                    if let Some(on_head) = on_head.take() {
+                        on_head(&head);
+                    }
+                    metadata = Some(head);
+                }
+                // `null` is no objects.
+                ListField::Items => items = map.next_value::<Option<Vec<K>>>()?.unwrap_or_default(),
+                ListField::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let metadata = metadata.unwrap_or_default();
+        if let Some(on_head) = on_head {
+            on_head(&metadata);
+        }
+        Ok(Page { metadata, items })
+    }
 }
 
 /// Every object of a list, page after page (`params.limit` sets the page size).
@@ -117,8 +217,44 @@ pub async fn watch<K: Object>(
 
 #[cfg(test)]
 mod tests {
-    use super::collection_url;
+    use super::{collection_url, decode_page};
     use crate::model::{DaemonSet, Node, Pod};
+
+    fn decode(json: &str) -> (super::Page<Node>, Vec<Option<String>>) {
+        let mut heads = Vec::new();
+        let page = decode_page::<Node>(json.as_bytes(), |head| heads.push(head.continue_.clone()))
+            .expect("decodes");
+        (page, heads)
+    }
+
+    #[test]
+    fn a_page_hands_its_head_on_once_whether_it_comes_first_or_last() {
+        let first = r#"{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"next"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#;
+        let (page, heads) = decode(first);
+        assert_eq!(heads, [Some("next".to_owned())]);
+        assert_eq!(page.metadata.resource_version.as_deref(), Some("7"));
+        let names: Vec<_> = page.items.iter().map(Node::name).collect();
+        assert_eq!(names, ["a", "b"]);
+        let last = r#"{"items":[{"metadata":{"name":"a"}}],"extra":{"x":[1,2]},"metadata":{"resourceVersion":"8"}}"#;
+        let (page, heads) = decode(last);
+        assert_eq!(heads, [None]);
+        assert_eq!(page.items.len(), 1);
+        assert_eq!(page.metadata.resource_version.as_deref(), Some("8"));
+    }
+
+    #[test]
+    fn a_page_without_items_or_metadata_is_empty_and_a_broken_one_fails() {
+        let (page, heads) = decode(r#"{"kind":"NodeList","items":null}"#);
+        assert!(page.items.is_empty());
+        assert_eq!(heads, [None]);
+        let broken = r#"{"metadata":{"continue":"next"},"items":[{"metadata":{"name":"a"}}"#;
+        let mut heads = 0;
+        assert!(decode_page::<Node>(broken.as_bytes(), |_| heads += 1).is_err());
+        // The head was read before the break: the caller may have asked for
+        // the next page; the error still ends the list.
+        assert_eq!(heads, 1);
+        assert!(decode_page::<Node>(b"{} trailing", |_| {}).is_err());
+    }
 
     #[test]
     fn collection_urls_follow_the_api_paths() {

@@ -291,8 +291,11 @@ where
         Ok(())
     }
 
-    /// Lists page by page; returns the list's resourceVersion. When a
-    /// continuation has expired (410: the server compacted the list's
+    /// Lists page by page; returns the list's resourceVersion. A page is
+    /// decoded off the runtime's threads while the next one downloads: the
+    /// next page is asked for as soon as this one's continue token is read
+    /// (the list's head), not after its objects are decoded and handed on.
+    /// When a continuation has expired (410: the server compacted the list's
     /// snapshot while we paged, as etcd does every five minutes, or sooner
     /// on a busy cluster), lists everything in one request instead, as
     /// client-go's pager does (`FullListIfExpired`): starting over page by
@@ -306,12 +309,12 @@ where
             whole = whole.fields(fields);
         }
         let mut params = whole.clone().limit(self.config.page_size);
-        // One buffer for all pages (see `request::list_page`).
-        let mut buffer = Vec::new();
+        // Two buffers, reused page after page (see `request::fetch_page`):
+        // one being decoded, one being filled.
+        let (mut buffer, mut spare) = (Vec::new(), Vec::new());
+        let mut fetched = self.fetch(&params, &mut buffer).await;
         loop {
-            let page = match request::list_page::<K>(&self.client, &self.url, &params, &mut buffer)
-                .await
-            {
+            match fetched {
                 Err(error) if params.continue_token.is_some() && is_expired(&error) => {
                     tracing::info!(
                         kind = self.label,
@@ -320,19 +323,60 @@ where
                     // The pages so far are dropped: the whole list replaces them.
                     self.send(Signal::Event(watcher::Event::Init)).await;
                     params = whole.clone();
+                    fetched = self.fetch(&params, &mut buffer).await;
                     continue;
                 }
-                page => page?,
-            };
-            for item in page.items {
-                self.send(Signal::Event(watcher::Event::InitApply(item)))
-                    .await;
+                fetched => fetched?,
             }
-            match page.metadata.continue_.filter(|c| !c.is_empty()) {
-                Some(token) => params = params.continue_token(&token),
-                None => return Ok(page.metadata.resource_version.unwrap_or_default()),
+            let (head_tx, head_rx) = tokio::sync::oneshot::channel();
+            let bytes = std::mem::take(&mut buffer);
+            let decoding = tokio::task::spawn_blocking(move || {
+                let page = request::decode_page::<K>(&bytes, |head| {
+                    let _ = head_tx.send(head.continue_.clone());
+                });
+                (page, bytes)
+            });
+            // No token (the last page) or a page that did not decode: no next page.
+            let next = head_rx
+                .await
+                .ok()
+                .flatten()
+                .filter(|token| !token.is_empty())
+                .map(|token| params.clone().continue_token(&token));
+            let hand_on = async {
+                let (page, bytes) = decoding
+                    .await
+                    .unwrap_or_else(|failed| std::panic::resume_unwind(failed.into_panic()));
+                let page = page.map_err(kube::Error::SerdeError)?;
+                for item in page.items {
+                    self.send(Signal::Event(watcher::Event::InitApply(item)))
+                        .await;
+                }
+                Ok::<_, kube::Error>((page.metadata.resource_version, bytes))
+            };
+            let download = async {
+                match &next {
+                    Some(next) => Some(self.fetch(next, &mut spare).await),
+                    None => None,
+                }
+            };
+            let (handed_on, downloaded) = tokio::join!(hand_on, download);
+            let (version, bytes) = handed_on?;
+            buffer = spare;
+            spare = bytes;
+            match (next, downloaded) {
+                (Some(next), Some(result)) => {
+                    params = next;
+                    fetched = result;
+                }
+                _ => return Ok(version.unwrap_or_default()),
             }
         }
+    }
+
+    /// Reads one page of the list into `buffer`.
+    async fn fetch(&self, params: &ListParams, buffer: &mut Vec<u8>) -> Result<(), kube::Error> {
+        request::fetch_page(&self.client, &self.url, params, buffer).await
     }
 
     async fn watch(&mut self) -> Ended {
