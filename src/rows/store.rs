@@ -47,6 +47,13 @@ impl RowSet {
         self.position(node).map(|at| &self.rows[at])
     }
 
+    /// An empty set with room for `rows` rows.
+    pub(super) fn with_capacity(rows: usize) -> Self {
+        let mut set = RowSet::default();
+        set.rows.reserve_exact(rows);
+        set
+    }
+
     /// Inserts `row`, returning the row it replaces (same node name).
     pub(super) fn insert(&mut self, row: NodeRow) -> Option<NodeRow> {
         if let Some(at) = self.position(row.name()) {
@@ -105,8 +112,7 @@ impl RowSet {
 impl FromIterator<NodeRow> for RowSet {
     fn from_iter<I: IntoIterator<Item = NodeRow>>(rows: I) -> Self {
         let rows = rows.into_iter();
-        let mut set = RowSet::default();
-        set.rows.reserve(rows.size_hint().0);
+        let mut set = RowSet::with_capacity(rows.size_hint().0);
         for row in rows {
             set.insert(row);
         }

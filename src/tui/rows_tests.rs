@@ -538,3 +538,30 @@ fn the_console_refreshes_a_row_that_turns_available_with_no_change() {
     assert_eq!(available(&app), Some(true));
     assert!(!app.refresh(&mut cache, at(3622)), "nothing due any more");
 }
+
+/// A full recompute large enough to be spread over threads gives every node
+/// exactly the row computed for it alone.
+#[test]
+fn rows_computed_on_several_threads_equal_rows_computed_one_by_one() {
+    let ds = strategy(1);
+    let count = crate::rows::PARALLEL_FLOOR + 1_000;
+    let nodes: Vec<Node> = (0..count).map(|i| node_named(i, i % 7 != 0)).collect();
+    let pods = (0..count)
+        .filter(|i| i % 11 != 0)
+        .map(|i| pod_on(i, 0, u8::try_from(i % 32).unwrap_or(0)))
+        .collect();
+    let mut cache = cluster_of(&ds, nodes.clone(), pods);
+    let mut rows = RowCache::default();
+    let everything = Changes {
+        all_nodes: true,
+        ..cache.take_changes()
+    };
+    rows.refresh(&cache, Some(TARGET), &everything, at(3600));
+    assert_eq!(rows.len(), count);
+    let revisions: Vec<_> = cache.revisions().cloned().collect();
+    let index = crate::engine::revision::RevisionIndex::new(&ds, &revisions);
+    for node in &nodes {
+        let alone = crate::rows::NodeRow::compute(node, &ds, &index, &cache, at(3600));
+        assert_eq!(rows.get(node.name()), Some(&alone), "{}", node.name());
+    }
+}
