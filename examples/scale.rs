@@ -47,6 +47,8 @@ use rollcall::tui::view_model::ConsoleInfo;
 
 #[path = "scale/absorb.rs"]
 mod absorb;
+#[path = "scale/decode.rs"]
+mod decode;
 #[path = "scale/keys.rs"]
 mod keys;
 
@@ -155,14 +157,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     ));
     cluster.server.write_kubeconfig(&kubeconfig)?;
 
-    let raw = runtime.block_on(raw_transfer(cluster.server.kube_config(), &args.target))?;
-    println!(
-        "  raw transfer: {:.1} MB in {:.2?} (nodes {:.1} MB, pods {:.1} MB)",
-        mb(raw.bytes),
-        raw.time,
-        mb(raw.node_bytes),
-        mb(raw.pod_bytes)
-    );
+    let (raw, decoding) = runtime.block_on(transfer(cluster.server.kube_config(), &args.target))?;
 
     let mut child = Command::new(std::env::current_exe()?)
         .arg("--console-child")
@@ -229,6 +224,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
             sim_rss,
             sim_peak,
             raw,
+            decoding,
             load,
             keys,
             churned,
@@ -328,6 +324,7 @@ struct Figures {
     sim_rss: f64,
     sim_peak: f64,
     raw: Raw,
+    decoding: decode::Decoding,
     load: Report,
     keys: Report,
     churned: Report,
@@ -367,6 +364,16 @@ fn print_table(args: &Args, f: &Figures) {
     println!(
         "| console load to a complete grid model | {load:.2} s | {:.2}× raw transfer |",
         load / raw
+    );
+    let (skip, slim) = (f.decoding.skip.as_secs_f64(), f.decoding.slim.as_secs_f64());
+    println!(
+        "| one JSON pass over the node and pod lists ({:.0} MB), nothing built, one core | {skip:.2} s | {:.2}× raw transfer |",
+        mb(f.decoding.bytes),
+        skip / raw
+    );
+    println!(
+        "| the console's slim decode of the same lists, one core | {slim:.2} s | {:.2}× raw transfer |",
+        slim / raw
     );
     println!(
         "| grid order per reordering change, worst sort/grouping | {:.3} ms (full rebuild {:.1} ms) | |",
@@ -491,36 +498,66 @@ struct Raw {
     pod_bytes: u64,
 }
 
-async fn raw_transfer(config: kube::Config, target: &str) -> anyhow::Result<Raw> {
+/// The paths of the four lists the console needs: nodes, the target's pods,
+/// DaemonSets and the target's ControllerRevisions (its selector's).
+struct ListPaths {
+    nodes: String,
+    pods: String,
+    daemonsets: String,
+    revisions: String,
+}
+
+impl ListPaths {
+    async fn of(client: &kube::Client, target: &str) -> anyhow::Result<ListPaths> {
+        let (namespace, name) = target
+            .split_once('/')
+            .context("--target is NAMESPACE/NAME")?;
+        let ds: kube::Api<rollcall::model::DaemonSet> =
+            kube::Api::namespaced(client.clone(), namespace);
+        let selector = ds
+            .get(name)
+            .await?
+            .spec
+            .map(|spec| kube::core::Selector::try_from(spec.selector))
+            .transpose()?
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        let selector = url_encode(&selector);
+        Ok(ListPaths {
+            nodes: "/api/v1/nodes".to_owned(),
+            pods: format!("/api/v1/namespaces/{namespace}/pods?labelSelector={selector}"),
+            daemonsets: "/apis/apps/v1/daemonsets".to_owned(),
+            revisions: format!(
+                "/apis/apps/v1/namespaces/{namespace}/controllerrevisions?labelSelector={selector}"
+            ),
+        })
+    }
+}
+
+/// (a) The raw transfer of the lists, then their decode on one core.
+async fn transfer(config: kube::Config, target: &str) -> anyhow::Result<(Raw, decode::Decoding)> {
     let client = kube::Client::try_from(config)?;
-    let (namespace, name) = target
-        .split_once('/')
-        .context("--target is NAMESPACE/NAME")?;
-    let ds: kube::Api<rollcall::model::DaemonSet> =
-        kube::Api::namespaced(client.clone(), namespace);
-    let selector = ds
-        .get(name)
-        .await?
-        .spec
-        .map(|spec| kube::core::Selector::try_from(spec.selector))
-        .transpose()?
-        .map(|s| s.to_string())
-        .unwrap_or_default();
-    let selector = url_encode(&selector);
+    let paths = ListPaths::of(&client, target).await?;
+    let raw = raw_transfer(&client, &paths).await?;
+    println!(
+        "  raw transfer: {:.1} MB in {:.2?} (nodes {:.1} MB, pods {:.1} MB)",
+        mb(raw.bytes),
+        raw.time,
+        mb(raw.node_bytes),
+        mb(raw.pod_bytes)
+    );
+    let decoding = decode::floor(&client, &paths.nodes, &paths.pods).await?;
+    println!("  {decoding}");
+    Ok((raw, decoding))
+}
+
+async fn raw_transfer(client: &kube::Client, paths: &ListPaths) -> anyhow::Result<Raw> {
     let started = Instant::now();
     let (nodes, pods, daemonsets, revisions) = futures::try_join!(
-        fetch(&client, "/api/v1/nodes".to_owned()),
-        fetch(
-            &client,
-            format!("/api/v1/namespaces/{namespace}/pods?labelSelector={selector}")
-        ),
-        fetch(&client, "/apis/apps/v1/daemonsets".to_owned()),
-        fetch(
-            &client,
-            format!(
-                "/apis/apps/v1/namespaces/{namespace}/controllerrevisions?labelSelector={selector}"
-            )
-        ),
+        fetch(client, paths.nodes.clone()),
+        fetch(client, paths.pods.clone()),
+        fetch(client, paths.daemonsets.clone()),
+        fetch(client, paths.revisions.clone()),
     )?;
     Ok(Raw {
         time: started.elapsed(),
