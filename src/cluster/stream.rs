@@ -684,6 +684,77 @@ mod tests {
         assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
+    /// A server whose node list has two pages: `first` without a continue
+    /// token, `second` with `continue=next`.
+    fn paging_client(second: &'static str) -> kube::Client {
+        let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+            let query = request.uri().query().unwrap_or_default();
+            let body = if query.contains("continue=next") {
+                second.to_owned()
+            } else if query.contains("watch=true") {
+                String::new()
+            } else {
+                r#"{"kind":"NodeList","metadata":{"resourceVersion":"5","continue":"next"},"items":[{"metadata":{"name":"a"}}]}"#.to_owned()
+            };
+            let response = http::Response::builder()
+                .header("content-type", "application/json")
+                .body(kube::client::Body::from(body.into_bytes()));
+            async move { response.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>) }
+        });
+        kube::Client::new(service, "default")
+    }
+
+    /// The signals of a node stream up to the first `InitDone` or failure.
+    async fn first_list(client: kube::Client) -> Vec<String> {
+        let mut signals = std::pin::pin!(spawn::<crate::model::Node>(
+            "nodes",
+            client,
+            request::collection_url::<crate::model::Node>(None),
+            Selector::default(),
+            StreamConfig::default()
+        ));
+        let mut seen = Vec::new();
+        while let Some(signal) = signals.next().await {
+            let (text, last) = match signal {
+                Signal::Event(watcher::Event::Init) => ("init".to_owned(), false),
+                Signal::Event(watcher::Event::InitApply(node)) => (node.name().to_owned(), false),
+                Signal::Event(watcher::Event::InitDone) => ("done".to_owned(), true),
+                Signal::Failed(message) => (format!("failed: {message}"), true),
+                other => (format!("{other:?}"), false),
+            };
+            seen.push(text);
+            if last {
+                break;
+            }
+        }
+        seen
+    }
+
+    /// Pages decoded while the next downloads still reach the cache whole
+    /// and in order.
+    #[tokio::test]
+    async fn a_paged_list_is_handed_on_in_order() {
+        let second = r#"{"kind":"NodeList","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"b"}},{"metadata":{"name":"c"}}]}"#;
+        assert_eq!(
+            first_list(paging_client(second)).await,
+            ["init", "a", "b", "c", "done"]
+        );
+    }
+
+    /// A page that does not decode (a proxy cut it short) fails the list:
+    /// it is not taken for the list's end.
+    #[tokio::test]
+    async fn a_page_cut_short_fails_the_list() {
+        let second = r#"{"kind":"NodeList","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"b"}"#;
+        let seen = first_list(paging_client(second)).await;
+        assert_eq!(seen[..2], ["init", "a"]);
+        let last = seen.last().expect("a signal");
+        assert!(
+            last.starts_with("failed: ") && last.contains("EOF"),
+            "{seen:?}"
+        );
+    }
+
     #[test]
     fn api_errors_are_described_with_code_reason_and_message() {
         let error = kube::Error::Api(Box::new(status(serde_json::json!({
