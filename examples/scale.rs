@@ -214,7 +214,8 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     let absorbed = Report::parse(&next_line(&mut lines)?, "absorb")?;
     child.wait()?;
     runtime.block_on(cluster.shutdown());
-    let _ = std::fs::remove_file(&kubeconfig);
+    // The kubeconfig and the token file written beside it.
+    rollcall::sim::kubeconfig::remove(&kubeconfig);
 
     print_table(
         args,
