@@ -684,8 +684,8 @@ mod tests {
         assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
-    /// A server whose node list has two pages: `first` without a continue
-    /// token, `second` with `continue=next`.
+    /// A server whose node list has two pages: the first (node `a`, continue
+    /// token `next`) and `second`, the answer to `continue=next`.
     fn paging_client(second: &'static str) -> kube::Client {
         let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
             let query = request.uri().query().unwrap_or_default();
