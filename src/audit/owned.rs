@@ -102,7 +102,7 @@ pub(crate) mod fixtures {
 
     use crate::model::{
         ContainerState, ContainerStatus, DaemonSet, Node, NodeCondition, ObjectMeta, Owner, Pod,
-        PodCondition, RunningState, StateDetail, Time,
+        PodCondition, RunningState, StateDetail,
     };
 
     pub const DS_UID: &str = "ds-uid-1";
@@ -187,7 +187,12 @@ pub(crate) mod fixtures {
 
     /// Marks `pod` as being deleted.
     pub fn terminating(mut pod: Pod) -> Pod {
-        pod.metadata.deletion_timestamp = Some(Time("2026-01-01T00:00:00Z".parse().unwrap()));
+        pod.metadata.deletion_timestamp = Some(
+            "2026-01-01T00:00:00Z"
+                .parse::<jiff::Timestamp>()
+                .unwrap()
+                .into(),
+        );
         pod
     }
 }

@@ -101,8 +101,8 @@ fn list(nodes: &[BlockingNode]) -> String {
 /// Why the node's pod is not available, in words, and whether it is on its
 /// way (`node_ready`: the node's Ready condition, `None` when unknown).
 fn why_unavailable(pod: Option<&PodCoverage>, node_ready: Option<bool>) -> Holder {
-    let holder = |why: &str, course| Holder {
-        why: why.to_owned(),
+    let holder = |why: &'static str, course| Holder {
+        why: why.into(),
         course,
     };
     if node_ready == Some(false) {
@@ -114,7 +114,7 @@ fn why_unavailable(pod: Option<&PodCoverage>, node_ready: Option<bool>) -> Holde
     };
     match pod_health(pod) {
         PodHealth::Failing { reason, .. } => Holder {
-            why: reason,
+            why: reason.into(),
             course: Course::Stalled,
         },
         PodHealth::Gone => holder("pod terminating", Course::Moving),
@@ -127,7 +127,7 @@ fn why_unavailable(pod: Option<&PodCoverage>, node_ready: Option<bool>) -> Holde
             let course = pod
                 .ready_since
                 .or(pod.created)
-                .and_then(|since| since.checked_add(READY_TIMEOUT).ok())
+                .and_then(|since| since.timestamp().checked_add(READY_TIMEOUT).ok())
                 .map_or(Course::Moving, Course::StartingUntil);
             holder(why, course)
         }

@@ -6,12 +6,12 @@
 //! Pure; reads only the node and the DaemonSet's pod template.
 
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{PodSpec, Taint};
+use k8s_openapi::api::core::v1::PodSpec;
 use serde::Serialize;
 
 use super::affinity::{node_selector_reasons, required_affinity_reasons};
 use super::taints::{NO_EXECUTE, daemon_pod_tolerations, format_taint, untolerated_taints};
-use crate::model::Node;
+use crate::model::{Node, Taint};
 
 #[cfg(test)]
 pub(crate) mod fixtures;

@@ -79,12 +79,7 @@ impl NodeBuilder {
 
     /// Adds a taint.
     pub fn taint(mut self, key: &str, value: &str, effect: &str) -> Self {
-        self.0.spec.taints.push(Taint {
-            key: key.into(),
-            value: Some(value.into()),
-            effect: effect.into(),
-            time_added: None,
-        });
+        self.0.spec.taints.push(Taint::new(key, value, effect));
         self
     }
 
@@ -109,7 +104,7 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
             name: Some(name.into()),
             namespace: Some("kube-system".into()),
             uid: Some(format!("uid-{name}").into()),
-            creation_timestamp: Some(Time(at(0))),
+            creation_timestamp: Some(at(0).into()),
             owner_references: smallvec::smallvec![controller_ref(DS_UID).into()],
             ..Meta::default()
         },
@@ -145,7 +140,7 @@ impl From<Pod> for PodBuilder {
 impl PodBuilder {
     /// Sets the creation time to `T0 + seconds`.
     pub fn created(mut self, seconds: i64) -> Self {
-        self.0.metadata.creation_timestamp = Some(Time(at(seconds)));
+        self.0.metadata.creation_timestamp = Some(at(seconds).into());
         self
     }
 
@@ -168,7 +163,7 @@ impl PodBuilder {
         self.0.status.conditions.push(PodCondition {
             type_: "Ready".into(),
             status: status.into(),
-            last_transition_time: Some(Time(at(seconds))),
+            last_transition_time: Some(at(seconds).into()),
         });
     }
 
@@ -180,7 +175,7 @@ impl PodBuilder {
 
     /// Marks the pod terminating (deletion timestamp at `T0`).
     pub fn terminating(mut self) -> Self {
-        self.0.metadata.deletion_timestamp = Some(Time(at(0)));
+        self.0.metadata.deletion_timestamp = Some(at(0).into());
         self
     }
 

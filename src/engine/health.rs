@@ -92,18 +92,21 @@ pub fn is_failing_reason(reason: &str) -> bool {
     FAILING_REASONS.contains(&reason)
 }
 
+/// The reason a pod with this problem (see [`PodCoverage::problem`]) and
+/// phase counts as failing: a failing reason, else a `Failed` phase.
+pub fn failing_reason<'a>(problem: Option<&'a str>, phase: Option<&str>) -> Option<&'a str> {
+    problem
+        .filter(|r| is_failing_reason(r))
+        .or_else(|| (phase == Some("Failed")).then_some("Failed"))
+}
+
 /// Classifies one pod. Terminating wins (the pod is on its way out), then a
 /// failing reason or a `Failed` phase, then the Ready condition.
 pub fn pod_health(pod: &PodCoverage) -> PodHealth {
     if pod.terminating {
         return PodHealth::Gone;
     }
-    let failing_reason = pod
-        .problem
-        .as_deref()
-        .filter(|r| is_failing_reason(r))
-        .or_else(|| (pod.phase.as_deref() == Some("Failed")).then_some("Failed"));
-    if let Some(reason) = failing_reason {
+    if let Some(reason) = failing_reason(pod.problem.as_deref(), pod.phase.as_deref()) {
         return PodHealth::Failing {
             reason: reason.to_owned(),
             detail: pod.failure_detail.clone(),

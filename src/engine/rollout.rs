@@ -616,7 +616,7 @@ pub fn rollback_order<'r>(
     rows: impl IntoIterator<Item = &'r NodeCoverage>,
     hash: &str,
 ) -> Vec<String> {
-    let mut at_revision: Vec<(Option<jiff::Timestamp>, &str)> = rows
+    let mut at_revision: Vec<(Option<crate::model::Stamp>, &str)> = rows
         .into_iter()
         .filter_map(|row| {
             row.pods

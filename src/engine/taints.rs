@@ -4,7 +4,9 @@
 //!
 //! Pure; decides nothing about a node beyond "is this taint tolerated".
 
-use k8s_openapi::api::core::v1::{PodSpec, Taint, Toleration};
+use k8s_openapi::api::core::v1::{PodSpec, Toleration};
+
+use crate::model::Taint;
 
 use super::requirement::parse_int;
 
@@ -107,15 +109,15 @@ fn text(value: Option<&String>) -> &str {
 /// matches.
 pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
     let effect = text(toleration.effect.as_ref());
-    if !effect.is_empty() && effect != taint.effect {
+    if !effect.is_empty() && effect != taint.effect.as_str() {
         return false;
     }
     let key = text(toleration.key.as_ref());
-    if !key.is_empty() && key != taint.key {
+    if !key.is_empty() && key != taint.key.as_str() {
         return false;
     }
     let wanted = text(toleration.value.as_ref());
-    let actual = text(taint.value.as_ref());
+    let actual = taint.value();
     match text(toleration.operator.as_ref()) {
         "" | "Equal" => wanted == actual,
         "Exists" => true,

@@ -64,6 +64,10 @@ impl Event {
             .map(|t| t.0)
             .or_else(|| self.event_time.as_ref().map(|t| t.0))
             .or_else(|| self.first_timestamp.as_ref().map(|t| t.0))
-            .or_else(|| self.metadata.creation_timestamp.as_ref().map(|t| t.0))
+            .or_else(|| {
+                self.metadata
+                    .creation_timestamp
+                    .map(super::Stamp::timestamp)
+            })
     }
 }

@@ -8,12 +8,13 @@ use serde::{Deserialize, Serialize};
 
 use smallvec::SmallVec;
 
-use super::{Few, Interned, Labels, Owner, Time, Uid};
+use super::{Few, Interned, Labels, Owner, Stamp, Uid};
 
 /// The metadata of a node, pod or event: the fields of `ObjectMeta` that
 /// rollcall reads, under the same names, and nothing else (the upstream
-/// `ObjectMeta` takes 360 bytes per object whatever it holds; this one 152,
-/// and the namespace, the same on every pod, is a shared string).
+/// `ObjectMeta` takes 360 bytes per object whatever it holds; this one 160,
+/// its times are [`Stamp`]s, and the namespace, the same on every pod, is a
+/// shared string).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Meta {
@@ -31,10 +32,10 @@ pub struct Meta {
     pub resource_version: Option<CompactString>,
     /// `metadata.creationTimestamp`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub creation_timestamp: Option<Time>,
+    pub creation_timestamp: Option<Stamp>,
     /// `metadata.deletionTimestamp`: set once the object is terminating.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion_timestamp: Option<Time>,
+    pub deletion_timestamp: Option<Stamp>,
     /// `metadata.ownerReferences`: one inline (a pod's usual one owner
     /// took a heap block of its own), more spill to the heap.
     #[serde(skip_serializing_if = "SmallVec::is_empty")]
@@ -85,8 +86,8 @@ pub(super) struct WireMeta {
     namespace: Option<Interned>,
     uid: Option<Uid>,
     resource_version: Option<CompactString>,
-    creation_timestamp: Option<Time>,
-    deletion_timestamp: Option<Time>,
+    creation_timestamp: Option<Stamp>,
+    deletion_timestamp: Option<Stamp>,
     owner_references: Option<Few<Owner>>,
     labels: Labels,
 }
@@ -172,6 +173,12 @@ mod tests {
         assert!(pod.is_ready());
         assert_eq!(pod.restarts(), 2);
         assert_eq!(serde_json::to_value(&pod).unwrap(), kept);
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn the_kept_metadata_takes_160_bytes() {
+        assert_eq!(std::mem::size_of::<crate::model::Meta>(), 160);
     }
 
     #[test]

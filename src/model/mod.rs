@@ -18,6 +18,8 @@ mod owner;
 mod pod;
 mod resource;
 pub mod snapshot;
+mod stamp;
+mod taint;
 mod uid;
 
 pub use ds_ref::{DsRef, DsRefError, Target};
@@ -34,10 +36,12 @@ pub use pod::{
 };
 
 pub use snapshot::{LoadedSnapshot, Snapshot, SnapshotError, SnapshotWarning};
+pub use stamp::Stamp;
+pub use taint::Taint;
 pub use uid::Uid;
 
 pub use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
-pub use k8s_openapi::api::core::v1::{Taint, Toleration};
+pub use k8s_openapi::api::core::v1::Toleration;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 
 /// The label every daemon pod carries with the hash of the template it was made from.

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::meta::{JoinedMeta, Meta, WireMeta, joined};
-use super::{Interned, Labels, REVISION_HASH_LABEL, Time};
+use super::{Interned, Labels, REVISION_HASH_LABEL, Stamp};
 
 /// A pod's containers, their statuses and its kept conditions: almost always
 /// one each, held inline (three heap blocks a pod fewer, about 90 bytes a pod
@@ -117,7 +117,7 @@ pub struct PodStatus {
     pub conditions: Few<PodCondition>,
     /// When the kubelet accepted the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_time: Option<Time>,
+    pub start_time: Option<Stamp>,
     /// Per-container state.
     #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
     pub container_statuses: Few<ContainerStatus>,
@@ -134,7 +134,7 @@ pub struct PodCondition {
     pub status: Interned,
     /// When the status last changed; the start of "available" for `Ready`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<Time>,
+    pub last_transition_time: Option<Stamp>,
 }
 
 /// One container's status.
@@ -182,7 +182,7 @@ pub struct ContainerState {
 pub struct RunningState {
     /// When the container started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<Time>,
+    pub started_at: Option<Stamp>,
 }
 
 /// The fields of a waiting or terminated container that rollcall shows.
@@ -200,7 +200,7 @@ pub struct StateDetail {
     pub exit_code: Option<i32>,
     /// When a terminated container had started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<Time>,
+    pub started_at: Option<Stamp>,
 }
 
 impl Pod {

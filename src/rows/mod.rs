@@ -139,7 +139,7 @@ impl NodeRow {
     ) -> (
         RowState,
         Option<i64>,
-        Option<jiff::Timestamp>,
+        Option<crate::model::Stamp>,
         Option<&str>,
         Option<&str>,
     ) {
@@ -324,22 +324,15 @@ fn latest_event(
         .map(|event| Box::new(summarize_event(event)))
 }
 
-/// `key=value:Effect` (or `key:Effect`), as kubectl writes a taint.
-pub fn short_taint(taint: &crate::model::Taint) -> String {
-    match taint.value.as_deref() {
-        Some(value) if !value.is_empty() => format!("{}={value}:{}", taint.key, taint.effect),
-        _ => format!("{}:{}", taint.key, taint.effect),
-    }
-}
-
 /// Prefixes of the well-known taint keys, dropped in the grid so the part that
 /// matters fits (`unreachable:NoExecute`, `control-plane:NoSchedule`); the detail
 /// pane shows taints whole.
 const WELL_KNOWN_TAINT_PREFIXES: [&str; 2] = ["node.kubernetes.io/", "node-role.kubernetes.io/"];
 
-/// A taint as the grid shows it: [`short_taint`] without a well-known key prefix.
+/// A taint as the grid shows it: as kubectl writes it
+/// ([`crate::engine::taints::format_taint`]) without a well-known key prefix.
 pub fn grid_taint(taint: &crate::model::Taint) -> String {
-    let full = short_taint(taint);
+    let full = crate::engine::taints::format_taint(taint);
     WELL_KNOWN_TAINT_PREFIXES
         .iter()
         .find_map(|prefix| full.strip_prefix(prefix))
@@ -773,12 +766,7 @@ mod tests {
     use crate::model::Taint;
 
     fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
-        Taint {
-            key: key.to_owned(),
-            value: value.map(str::to_owned),
-            effect: effect.to_owned(),
-            time_added: None,
-        }
+        Taint::new(key, value.unwrap_or_default(), effect)
     }
 
     #[test]

@@ -255,7 +255,7 @@ pub(super) fn sort_value(row: &NodeRow, sort: SortKey) -> i64 {
         SortKey::Age => row
             .pod()
             .and_then(|p| p.created)
-            .map_or(i64::MAX, jiff::Timestamp::as_second),
+            .map_or(i64::MAX, |created| created.timestamp().as_second()),
     }
 }
 

@@ -206,7 +206,7 @@ fn tone_of(line: &str) -> Tone {
 /// while it is not ready again) or is not ready, else the first one.
 pub fn request_for(cache: &Cache, node: &str) -> Result<LogsRequest, String> {
     let pods = cache.pods_on(node);
-    let created = |p: &&&Pod| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
+    let created = |p: &&&Pod| p.metadata.creation_timestamp;
     let pod = (pods
         .iter()
         .filter(|p| !p.is_terminating())

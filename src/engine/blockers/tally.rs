@@ -5,9 +5,11 @@
 //! of the cluster. [`super::rollout_blocker_with`] sums every row the same
 //! way, so the console and the headless commands give one answer.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use compact_str::CompactString;
 use jiff::Timestamp;
 
 use super::{BlockingNode, why_unavailable};
@@ -42,8 +44,10 @@ impl Course {
 /// A node holding a slot: why, and whether it is on its way.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Holder {
-    /// Why its pod is not available, in words.
-    pub why: String,
+    /// Why its pod is not available, in words: a fixed phrase ("pod not
+    /// Ready") but for a failing pod's reason. Under churn half the nodes of
+    /// a 65,000-node fleet held one, each phrase a heap copy of its own.
+    pub why: Cow<'static, str>,
     /// Whether it gets there by itself.
     pub course: Course,
 }
@@ -57,7 +61,7 @@ impl Holder {
                 self.why,
                 humantime::format_duration(crate::engine::health::READY_TIMEOUT)
             ),
-            _ => self.why.clone(),
+            _ => self.why.clone().into_owned(),
         }
     }
 }
@@ -106,16 +110,17 @@ impl Share {
     }
 }
 
-/// The shares of every row, summed; node lists in name order.
+/// The shares of every row, summed; node lists in name order (names inline:
+/// a node name of up to 24 bytes takes no heap block).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlockerTally {
     /// Nodes that should run a daemon pod (the rolling budget's `desired`).
     pub(super) eligible: usize,
     /// Eligible nodes with a live pod on an old revision.
     pub(super) outdated: usize,
-    pub(super) stuck: BTreeMap<String, String>,
-    pub(super) unavailable: BTreeMap<String, Holder>,
-    pub(super) surging: BTreeMap<String, Holder>,
+    pub(super) stuck: BTreeMap<CompactString, String>,
+    pub(super) unavailable: BTreeMap<CompactString, Holder>,
+    pub(super) surging: BTreeMap<CompactString, Holder>,
     /// When starting holders run out of time, with how many at each instant:
     /// the blocker may change then with no change to any row.
     deadlines: BTreeMap<Timestamp, usize>,
@@ -127,7 +132,7 @@ impl BlockerTally {
         self.eligible += usize::from(share.eligible);
         self.outdated += usize::from(share.outdated);
         if let Some(why) = share.stuck {
-            self.stuck.insert(node.to_owned(), why);
+            self.stuck.insert(node.into(), why);
         }
         for (list, holder) in [
             (&mut self.unavailable, share.unavailable),
@@ -137,7 +142,7 @@ impl BlockerTally {
                 if let Course::StartingUntil(at) = holder.course {
                     *self.deadlines.entry(at).or_default() += 1;
                 }
-                list.insert(node.to_owned(), holder);
+                list.insert(node.into(), holder);
             }
         }
     }
@@ -182,10 +187,10 @@ impl BlockerTally {
 }
 
 /// A node list of the tally as blocker nodes.
-pub(super) fn nodes(list: &BTreeMap<String, String>) -> Vec<BlockingNode> {
+pub(super) fn nodes(list: &BTreeMap<CompactString, String>) -> Vec<BlockingNode> {
     list.iter()
         .map(|(node, why)| BlockingNode {
-            node: node.clone(),
+            node: node.to_string(),
             why: why.clone(),
         })
         .collect()
@@ -194,14 +199,14 @@ pub(super) fn nodes(list: &BTreeMap<String, String>) -> Vec<BlockingNode> {
 /// The holders as blocker nodes, their reasons as of `now`; only those for
 /// which `keep` holds.
 pub(super) fn holders(
-    list: &BTreeMap<String, Holder>,
+    list: &BTreeMap<CompactString, Holder>,
     now: Timestamp,
     keep: impl Fn(&Holder) -> bool,
 ) -> Vec<BlockingNode> {
     list.iter()
         .filter(|(_, holder)| keep(holder))
         .map(|(node, holder)| BlockingNode {
-            node: node.clone(),
+            node: node.to_string(),
             why: holder.why_at(now),
         })
         .collect()

@@ -137,6 +137,32 @@ fn pod_row_names_revision_and_problem() {
 }
 
 #[test]
+fn only_a_failing_pod_carries_its_containers_words() {
+    let ds = daemonset("agent:2").build();
+    let revisions = index(&ds);
+    let crash_looping = pod("a", "n", "new")
+        .running_not_ready(0)
+        .waiting("CrashLoopBackOff", 4)
+        .last_terminated(1, "Error", "exec format error")
+        .build();
+    let c = pod_coverage(&crash_looping, &revisions, 0, at(10));
+    assert_eq!(
+        c.failure_detail.as_deref(),
+        Some("container main: exit code 1 (Error): exec format error")
+    );
+    // Ready again after a restart: its last termination is history, not a
+    // failure, and no view shows it as one.
+    let recovered = pod("a", "n", "new")
+        .ready_since(0)
+        .restarts(1)
+        .last_terminated(137, "Error", "")
+        .build();
+    let c = pod_coverage(&recovered, &revisions, 0, at(10));
+    assert_eq!(c.problem, None);
+    assert_eq!(c.failure_detail, None);
+}
+
+#[test]
 fn several_pods_on_a_node_are_listed_oldest_first() {
     let ds = daemonset("agent:2").build();
     let newer = pod("b-new", "n1", "new").created(50).build();

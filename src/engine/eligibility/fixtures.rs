@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
-    PodTemplateSpec, Taint, Toleration,
+    PodTemplateSpec, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::model::Node;
+use crate::model::{Node, Taint};
 
 /// A node named `name` with `labels` and `taints`.
 pub fn node(name: &str, labels: &[(&str, &str)], taints: &[Taint]) -> Node {
@@ -31,12 +31,7 @@ pub fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 /// A taint; an empty value means none.
 pub fn taint(key: &str, value: &str, effect: &str) -> Taint {
-    Taint {
-        key: key.to_owned(),
-        value: (!value.is_empty()).then(|| value.to_owned()),
-        effect: effect.to_owned(),
-        time_added: None,
-    }
+    Taint::new(key, value, effect)
 }
 
 /// A toleration; empty strings mean "not set".

@@ -346,7 +346,7 @@ const VALUES: &[&str] = &["", "1", "gpu", "7"];
 const EFFECTS: &[&str] = &["NoSchedule", "NoExecute", "PreferNoSchedule"];
 const OPERATORS: &[&str] = &["", "Equal", "Exists", "Lt", "Gt", "Bogus"];
 
-fn any_taint() -> impl Strategy<Value = k8s_openapi::api::core::v1::Taint> {
+fn any_taint() -> impl Strategy<Value = crate::model::Taint> {
     (
         prop::sample::select(KEYS),
         prop::sample::select(VALUES),

@@ -181,7 +181,9 @@ fn judge_member(member: &BatchMember, now: Timestamp, policy: &GatePolicy) -> Me
         let deadline = add(member.started, signed(policy.timeout));
         return not_ready_yet(member, now, policy, WaitingFor::Ready { deadline });
     }
-    let ready_since = pod.ready_since.unwrap_or(member.started);
+    let ready_since = pod
+        .ready_since
+        .map_or(member.started, crate::model::Stamp::timestamp);
     let available_at =
         crate::engine::coverage::available_from(ready_since, policy.min_ready_seconds)
             .unwrap_or(Timestamp::MAX);

@@ -364,8 +364,7 @@ fn settled_pod(
     let node_created = node
         .metadata
         .creation_timestamp
-        .as_ref()
-        .map_or(since, |t| t.0);
+        .map_or(since, crate::model::Stamp::timestamp);
     let created = since.max(node_created) + SignedDuration::from_secs(rng.random_range(5..600));
     let at = |seconds: i64| rfc3339(created + SignedDuration::from_secs(seconds));
     pod["metadata"]["creationTimestamp"] = json!(at(0));
@@ -417,6 +416,5 @@ fn settled_pod(
 fn node_unready_since(node: &Node) -> Option<Timestamp> {
     node.condition("Ready")?
         .last_transition_time
-        .as_ref()
-        .map(|t| t.0)
+        .map(crate::model::Stamp::timestamp)
 }

@@ -256,11 +256,9 @@ mod tests {
         assert!(is_ready(&p));
         let typed: crate::model::Pod = serde_json::from_value(p.clone()).expect("decodes");
         assert!(typed.is_ready());
-        let ready_since = typed
-            .ready_condition()
-            .and_then(|c| c.last_transition_time.clone());
+        let ready_since = typed.ready_condition().and_then(|c| c.last_transition_time);
         assert_eq!(
-            ready_since.map(|t| t.0.to_string()).as_deref(),
+            ready_since.map(|t| t.to_string()).as_deref(),
             Some("2026-01-01T00:00:03Z")
         );
     }

@@ -6,10 +6,11 @@ use std::fmt::Write as _;
 
 use super::{Cell, Inputs, Tone, format};
 use crate::cluster::cache::Cache;
+use crate::engine::taints::format_taint;
 use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
 use crate::engine::vocabulary::Eligibility;
-use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Toleration};
-use crate::rows::{NodeRow, short_taint};
+use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Stamp, Toleration};
+use crate::rows::NodeRow;
 
 /// The detail pane's content: a title and lines of cells (wrapped to the
 /// pane and the scroll clamped by the app, which knows the pane's size).
@@ -119,7 +120,7 @@ fn taints(lines: &mut Vec<Vec<Cell>>, node: &Node, ds: &DaemonSet) {
             None => Cell::new("not tolerated", Tone::Bad),
         };
         lines.push(vec![
-            Cell::new(&format!("  {}  ", short_taint(taint)), Tone::Normal),
+            Cell::new(&format!("  {}  ", format_taint(taint)), Tone::Normal),
             verdict,
         ]);
     }
@@ -163,7 +164,7 @@ fn pods(lines: &mut Vec<Vec<Cell>>, row: &NodeRow, pods: &[&Pod], now: jiff::Tim
         } else {
             Cell::new("not ready", Tone::Warn)
         };
-        let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        let created = pod.metadata.creation_timestamp.map(Stamp::timestamp);
         lines.push(vec![
             Cell::new(&format!("  {}  ", pod.name()), Tone::Normal),
             revision,
@@ -207,7 +208,7 @@ fn container_line(container: &ContainerStatus, now: jiff::Timestamp) -> Vec<Cell
         (
             format!(
                 "running {}",
-                format::age(running.started_at.as_ref().map(|t| t.0), now)
+                format::age(running.started_at.map(Stamp::timestamp), now)
             ),
             Tone::Good,
         )
@@ -327,8 +328,12 @@ fn conditions(lines: &mut Vec<Vec<Cell>>, node: &Node, now: jiff::Timestamp) {
             text.push_str("  ");
             text.push_str(part);
         }
-        if let Some(since) = condition.last_transition_time.as_ref() {
-            let _ = write!(text, "  since {}", format::age(Some(since.0), now));
+        if let Some(since) = condition.last_transition_time {
+            let _ = write!(
+                text,
+                "  since {}",
+                format::age(Some(since.timestamp()), now)
+            );
         }
         let tone = if healthy { Tone::Good } else { Tone::Bad };
         lines.push(vec![

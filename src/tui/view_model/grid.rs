@@ -357,7 +357,14 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
             ),
             None => Cell::new("-", Tone::Dim),
         },
-        ColumnId::Age => Cell::new(&format::age(pod.and_then(|p| p.created), now), Tone::Dim),
+        ColumnId::Age => Cell::new(
+            &format::age(
+                pod.and_then(|p| p.created)
+                    .map(crate::model::Stamp::timestamp),
+                now,
+            ),
+            Tone::Dim,
+        ),
         ColumnId::NodeState => node_state_cell(row),
         ColumnId::Taints => match &*row.taints {
             [] => Cell::new("-", Tone::Dim),

@@ -27,8 +27,8 @@ fn new_pod(uid: &str, ready_at: Option<i64>) -> PodCoverage {
         restarts: 0,
         problem: None,
         failure_detail: None,
-        created: Some(at(0)),
-        ready_since: ready_at.map(at),
+        created: Some(at(0).into()),
+        ready_since: ready_at.map(|seconds| at(seconds).into()),
     }
 }
 
