@@ -135,14 +135,37 @@ pub fn toleration_for<'a>(taint: &Taint, tolerations: &'a [Toleration]) -> Optio
     tolerations.iter().find(|t| tolerates(t, taint))
 }
 
-/// The taints among `taints` that no toleration tolerates and whose effect
-/// blocks a daemon pod (`NoSchedule` or `NoExecute`; `PreferNoSchedule` and
-/// unknown effects never block), in node order.
+/// What one of a node's taints does to a DaemonSet's pod there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TaintVerdict<'a> {
+    /// This toleration (the first that matches) tolerates it.
+    Tolerated(&'a Toleration),
+    /// Not tolerated, and its effect keeps the daemon pod off (`NoSchedule`,
+    /// `NoExecute`).
+    Blocks,
+    /// Not tolerated, but its effect does not count: the controller checks
+    /// only `NoSchedule` and `NoExecute` taints (upstream `predicates` filters
+    /// the node's taints by those two effects), so `PreferNoSchedule` or an
+    /// unknown effect never keeps a daemon pod off.
+    Ignored,
+}
+
+/// The one decision of what `taint` does to a daemon pod with `tolerations`
+/// (eligibility and the detail pane both ask it).
+pub fn taint_verdict<'a>(taint: &Taint, tolerations: &'a [Toleration]) -> TaintVerdict<'a> {
+    match toleration_for(taint, tolerations) {
+        Some(toleration) => TaintVerdict::Tolerated(toleration),
+        None if taint.effect == NO_SCHEDULE || taint.effect == NO_EXECUTE => TaintVerdict::Blocks,
+        None => TaintVerdict::Ignored,
+    }
+}
+
+/// The taints among `taints` that keep a daemon pod off ([`TaintVerdict::Blocks`]),
+/// in node order.
 pub fn untolerated_taints<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Vec<&'a Taint> {
     taints
         .iter()
-        .filter(|t| t.effect == NO_SCHEDULE || t.effect == NO_EXECUTE)
-        .filter(|t| toleration_for(t, tolerations).is_none())
+        .filter(|t| taint_verdict(t, tolerations) == TaintVerdict::Blocks)
         .collect()
 }
 
@@ -155,12 +178,13 @@ pub fn format_taint(taint: &Taint) -> String {
 }
 
 /// A toleration in words: `key=value:Effect`, `key:Effect` for `Exists`,
-/// `*` for "everything", with `for Ns` when it has tolerationSeconds.
+/// `key Lt 5`, `everything` for an `Exists` without a key, with `for Ns`
+/// when it has tolerationSeconds.
 pub fn format_toleration(toleration: &Toleration) -> String {
     let key = text(toleration.key.as_ref());
     let operator = text(toleration.operator.as_ref());
     let mut out = if key.is_empty() && operator == "Exists" {
-        "*".to_owned()
+        "everything".to_owned()
     } else {
         let key = if key.is_empty() { "*" } else { key };
         match operator {

@@ -121,6 +121,42 @@ fn detail_of_a_tainted_node() {
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }
 
+/// The detail pane takes its taint verdicts from the engine's one decision:
+/// an untolerated `PreferNoSchedule` taint is ignored by the controller, so
+/// it is not shown as keeping the pod off (the pane once said "not tolerated"
+/// in red beside an eligible node).
+#[test]
+fn detail_says_a_prefer_no_schedule_taint_does_not_keep_the_pod_off() {
+    let mut cache = fixtures::mid_rollout();
+    let gpu = crate::engine::fixtures::node("gpu-01")
+        .label("node-pool", "gpu")
+        .taint("dedicated", "gpu", "NoSchedule")
+        .taint("spot", "", "PreferNoSchedule")
+        .build();
+    cache.apply(WatchUpdate::Node(watcher::Event::Apply(gpu)), now());
+    let mut app = app_on(&mut cache, (200, 40));
+    apply(&mut app, &cache, &[Action::Top, Action::Open]);
+    let terminal = draw(&app, &cache);
+    let buffer = terminal.backend().buffer();
+    let screen: String = buffer
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
+    assert!(
+        screen.contains(
+            "spot:PreferNoSchedule  ignored: PreferNoSchedule never keeps a daemon pod off"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("dedicated=gpu:NoSchedule  not tolerated"));
+    // Drawn as a side note, not as the problem the blocking taint is.
+    assert_eq!(
+        colour_of(buffer, "ignored: PreferNoSchedule"),
+        Some(Color::Reset)
+    );
+}
+
 #[test]
 fn detail_of_a_crash_looping_node() {
     let mut cache = fixtures::mid_rollout();

@@ -1,7 +1,10 @@
 //! Toleration matching (upstream `Toleration.ToleratesTaint`) and the default
 //! daemon pod tolerations (`util.AddOrUpdateDaemonPodTolerations`).
 
-use super::{daemon_pod_tolerations, format_taint, format_toleration, tolerates, toleration_for};
+use super::{
+    TaintVerdict, daemon_pod_tolerations, format_taint, format_toleration, taint_verdict,
+    tolerates, toleration_for,
+};
 use crate::engine::eligibility::fixtures::{taint, template, toleration};
 
 #[test]
@@ -241,7 +244,14 @@ fn formatting() {
         format_taint(&taint("node.kubernetes.io/unschedulable", "", "NoSchedule")),
         "node.kubernetes.io/unschedulable:NoSchedule"
     );
-    assert_eq!(format_toleration(&toleration("", "Exists", "", "")), "*");
+    assert_eq!(
+        format_toleration(&toleration("", "Exists", "", "")),
+        "everything"
+    );
+    assert_eq!(
+        format_toleration(&toleration("rank", "Lt", "5", "NoSchedule")),
+        "rank Lt 5:NoSchedule"
+    );
     assert_eq!(
         format_toleration(&toleration("k", "Exists", "", "NoExecute")),
         "k:NoExecute"
@@ -264,4 +274,32 @@ fn an_identical_template_toleration_leaves_the_list_untouched() {
     assert_eq!(all[0].toleration_seconds, Some(60));
     assert_eq!(all[1].toleration_seconds, None);
     assert_eq!(all.len(), 7);
+}
+
+/// Upstream's DaemonSet predicates filter the node's taints to `NoSchedule`
+/// and `NoExecute` before asking whether the pod tolerates them: an
+/// untolerated `PreferNoSchedule` (or unknown) taint is ignored, not blocking.
+#[test]
+fn only_no_schedule_and_no_execute_taints_block_a_daemon_pod() {
+    let tolerations = [toleration("dedicated", "Exists", "", "")];
+    assert_eq!(
+        taint_verdict(&taint("dedicated", "gpu", "NoSchedule"), &tolerations),
+        TaintVerdict::Tolerated(&tolerations[0])
+    );
+    assert_eq!(
+        taint_verdict(&taint("spot", "", "NoSchedule"), &tolerations),
+        TaintVerdict::Blocks
+    );
+    assert_eq!(
+        taint_verdict(&taint("spot", "", "NoExecute"), &tolerations),
+        TaintVerdict::Blocks
+    );
+    assert_eq!(
+        taint_verdict(&taint("spot", "", "PreferNoSchedule"), &tolerations),
+        TaintVerdict::Ignored
+    );
+    assert_eq!(
+        taint_verdict(&taint("spot", "", "Someday"), &tolerations),
+        TaintVerdict::Ignored
+    );
 }

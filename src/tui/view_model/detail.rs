@@ -1,15 +1,16 @@
 //! The detail pane of one node: eligibility with every reason, each taint with
-//! the toleration that matches it (or "not tolerated"), the daemon pods and
+//! the toleration that matches it (or whether it keeps the pod off), the daemon pods and
 //! their containers, conditions, labels and recent events. Pure.
 
 use std::fmt::Write as _;
 
 use super::{Cell, Inputs, Tone, format};
 use crate::cluster::cache::Cache;
-use crate::engine::taints::format_taint;
-use crate::engine::taints::{daemon_pod_tolerations, toleration_for};
+use crate::engine::taints::{
+    TaintVerdict, daemon_pod_tolerations, format_taint, format_toleration, taint_verdict,
+};
 use crate::engine::vocabulary::Eligibility;
-use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Stamp, Toleration};
+use crate::model::{ContainerStatus, DaemonSet, Event, Node, Pod, Stamp};
 use crate::rows::NodeRow;
 
 /// The detail pane's content: a title and lines of cells (wrapped to the
@@ -111,37 +112,21 @@ fn taints(lines: &mut Vec<Vec<Cell>>, node: &Node, ds: &DaemonSet) {
         .unwrap_or_default();
     let tolerations = daemon_pod_tolerations(&template);
     for taint in &node.spec.taints {
-        let matched = toleration_for(taint, &tolerations);
-        let verdict = match matched {
-            Some(toleration) => Cell::new(
-                &format!("tolerated by {}", toleration_text(toleration)),
+        let verdict = match taint_verdict(taint, &tolerations) {
+            TaintVerdict::Tolerated(toleration) => Cell::new(
+                &format!("tolerated by {}", format_toleration(toleration)),
                 Tone::Good,
             ),
-            None => Cell::new("not tolerated", Tone::Bad),
+            TaintVerdict::Blocks => Cell::new("not tolerated", Tone::Bad),
+            TaintVerdict::Ignored => Cell::new(
+                &format!("ignored: {} never keeps a daemon pod off", taint.effect),
+                Tone::Dim,
+            ),
         };
         lines.push(vec![
             Cell::new(&format!("  {}  ", format_taint(taint)), Tone::Normal),
             verdict,
         ]);
-    }
-}
-
-/// A toleration in words: `key=value:Effect`, `key exists`, `everything`.
-fn toleration_text(toleration: &Toleration) -> String {
-    let key = toleration.key.as_deref().unwrap_or_default();
-    let effect = toleration
-        .effect
-        .as_deref()
-        .map(|e| format!(":{e}"))
-        .unwrap_or_default();
-    let base = match (toleration.operator.as_deref(), key) {
-        (Some("Exists"), "") => "everything".to_owned(),
-        (Some("Exists"), key) => format!("{key} exists"),
-        (_, key) => format!("{key}={}", toleration.value.as_deref().unwrap_or_default()),
-    };
-    match toleration.toleration_seconds {
-        Some(seconds) => format!("{base}{effect} for {seconds}s"),
-        None => format!("{base}{effect}"),
     }
 }
 
