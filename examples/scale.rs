@@ -159,6 +159,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
 
     let (raw, decoding) = runtime.block_on(transfer(cluster.server.kube_config(), &args.target))?;
 
+    let parent_cpu_before_load = cpu_secs();
     let mut child = Command::new(std::env::current_exe()?)
         .arg("--console-child")
         .arg(&kubeconfig)
@@ -169,19 +170,10 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
         .context("cannot start the console child")?;
     let mut lines = BufReader::new(child.stdout.take().context("child stdout")?).lines();
     let load = Report::parse(&next_line(&mut lines)?, "loaded")?;
+    // The embedded cluster's share of the machine while the console loaded.
+    let server_cpu_during_load = cpu_secs() - parent_cpu_before_load;
     let keys = Report::parse(&next_line(&mut lines)?, "keys")?;
-    println!(
-        "  grid order, worst over every sort and grouping: full rebuild {:.2} ms, one changed row moved {:.3} ms",
-        load.get("rebuild_max_ms"),
-        load.get("move_max_ms")
-    );
-    println!(
-        "  console load: {} rows in {:.2} s (RSS {:.0} MB, peak {:.0} MB)",
-        load.get("rows"),
-        load.get("secs"),
-        load.get("rss"),
-        load.get("peak")
-    );
+    print_load(&load, server_cpu_during_load);
 
     let churn_for = Duration::from_secs(args.churn_secs);
     // The pods the console watches (its target's), unless told otherwise.
@@ -227,6 +219,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
             raw,
             decoding,
             load,
+            server_cpu_during_load,
             keys,
             churned,
             absorbed,
@@ -319,6 +312,23 @@ impl Report {
     }
 }
 
+/// The load's figures, as the child reported them.
+fn print_load(load: &Report, server_cpu: f64) {
+    println!(
+        "  grid order, worst over every sort and grouping: full rebuild {:.2} ms, one changed row moved {:.3} ms",
+        load.get("rebuild_max_ms"),
+        load.get("move_max_ms")
+    );
+    println!(
+        "  console load: {} rows in {:.2} s (RSS {:.0} MB, peak {:.0} MB; CPU: console {:.2} s, embedded cluster {server_cpu:.2} s)",
+        load.get("rows"),
+        load.get("secs"),
+        load.get("rss"),
+        load.get("peak"),
+        load.get("cpu")
+    );
+}
+
 struct Figures {
     sim_start: Duration,
     sim_settled: Duration,
@@ -327,11 +337,31 @@ struct Figures {
     raw: Raw,
     decoding: decode::Decoding,
     load: Report,
+    /// CPU seconds of the embedded cluster while the console loaded.
+    server_cpu_during_load: f64,
     keys: Report,
     churned: Report,
     absorbed: Report,
     written: u64,
     churn_secs: Duration,
+}
+
+/// The table's CPU rows: whether the load waits for the machine or for
+/// something else (cores busy on average, server and console together,
+/// against the cores there are).
+fn print_cpu(f: &Figures, raw: f64, load: f64) {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    println!(
+        "| CPU of the raw transfer (server and client) | {:.2} s | {:.1} of {cores} cores busy |",
+        f.raw.cpu,
+        f.raw.cpu / raw
+    );
+    let console_cpu = f.load.get("cpu");
+    println!(
+        "| CPU of the load: console / embedded cluster serving | {console_cpu:.2} s / {:.2} s | {:.1} of {cores} cores busy |",
+        f.server_cpu_during_load,
+        (console_cpu + f.server_cpu_during_load) / load
+    );
 }
 
 #[allow(clippy::cast_precision_loss, reason = "display only")]
@@ -366,6 +396,7 @@ fn print_table(args: &Args, f: &Figures) {
         "| console load to a complete grid model | {load:.2} s | {:.2}× raw transfer |",
         load / raw
     );
+    print_cpu(f, raw, load);
     let (skip, slim) = (f.decoding.skip.as_secs_f64(), f.decoding.slim.as_secs_f64());
     println!(
         "| one JSON pass over the node and pod lists ({:.0} MB), nothing built, one core | {skip:.2} s | {:.2}× raw transfer |",
@@ -494,6 +525,8 @@ const KEY_FIGURES: [(&str, &str); 12] = [
 
 struct Raw {
     time: Duration,
+    /// CPU seconds of this process meanwhile: the server's and the client's.
+    cpu: f64,
     bytes: u64,
     node_bytes: u64,
     pod_bytes: u64,
@@ -554,6 +587,7 @@ async fn transfer(config: kube::Config, target: &str) -> anyhow::Result<(Raw, de
 
 async fn raw_transfer(client: &kube::Client, paths: &ListPaths) -> anyhow::Result<Raw> {
     let started = Instant::now();
+    let cpu_before = cpu_secs();
     let (nodes, pods, daemonsets, revisions) = futures::try_join!(
         fetch(client, paths.nodes.clone()),
         fetch(client, paths.pods.clone()),
@@ -562,6 +596,7 @@ async fn raw_transfer(client: &kube::Client, paths: &ListPaths) -> anyhow::Resul
     )?;
     Ok(Raw {
         time: started.elapsed(),
+        cpu: cpu_secs() - cpu_before,
         bytes: nodes + pods + daemonsets + revisions,
         node_bytes: nodes,
         pod_bytes: pods,
@@ -622,6 +657,7 @@ async fn console_child(
     let client = kube::Client::try_from(config)?;
     let target = Target::from_key(target).context("--target is NAMESPACE/NAME")?;
     let started = Instant::now();
+    let cpu_before = cpu_secs();
     let handle = watch::spawn(client.clone(), None, Some(target.clone()));
     let (namespace, target_key) = (target.namespace.clone(), target.key());
     let mut app = App::new(ConsoleInfo::default(), Some(target), (200, 60));
@@ -641,15 +677,19 @@ async fn console_child(
         }
     }
     let load = started.elapsed();
+    let cpu = cpu_secs() - cpu_before;
     println!("# {}", phases.report(load));
     let (rss, peak) = (rss_mb(), peak_mb());
     if load_only {
-        println!("loaded secs={:.3} rss={rss:.1}", load.as_secs_f64());
+        println!(
+            "loaded secs={:.3} rss={rss:.1} cpu={cpu:.3}",
+            load.as_secs_f64()
+        );
         return Ok(());
     }
     let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared);
     println!(
-        "loaded secs={:.3} rows={} rss={rss:.1} peak={peak:.1} rebuild_max_ms={rebuild_ms:.3} move_max_ms={moved_ms:.3}",
+        "loaded secs={:.3} rows={} rss={rss:.1} peak={peak:.1} cpu={cpu:.3} rebuild_max_ms={rebuild_ms:.3} move_max_ms={moved_ms:.3}",
         load.as_secs_f64(),
         app.rows.len(),
     );
