@@ -84,7 +84,7 @@ impl Cluster {
             3 => {
                 let mut other = ready;
                 other.metadata.owner_references =
-                    smallvec::smallvec![owner("DaemonSet", "agent", "an-older-uid")];
+                    crate::model::Owners::from(vec![owner("DaemonSet", "agent", "an-older-uid")]);
                 other
             }
             _ => {

@@ -150,7 +150,7 @@ pub(crate) mod fixtures {
         pod.labels = [("app", "agent"), ("controller-revision-hash", "5d4f6b7c8")]
             .into_iter()
             .collect();
-        pod.metadata.owner_references = smallvec::smallvec![owner("DaemonSet", "agent", DS_UID)];
+        pod.metadata.owner_references = crate::model::Owners::from(vec![owner("DaemonSet", "agent", DS_UID)]);
         pod.spec.node_name = node.map(Into::into);
         pod.status.phase = Some("Running".into());
         pod.status.conditions.push(PodCondition {
@@ -207,7 +207,7 @@ mod tests {
         let ds = daemonset();
         let with_owner = |r| {
             let mut p = pod("p", "u", Some("n"));
-            p.metadata.owner_references = smallvec::smallvec![r];
+            p.metadata.owner_references = crate::model::Owners::from(vec![r]);
             p
         };
         let not_controller = {
@@ -227,7 +227,7 @@ mod tests {
         };
         let no_refs = {
             let mut p = pod("p", "u", Some("n"));
-            p.metadata.owner_references = crate::model::Few::new();
+            p.metadata.owner_references = crate::model::Owners::default();
             p
         };
         let cases: Vec<(&str, Pod, bool)> = vec![

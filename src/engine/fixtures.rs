@@ -105,7 +105,7 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
             namespace: Some("kube-system".into()),
             uid: Some(format!("uid-{name}").into()),
             creation_timestamp: Some(at(0).into()),
-            owner_references: smallvec::smallvec![controller_ref(DS_UID).into()],
+            owner_references: crate::model::Owners::from(vec![controller_ref(DS_UID).into()]),
             ..Meta::default()
         },
         spec: crate::model::PodSpec {

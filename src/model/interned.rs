@@ -12,6 +12,8 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use compact_str::CompactString;
 
+use super::Owner;
+
 /// A string shared with every other equal [`Interned`] string.
 ///
 /// The text sits behind a second pointer (`Box<str>`) so the handle is thin;
@@ -136,6 +138,10 @@ pub(super) struct Interner {
     sets: hashbrown::HashTable<LabelPairs>,
     /// Set count after the last prune.
     sets_kept: usize,
+    /// Owner reference lists (every pod of a DaemonSet names the same one).
+    owners: hashbrown::HashTable<Arc<[Owner]>>,
+    /// Owner list count after the last prune.
+    owners_kept: usize,
     /// Hashes pairs and sets.
     hasher: foldhash::fast::RandomState,
 }
@@ -221,6 +227,25 @@ impl Interner {
         let hasher = &self.hasher;
         self.sets
             .insert_unique(hash, Arc::clone(&shared), |set| set_hash(hasher, set));
+        shared
+    }
+
+    /// The shared list equal to `owners`. Lists no object holds any more
+    /// are dropped once the table has doubled.
+    pub(super) fn owners(&mut self, owners: Vec<Owner>) -> Arc<[Owner]> {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(&owners);
+        if let Some(shared) = self.owners.find(hash, |held| **held == *owners) {
+            return Arc::clone(shared);
+        }
+        if self.owners.len() > 2 * self.owners_kept.max(1024) {
+            self.owners.retain(|held| Arc::strong_count(held) > 1);
+            self.owners_kept = self.owners.len();
+        }
+        let shared: Arc<[Owner]> = owners.into();
+        let hasher = &self.hasher;
+        self.owners
+            .insert_unique(hash, Arc::clone(&shared), |held| hasher.hash_one(&**held));
         shared
     }
 

@@ -6,9 +6,7 @@
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
-use smallvec::SmallVec;
-
-use super::{Few, Interned, Labels, Owner, Stamp, Uid};
+use super::{Interned, Labels, Owner, Owners, Stamp, Uid};
 
 /// The metadata of a node, pod or event: the fields of `ObjectMeta` that
 /// rollcall reads, under the same names, and nothing else (the upstream
@@ -36,10 +34,10 @@ pub struct Meta {
     /// `metadata.deletionTimestamp`: set once the object is terminating.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<Stamp>,
-    /// `metadata.ownerReferences`: one inline (a pod's usual one owner
-    /// took a heap block of its own), more spill to the heap.
-    #[serde(skip_serializing_if = "SmallVec::is_empty")]
-    pub owner_references: Few<Owner>,
+    /// `metadata.ownerReferences`: a list shared by every object naming the
+    /// same owners ([`Owners`]).
+    #[serde(skip_serializing_if = "<[Owner]>::is_empty")]
+    pub owner_references: Owners,
 }
 
 /// What the stores and the snapshot loader read of any object's metadata,
@@ -88,7 +86,7 @@ pub(super) struct WireMeta {
     resource_version: Option<CompactString>,
     creation_timestamp: Option<Stamp>,
     deletion_timestamp: Option<Stamp>,
-    owner_references: Option<Few<Owner>>,
+    owner_references: Owners,
     labels: Labels,
 }
 
@@ -102,7 +100,7 @@ impl WireMeta {
             resource_version: self.resource_version,
             creation_timestamp: self.creation_timestamp,
             deletion_timestamp: self.deletion_timestamp,
-            owner_references: self.owner_references.unwrap_or_default(),
+            owner_references: self.owner_references,
         };
         (meta, self.labels)
     }
@@ -166,10 +164,7 @@ mod tests {
             Some("abc"),
             "labels live in pod.labels"
         );
-        assert!(
-            !pod.metadata.owner_references.spilled(),
-            "one owner is held inline"
-        );
+        assert_eq!(pod.metadata.owner_references.len(), 1);
         assert!(pod.is_ready());
         assert_eq!(pod.restarts(), 2);
         assert_eq!(serde_json::to_value(&pod).unwrap(), kept);
@@ -177,8 +172,30 @@ mod tests {
 
     #[test]
     #[cfg(target_pointer_width = "64")]
-    fn the_kept_metadata_takes_160_bytes() {
-        assert_eq!(std::mem::size_of::<crate::model::Meta>(), 160);
+    fn the_kept_metadata_takes_128_bytes() {
+        assert_eq!(std::mem::size_of::<crate::model::Meta>(), 128);
+        // With the `Arc` header a pod fits jemalloc's 384-byte class.
+        assert!(std::mem::size_of::<Pod>() + 16 <= 384);
+    }
+
+    /// The pods of one DaemonSet share one owner list; another owner, or
+    /// the same owner without `controller`, is a list of its own.
+    #[test]
+    fn pods_naming_the_same_owner_share_one_list() {
+        let pod = |uid: &str, controller: bool| -> Pod {
+            let controller = if controller { r#","controller":true"# } else { "" };
+            serde_json::from_str(&format!(
+                r#"{{"metadata":{{"name":"p","ownerReferences":[{{"apiVersion":"apps/v1","kind":"DaemonSet","name":"agent","uid":"{uid}"{controller}}}]}}}}"#
+            ))
+            .unwrap()
+        };
+        let (a, b) = (pod("u1", true), pod("u1", true));
+        let shared = |p: &Pod| p.metadata.owner_references.as_ptr();
+        assert_eq!(shared(&a), shared(&b));
+        assert_ne!(shared(&a), shared(&pod("u2", true)));
+        assert_ne!(shared(&a), shared(&pod("u1", false)));
+        assert_eq!(b.metadata.owner_references[0].uid, "u1");
+        assert!(b.metadata.owner_references[0].controller == Some(true));
     }
 
     #[test]

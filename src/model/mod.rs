@@ -29,7 +29,7 @@ pub use labels::{LabelSet, Labels};
 pub use meta::{Meta, MetaFields};
 pub use node::{Node, NodeSpec, NodeStatus};
 pub use node_condition::{ConditionText, NodeCondition};
-pub use owner::{Owner, OwnerFields};
+pub use owner::{Owner, OwnerFields, Owners};
 pub use pod::{
     ContainerState, ContainerStatus, Few, Pod, PodCondition, PodContainer, PodSpec, PodStatus,
     RunningState, StateDetail,

@@ -7,7 +7,7 @@ use super::{Interned, OwnerReference};
 /// One `metadata.ownerReferences` entry, its strings shared: every pod of a
 /// DaemonSet names the same owner (kind, name, UID), so a pod holds four
 /// thin pointers instead of four strings of its own.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Owner {
     /// `apiVersion` of the owner (`apps/v1`).
@@ -83,5 +83,53 @@ impl OwnerFields for OwnerReference {
     }
     fn is_controller(&self) -> bool {
         self.controller == Some(true)
+    }
+}
+
+/// An object's owner references, one shared list for every object that
+/// names the same owners (the pods of a DaemonSet): a pointer in the object
+/// instead of the owner held inline (16 bytes where one inline owner took
+/// 48, which put a pod's block in the next size class up).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Owners(Option<std::sync::Arc<[Owner]>>);
+
+impl Owners {
+    /// The shared list equal to `owners`.
+    pub fn new(owners: Vec<Owner>) -> Self {
+        if owners.is_empty() {
+            return Owners(None);
+        }
+        Owners(Some(super::interned::lock().owners(owners)))
+    }
+}
+
+impl std::ops::Deref for Owners {
+    type Target = [Owner];
+    fn deref(&self) -> &[Owner] {
+        self.0.as_deref().unwrap_or_default()
+    }
+}
+
+impl From<Vec<Owner>> for Owners {
+    fn from(owners: Vec<Owner>) -> Self {
+        Owners::new(owners)
+    }
+}
+
+impl FromIterator<Owner> for Owners {
+    fn from_iter<I: IntoIterator<Item = Owner>>(owners: I) -> Self {
+        Owners::new(owners.into_iter().collect())
+    }
+}
+
+impl Serialize for Owners {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Owners {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Owners::new(Vec::deserialize(deserializer)?))
     }
 }
