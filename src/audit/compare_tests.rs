@@ -115,7 +115,8 @@ fn only_owned_pods_count_as_coverage() {
     let mut label_only = pod("a", "p1", Some("n1"));
     label_only.metadata.owner_references = crate::model::Owners::default();
     let mut old_uid = pod("b", "p2", Some("n1"));
-    old_uid.metadata.owner_references = crate::model::Owners::from(vec![owner("DaemonSet", "agent", "old")]);
+    old_uid.metadata.owner_references =
+        crate::model::Owners::from(vec![owner("DaemonSet", "agent", "old")]);
     let mut replicaset = pod("c", "p3", Some("n1"));
     replicaset.metadata.owner_references =
         crate::model::Owners::from(vec![owner("ReplicaSet", "agent", "ds-uid-1")]);
@@ -179,7 +180,8 @@ fn no_pod_explanation_names_a_lookalike_pod() {
     let r = roster(&[("n1", "u1")]);
     let nodes = [ssd(node("n1", "u1", "True"))];
     let mut orphan = pod("agent-old", "p1", Some("n1"));
-    orphan.metadata.owner_references = crate::model::Owners::from(vec![owner("DaemonSet", "agent", "old-uid")]);
+    orphan.metadata.owner_references =
+        crate::model::Owners::from(vec![owner("DaemonSet", "agent", "old-uid")]);
     let report = compare(&r, &ds, &nodes, &[orphan]).unwrap();
     let message = &report.explanations["n1"].message;
     assert!(message.contains("agent-old"), "{message}");

@@ -150,7 +150,8 @@ pub(crate) mod fixtures {
         pod.labels = [("app", "agent"), ("controller-revision-hash", "5d4f6b7c8")]
             .into_iter()
             .collect();
-        pod.metadata.owner_references = crate::model::Owners::from(vec![owner("DaemonSet", "agent", DS_UID)]);
+        pod.metadata.owner_references =
+            crate::model::Owners::from(vec![owner("DaemonSet", "agent", DS_UID)]);
         pod.spec.node_name = node.map(Into::into);
         pod.status.phase = Some("Running".into());
         pod.status.conditions.push(PodCondition {

@@ -183,7 +183,11 @@ mod tests {
     #[test]
     fn pods_naming_the_same_owner_share_one_list() {
         let pod = |uid: &str, controller: bool| -> Pod {
-            let controller = if controller { r#","controller":true"# } else { "" };
+            let controller = if controller {
+                r#","controller":true"#
+            } else {
+                ""
+            };
             serde_json::from_str(&format!(
                 r#"{{"metadata":{{"name":"p","ownerReferences":[{{"apiVersion":"apps/v1","kind":"DaemonSet","name":"agent","uid":"{uid}"{controller}}}]}}}}"#
             ))
