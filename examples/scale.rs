@@ -169,9 +169,11 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
         .spawn()
         .context("cannot start the console child")?;
     let mut lines = BufReader::new(child.stdout.take().context("child stdout")?).lines();
-    let load = Report::parse(&next_line(&mut lines)?, "loaded")?;
-    // The embedded cluster's share of the machine while the console loaded.
+    // The embedded cluster's share of the machine while the console loaded
+    // (the child says so before it measures the grid order).
+    Report::parse(&next_line(&mut lines)?, "listed")?;
     let server_cpu_during_load = cpu_secs() - parent_cpu_before_load;
+    let load = Report::parse(&next_line(&mut lines)?, "loaded")?;
     let keys = Report::parse(&next_line(&mut lines)?, "keys")?;
     print_load(&load, server_cpu_during_load);
 
@@ -687,6 +689,7 @@ async fn console_child(
         );
         return Ok(());
     }
+    println!("listed");
     let (rebuild_ms, moved_ms) = order_costs(&mut app, &shared);
     println!(
         "loaded secs={:.3} rows={} rss={rss:.1} peak={peak:.1} cpu={cpu:.3} rebuild_max_ms={rebuild_ms:.3} move_max_ms={moved_ms:.3}",

@@ -286,20 +286,17 @@ fn only_no_schedule_and_no_execute_taints_block_a_daemon_pod() {
         taint_verdict(&taint("dedicated", "gpu", "NoSchedule"), &tolerations),
         TaintVerdict::Tolerated(&tolerations[0])
     );
-    assert_eq!(
-        taint_verdict(&taint("spot", "", "NoSchedule"), &tolerations),
-        TaintVerdict::Blocks
-    );
-    assert_eq!(
-        taint_verdict(&taint("spot", "", "NoExecute"), &tolerations),
-        TaintVerdict::Blocks
-    );
-    assert_eq!(
-        taint_verdict(&taint("spot", "", "PreferNoSchedule"), &tolerations),
-        TaintVerdict::Ignored
-    );
-    assert_eq!(
-        taint_verdict(&taint("spot", "", "Someday"), &tolerations),
-        TaintVerdict::Ignored
-    );
+    let untolerated = [
+        ("NoSchedule", TaintVerdict::Blocks),
+        ("NoExecute", TaintVerdict::Blocks),
+        ("PreferNoSchedule", TaintVerdict::Ignored),
+        ("Someday", TaintVerdict::Ignored),
+    ];
+    for (effect, verdict) in untolerated {
+        assert_eq!(
+            taint_verdict(&taint("spot", "", effect), &tolerations),
+            verdict,
+            "{effect}"
+        );
+    }
 }

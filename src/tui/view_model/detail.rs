@@ -1,6 +1,7 @@
 //! The detail pane of one node: eligibility with every reason, each taint with
-//! the toleration that matches it (or whether it keeps the pod off), the daemon pods and
-//! their containers, conditions, labels and recent events. Pure.
+//! the toleration that matches it (or whether it keeps the pod off), the
+//! daemon pods and their containers, conditions, labels and recent events.
+//! Pure.
 
 use std::fmt::Write as _;
 
