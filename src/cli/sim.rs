@@ -75,8 +75,9 @@ pub struct SimArgs {
     /// drop-watches, stall-watches (silent for good), freeze (TCP freeze), lose-replies
     /// (changes happen, then a 504 answers them),
     /// gone (a compaction: watches end with 410, list continuations get 410),
-    /// 5xx[:CODE] (default 503), throttle[:SECONDS] (429 with Retry-After) or
-    /// latency[:DURATION]. Example:
+    /// 5xx[:CODE] (default 503), throttle[:SECONDS] (429 with Retry-After),
+    /// latency[:DURATION] or bandwidth:RATE (a slow link: all the server
+    /// sends, at most RATE, e.g. 100Mbit). Example:
     /// `--fault stall-watches=10s+20s,throttle:60=1m+30s`.
     #[arg(long, value_name = "SPEC")]
     pub fault: Vec<String>,

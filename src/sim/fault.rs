@@ -22,7 +22,11 @@
 //!   and open watches end;
 //! - `throttle[:SECONDS]`: requests are answered 429 with `Retry-After:
 //!   SECONDS` (default 1), and open watches end;
-//! - `latency[:DURATION]`: every request waits DURATION (default 500ms) first.
+//! - `latency[:DURATION]`: every request waits DURATION (default 500ms) first;
+//! - `lose-replies`: changes are carried out, then answered 504;
+//! - `bandwidth:RATE`: a slow link: everything the server sends, on every
+//!   connection together, at most RATE (`100Mbit`, `1Gbit`; bits per second),
+//!   paced by [`crate::sim::bandwidth`].
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -56,6 +60,8 @@ pub enum FaultKind {
     /// Carry out changes (PUT, PATCH, DELETE), then answer 504 as a timed-out
     /// proxy would: the client cannot tell whether its change happened.
     LoseReplies,
+    /// Send at most this many bytes per second, all connections together.
+    Bandwidth(u64),
 }
 
 /// One fault and when it is active.
@@ -120,6 +126,8 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         ("latency", delay) => {
             FaultKind::Latency(delay.map_or(Ok(Duration::from_millis(500)), parse_duration)?)
         }
+        ("bandwidth", Some(rate)) => FaultKind::Bandwidth(parse_rate(rate)?),
+        ("bandwidth", None) => return Err("bandwidth takes a rate, e.g. bandwidth:1Gbit".into()),
         (name, Some(_))
             if [
                 "drop-watches",
@@ -134,7 +142,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         }
         _ => {
             return Err(
-                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], latency[:DURATION], lose-replies"
+                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], latency[:DURATION], lose-replies, bandwidth:RATE"
                     .into(),
             );
         }
@@ -166,6 +174,34 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         "h" => Ok(Duration::from_secs(number.saturating_mul(3600))),
         _ => Err(bad()),
     }
+}
+
+/// A link rate in bits per second, as network links are named (`500kbit`,
+/// `100Mbit`, `2.5Gbit`; SI prefixes), in bytes per second.
+pub fn parse_rate(text: &str) -> Result<u64, String> {
+    let bad = || format!("bad rate {text:?} (use e.g. 100Mbit, 1Gbit, 2.5Gbit)");
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().map_err(|_| bad())?;
+    let bits_per_unit = match unit {
+        "bit" => 1.0,
+        "kbit" => 1e3,
+        "Mbit" => 1e6,
+        "Gbit" => 1e9,
+        _ => return Err(bad()),
+    };
+    let bytes = number * bits_per_unit / 8.0;
+    if !(1.0..=1e12).contains(&bytes) {
+        return Err(format!("rate {text:?} is out of range (8bit to 8Tbit)"));
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "range checked above"
+    )]
+    Ok(bytes as u64)
 }
 
 #[derive(Debug, Default)]
@@ -308,10 +344,24 @@ impl Faults {
                     Some(end) => WatchEffect::Hold(end),
                     None => continue,
                 },
-                FaultKind::Latency(_) | FaultKind::LoseReplies => continue,
+                FaultKind::Latency(_) | FaultKind::LoseReplies | FaultKind::Bandwidth(_) => {
+                    continue;
+                }
             });
         }
         effect.unwrap_or_else(|| WatchEffect::Pass(plan.next_boundary(now)))
+    }
+
+    /// The link's rate now, in bytes per second (the slowest active
+    /// `bandwidth` fault); `None`: unpaced.
+    pub fn bandwidth(&self) -> Option<u64> {
+        self.read()
+            .active(Instant::now())
+            .filter_map(|kind| match kind {
+                FaultKind::Bandwidth(rate) => Some(rate),
+                _ => None,
+            })
+            .min()
     }
 
     /// After a write was carried out: while `lose-replies` is active, its
@@ -502,6 +552,43 @@ mod tests {
             let err = parse(bad).unwrap_err().to_string();
             assert!(err.contains(bad), "{err}");
         }
+    }
+
+    #[test]
+    fn bandwidth_rates_are_bits_per_second_as_links_are_named() {
+        for (spec, bytes_per_second) in [
+            ("bandwidth:1Gbit=1m", 125_000_000),
+            ("bandwidth:2.5Gbit=1m", 312_500_000),
+            ("bandwidth:100Mbit=1m", 12_500_000),
+            ("bandwidth:800kbit=1m", 100_000),
+            ("bandwidth:80bit=1m", 10),
+        ] {
+            let kind = parse(spec).unwrap()[0].kind;
+            assert_eq!(kind, FaultKind::Bandwidth(bytes_per_second), "{spec}");
+        }
+        for bad in [
+            "bandwidth=1m",
+            "bandwidth:1GB=1m",
+            "bandwidth:fast=1m",
+            "bandwidth:1=1m",
+            "bandwidth:0Mbit=1m",
+            "bandwidth:1.2.3Gbit=1m",
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_slowest_active_bandwidth_is_the_rate() {
+        let faults = Faults::none();
+        assert_eq!(faults.bandwidth(), None);
+        faults.install(parse("bandwidth:8Mbit=2s,bandwidth:80Mbit=5s,latency=5s").unwrap());
+        assert_eq!(faults.bandwidth(), Some(1_000_000));
+        tokio::time::advance(Duration::from_secs(3)).await;
+        assert_eq!(faults.bandwidth(), Some(10_000_000));
+        tokio::time::advance(Duration::from_secs(3)).await;
+        assert_eq!(faults.bandwidth(), None);
     }
 
     #[tokio::test(start_paused = true)]

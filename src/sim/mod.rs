@@ -4,6 +4,7 @@
 pub mod api;
 pub mod auth;
 pub mod authn;
+pub mod bandwidth;
 pub mod churn;
 pub mod controller;
 pub mod embedded;

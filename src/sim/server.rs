@@ -21,6 +21,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::sim::api::{self, ApiState, PeerCertificate};
 use crate::sim::auth::Authorizer;
 use crate::sim::authn::{self, Authenticator};
+use crate::sim::bandwidth::{Link, Paced};
 use crate::sim::kubeconfig::{self, KubeconfigParts};
 use crate::sim::store::Store;
 use crate::sim::tls::{self, TlsError, TlsMaterial};
@@ -146,9 +147,11 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
     let (shutdown, _) = watch::channel(false);
     let (generation, _) = watch::channel(0u64);
     let acceptor = TlsAcceptor::from(Arc::clone(&material.server_config));
+    let link = Link::new(options.faults.clone());
     let accept_task = tokio::spawn(accept_loop(
         listener,
         acceptor,
+        link,
         state,
         shutdown.subscribe(),
         generation.clone(),
@@ -272,6 +275,7 @@ impl ServerHandle {
 async fn accept_loop(
     listener: TcpListener,
     acceptor: TlsAcceptor,
+    link: Arc<Link>,
     state: Arc<ApiState>,
     mut shutdown: watch::Receiver<bool>,
     generation: watch::Sender<u64>,
@@ -291,6 +295,7 @@ async fn accept_loop(
                 };
                 let task = Connection {
                     acceptor: acceptor.clone(),
+                    link: Arc::clone(&link),
                     read_timeout: state.read_timeout,
                     state: Arc::clone(&state),
                     shutdown: shutdown.clone(),
@@ -305,6 +310,8 @@ async fn accept_loop(
 /// One client connection.
 struct Connection {
     acceptor: TlsAcceptor,
+    /// What the server sends goes through the one link (`bandwidth` faults).
+    link: Arc<Link>,
     read_timeout: Duration,
     state: Arc<ApiState>,
     shutdown: watch::Receiver<bool>,
@@ -315,6 +322,7 @@ impl Connection {
     async fn serve(mut self, stream: TcpStream) {
         let _ = stream.set_nodelay(true);
         let handshake_timeout = self.read_timeout.min(Duration::from_secs(10));
+        let stream = Paced::new(stream, Arc::clone(&self.link));
         let Ok(Ok(tls)) =
             tokio::time::timeout(handshake_timeout, self.acceptor.accept(stream)).await
         else {
