@@ -8,6 +8,8 @@
 //! from kube's own builder (`kube::core::Request`, the same query strings),
 //! and the client sends it: the same requests `Api<K>` would send.
 
+use std::time::Duration;
+
 use futures::{AsyncBufReadExt, Stream};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{ListParams, WatchEvent, WatchParams};
@@ -68,9 +70,15 @@ pub async fn list_page<K: Object>(
     params: &ListParams,
     buffer: &mut Vec<u8>,
 ) -> Result<Page<K>, kube::Error> {
-    fetch_page(client, url, params, buffer).await?;
+    fetch_page(client, url, params, buffer, LIST_STALL).await?;
     decode_page(buffer, |_| {}).map_err(kube::Error::SerdeError)
 }
+
+/// How long a list may receive nothing (no headers, no bytes) before it
+/// counts as stalled and is abandoned. A bound on silence, not on the whole
+/// list: over a slow link a large cluster's list takes minutes and is
+/// fine as long as bytes keep coming.
+pub const LIST_STALL: Duration = Duration::from_secs(60);
 
 /// Reads one list page's body into `buffer`, undecoded. (kube's `Api::list`
 /// copies the body into a `String` and checks it is UTF-8 before decoding:
@@ -78,23 +86,35 @@ pub async fn list_page<K: Object>(
 /// checks the text itself.) `buffer`: the bytes of an earlier page, whose
 /// room is reused: a list's pages are alike in size, and a fresh
 /// multi-megabyte buffer per page left the allocator holding freed holes
-/// between the decoded objects.
+/// between the decoded objects. Fails when nothing arrives for `stall`.
 pub async fn fetch_page(
     client: &kube::Client,
     url: &str,
     params: &ListParams,
     buffer: &mut Vec<u8>,
+    stall: Duration,
 ) -> Result<(), kube::Error> {
     let mut request = kube::core::Request::new(url)
         .list(params)
         .map_err(kube::Error::BuildRequest)?;
     request.extensions_mut().insert("list");
-    let mut body = client.request_stream(request).await?;
+    let stalled = || {
+        kube::Error::ReadEvents(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("the list stalled: nothing received for {stall:?}"),
+        ))
+    };
+    let mut body = tokio::time::timeout(stall, client.request_stream(request))
+        .await
+        .map_err(|_| stalled())??;
     buffer.clear();
     // Chunk by chunk as they arrive: `read_to_end` zero-fills the spare room
     // before every read (a tenth of the load's CPU at 65,000 nodes).
     loop {
-        let chunk = body.fill_buf().await.map_err(kube::Error::ReadEvents)?;
+        let chunk = tokio::time::timeout(stall, body.fill_buf())
+            .await
+            .map_err(|_| stalled())?
+            .map_err(kube::Error::ReadEvents)?;
         if chunk.is_empty() {
             return Ok(());
         }

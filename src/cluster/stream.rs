@@ -35,8 +35,9 @@ use crate::model::MetaFields;
 /// Timings of a stream.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamConfig {
-    /// A list (all pages) that takes longer is abandoned and retried.
-    pub list_timeout: Duration,
+    /// A list that receives nothing for this long is abandoned and retried
+    /// (however long the whole list takes while bytes keep coming).
+    pub list_stall: Duration,
     /// The shortest silence that counts as a stall.
     pub idle_floor: Duration,
     /// The silence that counts as a stall before the bookmark interval is known.
@@ -52,7 +53,7 @@ pub struct StreamConfig {
 impl Default for StreamConfig {
     fn default() -> Self {
         StreamConfig {
-            list_timeout: Duration::from_secs(120),
+            list_stall: request::LIST_STALL,
             idle_floor: Duration::from_secs(3),
             // Upstream sends a bookmark about once a minute.
             idle_ceiling: Duration::from_secs(75),
@@ -256,21 +257,11 @@ where
     /// Lists every page; on failure, the wait the server asked for (if any).
     async fn list(&mut self) -> Result<(), Option<Duration>> {
         self.send(Signal::Event(watcher::Event::Init)).await;
-        let listed = tokio::time::timeout(self.config.list_timeout, self.list_pages()).await;
-        let version = match listed {
-            Ok(Ok(version)) => version,
-            Ok(Err(error)) => {
+        let version = match self.list_pages().await {
+            Ok(version) => version,
+            Err(error) => {
                 self.report(&error).await;
                 return Err(server_wait(&error));
-            }
-            Err(_) => {
-                let seconds = self.config.list_timeout.as_secs();
-                tracing::warn!(kind = self.label, "list timed out");
-                self.send(Signal::Failed(format!(
-                    "list got no answer within {seconds}s"
-                )))
-                .await;
-                return Err(None);
             }
         };
         if let Some(listed) = parse_version(&version) {
@@ -376,7 +367,14 @@ where
 
     /// Reads one page of the list into `buffer`.
     async fn fetch(&self, params: &ListParams, buffer: &mut Vec<u8>) -> Result<(), kube::Error> {
-        request::fetch_page(&self.client, &self.url, params, buffer).await
+        request::fetch_page(
+            &self.client,
+            &self.url,
+            params,
+            buffer,
+            self.config.list_stall,
+        )
+        .await
     }
 
     async fn watch(&mut self) -> Ended {
@@ -576,6 +574,12 @@ pub fn describe(error: &kube::Error) -> String {
             format!(" {}", status.reason)
         };
         return format!("{}{reason}: {}", status.code, status.message);
+    }
+    if let kube::Error::ReadEvents(io) = error
+        && io.kind() == std::io::ErrorKind::TimedOut
+    {
+        // Our own stall bound (`request::fetch_page`), already in words.
+        return io.to_string();
     }
     let mut chain = Vec::new();
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
