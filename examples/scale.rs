@@ -22,7 +22,9 @@
 //!   (`--roster`): a comparison from scratch, and what one changed pod costs;
 //! - (f) the console's ceiling without the network: 100,000 pod watch lines
 //!   (the server's own JSON, readiness flipped) decoded, applied, refreshed
-//!   and drawn in-process, as fast as the console can (`scale/absorb.rs`).
+//!   and drawn in-process, as fast as the console can (`scale/absorb.rs`);
+//! - (g) the raw transfer and the load again over a slow link (`--link
+//!   1Gbit`: the embedded cluster's `bandwidth` fault), where the wire is the limit.
 //!
 //! Run: `cargo run --release --example scale -- --nodes 65000`
 //! (`--churn 5000 --churn-secs 10` to change the load). To see where the
@@ -42,6 +44,7 @@ use rollcall::cluster::status::StreamKind;
 use rollcall::cluster::watch::{self, Target};
 use rollcall::sim::churn::{self, ChurnOptions};
 use rollcall::sim::embedded::{self, EmbeddedOptions};
+use rollcall::sim::fault::{self, Fault, FaultKind, Faults};
 use rollcall::tui::app::App;
 use rollcall::tui::view_model::ConsoleInfo;
 
@@ -70,6 +73,11 @@ struct Args {
     /// The DaemonSet the console focuses on.
     #[arg(long, default_value = "kube-system/node-agent")]
     target: String,
+    /// Also measure the raw transfer and the load over a link of this rate
+    /// (the embedded cluster's `bandwidth` fault, e.g. 1Gbit), where the wire
+    /// and not the CPU is the limit; repeatable; `off` for none.
+    #[arg(long = "link", value_name = "RATE", default_values_t = ["1Gbit".to_owned()])]
+    links: Vec<String>,
     /// Internal: run as the console child against this kubeconfig.
     #[arg(long, hide = true)]
     console_child: Option<std::path::PathBuf>,
@@ -132,9 +140,12 @@ fn cpu_secs() -> f64 {
 
 fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     println!("scale benchmark: {} nodes", args.nodes);
+    let link_rates = link_rates(args)?;
     let started = Instant::now();
+    let faults = Faults::none();
     let cluster = runtime.block_on(embedded::start(EmbeddedOptions {
         nodes: Some(args.nodes),
+        faults: faults.clone(),
         ..EmbeddedOptions::default()
     }))?;
     let sim_start = started.elapsed();
@@ -177,27 +188,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     let keys = Report::parse(&next_line(&mut lines)?, "keys")?;
     print_load(&load, server_cpu_during_load);
 
-    let churn_for = Duration::from_secs(args.churn_secs);
-    // The pods the console watches (its target's), unless told otherwise.
-    let daemon_set = (!args.churn_all_pods)
-        .then(|| Target::from_key(&args.target))
-        .flatten()
-        .map(|target| rollcall::sim::store::ObjectKey::new(&target.namespace, &target.name));
-    let churn_started = Instant::now();
-    let written = runtime.block_on(async {
-        let generator = churn::spawn(
-            cluster.simulation.store.clone(),
-            ChurnOptions {
-                events_per_second: args.churn,
-                seed: 42,
-                daemon_set: daemon_set.clone(),
-            },
-        );
-        tokio::time::sleep(churn_for).await;
-        generator.shutdown().await
-    });
-    // The generator stops at its next tick: the rate is over the time it really ran.
-    let churn_secs = churn_started.elapsed();
+    let (written, churn_secs) = churn_for_a_while(args, runtime, &cluster);
     runtime.block_on(async {
         // Let the console drain what is still in flight.
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -207,6 +198,20 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     let churned = Report::parse(&next_line(&mut lines)?, "churned")?;
     let absorbed = Report::parse(&next_line(&mut lines)?, "absorb")?;
     child.wait()?;
+    let over_links = link_rates
+        .iter()
+        .map(|(rate, bytes_per_second)| {
+            over_link(
+                args,
+                runtime,
+                &cluster,
+                &faults,
+                &kubeconfig,
+                rate,
+                *bytes_per_second,
+            )
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     runtime.block_on(cluster.shutdown());
     // The kubeconfig and the token file written beside it.
     rollcall::sim::kubeconfig::remove(&kubeconfig);
@@ -227,9 +232,105 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
             absorbed,
             written,
             churn_secs,
+            over_links,
         },
     );
     Ok(())
+}
+
+/// (d) Churns the nodes and the target's pods (or any pod) for
+/// `--churn-secs`; returns the changes written and how long it really ran.
+fn churn_for_a_while(
+    args: &Args,
+    runtime: &tokio::runtime::Runtime,
+    cluster: &embedded::EmbeddedCluster,
+) -> (u64, Duration) {
+    let churn_for = Duration::from_secs(args.churn_secs);
+    // The pods the console watches (its target's), unless told otherwise.
+    let daemon_set = (!args.churn_all_pods)
+        .then(|| Target::from_key(&args.target))
+        .flatten()
+        .map(|target| rollcall::sim::store::ObjectKey::new(&target.namespace, &target.name));
+    let churn_started = Instant::now();
+    let written = runtime.block_on(async {
+        let generator = churn::spawn(
+            cluster.simulation.store.clone(),
+            ChurnOptions {
+                events_per_second: args.churn,
+                seed: 42,
+                daemon_set: daemon_set.clone(),
+            },
+        );
+        tokio::time::sleep(churn_for).await;
+        generator.shutdown().await
+    });
+    // The generator stops at its next tick: the rate is over the time it really ran.
+    (written, churn_started.elapsed())
+}
+
+/// `--link` rates: as given, and in bytes per second.
+fn link_rates(args: &Args) -> anyhow::Result<Vec<(String, u64)>> {
+    args.links
+        .iter()
+        .filter(|rate| rate.as_str() != "off")
+        .map(|rate| {
+            Ok((
+                rate.clone(),
+                fault::parse_rate(rate).map_err(anyhow::Error::msg)?,
+            ))
+        })
+        .collect()
+}
+
+/// The raw transfer and the console's load (a second child, load only)
+/// while the embedded cluster sends through a link of `rate`.
+fn over_link(
+    args: &Args,
+    runtime: &tokio::runtime::Runtime,
+    cluster: &embedded::EmbeddedCluster,
+    faults: &Faults,
+    kubeconfig: &std::path::Path,
+    rate: &str,
+    bytes_per_second: u64,
+) -> anyhow::Result<OverLink> {
+    faults.install(vec![Fault {
+        kind: FaultKind::Bandwidth(bytes_per_second),
+        start: Duration::ZERO,
+        length: Duration::from_secs(24 * 3600),
+    }]);
+    let raw = runtime.block_on(async {
+        let client = kube::Client::try_from(cluster.server.kube_config())?;
+        let paths = ListPaths::of(&client, &args.target).await?;
+        raw_transfer(&client, &paths).await
+    })?;
+    println!("  over a {rate} link: raw transfer {:.2?}", raw.time);
+    let output = Command::new(std::env::current_exe()?)
+        .arg("--console-child")
+        .arg(kubeconfig)
+        .args(["--target", &args.target, "--load-only"])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot start the console child")?;
+    faults.clear();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find(|line| line.starts_with("loaded "))
+        .with_context(|| format!("the console child said: {stdout}"))?;
+    let load = Report::parse(line, "loaded")?.get("secs");
+    println!("  over a {rate} link: console load {load:.2} s");
+    Ok(OverLink {
+        rate: rate.to_owned(),
+        raw: raw.time,
+        load,
+    })
+}
+
+/// The load where the wire is the limit.
+struct OverLink {
+    rate: String,
+    raw: Duration,
+    load: f64,
 }
 
 /// The rows of the console's ceiling (`absorb::capacity`).
@@ -346,6 +447,7 @@ struct Figures {
     absorbed: Report,
     written: u64,
     churn_secs: Duration,
+    over_links: Vec<OverLink>,
 }
 
 /// The table's CPU rows: whether the load waits for the machine or for
@@ -364,6 +466,18 @@ fn print_cpu(f: &Figures, raw: f64, load: f64) {
         f.server_cpu_during_load,
         (console_cpu + f.server_cpu_during_load) / load
     );
+}
+
+fn print_link_rows(over_links: &[OverLink]) {
+    for link in over_links {
+        let raw = link.raw.as_secs_f64();
+        println!(
+            "| over a {} link: raw transfer / console load | {raw:.2} s / {:.2} s | {:.2}× raw transfer |",
+            link.rate,
+            link.load,
+            link.load / raw
+        );
+    }
 }
 
 #[allow(clippy::cast_precision_loss, reason = "display only")]
@@ -399,6 +513,7 @@ fn print_table(args: &Args, f: &Figures) {
         load / raw
     );
     print_cpu(f, raw, load);
+    print_link_rows(&f.over_links);
     let (skip, slim) = (f.decoding.skip.as_secs_f64(), f.decoding.slim.as_secs_f64());
     println!(
         "| one JSON pass over the node and pod lists ({:.0} MB), nothing built, one core | {skip:.2} s | {:.2}× raw transfer |",
