@@ -53,15 +53,32 @@ async fn typed_node_api_lists_pages_gets_and_patches() {
 
     let first = nodes.list(&ListParams::default().limit(2)).await.unwrap();
     assert_eq!(first.items.len(), 2);
+    // As upstream, a page says how many objects remain when no selector narrows the list.
+    assert_eq!(first.metadata.remaining_item_count, Some(3));
     let token = first.metadata.continue_.clone().expect("a continue token");
+    let second = nodes
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(second.metadata.remaining_item_count, Some(1));
     let rest = nodes
         .list(&ListParams::default().limit(10).continue_token(&token))
         .await
         .unwrap();
     assert_eq!(rest.items.len(), 3);
+    assert_eq!(rest.metadata.remaining_item_count, None, "the last page");
     assert_eq!(
         rest.metadata.resource_version,
         first.metadata.resource_version
+    );
+    let narrowed = nodes
+        .list(&ListParams::default().limit(2).labels("pool=a"))
+        .await
+        .unwrap();
+    assert!(narrowed.metadata.continue_.is_some());
+    assert_eq!(
+        narrowed.metadata.remaining_item_count, None,
+        "left out with a selector, as upstream"
     );
 
     let selected = nodes

@@ -45,6 +45,8 @@ pub enum WatchUpdate {
     Error(StreamKind, String),
     /// A bookmark arrived: the stream is alive and caught up.
     Alive(StreamKind),
+    /// The list being loaded will hold about this many objects.
+    Expecting(StreamKind, u64),
     /// Nothing arrived for this long (past the expected bookmark interval);
     /// the watch is being restarted.
     Stalled(StreamKind, std::time::Duration),
@@ -142,6 +144,10 @@ impl Cache {
                 if self.streams.entry(kind).or_default().alive() {
                     self.changes.streams = true;
                 }
+            }
+            WatchUpdate::Expecting(kind, total) => {
+                self.streams.entry(kind).or_default().expecting(total);
+                self.changes.streams = true;
             }
             WatchUpdate::Stalled(kind, silent_for) => {
                 let last = now.checked_sub(silent_for).unwrap_or(now);

@@ -77,6 +77,8 @@ pub struct StreamStatus {
     error: Option<(String, jiff::Timestamp)>,
     retry_at: Option<jiff::Timestamp>,
     forbidden: Option<String>,
+    /// The server's estimate of the list being loaded (`remainingItemCount`).
+    expected: Option<u64>,
 }
 
 impl StreamStatus {
@@ -116,6 +118,17 @@ impl StreamStatus {
     /// the view states the limitation instead).
     pub fn settled(&self) -> bool {
         self.synced_once || self.forbidden.is_some()
+    }
+
+    /// While a list loads: how many objects it will hold, when the server
+    /// said (it does for lists without selectors, such as nodes).
+    pub fn expected(&self) -> Option<u64> {
+        self.expected.filter(|_| self.listing || !self.synced_once)
+    }
+
+    /// Records the server's estimate of the list being loaded.
+    pub fn expecting(&mut self, total: u64) {
+        self.expected = Some(total);
     }
 
     /// The server's refusal, when the stream is forbidden.
@@ -186,6 +199,7 @@ impl StreamStatus {
         self.listing = listing;
         if !listing {
             self.synced_once = true;
+            self.expected = None;
         }
         before != self.state()
     }

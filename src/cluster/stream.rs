@@ -72,6 +72,9 @@ pub enum Signal<K> {
     Event(watcher::Event<K>),
     /// A bookmark arrived: the stream is alive and up to date.
     Alive,
+    /// While a list loads: how many objects it will hold, by the server's
+    /// estimate (those listed so far and its `remainingItemCount`).
+    Expecting(u64),
     /// A request failed; the stream retries (and re-lists).
     Failed(String),
     /// Nothing arrived for `silent_for`, longer than expected; the watch is
@@ -303,6 +306,7 @@ where
         // Two buffers, reused page after page (see `request::fetch_page`):
         // one being decoded, one being filled.
         let (mut buffer, mut spare) = (Vec::new(), Vec::new());
+        let mut listed = 0u64;
         let mut fetched = self.fetch(&params, &mut buffer).await;
         loop {
             match fetched {
@@ -313,6 +317,7 @@ where
                     );
                     // The pages so far are dropped: the whole list replaces them.
                     self.send(Signal::Event(watcher::Event::Init)).await;
+                    listed = 0;
                     params = whole.clone();
                     fetched = self.fetch(&params, &mut buffer).await;
                     continue;
@@ -323,15 +328,13 @@ where
             let bytes = std::mem::take(&mut buffer);
             let decoding = tokio::task::spawn_blocking(move || {
                 let page = request::decode_page::<K>(&bytes, |head| {
-                    let _ = head_tx.send(head.continue_.clone());
+                    let _ = head_tx.send((head.continue_.clone(), head.remaining_item_count));
                 });
                 (page, bytes)
             });
+            let (token, remaining) = head_rx.await.unwrap_or_default();
             // No token (the last page) or a page that did not decode: no next page.
-            let next = head_rx
-                .await
-                .ok()
-                .flatten()
+            let next = token
                 .filter(|token| !token.is_empty())
                 .map(|token| params.clone().continue_token(&token));
             let hand_on = async {
@@ -339,9 +342,13 @@ where
                     .await
                     .unwrap_or_else(|failed| std::panic::resume_unwind(failed.into_panic()));
                 let page = page.map_err(kube::Error::SerdeError)?;
+                listed += page.items.len() as u64;
                 for item in page.items {
                     self.send(Signal::Event(watcher::Event::InitApply(item)))
                         .await;
+                }
+                if let Some(remaining) = remaining.and_then(|n| u64::try_from(n).ok()) {
+                    self.send(Signal::Expecting(listed + remaining)).await;
                 }
                 Ok::<_, kube::Error>((page.metadata.resource_version, bytes))
             };

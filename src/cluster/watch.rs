@@ -353,6 +353,7 @@ where
     .map(move |signal| match signal {
         Signal::Event(event) => wrap(event),
         Signal::Alive => WatchUpdate::Alive(kind),
+        Signal::Expecting(total) => WatchUpdate::Expecting(kind, total),
         Signal::Failed(message) => WatchUpdate::Error(kind, message),
         Signal::Stalled { silent_for } => WatchUpdate::Stalled(kind, silent_for),
         Signal::Throttled { retry_in } => WatchUpdate::Throttled(kind, retry_in),

@@ -278,6 +278,7 @@ impl Store {
             next: more.then(|| items.last().map(|o| o.key.clone())).flatten(),
             items,
             resource_version: state.resource_version,
+            of_kind: namespace.is_none().then_some(objects.len()),
         }
     }
 

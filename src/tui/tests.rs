@@ -78,6 +78,32 @@ fn loading_until_the_initial_lists_are_in() {
     insta::assert_snapshot!(draw(&app, &cache).backend());
 }
 
+/// Over a slow link a large list takes minutes: the loading view says how
+/// much of it is in when the server counts it (`remainingItemCount`, sent
+/// for lists without selectors, such as nodes), and the estimate is gone
+/// once the list is complete.
+#[test]
+fn loading_says_how_much_of_a_counted_list_is_in() {
+    let mut cache = Cache::new();
+    for kind in [StreamKind::Nodes, StreamKind::DaemonSets] {
+        cache.stream_started(kind);
+    }
+    cache.apply(WatchUpdate::Node(watcher::Event::Init), now());
+    let nodes = fixtures::nodes();
+    let total = nodes.len() as u64 * 4;
+    for node in nodes.iter().cloned() {
+        cache.apply(WatchUpdate::Node(watcher::Event::InitApply(node)), now());
+    }
+    cache.apply(WatchUpdate::Expecting(StreamKind::Nodes, total), now());
+    let app = app_on(&mut cache, (100, 16));
+    let screen = format!("{:?}", draw(&app, &cache).backend());
+    let expected = format!("nodes: loading… {} of {total} (25%)", nodes.len());
+    assert!(screen.contains(&expected), "{screen}");
+    cache.apply(WatchUpdate::Node(watcher::Event::InitDone), now());
+    let status = &cache.streams()[&StreamKind::Nodes];
+    assert_eq!(status.expected(), None, "complete: no estimate left");
+}
+
 #[test]
 fn grid_mid_rollout() {
     let mut cache = fixtures::mid_rollout();

@@ -48,6 +48,11 @@ impl Filter {
     pub fn matches(&self, object: &StoredObject) -> bool {
         self.labels.matches(&object.labels) && self.fields.matches(object)
     }
+
+    /// Whether neither selector narrows the list.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
 }
 
 /// What a continue token remembers.
@@ -56,6 +61,9 @@ struct ContinueToken {
     rv: u64,
     ns: String,
     name: String,
+    /// Objects listed before the page this token asks for.
+    #[serde(default)]
+    served: usize,
 }
 
 fn encode_token(token: &ContinueToken) -> String {
@@ -93,14 +101,20 @@ pub fn list(
     let rv = token.as_ref().map_or(page.resource_version, |t| t.rv);
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if let Some(next) = &page.next {
+        let served = token.as_ref().map_or(0, |t| t.served) + page.items.len();
         let next = ContinueToken {
             rv,
             ns: next.namespace.clone(),
             name: next.name.clone(),
+            served,
         };
-        // No remainingItemCount: it is optional (upstream omits it with
-        // selectors too) and counting would make each page O(remaining).
         metadata["continue"] = json!(encode_token(&next));
+        // As upstream, only without selectors (an estimate: objects may come
+        // and go between pages); within one namespace it is left out, since
+        // counting there would make a page O(remaining).
+        if let Some(of_kind) = page.of_kind.filter(|_| filter.is_empty()) {
+            metadata["remainingItemCount"] = json!(of_kind.saturating_sub(served));
+        }
     }
     if info.wants_table() {
         let include = IncludeObject::parse(info.query.get("includeObject"));
@@ -273,6 +287,7 @@ mod tests {
             rv: 42,
             ns: "default".into(),
             name: "p-1".into(),
+            served: 500,
         };
         assert_eq!(decode_token(&encode_token(&token)).unwrap(), token);
         assert_eq!(

@@ -200,4 +200,7 @@ pub struct Page {
     pub resource_version: u64,
     /// Where the next page starts, when more matching objects remain.
     pub next: Option<ObjectKey>,
+    /// How many objects of the kind the store holds (for a list across
+    /// every namespace, an `O(1)` count), else `None`.
+    pub of_kind: Option<usize>,
 }

@@ -271,7 +271,8 @@ fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
     let lines = loading
         .iter()
         .map(|&kind| {
-            let text = match input.cache.streams().get(&kind).map(StreamStatus::state) {
+            let status = input.cache.streams().get(&kind);
+            let text = match status.map(StreamStatus::state) {
                 None => format!("{}: waiting for the daemonset", kind.label()),
                 Some(StreamState::Reconnecting { error, .. }) => {
                     format!("{}: cannot list yet, retrying: {error}", kind.label())
@@ -283,11 +284,18 @@ fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
                         kind.label()
                     )
                 }
-                Some(_) => format!(
-                    "{}: loading… {} so far",
-                    kind.label(),
-                    input.cache.count(kind)
-                ),
+                Some(_) => {
+                    let count = input.cache.count(kind);
+                    match status.and_then(StreamStatus::expected) {
+                        // The server's estimate; objects come and go meanwhile.
+                        Some(total) => {
+                            let total = total.max(count as u64);
+                            let percent = count as u64 * 100 / total.max(1);
+                            format!("{}: loading… {count} of {total} ({percent}%)", kind.label())
+                        }
+                        None => format!("{}: loading… {count} so far", kind.label()),
+                    }
+                }
             };
             Cell::new(&text, Tone::Dim)
         })
