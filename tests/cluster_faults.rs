@@ -502,6 +502,29 @@ async fn an_expired_list_continuation_is_finished_in_one_request() {
     cluster.simulation.shutdown().await;
 }
 
+/// Generated nodes (their images make 8 KB each: enough bytes that one TLS
+/// record, 16 KB, crosses the link in a fraction of the stall bound) behind
+/// a link on which the node and pod lists alone take `seconds`.
+async fn slow_link_cluster(nodes: usize, seconds: usize) -> Cluster {
+    let options = EmbeddedOptions {
+        nodes: Some(nodes),
+        ..EmbeddedOptions::default()
+    };
+    let cluster = start_with(&options, ServeOptions::default()).await;
+    let store = &cluster.simulation.store;
+    let listed = |kind, namespace| {
+        serde_json::to_vec(&store.list(kind, namespace).0).map_or(0, |bytes| bytes.len())
+    };
+    let bytes = listed(ResourceKind::Node, None) + listed(ResourceKind::Pod, Some(NAMESPACE));
+    let rate = u64::try_from(bytes / seconds).expect("small");
+    cluster.faults.install(vec![fault::Fault {
+        kind: fault::FaultKind::Bandwidth(rate),
+        start: Duration::ZERO,
+        length: Duration::from_secs(60),
+    }]);
+    cluster
+}
+
 /// Over a slow link (the `bandwidth` fault) the first lists take longer
 /// than the stall bound (3 s here), yet bytes keep coming: the console loads
 /// them, and says "loading", never "stalled". A bound on the whole list
@@ -511,23 +534,8 @@ async fn an_expired_list_continuation_is_finished_in_one_request() {
 async fn a_slow_link_loads_without_a_false_stall() {
     // Generated nodes carry images (8 KB each): enough bytes that one TLS
     // record (16 KB) crosses the link in a fraction of the stall bound.
-    let options = EmbeddedOptions {
-        nodes: Some(300),
-        ..EmbeddedOptions::default()
-    };
-    let cluster = start_with(&options, ServeOptions::default()).await;
+    let cluster = slow_link_cluster(300, 6).await;
     let store = cluster.simulation.store.clone();
-    let listed = |kind, namespace| {
-        serde_json::to_vec(&store.list(kind, namespace).0).map_or(0, |bytes| bytes.len())
-    };
-    let bytes = listed(ResourceKind::Node, None) + listed(ResourceKind::Pod, Some(NAMESPACE));
-    // The node and pod lists alone need six seconds of the link.
-    let rate = u64::try_from(bytes / 6).expect("small");
-    cluster.faults.install(vec![fault::Fault {
-        kind: fault::FaultKind::Bandwidth(rate),
-        start: Duration::ZERO,
-        length: Duration::from_secs(60),
-    }]);
     let origin = Instant::now();
     let handle = watch_cluster(&cluster.server);
     let samples = sample(
@@ -546,7 +554,7 @@ async fn a_slow_link_loads_without_a_false_stall() {
     );
     assert!(
         loaded >= Duration::from_secs(4),
-        "the link was slow enough that the load outlasted the 3 s stall bound ({loaded:?} for {bytes} bytes)"
+        "the link was slow enough that the load outlasted the 3 s stall bound ({loaded:?})"
     );
     for s in &samples {
         assert!(
@@ -557,6 +565,51 @@ async fn a_slow_link_loads_without_a_false_stall() {
         );
     }
     drop(handle);
+    cluster.server.shutdown().await;
+    cluster.simulation.shutdown().await;
+}
+
+/// A headless command loading a large cluster over a slow link says every
+/// 10 s how far the lists have come (nodes counted by the server), instead
+/// of minutes of silence, then decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_over_a_slow_link_says_how_far_the_lists_are() {
+    use rollcall::ops::follow::{Follower, PROGRESS_EVERY};
+    // Three pages of nodes: the server counts what remains after the first.
+    let cluster = slow_link_cluster(1200, 14).await;
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = std::sync::Arc::clone(&said);
+    let started = Instant::now();
+    let follower = Follower::start(watch_client(&cluster.server), &target()).with_notices(
+        std::sync::Arc::new(move |text: &str| {
+            sink.lock().expect("notices").push(text.to_owned());
+        }),
+    );
+    let snapshot = tokio::time::timeout(Duration::from_secs(40), follower.snapshot())
+        .await
+        .expect("a snapshot once the lists are in")
+        .expect("the daemonset");
+    assert_eq!(snapshot.target().name, TARGET);
+    let loaded = started.elapsed();
+    let said = said.lock().expect("notices").clone();
+    println!("loaded in {loaded:?}, said: {said:?}");
+    assert!(
+        loaded > PROGRESS_EVERY,
+        "the load outlasted the interval ({loaded:?})"
+    );
+    assert!(
+        said.iter().any(|line| {
+            line.starts_with("still loading the cluster: nodes ") && line.contains(" of 1200 (")
+        }),
+        "the progress was said: {said:?}"
+    );
+    assert!(
+        !said
+            .iter()
+            .any(|line| line.starts_with("waiting for the cluster")),
+        "no failure while bytes kept coming: {said:?}"
+    );
+    drop(follower);
     cluster.server.shutdown().await;
     cluster.simulation.shutdown().await;
 }

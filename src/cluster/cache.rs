@@ -289,6 +289,22 @@ impl Cache {
         }
     }
 
+    /// How far the first list of `kind` has come, in words: `1000 of 3000
+    /// (33%)` where the server counted the list (its estimate: objects come
+    /// and go meanwhile), else `1000 so far`.
+    pub fn load_progress(&self, kind: StreamKind) -> String {
+        let count = self.count(kind) as u64;
+        let expected = self.streams.get(&kind).and_then(StreamStatus::expected);
+        match expected {
+            Some(total) => {
+                let total = total.max(count);
+                let percent = count * 100 / total.max(1);
+                format!("{count} of {total} ({percent}%)")
+            }
+            None => format!("{count} so far"),
+        }
+    }
+
     /// All nodes, unordered.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> {
         self.nodes.objects.values().map(Arc::as_ref)

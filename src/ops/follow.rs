@@ -11,7 +11,9 @@
 //!
 //! While it waits for the first lists, a follower given a notice sink
 //! ([`Follower::with_notices`]) says which streams fail and why, once per
-//! new answer: a command waiting out a burst of 500s is not silent.
+//! new answer: a command waiting out a burst of 500s is not silent; and
+//! every [`PROGRESS_EVERY`] while the lists are still coming, how far they
+//! have come: over a slow link a large cluster's lists take minutes.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -35,7 +37,12 @@ pub struct Follower {
     notices: Option<Notices>,
     /// The stream failures already said (each is said once).
     said: Mutex<std::collections::BTreeSet<String>>,
+    /// When the loading progress was last said (or the follower started).
+    progress_said: Mutex<tokio::time::Instant>,
 }
+
+/// How often a follower still loading its first lists says how far they are.
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl std::fmt::Debug for Follower {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -68,6 +75,7 @@ impl Follower {
             rows: Mutex::default(),
             notices: None,
             said: Mutex::default(),
+            progress_said: Mutex::new(tokio::time::Instant::now()),
         }
     }
 
@@ -98,6 +106,23 @@ impl Follower {
                 self.notice(&format!("waiting for the cluster (retrying): {failure}"));
             }
         }
+        drop(said);
+        let mut progress_said = self
+            .progress_said
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if progress_said.elapsed() >= PROGRESS_EVERY
+            && let Some(progress) = progress(cache)
+        {
+            *progress_said = tokio::time::Instant::now();
+            self.notice(&format!("still loading the cluster: {progress}"));
+        }
+    }
+
+    /// While the first lists load: the next change, or the time to say how
+    /// far they are (a page over a slow link can take longer than that).
+    async fn loading_wait(&self) {
+        let _ = tokio::time::timeout(PROGRESS_EVERY, self.handle.shared.changed()).await;
     }
 
     /// The current snapshot, or `None` while the streams are still listing.
@@ -154,7 +179,7 @@ impl Follower {
                 }
                 self.say_waiting(&cache);
             }
-            self.handle.shared.changed().await;
+            self.loading_wait().await;
         }
     }
 
@@ -165,7 +190,7 @@ impl Follower {
                 return Ok(snapshot);
             }
             self.say_waiting(&self.handle.shared.lock());
-            self.handle.shared.changed().await;
+            self.loading_wait().await;
         }
     }
 
@@ -245,6 +270,21 @@ pub fn refreshed_snapshot<'a>(
 
 /// Why the needed streams have not listed yet: one text per failing stream
 /// (none while they are just loading).
+/// How far the needed first lists that are still loading have come, if any.
+fn progress(cache: &Cache) -> Option<String> {
+    let loading: Vec<String> = NEEDED
+        .iter()
+        .filter(|kind| {
+            cache
+                .streams()
+                .get(kind)
+                .is_some_and(|status| status.state() == StreamState::Loading)
+        })
+        .map(|kind| format!("{} {}", kind.label(), cache.load_progress(*kind)))
+        .collect();
+    (!loading.is_empty()).then(|| loading.join(", "))
+}
+
 fn failures(cache: &Cache) -> Vec<String> {
     NEEDED
         .iter()

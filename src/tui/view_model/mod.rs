@@ -271,8 +271,7 @@ fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
     let lines = loading
         .iter()
         .map(|&kind| {
-            let status = input.cache.streams().get(&kind);
-            let text = match status.map(StreamStatus::state) {
+            let text = match input.cache.streams().get(&kind).map(StreamStatus::state) {
                 None => format!("{}: waiting for the daemonset", kind.label()),
                 Some(StreamState::Reconnecting { error, .. }) => {
                     format!("{}: cannot list yet, retrying: {error}", kind.label())
@@ -284,18 +283,11 @@ fn loading_body(input: &Inputs<'_>, loading: &[StreamKind]) -> Body {
                         kind.label()
                     )
                 }
-                Some(_) => {
-                    let count = input.cache.count(kind);
-                    match status.and_then(StreamStatus::expected) {
-                        // The server's estimate; objects come and go meanwhile.
-                        Some(total) => {
-                            let total = total.max(count as u64);
-                            let percent = count as u64 * 100 / total.max(1);
-                            format!("{}: loading… {count} of {total} ({percent}%)", kind.label())
-                        }
-                        None => format!("{}: loading… {count} so far", kind.label()),
-                    }
-                }
+                Some(_) => format!(
+                    "{}: loading… {}",
+                    kind.label(),
+                    input.cache.load_progress(kind)
+                ),
             };
             Cell::new(&text, Tone::Dim)
         })
