@@ -115,24 +115,28 @@ impl Snapshot<'static> {
             .map_err(|e| from_kube(&e, &attempt("get", "daemonsets.apps", &target.key())))?;
         let labels = selector_labels(&ds)?;
         let params = ListParams::default().labels(&labels);
+        // Nodes, pods and revisions at once: at scale the node list alone
+        // takes seconds, and the pod list need not wait for it.
+        let node_url = collection_url::<Node>(None);
+        let pod_url = collection_url::<Pod>(Some(ns));
+        let node_pages = ListParams::default().limit(LIST_PAGE_SIZE);
+        let pod_pages = params.clone().limit(LIST_PAGE_SIZE);
+        let revision_api = Api::<ControllerRevision>::namespaced(client.clone(), ns);
+        let (nodes, pods, revisions) = tokio::join!(
+            list_all::<Node>(client, &node_url, &node_pages),
+            list_all::<Pod>(client, &pod_url, &pod_pages),
+            revision_api.list(&params),
+        );
         let mut forbidden = BTreeSet::new();
-        let pages = ListParams::default().limit(LIST_PAGE_SIZE);
-        let nodes = list_all::<Node>(client, &collection_url::<Node>(None), &pages).await;
         let nodes = unless_forbidden(nodes, StreamKind::Nodes, &mut forbidden)
             .map_err(|e| from_kube(&e, &attempt("list", "nodes", "")))?;
-        let pods = list_all::<Pod>(
-            client,
-            &collection_url::<Pod>(Some(ns)),
-            &params.clone().limit(LIST_PAGE_SIZE),
+        let pods = pods.map_err(|e| from_kube(&e, &attempt("list", "pods", ns)))?;
+        let revisions = unless_forbidden(
+            revisions.map(|list| list.items),
+            StreamKind::Revisions,
+            &mut forbidden,
         )
-        .await
-        .map_err(|e| from_kube(&e, &attempt("list", "pods", ns)))?;
-        let revisions = Api::<ControllerRevision>::namespaced(client.clone(), ns)
-            .list(&params)
-            .await
-            .map(|list| list.items);
-        let revisions = unless_forbidden(revisions, StreamKind::Revisions, &mut forbidden)
-            .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?;
+        .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?;
         Ok(Self::new(ds, nodes, pods, revisions).with_forbidden(forbidden))
     }
 
