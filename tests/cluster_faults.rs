@@ -569,12 +569,29 @@ async fn a_slow_link_loads_without_a_false_stall() {
     cluster.simulation.shutdown().await;
 }
 
+/// A load of `slow_link_cluster(1200, 14)` outlasted the progress interval
+/// and said how far the (server-counted) node list had come.
+fn assert_progress_said(loaded: Duration, said: &[String]) {
+    use rollcall::ops::follow::PROGRESS_EVERY;
+    println!("loaded in {loaded:?}, said: {said:?}");
+    assert!(
+        loaded > PROGRESS_EVERY,
+        "the load outlasted the interval ({loaded:?})"
+    );
+    assert!(
+        said.iter().any(|line| {
+            line.starts_with("still loading the cluster: nodes ") && line.contains(" of 1200 (")
+        }),
+        "the progress was said: {said:?}"
+    );
+}
+
 /// A headless command loading a large cluster over a slow link says every
 /// 10 s how far the lists have come (nodes counted by the server), instead
 /// of minutes of silence, then decides.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_over_a_slow_link_says_how_far_the_lists_are() {
-    use rollcall::ops::follow::{Follower, PROGRESS_EVERY};
+    use rollcall::ops::follow::Follower;
     // Three pages of nodes: the server counts what remains after the first.
     let cluster = slow_link_cluster(1200, 14).await;
     let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
@@ -592,17 +609,7 @@ async fn a_follower_over_a_slow_link_says_how_far_the_lists_are() {
     assert_eq!(snapshot.target().name, TARGET);
     let loaded = started.elapsed();
     let said = said.lock().expect("notices").clone();
-    println!("loaded in {loaded:?}, said: {said:?}");
-    assert!(
-        loaded > PROGRESS_EVERY,
-        "the load outlasted the interval ({loaded:?})"
-    );
-    assert!(
-        said.iter().any(|line| {
-            line.starts_with("still loading the cluster: nodes ") && line.contains(" of 1200 (")
-        }),
-        "the progress was said: {said:?}"
-    );
+    assert_progress_said(loaded, &said);
     assert!(
         !said
             .iter()
@@ -610,6 +617,30 @@ async fn a_follower_over_a_slow_link_says_how_far_the_lists_are() {
         "no failure while bytes kept coming: {said:?}"
     );
     drop(follower);
+    cluster.server.shutdown().await;
+    cluster.simulation.shutdown().await;
+}
+
+/// A one-shot command (`status`, `advance`, `history`) loading over a slow
+/// link says every 10 s how far its lists have come, then answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_load_over_a_slow_link_says_how_far_the_lists_are() {
+    use rollcall::ops::snapshot::{Snapshot, Target as OpsTarget};
+    let cluster = slow_link_cluster(1200, 14).await;
+    let said = std::sync::Mutex::new(Vec::<String>::new());
+    let started = Instant::now();
+    let target = OpsTarget {
+        namespace: NAMESPACE.to_owned(),
+        name: TARGET.to_owned(),
+    };
+    let snapshot = Snapshot::load_saying(&watch_client(&cluster.server), &target, |text| {
+        said.lock().expect("notices").push(text.to_owned());
+    })
+    .await
+    .expect("the snapshot");
+    let loaded = started.elapsed();
+    assert_eq!(snapshot.target().name, TARGET);
+    assert_progress_said(loaded, &said.into_inner().expect("notices"));
     cluster.server.shutdown().await;
     cluster.simulation.shutdown().await;
 }

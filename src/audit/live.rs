@@ -159,7 +159,7 @@ async fn list_all<K: Object>(
     what: &str,
 ) -> Result<Vec<K>, LiveError> {
     let url = collection_url::<K>(namespace);
-    request::list_all(client, &url, &ListParams::default().limit(PAGE_SIZE))
+    request::list_all(client, &url, &ListParams::default().limit(PAGE_SIZE), None)
         .await
         .map_err(|source| LiveError::Api {
             what: what.to_owned(),

@@ -63,7 +63,7 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         let follower = args.wait.then(|| crate::cli::act_args::follow(&session));
         let snapshot = match &follower {
             Some(f) => f.snapshot().await?,
-            None => Snapshot::load(client, &session.target).await?,
+            None => Snapshot::load_saying(client, &session.target, crate::cli::out::eline).await?,
         };
         let state = snapshot.state()?;
         ensure_actionable(&snapshot, &state)?;

@@ -48,7 +48,12 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<std::process::ExitCode> {
             },
         )
         .await?;
-        let snapshot = Snapshot::load(&session.connection.client, &session.target).await?;
+        let snapshot = Snapshot::load_saying(
+            &session.connection.client,
+            &session.target,
+            crate::cli::out::eline,
+        )
+        .await?;
         match (args.revision, args.output) {
             (None, Output::Table) => crate::cli::out::stdout(&list(&snapshot))?,
             (Some(number), Output::Table) => crate::cli::out::stdout(&detail(&snapshot, number)?)?,

@@ -60,7 +60,12 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         )
         .await?;
         if !args.watch {
-            let snapshot = Snapshot::load(&session.connection.client, &session.target).await?;
+            let snapshot = Snapshot::load_saying(
+                &session.connection.client,
+                &session.target,
+                crate::cli::out::eline,
+            )
+            .await?;
             let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
             journal_revert(&session, &report);
             print(&render(&report, args)?, args.output)?;

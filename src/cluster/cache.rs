@@ -289,20 +289,11 @@ impl Cache {
         }
     }
 
-    /// How far the first list of `kind` has come, in words: `1000 of 3000
-    /// (33%)` where the server counted the list (its estimate: objects come
-    /// and go meanwhile), else `1000 so far`.
+    /// How far the first list of `kind` has come, in words
+    /// ([`super::status::progress_words`]).
     pub fn load_progress(&self, kind: StreamKind) -> String {
-        let count = self.count(kind) as u64;
         let expected = self.streams.get(&kind).and_then(StreamStatus::expected);
-        match expected {
-            Some(total) => {
-                let total = total.max(count);
-                let percent = count * 100 / total.max(1);
-                format!("{count} of {total} ({percent}%)")
-            }
-            None => format!("{count} so far"),
-        }
+        super::status::progress_words(self.count(kind) as u64, expected)
     }
 
     /// All nodes, unordered.

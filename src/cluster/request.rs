@@ -8,6 +8,7 @@
 //! from kube's own builder (`kube::core::Request`, the same query strings),
 //! and the client sends it: the same requests `Api<K>` would send.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::{AsyncBufReadExt, Stream};
@@ -205,22 +206,64 @@ impl<'de, K: Object, F: FnOnce(&ListMeta)> Visitor<'de> for PageSeed<K, F> {
     }
 }
 
-/// Every object of a list, page after page (`params.limit` sets the page size).
+/// How far a list has come, readable while it loads: the objects listed so
+/// far and, when the server counted the list (`remainingItemCount`), its size.
+#[derive(Debug, Default)]
+pub struct ListProgress {
+    listed: AtomicU64,
+    /// 0 while unknown.
+    expected: AtomicU64,
+    complete: AtomicBool,
+}
+
+impl ListProgress {
+    /// The objects listed so far.
+    pub fn listed(&self) -> u64 {
+        self.listed.load(Ordering::Relaxed)
+    }
+
+    /// The server's count of the whole list, once it gave one.
+    pub fn expected(&self) -> Option<u64> {
+        Some(self.expected.load(Ordering::Relaxed)).filter(|n| *n > 0)
+    }
+
+    /// Whether the last page is in.
+    pub fn complete(&self) -> bool {
+        self.complete.load(Ordering::Relaxed)
+    }
+
+    fn page(&self, items: usize, remaining: Option<i64>) {
+        let listed = self.listed.fetch_add(items as u64, Ordering::Relaxed) + items as u64;
+        if let Some(remaining) = remaining.and_then(|n| u64::try_from(n).ok()) {
+            self.expected.store(listed + remaining, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Every object of a list, page after page (`params.limit` sets the page
+/// size), counted into `progress` as pages arrive.
 pub async fn list_all<K: Object>(
     client: &kube::Client,
     url: &str,
     params: &ListParams,
+    progress: Option<&ListProgress>,
 ) -> Result<Vec<K>, kube::Error> {
     let mut params = params.clone();
     let mut buffer = Vec::new();
     let mut items = Vec::new();
     loop {
         let page = list_page::<K>(client, url, &params, &mut buffer).await?;
-        items.extend(page.items);
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => return Ok(items),
+        if let Some(progress) = progress {
+            progress.page(page.items.len(), page.metadata.remaining_item_count);
         }
+        items.extend(page.items);
+        let Some(token) = page.metadata.continue_.filter(|c| !c.is_empty()) else {
+            if let Some(progress) = progress {
+                progress.complete.store(true, Ordering::Relaxed);
+            }
+            return Ok(items);
+        };
+        params = params.continue_token(&token);
     }
 }
 

@@ -69,6 +69,20 @@ pub enum StreamState {
     },
 }
 
+/// How far a list being loaded has come, in words: `1000 of 3000 (33%)`
+/// where the server counted the list (an estimate: objects come and go
+/// meanwhile), else `1000 so far`.
+pub fn progress_words(count: u64, expected: Option<u64>) -> String {
+    match expected {
+        Some(total) => {
+            let total = total.max(count);
+            let percent = count * 100 / total.max(1);
+            format!("{count} of {total} ({percent}%)")
+        }
+        None => format!("{count} so far"),
+    }
+}
+
 /// Connection bookkeeping for one stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StreamStatus {

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use kube::api::{Api, ListParams};
 
-use crate::cluster::request::{collection_url, list_all};
+use crate::cluster::request::{ListProgress, collection_url, list_all};
 
 use crate::cluster::access::NODES_UNREADABLE;
 use crate::cluster::cache::Cache;
-use crate::cluster::status::StreamKind;
+use crate::cluster::status::{StreamKind, progress_words};
 use crate::engine::coverage::{
     NodeCoverage, Totals, named_coverage, node_coverage, unreadable_node_coverage,
 };
@@ -28,6 +28,7 @@ use crate::engine::rollout::{
 use crate::engine::selector::Selector;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
+use crate::ops::follow::PROGRESS_EVERY;
 use crate::ops::state::RolloutState;
 
 /// Objects per list page (as the console's streams ask).
@@ -108,6 +109,17 @@ impl std::fmt::Debug for Objects<'_> {
 impl Snapshot<'static> {
     /// Lists the DaemonSet, nodes, its pods and revisions.
     pub async fn load(client: &kube::Client, target: &Target) -> Result<Self, OpsError> {
+        Self::load_saying(client, target, |_| {}).await
+    }
+
+    /// As [`Snapshot::load`], and says through `say` every
+    /// [`PROGRESS_EVERY`] while the lists are still coming how far they are
+    /// (over a slow link a large cluster's lists take minutes).
+    pub async fn load_saying(
+        client: &kube::Client,
+        target: &Target,
+        say: impl Fn(&str),
+    ) -> Result<Self, OpsError> {
         let ns = target.namespace.as_str();
         let ds = Api::<DaemonSet>::namespaced(client.clone(), ns)
             .get(&target.name)
@@ -122,11 +134,32 @@ impl Snapshot<'static> {
         let node_pages = ListParams::default().limit(LIST_PAGE_SIZE);
         let pod_pages = params.clone().limit(LIST_PAGE_SIZE);
         let revision_api = Api::<ControllerRevision>::namespaced(client.clone(), ns);
-        let (nodes, pods, revisions) = tokio::join!(
-            list_all::<Node>(client, &node_url, &node_pages),
-            list_all::<Pod>(client, &pod_url, &pod_pages),
-            revision_api.list(&params),
-        );
+        let (node_progress, pod_progress) = (ListProgress::default(), ListProgress::default());
+        let lists = async {
+            tokio::join!(
+                list_all::<Node>(client, &node_url, &node_pages, Some(&node_progress)),
+                list_all::<Pod>(client, &pod_url, &pod_pages, Some(&pod_progress)),
+                revision_api.list(&params),
+            )
+        };
+        tokio::pin!(lists);
+        let (nodes, pods, revisions) = loop {
+            tokio::select! {
+                listed = &mut lists => break listed,
+                () = tokio::time::sleep(PROGRESS_EVERY) => {
+                    let loading: Vec<String> = [("nodes", &node_progress), ("pods", &pod_progress)]
+                        .into_iter()
+                        .filter(|(_, progress)| !progress.complete())
+                        .map(|(label, progress)| {
+                            format!("{label} {}", progress_words(progress.listed(), progress.expected()))
+                        })
+                        .collect();
+                    if !loading.is_empty() {
+                        say(&format!("still loading the cluster: {}", loading.join(", ")));
+                    }
+                }
+            }
+        };
         let mut forbidden = BTreeSet::new();
         let nodes = unless_forbidden(nodes, StreamKind::Nodes, &mut forbidden)
             .map_err(|e| from_kube(&e, &attempt("list", "nodes", "")))?;
