@@ -223,6 +223,25 @@ impl StreamStatus {
 mod tests {
     use super::*;
 
+    #[test]
+    fn progress_is_counted_against_the_servers_estimate_when_there_is_one() {
+        assert_eq!(progress_words(1000, Some(3000)), "1000 of 3000 (33%)");
+        assert_eq!(progress_words(0, Some(3000)), "0 of 3000 (0%)");
+        // Objects came in after the estimate: never past 100 %.
+        assert_eq!(progress_words(3100, Some(3000)), "3100 of 3100 (100%)");
+        assert_eq!(progress_words(1000, None), "1000 so far");
+    }
+
+    #[test]
+    fn the_estimate_lasts_until_the_list_completes() {
+        let mut status = StreamStatus::default();
+        status.received(true, at(1));
+        status.expecting(3000);
+        assert_eq!(status.expected(), Some(3000));
+        status.received(false, at(2));
+        assert_eq!(status.expected(), None);
+    }
+
     fn at(seconds: i64) -> jiff::Timestamp {
         jiff::Timestamp::from_second(seconds).unwrap()
     }
