@@ -289,6 +289,21 @@ impl Cache {
         }
     }
 
+    /// While `kind` re-lists and the server counted the list: the share
+    /// listed so far, in percent (the previous objects are shown meanwhile).
+    pub fn relist_percent(&self, kind: StreamKind) -> Option<u64> {
+        let so_far = match kind {
+            StreamKind::Nodes => self.nodes.relisted_so_far(),
+            StreamKind::DaemonSets => self.daemonsets.relisted_so_far(),
+            StreamKind::Pods => self.pods.relisted_so_far(),
+            StreamKind::Revisions => self.revisions.relisted_so_far(),
+            StreamKind::PodEvents => self.pod_events.store.relisted_so_far(),
+            StreamKind::NodeEvents => self.node_events.store.relisted_so_far(),
+        }? as u64;
+        let total = self.streams.get(&kind)?.expected()?.max(so_far);
+        Some(so_far * 100 / total.max(1))
+    }
+
     /// How far the first list of `kind` has come, in words
     /// ([`super::status::progress_words`]).
     pub fn load_progress(&self, kind: StreamKind) -> String {

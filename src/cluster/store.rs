@@ -132,6 +132,11 @@ where
         self.buffer.is_some()
     }
 
+    /// While a relist is in progress: the objects it has listed so far.
+    pub fn relisted_so_far(&self) -> Option<usize> {
+        self.buffer.as_ref().map(HashMap::len)
+    }
+
     /// Whether no object is held or being listed.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

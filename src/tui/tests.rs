@@ -104,6 +104,27 @@ fn loading_says_how_much_of_a_counted_list_is_in() {
     assert_eq!(status.expected(), None, "complete: no estimate left");
 }
 
+/// A relist after a compaction, over a slow link: the previous grid stays,
+/// and the status line says how far the new list is.
+#[test]
+fn resyncing_says_how_far_the_relist_is() {
+    let mut cache = fixtures::mid_rollout();
+    let nodes = fixtures::nodes();
+    let total = nodes.len() as u64 * 4;
+    cache.apply(WatchUpdate::Node(watcher::Event::Init), now());
+    for node in nodes {
+        cache.apply(WatchUpdate::Node(watcher::Event::InitApply(node)), now());
+    }
+    cache.apply(WatchUpdate::Expecting(StreamKind::Nodes, total), now());
+    let app = app_on(&mut cache, (120, 20));
+    let screen = format!("{:?}", draw(&app, &cache).backend());
+    assert!(screen.contains("nodes: resyncing 25%"), "{screen}");
+    assert!(
+        screen.contains("r1 old"),
+        "the previous grid stays: {screen}"
+    );
+}
+
 #[test]
 fn grid_mid_rollout() {
     let mut cache = fixtures::mid_rollout();

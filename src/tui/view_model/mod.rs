@@ -304,8 +304,12 @@ fn status(input: &Inputs<'_>) -> StatusVm {
                 streams.push(Cell::new(&format!("{}: loading", kind.label()), Tone::Warn));
             }
             StreamState::Resyncing => {
+                let done = input
+                    .cache
+                    .relist_percent(*kind)
+                    .map_or_else(String::new, |percent| format!(" {percent}%"));
                 streams.push(Cell::new(
-                    &format!("{}: resyncing", kind.label()),
+                    &format!("{}: resyncing{done}", kind.label()),
                     Tone::Warn,
                 ));
             }
