@@ -83,6 +83,21 @@ pub fn progress_words(count: u64, expected: Option<u64>) -> String {
     }
 }
 
+/// What a headless command says while its first lists load, `None` when
+/// none is loading: `still loading the cluster: nodes 500 of 3000 (16%),
+/// pods 2000 so far` (each list: its kind, objects so far, the server's count).
+pub fn still_loading(
+    lists: impl IntoIterator<Item = (StreamKind, u64, Option<u64>)>,
+) -> Option<String> {
+    let lists: Vec<String> = lists
+        .into_iter()
+        .map(|(kind, count, expected)| {
+            format!("{} {}", kind.label(), progress_words(count, expected))
+        })
+        .collect();
+    (!lists.is_empty()).then(|| format!("still loading the cluster: {}", lists.join(", ")))
+}
+
 /// Connection bookkeeping for one stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StreamStatus {
@@ -137,7 +152,7 @@ impl StreamStatus {
     /// While a list loads: how many objects it will hold, when the server
     /// said (it does for lists without selectors, such as nodes).
     pub fn expected(&self) -> Option<u64> {
-        self.expected.filter(|_| self.listing || !self.synced_once)
+        self.expected
     }
 
     /// Records the server's estimate of the list being loaded.
@@ -230,6 +245,15 @@ mod tests {
         // Objects came in after the estimate: never past 100 %.
         assert_eq!(progress_words(3100, Some(3000)), "3100 of 3100 (100%)");
         assert_eq!(progress_words(1000, None), "1000 so far");
+        assert_eq!(
+            still_loading([
+                (StreamKind::Nodes, 500, Some(3000)),
+                (StreamKind::Pods, 2000, None)
+            ])
+            .as_deref(),
+            Some("still loading the cluster: nodes 500 of 3000 (16%), pods 2000 so far")
+        );
+        assert_eq!(still_loading([]), None);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cluster::cache::{Cache, Changes};
-use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
+use crate::cluster::status::{StreamKind, StreamState, StreamStatus, still_loading};
 use crate::cluster::watch::{self, WatchHandle};
 use crate::ops::echo;
 use crate::ops::error::OpsError;
@@ -115,7 +115,7 @@ impl Follower {
             && let Some(progress) = progress(cache)
         {
             *progress_said = tokio::time::Instant::now();
-            self.notice(&format!("still loading the cluster: {progress}"));
+            self.notice(&progress);
         }
     }
 
@@ -268,23 +268,17 @@ pub fn refreshed_snapshot<'a>(
     Snapshot::live(cache, target, &*rows)
 }
 
-/// Why the needed streams have not listed yet: one text per failing stream
-/// (none while they are just loading).
-/// How far the needed first lists that are still loading have come, if any.
+/// The notice of how far the needed first lists still loading have come, if any.
 fn progress(cache: &Cache) -> Option<String> {
-    let loading: Vec<String> = NEEDED
-        .iter()
-        .filter(|kind| {
-            cache
-                .streams()
-                .get(kind)
-                .is_some_and(|status| status.state() == StreamState::Loading)
-        })
-        .map(|kind| format!("{} {}", kind.label(), cache.load_progress(*kind)))
-        .collect();
-    (!loading.is_empty()).then(|| loading.join(", "))
+    still_loading(NEEDED.iter().filter_map(|&kind| {
+        let status = cache.streams().get(&kind)?;
+        (status.state() == StreamState::Loading)
+            .then(|| (kind, cache.count(kind) as u64, status.expected()))
+    }))
 }
 
+/// Why the needed streams have not listed yet: one text per failing stream
+/// (none while they are just loading).
 fn failures(cache: &Cache) -> Vec<String> {
     NEEDED
         .iter()

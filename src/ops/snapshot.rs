@@ -15,7 +15,7 @@ use crate::cluster::request::{ListProgress, collection_url, list_all};
 
 use crate::cluster::access::NODES_UNREADABLE;
 use crate::cluster::cache::Cache;
-use crate::cluster::status::{StreamKind, progress_words};
+use crate::cluster::status::{StreamKind, still_loading};
 use crate::engine::coverage::{
     NodeCoverage, Totals, named_coverage, node_coverage, unreadable_node_coverage,
 };
@@ -147,15 +147,12 @@ impl Snapshot<'static> {
             tokio::select! {
                 listed = &mut lists => break listed,
                 () = tokio::time::sleep(PROGRESS_EVERY) => {
-                    let loading: Vec<String> = [("nodes", &node_progress), ("pods", &pod_progress)]
+                    let loading = [(StreamKind::Nodes, &node_progress), (StreamKind::Pods, &pod_progress)]
                         .into_iter()
                         .filter(|(_, progress)| !progress.complete())
-                        .map(|(label, progress)| {
-                            format!("{label} {}", progress_words(progress.listed(), progress.expected()))
-                        })
-                        .collect();
-                    if !loading.is_empty() {
-                        say(&format!("still loading the cluster: {}", loading.join(", ")));
+                        .map(|(kind, progress)| (kind, progress.listed(), progress.expected()));
+                    if let Some(notice) = still_loading(loading) {
+                        say(&notice);
                     }
                 }
             }

@@ -138,6 +138,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Paced<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        if buf.is_empty() {
+            return Pin::new(&mut self.inner).poll_write(cx, buf);
+        }
         loop {
             if let Some(sleep) = self.waiting.as_mut() {
                 ready!(sleep.as_mut().poll(cx));
@@ -200,6 +203,15 @@ mod tests {
             (Duration::from_millis(2_950)..=Duration::from_millis(3_050)).contains(&took),
             "3 MB at 1 MB/s took {took:?}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_empty_write_passes_while_paced() {
+        let faults = Faults::none();
+        faults.install(fault::parse("bandwidth:8Mbit=1h").unwrap());
+        let (near, _far) = tokio::io::duplex(1024);
+        let mut paced = Paced::new(near, Link::new(faults));
+        assert_eq!(paced.write(&[]).await.unwrap(), 0);
     }
 
     #[tokio::test(start_paused = true)]
