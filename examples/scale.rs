@@ -298,20 +298,25 @@ fn over_link(
         start: Duration::ZERO,
         length: Duration::from_secs(24 * 3600),
     }]);
-    let raw = runtime.block_on(async {
-        let client = kube::Client::try_from(cluster.server.kube_config())?;
-        let paths = ListPaths::of(&client, &args.target).await?;
-        raw_transfer(&client, &paths).await
-    })?;
-    println!("  over a {rate} link: raw transfer {:.2?}", raw.time);
-    let output = Command::new(std::env::current_exe()?)
-        .arg("--console-child")
-        .arg(kubeconfig)
-        .args(["--target", &args.target, "--load-only"])
-        .stderr(Stdio::inherit())
-        .output()
-        .context("cannot start the console child")?;
+    let measured = (|| {
+        let raw = runtime.block_on(async {
+            let client = kube::Client::try_from(cluster.server.kube_config())?;
+            let paths = ListPaths::of(&client, &args.target).await?;
+            raw_transfer(&client, &paths).await
+        })?;
+        println!("  over a {rate} link: raw transfer {:.2?}", raw.time);
+        let output = Command::new(std::env::current_exe()?)
+            .arg("--console-child")
+            .arg(kubeconfig)
+            .args(["--target", &args.target, "--load-only"])
+            .stderr(Stdio::inherit())
+            .output()
+            .context("cannot start the console child")?;
+        anyhow::Ok((raw, output))
+    })();
+    // Unpaced again whatever happened, for what the run does next.
     faults.clear();
+    let (raw, output) = measured?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout
         .lines()
