@@ -81,7 +81,7 @@ impl Console {
             self.app
                 .refresh(&mut self.watch.shared.lock(), jiff::Timestamp::now());
             while let Ok(event) = self.link.events.try_recv() {
-                self.app.ops_on_event(event);
+                self.app.ops_on_event(event, jiff::Timestamp::now());
             }
             if done(self) {
                 return;

@@ -63,15 +63,15 @@ async fn advancing_one_node_moves_exactly_one_pod() {
         .find(|p| p.0 == "general-01")
         .expect("old pod")
         .2;
-    assert_eq!(deletes[0]["pod_uid"], old_uid.as_str());
+    assert_eq!(deletes[0]["podUid"], old_uid.as_str());
     assert_eq!(
         (deletes[0]["result"].as_str(), deletes[0]["node"].as_str()),
         (Some("ok"), Some("general-01"))
     );
     assert_eq!(
         (
-            deletes[0]["revision_from"].as_i64(),
-            deletes[0]["revision_to"].as_i64()
+            deletes[0]["revisionFrom"].as_i64(),
+            deletes[0]["revisionTo"].as_i64()
         ),
         (Some(1), Some(2))
     );

@@ -226,7 +226,7 @@ async fn concurrent_kubectl_delete_never_leads_to_a_double_delete() {
         .collect();
     let original: Vec<&str> = before.iter().map(|p| p.2.as_str()).collect();
     for line in &ours {
-        let uid = line["pod_uid"].as_str().unwrap_or_default();
+        let uid = line["podUid"].as_str().unwrap_or_default();
         assert!(
             original.contains(&uid),
             "we only ever deleted an original old pod, never a replacement: {line}"

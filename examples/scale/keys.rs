@@ -143,12 +143,15 @@ fn answer(app: &mut App, writes: Vec<(u64, WriteRequest)>) {
                 resource_version: None,
             },
         });
-        app.ops_on_event(OpsEvent::Write(Box::new(WriteEvent {
-            id,
-            request,
-            result,
-            journal_error: None,
-        })));
+        app.ops_on_event(
+            OpsEvent::Write(Box::new(WriteEvent {
+                id,
+                request,
+                result,
+                journal_error: None,
+            })),
+            jiff::Timestamp::now(),
+        );
     }
 }
 
@@ -201,9 +204,9 @@ fn auto_costs(
                 Some(Effect::Writes(sent)) => sent,
                 _ => Vec::new(),
             };
-            let waiting = renewals
-                .iter()
-                .all(|(_, request)| request.record.action == "heartbeat");
+            let waiting = renewals.iter().all(|(_, request)| {
+                request.record.action == rollcall::ops::journal_action::JournalAction::Heartbeat
+            });
             if !waiting || app.ops.auto.is_none() {
                 bail!(
                     "the auto run did not wait for its batch: {:?}",
@@ -232,13 +235,13 @@ fn headless_auto_costs(
     shared: &watch::Shared,
 ) -> anyhow::Result<(Timings, Timings, Timings)> {
     use rollcall::ops::auto::{AutoPolicy, AutoRun};
-    use rollcall::ops::decide::{Next, next_move};
-    use rollcall::ops::drive::AutoSettings;
     use rollcall::ops::follow::refreshed_snapshot;
+    use rollcall::ops::run::decide::{Next, next_move};
+    use rollcall::ops::run::settings::RunSettings;
     use rollcall::ops::snapshot::Snapshot;
     use rollcall::rows::RowCache;
     let target = app.ui.target.clone().context("no target")?;
-    let settings = AutoSettings {
+    let settings = RunSettings {
         policy: AutoPolicy {
             batch: 1,
             soak: std::time::Duration::from_secs(30),
@@ -259,6 +262,7 @@ fn headless_auto_costs(
             &snapshot,
             &state,
             &settings,
+            None,
             jiff::Timestamp::now(),
         )?)
     };
@@ -298,6 +302,7 @@ fn headless_auto_costs(
             &snapshot,
             &state,
             &settings,
+            None,
             jiff::Timestamp::now(),
         )?;
         copied.add(started.elapsed());

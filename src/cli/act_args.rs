@@ -140,7 +140,7 @@ pub fn install_interrupt(session: &Session) -> Interrupt {
             time: jiff::Timestamp::now().to_string(),
             user: actor.clone(),
             daemonset: target.clone(),
-            action: "interrupt".to_owned(),
+            action: crate::ops::journal_action::JournalAction::Interrupt,
             result: "exit".to_owned(),
             message: Some("interrupted twice: exited without pausing".to_owned()),
             ..crate::ops::journal::JournalEntry::default()

@@ -15,8 +15,9 @@ use crate::cli::act_args::{
 use crate::cli::cluster_args::ClusterArgs;
 use crate::model::DsRef;
 use crate::ops::advance::{AdvanceTarget, choose};
-use crate::ops::drive::{advance, ensure_actionable, follow_flights};
+use crate::ops::drive::{advance, follow_flights};
 use crate::ops::rbac::Operation;
+use crate::ops::run::settings::ensure_advance_by_hand;
 use crate::ops::snapshot::Snapshot;
 
 /// Arguments of `rollcall advance`.
@@ -66,7 +67,7 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             None => Snapshot::load_saying(client, &session.target, crate::cli::out::eline).await?,
         };
         let state = snapshot.state()?;
-        ensure_actionable(&snapshot, &state)?;
+        ensure_advance_by_hand(&snapshot, &state)?;
         if let Some(note) = crate::ops::owner_guard::advance_note(&snapshot.ds) {
             crate::cli::out::eline(&format!("note: {}: {note}", session.target));
         }

@@ -1,9 +1,11 @@
 //! `rollcall auto NS/NAME [--canary SELECTOR] [--batch K] [--soak D] [--timeout D]`:
 //! auto-advance to completion or to an automatic pause. Every setting is this
-//! run's own (nothing is inherited from an earlier run). Exit 0 completed,
-//! 1 paused (a failed gate: which node and why; someone else's pause; failing
-//! updated pods before the start), 2 error, 130 interrupted (the rollout is
-//! left paused, "interrupted by …").
+//! run's own (nothing is inherited from an earlier run). The run itself is
+//! `ops::run`'s; this command confirms, executes it through `ops::drive` and
+//! prints its end. Exit 0 completed, 1 paused (a failed gate: which node and
+//! why; someone else's pause; failing updated pods before the start) or
+//! incomplete (nodes left on the old revision, named), 2 error, 130
+//! interrupted (the rollout is left paused, "interrupted by …").
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,9 +20,11 @@ use crate::cli::cluster_args::ClusterArgs;
 use crate::engine::selector::Selector;
 use crate::model::DsRef;
 use crate::ops::auto::AutoPolicy;
-use crate::ops::drive::{AutoEnd, AutoSettings, RunContext, StartRefusal, auto, check_start};
-use crate::ops::interrupt::{EXIT_INTERRUPTED, Interrupt};
+use crate::ops::drive::{RunContext, run as execute};
+use crate::ops::interrupt::Interrupt;
 use crate::ops::rbac::Operation;
+use crate::ops::run::settings::{RunSettings, StartRefusal};
+use crate::ops::run::{Run, RunEnd};
 
 /// Arguments of `rollcall auto`.
 #[derive(Debug, Args)]
@@ -36,6 +40,10 @@ pub struct AutoArgs {
     /// Start although pods already on the new revision are failing.
     #[arg(long)]
     pub despite_failing: bool,
+    /// Also move cordoned nodes (by default they are left, named, and the run
+    /// ends incomplete with exit 1).
+    #[arg(long)]
+    pub include_cordoned: bool,
     /// Nodes per batch.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub batch: usize,
@@ -76,7 +84,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             args.act.yes,
         )?;
         let follower = crate::cli::act_args::follow(&session);
-        let settings = AutoSettings {
+        let settings = RunSettings {
             policy: AutoPolicy {
                 batch: args.batch,
                 soak: args.soak,
@@ -85,13 +93,14 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             canary_selector: args.canary.clone(),
             rollback: None,
             despite_failing: args.despite_failing,
-            include_cordoned: false,
+            include_cordoned: args.include_cordoned,
         };
         // Refuse before anything is written: a typo'd canary, failing pods.
         let snapshot = follower.snapshot().await?;
-        let state = snapshot.state()?;
-        match check_start(&snapshot, &state, &settings, jiff::Timestamp::now()) {
-            Ok(()) => {}
+        let revision = snapshot.index().current().map(|c| c.number);
+        let actor = session.executor.actor().to_owned();
+        let (run, started) = match Run::start(&snapshot, settings, &actor, jiff::Timestamp::now()) {
+            Ok(started) => started,
             Err(StartRefusal::Invalid(err)) => return Err(err.into()),
             Err(refusal @ StartRefusal::Failing(_)) => {
                 return Ok(finish(
@@ -100,9 +109,10 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
                     &format!("refused: {refusal} (--despite-failing)"),
                 ));
             }
-        }
-        let dry_run = session.executor.dry_run();
-        let interrupt = if dry_run.is_some() {
+        };
+        drop(snapshot);
+        let dry_run = session.executor.dry_run().is_some();
+        let interrupt = if dry_run {
             Interrupt::never()
         } else {
             install_interrupt(&session)
@@ -114,51 +124,16 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             interrupt: &interrupt,
             progress: progress.as_ref(),
         };
-        if let Some(dry_run) = dry_run {
-            // A dry run shows the writes up to the first batch's deletes: what
-            // follows waits for the cluster to react, which it never will.
-            tokio::select! {
-                end = auto(&ctx, &settings) => { end?; }
-                () = dry_run.first_delete() => {}
-            }
+        let end = execute(&ctx, run, started).await?;
+        if dry_run {
             let then = "(later batches follow as each batch passes its gate)";
             return Ok(print_dry_run(&session, &args.act, Some(then)).unwrap_or(ExitCode::SUCCESS));
         }
-        let end = auto(&ctx, &settings).await?;
-        Ok(report(&end, &args.act, "advanced", None))
+        Ok(report(&end, &args.act, "auto-advance", revision))
     })
 }
 
-/// Prints how a run ended and returns the exit code: 0 completed, 1 paused or
-/// left incomplete, 130 interrupted. `verb` says what happened to the nodes
-/// (`advanced`, `moved back`); `revision` is the revision left behind, for a
-/// rollback's "still on revision R".
-pub fn report(end: &AutoEnd, act: &ActArgs, verb: &str, revision: Option<i64>) -> ExitCode {
-    let (code, text) = match end {
-        AutoEnd::Completed { advanced, left } if left.is_empty() => {
-            (0, format!("completed: {advanced} node(s) {verb}"))
-        }
-        AutoEnd::Completed { advanced, left } => {
-            let on = revision
-                .map(|r| format!(" on revision {r}"))
-                .unwrap_or_default();
-            let list: Vec<String> = left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
-            (
-                1,
-                format!(
-                    "incomplete: {advanced} node(s) {verb}, {} node(s) still{on} ({}); use --include-cordoned to move cordoned nodes",
-                    left.len(),
-                    list.join(", ")
-                ),
-            )
-        }
-        AutoEnd::Paused { node, reason } => (1, format!("paused: node {node}: {reason}")),
-        AutoEnd::Stopped { by } => (1, format!("stopped by {by}")),
-        AutoEnd::Interrupted { by } => (
-            EXIT_INTERRUPTED,
-            format!("interrupted by {by}: the rollout is paused (resume it to continue)"),
-        ),
-    };
-    let text = crate::sanitize::sanitize(&text).into_owned();
-    finish(act, code, &text)
+/// Prints how a run ended and returns its exit code (see [`RunEnd::exit_code`]).
+pub fn report(end: &RunEnd, act: &ActArgs, label: &str, revision: Option<i64>) -> ExitCode {
+    finish(act, end.exit_code(), &end.text(label, revision))
 }

@@ -129,7 +129,7 @@ fn run(
             Change::Resume => {
                 write_with_retries(
                     &follower,
-                    |snap| resume(snap, &by, jiff::Timestamp::now()),
+                    |snap| resume(snap, &by, jiff::Timestamp::now()).map(Some),
                     &session.executor,
                 )
                 .await?;
@@ -139,10 +139,11 @@ fn run(
                     by,
                     reason,
                     node: None,
+                    automatic: false,
                 };
                 write_with_retries(
                     &follower,
-                    |snap| pause(snap, &request, jiff::Timestamp::now()),
+                    |snap| pause(snap, &request, jiff::Timestamp::now()).map(Some),
                     &session.executor,
                 )
                 .await?;

@@ -16,13 +16,14 @@ use crate::cli::act_args::{
 use crate::cli::cluster_args::ClusterArgs;
 use crate::cli::out;
 use crate::model::DsRef;
-use crate::ops::auto::AutoPolicy;
-use crate::ops::drive::{AutoSettings, RunContext, auto, rollback_nodes};
+use crate::ops::drive::{RunContext, run as execute};
 use crate::ops::follow::Follower;
 use crate::ops::interrupt::EXIT_INTERRUPTED;
 use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::rbac::Operation;
-use crate::ops::rollback::{RollbackPlan, plan, state_request};
+use crate::ops::rollback::{RollbackPlan, plan};
+use crate::ops::run::Started;
+use crate::ops::run::rollback::{RollbackOptions, start_rollback};
 use crate::ops::snapshot::Target;
 
 /// Arguments of `rollcall rollback`.
@@ -66,18 +67,8 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         precheck(&session, Operation::Rollback, "roll back").await?;
         let follower = crate::cli::act_args::follow(&session);
         let snapshot = follower.snapshot().await?;
-        let state = snapshot.state()?;
-        if state.saved_strategy.is_some() {
-            anyhow::bail!(
-                "{} is paused with its RollingUpdate strategy frozen; resume it first",
-                session.target
-            );
-        }
-        if let Some(running) = state.run_in_progress(jiff::Timestamp::now()) {
-            anyhow::bail!("{running}");
-        }
         let rollback = plan(&snapshot, args.to_revision)?;
-        let Some(request) = rollback.request.clone() else {
+        let Some(patch) = rollback.request.clone() else {
             return Ok(finish(
                 &args.act,
                 0,
@@ -92,57 +83,55 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             Decision::Warn(text) => out::warning(&format!("{}: {text}", session.target)),
             Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
         }
-        let order = rollback_nodes(&snapshot);
-        show_plan(&args.act, &session.target, &rollback, &order);
+        let to = rollback.to.number;
+        let options = RollbackOptions {
+            timeout: args.timeout,
+            include_cordoned: args.include_cordoned,
+        };
+        let actor = session.executor.actor().to_owned();
+        let start = start_rollback(
+            &snapshot,
+            patch,
+            to,
+            options,
+            &actor,
+            jiff::Timestamp::now(),
+        )?;
+        drop(snapshot);
+        show_plan(&args.act, &session.target, &rollback, &start.order);
         confirm(
             &format!(
-                "roll back {} to revision {} ({} node(s) to move back)",
+                "roll back {} to revision {to} ({} node(s) to move back)",
                 session.target,
-                rollback.to.number,
-                order.len()
+                start.order.len()
             ),
             args.act.yes,
         )?;
-        session.executor.run(&request).await?;
+        session.executor.run(&start.patch).await?;
         // Nothing was patched in a dry run, so the node moves cannot be run; say which would follow.
-        let then = (snapshot.update_strategy().is_on_delete() && !order.is_empty()).then(|| {
+        let then = (!start.order.is_empty()).then(|| {
             format!(
-                "then, one node at a time (each Ready before the next), delete the pods on: {}",
-                order.join(", ")
+                "then, one node at a time (each Ready before the next), would delete the pods on: {}",
+                start.order.join(", ")
             )
         });
         if let Some(code) = print_dry_run(&session, &args.act, then.as_deref()) {
             return Ok(code);
         }
-        let to = rollback.to.number;
         let patched = format!("{} rolled back to revision {to}", session.target);
-        if !snapshot.update_strategy().is_on_delete() {
-            // Recorded so that a GitOps self-heal putting the template back is noticed.
-            let record = state_request(
-                &snapshot,
-                rollback.to.number,
-                session.executor.actor(),
-                jiff::Timestamp::now(),
-            )?;
-            session.executor.run(&record).await?;
+        let Some(run) = start.run else {
+            session.executor.run(&start.then).await?;
             return rolling_update_end(args, &session, &follower, &patched, to).await;
-        }
+        };
         step(
             &args.act,
             "rollback",
             &patched,
-            serde_json::json!({ "toRevision": rollback.to.number }),
+            serde_json::json!({ "toRevision": to }),
         );
-        let settings = AutoSettings {
-            policy: AutoPolicy {
-                batch: 1,
-                soak: Duration::ZERO,
-                timeout: args.timeout,
-            },
-            canary_selector: None,
-            rollback: Some((order, rollback.to.number)),
-            despite_failing: true,
-            include_cordoned: args.include_cordoned,
+        let started = Started {
+            write: start.then,
+            notes: Vec::new(),
         };
         let interrupt = install_interrupt(&session);
         let progress = progress_printer(&args.act);
@@ -152,13 +141,12 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             interrupt: &interrupt,
             progress: progress.as_ref(),
         };
-        let left_on = snapshot.index().current().map(|c| c.number);
-        let end = auto(&ctx, &settings).await?;
+        let end = execute(&ctx, run, started).await?;
         Ok(crate::cli::auto::report(
             &end,
             &args.act,
-            "moved back",
-            left_on,
+            "rollback",
+            Some(to),
         ))
     })
 }

@@ -88,6 +88,10 @@ fn default_group_keys() -> impl Iterator<Item = &'static str> {
 
 /// What the plan reads about a node beside its coverage row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "four independent facts of a node, each a plain yes or no"
+)]
 pub struct NodeFacts<'a> {
     /// The Ready condition is `True`.
     pub ready: bool,
@@ -97,6 +101,9 @@ pub struct NodeFacts<'a> {
     pub canary: bool,
     /// The node's group label (key, value) under the plan's options.
     pub group: Option<(&'a str, &'a str)>,
+    /// A control-plane node ([`is_control_plane`]): moved last, after every
+    /// worker pool, so a bad revision meets the workers before the API server's nodes.
+    pub control_plane: bool,
 }
 
 impl<'a> NodeFacts<'a> {
@@ -107,8 +114,23 @@ impl<'a> NodeFacts<'a> {
             unschedulable: node.spec.unschedulable,
             canary: is_canary(node, options),
             group: group_label(node, &options.group_label_keys),
+            control_plane: is_control_plane(node),
         }
     }
+}
+
+/// The role labels kubeadm and most distributions put on control-plane nodes
+/// (`master` before Kubernetes 1.20, `control-plane` since).
+pub const CONTROL_PLANE_LABELS: [&str; 2] = [
+    "node-role.kubernetes.io/control-plane",
+    "node-role.kubernetes.io/master",
+];
+
+/// Whether `node` carries a control-plane role label.
+pub fn is_control_plane(node: &Node) -> bool {
+    CONTROL_PLANE_LABELS
+        .iter()
+        .any(|key| node.label(key).is_some())
 }
 
 /// A coverage row and the facts of its node, learnt only when the plan
@@ -181,6 +203,10 @@ pub struct PlanStep {
     pub group: String,
     /// The old-revision pod to delete (the oldest live one not updated).
     pub pod: Option<PodCoverage>,
+    /// A control-plane node: the plan puts it after every other node (but a
+    /// node marked as a canary goes first all the same).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub control_plane: bool,
 }
 
 /// Why a node is not in the plan.
@@ -260,12 +286,20 @@ pub fn plan_rows<'a, R: PlanRow<'a>>(
         }
     }
     plan.steps.sort_by(|a, b| {
-        (!a.canary, a.group.is_empty(), &a.group, &a.node).cmp(&(
-            !b.canary,
-            b.group.is_empty(),
-            &b.group,
-            &b.node,
-        ))
+        (
+            !a.canary,
+            a.control_plane && !a.canary,
+            a.group.is_empty(),
+            &a.group,
+            &a.node,
+        )
+            .cmp(&(
+                !b.canary,
+                b.control_plane && !b.canary,
+                b.group.is_empty(),
+                &b.group,
+                &b.node,
+            ))
     });
     plan.skipped.sort_by(|a, b| a.node.cmp(&b.node));
     plan
@@ -280,6 +314,7 @@ fn step_of(row: &NodeCoverage, facts: Option<NodeFacts<'_>>) -> PlanStep {
             .map(|(key, value)| format!("{key}={value}"))
             .unwrap_or_default(),
         pod: old_pod(row).cloned(),
+        control_plane: facts.is_some_and(|f| f.control_plane),
     }
 }
 
@@ -288,6 +323,8 @@ fn step_of(row: &NodeCoverage, facts: Option<NodeFacts<'_>>) -> PlanStep {
 #[derive(Clone, Copy, Debug)]
 struct StepKey<'a> {
     not_canary: bool,
+    /// A control-plane node that is not a canary: after every other node.
+    last: bool,
     group: Option<(&'a str, &'a str)>,
     node: &'a str,
 }
@@ -302,8 +339,8 @@ impl StepKey<'_> {
 
 impl Ord for StepKey<'_> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.not_canary, self.group.is_none())
-            .cmp(&(other.not_canary, other.group.is_none()))
+        (self.not_canary, self.last, self.group.is_none())
+            .cmp(&(other.not_canary, other.last, other.group.is_none()))
             .then_with(|| match (self.group, other.group) {
                 // The same key (the usual case): `key=a` against `key=b` is `a` against `b`.
                 (Some((key, value)), Some((other_key, other_value))) if key == other_key => {
@@ -407,6 +444,7 @@ pub fn next_steps_of<'a, R: PlanRow<'a>>(
         }
         let key = StepKey {
             not_canary: !canary,
+            last: !canary && facts.is_some_and(|f| f.control_plane),
             group: facts.and_then(|f| f.group),
             node: row.node.as_str(),
         };
@@ -478,6 +516,7 @@ pub fn plan_head_of<'a, R: PlanRow<'a>>(
             head.skipped += 1;
             let key = StepKey {
                 not_canary: false,
+                last: false,
                 group: None,
                 node: row.node.as_str(),
             };
@@ -493,8 +532,10 @@ pub fn plan_head_of<'a, R: PlanRow<'a>>(
             continue;
         };
         head.steps += 1;
+        let canary = facts.is_some_and(|f| f.canary);
         let key = StepKey {
-            not_canary: !facts.is_some_and(|f| f.canary),
+            not_canary: !canary,
+            last: !canary && facts.is_some_and(|f| f.control_plane),
             group: facts.and_then(|f| f.group),
             node: row.node.as_str(),
         };

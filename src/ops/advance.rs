@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use crate::engine::coverage::NodeCoverage;
 use crate::engine::rollout::{BatchMember, GateFailure, RolloutPlan, SkipReason, next_batch};
 use crate::ops::error::OpsError;
+use crate::ops::journal_action::JournalAction;
 use crate::ops::snapshot::Target;
 use crate::ops::write::{Record, Write, WriteRequest};
 
@@ -110,6 +111,16 @@ fn nothing_left(plan: &RolloutPlan) -> String {
     text
 }
 
+/// How a plan line marks a step: canaries first, control-plane nodes last
+/// (the plan's order says why a node sits where it does).
+pub fn step_mark(canary: bool, control_plane: bool) -> &'static str {
+    match (canary, control_plane) {
+        (true, _) => " [canary]",
+        (false, true) => " [control plane: last]",
+        (false, false) => "",
+    }
+}
+
 /// A skip reason in words.
 pub fn skip_text(reason: &SkipReason) -> String {
     match reason {
@@ -160,7 +171,7 @@ pub fn delete_requests(
     target: &Target,
     victims: &[Victim],
     revision_to: Option<i64>,
-    action: &str,
+    action: JournalAction,
 ) -> Vec<WriteRequest> {
     victims
         .iter()
@@ -171,7 +182,7 @@ pub fn delete_requests(
                 uid: v.uid.clone(),
             },
             record: Record {
-                action: action.to_owned(),
+                action,
                 daemonset: target.key(),
                 node: Some(v.node.clone()),
                 pod: Some(v.pod.clone()),
@@ -314,7 +325,7 @@ mod tests {
             namespace: "kube-system".into(),
             name: "agent".into(),
         };
-        let requests = delete_requests(&target, &victims, Some(2), "advance");
+        let requests = delete_requests(&target, &victims, Some(2), JournalAction::Advance);
         assert_eq!(requests.len(), 1);
         assert_eq!(
             requests[0].write,

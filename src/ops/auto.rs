@@ -59,7 +59,7 @@ pub enum Step {
 pub type RowOf<'f> = &'f dyn Fn(&str) -> Option<NodeCoverage>;
 
 /// The auto-advance run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AutoRun {
     policy: AutoPolicy,
     /// The only nodes to move, in order (a rollback walks most recently updated first).
@@ -102,6 +102,12 @@ impl AutoRun {
     /// The nodes advanced and passed so far.
     pub fn done(&self) -> &BTreeSet<String> {
         &self.done
+    }
+
+    /// How many nodes this run moved: old pod deleted, whether or not the
+    /// replacement has passed its gate yet.
+    pub fn moved(&self) -> usize {
+        self.done.len() + self.in_flight.len()
     }
 
     /// The nodes of the batch in flight (deletes sent or acknowledged).
@@ -166,7 +172,14 @@ impl AutoRun {
     /// plan's next [`AutoRun::batch_size`] steps outside [`AutoRun::done`],
     /// or, for a run limited to an order, those nodes), or completes.
     pub fn next(&mut self, plan: &RolloutPlan) -> Step {
-        match self.next_victims(plan) {
+        self.next_up_to(plan, self.policy.batch)
+    }
+
+    /// [`AutoRun::next`] with a batch of at most `size` nodes (a budget
+    /// smaller than the run's batch: what a RollingUpdate DaemonSet's
+    /// `maxUnavailable` leaves).
+    pub fn next_up_to(&mut self, plan: &RolloutPlan, size: usize) -> Step {
+        match self.next_victims(plan, size.clamp(1, self.policy.batch)) {
             Some(victims) => {
                 for v in &victims {
                     self.awaiting_delete.insert(v.node.clone(), v.clone());
@@ -291,13 +304,13 @@ impl AutoRun {
             .min()
     }
 
-    fn next_victims(&self, plan: &RolloutPlan) -> Option<Vec<Victim>> {
+    fn next_victims(&self, plan: &RolloutPlan, size: usize) -> Option<Vec<Victim>> {
         let plan = match &self.priority {
             Some(order) => prioritized(plan, order),
             None => plan.clone(),
         };
         let exclude = &self.done;
-        choose(&plan, &AdvanceTarget::Next(self.policy.batch), exclude).ok()
+        choose(&plan, &AdvanceTarget::Next(size), exclude).ok()
     }
 }
 

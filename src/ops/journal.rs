@@ -10,9 +10,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::ops::error::OpsError;
+use crate::ops::journal_action::JournalAction;
 
-/// One journal line.
+/// One journal line. Keys are camelCase like every JSON rollcall writes;
+/// lines written before 0.3 (`pod_uid`, `revision_from`, `revision_to`) still read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct JournalEntry {
     /// When the action finished (RFC 3339).
     pub time: String,
@@ -22,8 +25,8 @@ pub struct JournalEntry {
     pub user: String,
     /// `NAMESPACE/NAME` of the DaemonSet.
     pub daemonset: String,
-    /// The action: `advance`, `pause`, `resume`, `rollback`, `auto-pause`, `state`, ...
-    pub action: String,
+    /// The action (`advance`, `auto-advance`, `pause`, `auto-pause`, …).
+    pub action: JournalAction,
     /// The node acted on, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
@@ -31,13 +34,21 @@ pub struct JournalEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<String>,
     /// Its UID (the delete precondition).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, alias = "pod_uid", skip_serializing_if = "Option::is_none")]
     pub pod_uid: Option<String>,
     /// The revision the node or DaemonSet ran before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "revision_from",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub revision_from: Option<i64>,
     /// The revision it moves to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "revision_to",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub revision_to: Option<i64>,
     /// `ok` or `error`.
     pub result: String,
@@ -197,7 +208,7 @@ mod tests {
             context: "prod".into(),
             user: "ana@laptop".into(),
             daemonset: "kube-system/agent".into(),
-            action: "advance".into(),
+            action: JournalAction::Advance,
             node: Some("node-1".into()),
             pod: Some("agent-x".into()),
             pod_uid: Some("uid-1".into()),
@@ -207,7 +218,7 @@ mod tests {
             message: None,
         };
         let second = JournalEntry {
-            action: "pause".into(),
+            action: JournalAction::Pause,
             node: None,
             pod: None,
             pod_uid: None,
@@ -221,11 +232,20 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);
         let raw: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(raw["pod_uid"], "uid-1");
-        assert_eq!(raw["revision_from"], 1);
-        assert_eq!(raw["revision_to"], 2);
-        assert!(!lines[1].contains("pod_uid"), "{}", lines[1]);
+        assert_eq!(raw["podUid"], "uid-1");
+        assert_eq!(raw["revisionFrom"], 1);
+        assert_eq!(raw["revisionTo"], 2);
+        assert!(!lines[1].contains("podUid"), "{}", lines[1]);
         assert_eq!(journal.read_all().unwrap(), vec![first, second]);
+    }
+
+    #[test]
+    fn lines_of_older_versions_read_back() {
+        let old = r#"{"time":"t","context":"c","user":"u","daemonset":"ns/a","action":"auto-stop","pod_uid":"x","revision_from":1,"revision_to":2,"result":"ok"}"#;
+        let entry: JournalEntry = serde_json::from_str(old).unwrap();
+        assert_eq!(entry.action, JournalAction::AutoStopped);
+        assert_eq!(entry.pod_uid.as_deref(), Some("x"));
+        assert_eq!((entry.revision_from, entry.revision_to), (Some(1), Some(2)));
     }
 
     #[test]

@@ -5,24 +5,28 @@
 //! durable [`state`] on the DaemonSet; they return [`write::Write`] values that
 //! the one [`write::Executor`] runs (single flight, preconditions, no retries,
 //! journaled). Planning and health gates come from `engine::rollout`; this module
-//! never re-implements them. [`drive`] holds the async flows of the headless
-//! commands; [`follow`] watches a DaemonSet through the cluster layer.
+//! never re-implements them. A rollout run (auto-advance, a rollback's node
+//! moves) has one home, the pure state machine in [`run`]; [`drive`] executes
+//! it (and the other async flows) for the headless commands, the console's
+//! `tui::ops_auto` for the console; [`follow`] watches a DaemonSet through the
+//! cluster layer.
 
 pub mod advance;
 pub mod auto;
-pub mod decide;
 pub mod drive;
 pub mod echo;
 pub mod error;
 pub mod follow;
 pub mod interrupt;
 pub mod journal;
+pub mod journal_action;
 pub mod owner_guard;
 pub mod pause;
 pub mod preflight;
 pub mod rbac;
 pub mod revert_watch;
 pub mod rollback;
+pub mod run;
 pub mod snapshot;
 pub mod state;
 pub mod status;

@@ -205,7 +205,7 @@ impl Revert {
 /// The journal line for a noticed revert (`revert-noticed`, with the words).
 pub fn revert_record(daemonset: &str, revert: &Revert) -> Record {
     Record {
-        action: "revert-noticed".to_owned(),
+        action: crate::ops::journal_action::JournalAction::RevertNoticed,
         daemonset: daemonset.to_owned(),
         note: Some(revert.describe()),
         ..Record::default()

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 use crate::ops::error::OpsError;
+use crate::ops::journal_action::JournalAction;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::{Mode, Pause, RolloutState};
 use crate::ops::write::{Record, Write, WriteRequest};
@@ -23,6 +24,8 @@ pub struct PauseRequest {
     pub reason: Option<String>,
     /// The node that failed, for the journal.
     pub node: Option<String>,
+    /// Written by a run that stopped (journalled `auto-pause`), not by hand.
+    pub automatic: bool,
 }
 
 /// The write that pauses the rollout.
@@ -50,6 +53,8 @@ pub fn pause(
         mode: crate::ops::state::Mode::Idle,
         batch_nodes: Vec::new(),
         heartbeat: None,
+        // The run's canary selector ends with the run.
+        canary_selector: None,
         ..before.clone()
     }
     .touched(&request.by, now);
@@ -76,10 +81,10 @@ pub fn pause(
             resource_version: None,
         }
     };
-    let action = if request.reason.is_some() {
-        "auto-pause"
+    let action = if request.automatic {
+        JournalAction::AutoPause
     } else {
-        "pause"
+        JournalAction::Pause
     };
     Ok(WriteRequest {
         write,
@@ -142,12 +147,12 @@ pub fn resume(
     };
     Ok(WriteRequest {
         write,
-        record: record(snapshot, "resume", None, None),
+        record: record(snapshot, JournalAction::Resume, None, None),
     })
 }
 
 /// The DaemonSet's `spec.updateStrategy` as JSON, exactly as stored.
-fn current_strategy(snapshot: &Snapshot<'_>) -> Value {
+pub(crate) fn current_strategy(snapshot: &Snapshot<'_>) -> Value {
     snapshot
         .ds
         .spec
@@ -159,14 +164,14 @@ fn current_strategy(snapshot: &Snapshot<'_>) -> Value {
 
 /// A merge patch replaces maps key by key: a saved strategy without a
 /// `rollingUpdate` key must say `null` explicitly to match exactly.
-fn restorable(mut strategy: Value) -> Value {
+pub(crate) fn restorable(mut strategy: Value) -> Value {
     if let Value::Object(map) = &mut strategy {
         map.entry("rollingUpdate").or_insert(Value::Null);
     }
     strategy
 }
 
-fn resource_version(snapshot: &Snapshot<'_>) -> Result<String, OpsError> {
+pub(crate) fn resource_version(snapshot: &Snapshot<'_>) -> Result<String, OpsError> {
     snapshot
         .resource_version()
         .map(str::to_owned)
@@ -179,12 +184,12 @@ fn resource_version(snapshot: &Snapshot<'_>) -> Result<String, OpsError> {
 
 fn record(
     snapshot: &Snapshot<'_>,
-    action: &str,
+    action: JournalAction,
     node: Option<String>,
     journal_note: Option<String>,
 ) -> Record {
     Record {
-        action: action.to_owned(),
+        action,
         daemonset: snapshot.target().key(),
         node,
         note: journal_note,
@@ -208,6 +213,7 @@ mod tests {
             by: who.into(),
             reason: None,
             node: None,
+            automatic: false,
         }
     }
 
@@ -281,7 +287,7 @@ mod tests {
             "{request:?}"
         );
         assert!(request.write.body().get("spec").is_none());
-        assert_eq!(request.record.action, "pause");
+        assert_eq!(request.record.action, JournalAction::Pause);
     }
 
     #[test]
@@ -290,6 +296,7 @@ mod tests {
             by: "rollcall auto".into(),
             reason: Some("node n2: CrashLoopBackOff".into()),
             node: Some("n2".into()),
+            automatic: true,
         };
         let write = pause(
             &snapshot(ds(false, &[]), &NODES, all_old(&NODES)),
@@ -297,7 +304,7 @@ mod tests {
             t(1),
         )
         .unwrap();
-        assert_eq!(write.record.action, "auto-pause");
+        assert_eq!(write.record.action, JournalAction::AutoPause);
         assert_eq!(write.record.node.as_deref(), Some("n2"));
         assert_eq!(
             write.write.body()["metadata"]["annotations"]["rollcall.dev/pause-reason"],

@@ -107,7 +107,7 @@ pub fn plan(snapshot: &Snapshot<'_>, to: Option<i64>) -> Result<RollbackPlan, Op
             data,
         },
         record: Record {
-            action: "rollback".to_owned(),
+            action: crate::ops::journal_action::JournalAction::Rollback,
             daemonset: target.key(),
             revision_from: from,
             revision_to: Some(target_rev.number),
@@ -166,7 +166,13 @@ pub fn state_request(
     let before = snapshot.state()?;
     let on_delete = snapshot.update_strategy().is_on_delete();
     let after = rolled_back_state(&before, to, on_delete, actor, now);
-    let mut request = WriteRequest::state(snapshot, before, after, "rollback-state", None);
+    let mut request = WriteRequest::state(
+        snapshot,
+        before,
+        after,
+        crate::ops::journal_action::JournalAction::RollbackState,
+        None,
+    );
     request.record.revision_to = Some(to);
     Ok(request)
 }
@@ -219,7 +225,10 @@ mod tests {
             assert_eq!(after.rollback_to, Some(1));
             assert_eq!(after.updated_at, Some(t(7)));
             assert!(after.batch_nodes.is_empty());
-            assert_eq!(request.record.action, "rollback-state");
+            assert_eq!(
+                request.record.action,
+                crate::ops::journal_action::JournalAction::RollbackState
+            );
         }
     }
 

@@ -600,12 +600,15 @@ impl Rows<'_> {
     }
 }
 
-/// The engine's plan options from the durable state (hand-marked canaries and
-/// the canary selector).
+/// The engine's plan options from the durable state: hand-marked canaries,
+/// and the canary selector of the auto run in progress. A selector is a run's
+/// own setting: one left by a run that ended without clearing it (a crash) is
+/// not a plan for anyone else, so it counts only while the mode says `auto`.
 pub fn plan_options(state: &RolloutState) -> Result<PlanOptions, OpsError> {
     let canary_selector = state
         .canary_selector
         .as_deref()
+        .filter(|_| state.mode == crate::ops::state::Mode::Auto && !state.is_paused())
         .map(|text| {
             Selector::parse(text)
                 .map_err(|e| OpsError::Invalid(format!("bad canary selector {text:?}: {e}")))

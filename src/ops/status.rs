@@ -124,6 +124,9 @@ pub struct PlanEntry {
     pub group: String,
     /// The old pod to delete.
     pub pod: Option<String>,
+    /// A control-plane node (the plan moves it last).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub control_plane: bool,
 }
 
 /// A skipped node.
@@ -219,6 +222,7 @@ impl StatusReport {
                     canary: s.canary,
                     group: s.group.clone(),
                     pod: s.pod.as_ref().map(|p| p.name.to_string()),
+                    control_plane: s.control_plane,
                 })
                 .collect(),
             skipped: plan
@@ -333,8 +337,8 @@ impl StatusReport {
         let _ = writeln!(out, "plan ({} to advance):", self.plan.len());
         let shown = if all { self.plan.len() } else { PLAN_LISTED };
         for (i, step) in self.plan.iter().enumerate().take(shown) {
-            let canary = if step.canary { " [canary]" } else { "" };
-            let _ = writeln!(out, "  {:>3}. {}{canary} {}", i + 1, step.node, step.group);
+            let mark = crate::ops::advance::step_mark(step.canary, step.control_plane);
+            let _ = writeln!(out, "  {:>3}. {}{mark} {}", i + 1, step.node, step.group);
         }
         if self.plan.len() > shown {
             let _ = writeln!(out, "  … {} more (--all)", self.plan.len() - shown);

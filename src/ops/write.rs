@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::journal::{Journal, JournalEntry};
+use crate::ops::journal_action::JournalAction;
 use crate::ops::state::{RolloutState, state_patch};
 
 /// The field manager rollcall writes under.
@@ -174,8 +175,8 @@ impl Write {
 /// What the journal line should say about a write besides its result.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Record {
-    /// The action name (`advance`, `pause`, ...).
-    pub action: String,
+    /// The action.
+    pub action: JournalAction,
     /// `NAMESPACE/NAME` of the DaemonSet.
     pub daemonset: String,
     /// The node, if the write is about one.
@@ -206,7 +207,7 @@ impl WriteRequest {
         snapshot: &crate::ops::snapshot::Snapshot<'_>,
         before: RolloutState,
         after: RolloutState,
-        action: &str,
+        action: JournalAction,
         node: Option<String>,
     ) -> Self {
         let target = snapshot.target();
@@ -219,7 +220,7 @@ impl WriteRequest {
                 resource_version: None,
             },
             record: Record {
-                action: action.to_owned(),
+                action,
                 daemonset: target.key(),
                 node,
                 ..Record::default()
@@ -359,7 +360,7 @@ impl Executor {
             context: self.context.clone(),
             user: self.actor.clone(),
             daemonset: record.daemonset.clone(),
-            action: record.action.clone(),
+            action: record.action,
             node: record.node.clone(),
             result: "ok".to_owned(),
             message: record.note.clone(),
@@ -403,7 +404,7 @@ impl Executor {
             return (Ok(outcome), None);
         }
         if self.read_only {
-            let action = request.record.action.clone();
+            let action = request.record.action.to_string();
             return (Err(OpsError::ReadOnly { action }), None);
         }
         let mut result = execute(&self.client, &request.write).await;
@@ -436,7 +437,7 @@ impl Executor {
             context: self.context.clone(),
             user: self.actor.clone(),
             daemonset: request.record.daemonset.clone(),
-            action: request.record.action.clone(),
+            action: request.record.action,
             node: request.record.node.clone(),
             pod: request.record.pod.clone(),
             pod_uid,
@@ -612,7 +613,7 @@ mod executor_tests {
                 uid: "u".into(),
             },
             record: Record {
-                action: "advance".into(),
+                action: JournalAction::Advance,
                 ..Record::default()
             },
         };
@@ -642,7 +643,7 @@ mod executor_tests {
                 uid: "u".into(),
             },
             record: Record {
-                action: "advance".into(),
+                action: JournalAction::Advance,
                 ..Record::default()
             },
         };
@@ -668,7 +669,7 @@ mod executor_tests {
                 uid: "u".into(),
             },
             record: Record {
-                action: "advance".into(),
+                action: JournalAction::Advance,
                 node: Some("n1".into()),
                 ..Record::default()
             },

@@ -100,6 +100,8 @@ pub struct NodeRow {
     /// The key of the node's rollout group label: the pool's, else the
     /// zone's (the value is `pool`, else `zone`).
     pub group_key: Option<&'static str>,
+    /// A control-plane node (moved last by the plan).
+    pub control_plane: bool,
     /// The latest event about the node or its pod (boxed: most rows have none).
     pub event: Option<Box<EventSummary>>,
 }
@@ -130,6 +132,7 @@ impl NodeRow {
             group: self
                 .group_key
                 .zip(self.pool.as_deref().or(self.zone.as_deref())),
+            control_plane: self.control_plane,
         })
     }
 
@@ -195,6 +198,7 @@ impl NodeRow {
             pool: pool.map(|(_, value)| strings.get(value)),
             zone: zone.map(|(_, value)| strings.get(value)),
             group_key: pool.or(zone).map(|(key, _)| key),
+            control_plane: crate::engine::rollout::is_control_plane(node),
             event,
             coverage,
         }
@@ -238,6 +242,7 @@ impl NodeRow {
             pool: None,
             zone: None,
             group_key: None,
+            control_plane: false,
             event: latest_event(cache, node, &pods),
             coverage,
         })

@@ -189,6 +189,7 @@ mod tests {
             pool: None,
             zone: None,
             group_key: None,
+            control_plane: false,
             event: None,
         }
     }

@@ -390,6 +390,7 @@ impl App {
             | Action::FormMore
             | Action::DialogDown
             | Action::Confirm
+            | Action::ConfirmDespite
             | Action::Cancel => {}
         }
         None

@@ -11,21 +11,16 @@ use crate::ops::write::WriteRequest;
 pub enum Intent {
     /// Send these writes, in order.
     Writes(Vec<WriteRequest>),
-    /// Stop this console's run by pausing the rollout, then quit.
-    StopAndQuit(Box<WriteRequest>),
-    /// Patch the template back; on OnDelete, then move nodes back in `order`.
-    Rollback {
-        /// The template patch.
-        patch: Box<WriteRequest>,
-        /// The state write (rolling back; clears an OnDelete pause).
-        state: Box<WriteRequest>,
-        /// Node order (most recently updated first); empty for RollingUpdate.
-        order: Vec<String>,
-        /// The revision rolled back to.
-        to: i64,
-        /// The Ready timeout per node.
-        timeout: std::time::Duration,
-    },
+    /// Stop this console's run (it pauses the rollout: console closed), then quit.
+    StopAndQuit,
+    /// Start auto-advance with the form's settings (past failing pods: only
+    /// inside [`Intent::DespiteFailing`]).
+    StartAuto(super::auto_form::AutoForm),
+    /// The inner intent moves nodes onto a revision whose pods are failing:
+    /// `y` does not answer it, only its own key (`F`) does.
+    DespiteFailing(Box<Intent>),
+    /// Patch the template back; on OnDelete, then the run that moves nodes back.
+    Rollback(Box<crate::ops::run::rollback::RollbackStart>),
 }
 
 /// A pending confirmation.

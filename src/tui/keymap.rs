@@ -79,6 +79,8 @@ pub enum Action {
     DialogDown,
     /// Confirm the pending action of the dialog.
     Confirm,
+    /// In the failing-pods dialog: go on past the failing pods (`y` does not).
+    ConfirmDespite,
     /// Cancel the pending action of the dialog.
     Cancel,
     /// In a form: the selected value one step down.
@@ -258,6 +260,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('y')], action: Action::Confirm, hint: Some("yes"), help: "do it (only y: Enter does nothing here)" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "do nothing" },
+    Binding { contexts: &[Context::Confirm], keys: &[Key::char('F')], action: Action::ConfirmDespite, hint: None, help: "in the failing-pods dialog only: move nodes onto the failing revision anyway" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('a')], action: Action::AdvanceSelected, hint: Some("advance"), help: "advance the selected node (delete its old pod; asks first)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('n')], action: Action::AdvanceNext, hint: Some("next"), help: "advance the next node of the plan (asks first)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('c'), Key::char(' ')], action: Action::ToggleCanary, hint: Some("canary"), help: "mark or unmark the selected node as a canary" },

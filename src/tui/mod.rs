@@ -50,4 +50,6 @@ mod roster_tests;
 #[cfg(test)]
 mod rows_tests;
 #[cfg(test)]
+mod run_equivalence_tests;
+#[cfg(test)]
 mod tests;

@@ -1,37 +1,25 @@
-//! Auto-advance in the console: `A` starts it (after confirming) or stops it;
-//! on every cache change and tick the pure [`AutoRun`] machine decides the next
-//! move from a fresh snapshot, and its deletes go to the effects task like any
-//! other confirmed write. A failed gate pauses the rollout for every console.
+//! The console's executor of rollout runs. `A` starts an auto-advance (after
+//! its form, and a dialog of its own to advance past failing pods) or stops
+//! the one this console drives; `r` may start a rollback run. Every step of a
+//! run — its start, heartbeats, batches, deletes, pause or end — is decided by
+//! [`crate::ops::run::Run`]; this file only sends the writes it asks for to
+//! the effects task, reports each delete's answer back, and shows its words
+//! on the status line. A failed gate pauses the rollout for every console.
 
 use super::app::{App, Effect};
 use super::auto_form::AutoForm;
-use super::confirm::Modal;
+use super::confirm::{Confirm, Intent, Modal};
 use super::ops_keys::DEFAULT_POLICY;
-use super::ops_keys::{AutoSession, OpsConsole, live_snapshot};
-use super::state::UiState;
+use super::ops_keys::{ConsoleRun, live_snapshot};
 use crate::cluster::cache::Cache;
-use crate::ops::advance::delete_requests;
-use crate::ops::auto::{AutoPolicy, AutoRun};
-use crate::ops::decide::{Next, next_move};
-use crate::ops::drive::{AutoSettings, StartRefusal, check_start, ensure_actionable};
 use crate::ops::echo;
-use crate::ops::pause::{PauseRequest, pause};
 use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
-use crate::ops::snapshot::Snapshot;
-use crate::ops::state::{LEASE_RENEW, Mode, RolloutState};
+use crate::ops::run::settings::{
+    RunSettings, StartRefusal, check_start, ensure_actionable, takeover, takeover_note,
+};
+use crate::ops::run::{Run, RunEnd, Turn, words};
 use crate::ops::write::WriteRequest;
-
-/// The console's run settings: canaries are the nodes marked with `c`.
-fn settings(policy: AutoPolicy, despite_failing: bool) -> AutoSettings {
-    AutoSettings {
-        policy,
-        canary_selector: None,
-        rollback: None,
-        despite_failing,
-        include_cordoned: false,
-    }
-}
 
 impl App {
     pub(super) fn toggle_auto(
@@ -39,22 +27,13 @@ impl App {
         cache: &Cache,
         now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
-        if let Some(session) = self.ops.auto.take() {
-            self.ui.info(format!(
-                "{} stopped in this console ({} node(s) done)",
-                session.label,
-                session.run.done().len()
-            ));
-            let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
-            let before = snapshot.state().map_err(|e| e.to_string())?;
-            let after = RolloutState {
-                mode: Mode::Idle,
-                batch_nodes: Vec::new(),
-                heartbeat: None,
-                ..before.clone()
+        if self.ops.auto.is_some() {
+            let moved = self.ops.auto.as_ref().map_or(0, |r| r.run.moved());
+            let end = RunEnd::Cancelled {
+                by: self.ops.actor.clone(),
+                moved,
             };
-            let request = WriteRequest::state(&snapshot, before, after, "auto-stop", None);
-            return Ok(Some(Effect::Writes(self.ops.submit(vec![request]))));
+            return Ok(self.end_run(cache, &end, now));
         }
         self.ops.allowed(Operation::Auto, "auto-advance")?;
         let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
@@ -62,12 +41,12 @@ impl App {
         ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
         let mut warnings = Vec::new();
         let mut despite_failing = false;
-        match check_start(&snapshot, &before, &settings(DEFAULT_POLICY, false), now) {
+        match check_start(&snapshot, &before, &RunSettings::auto(DEFAULT_POLICY), now) {
             Ok(()) => {}
             Err(StartRefusal::Invalid(err)) => return Err(err.to_string()),
             Err(StartRefusal::Failing(failing)) => {
                 warnings.push(format!(
-                    "{}: starting is an explicit yes to advancing anyway",
+                    "{}: starting asks again, in a dialog of its own",
                     failing_text(&failing, 3)
                 ));
                 despite_failing = true;
@@ -75,6 +54,9 @@ impl App {
         }
         if let Some(text) = before.run_owner(now).expired_text() {
             warnings.push(format!("{text}: this console takes it over"));
+        }
+        if let Ok(Some(strategy)) = takeover(&snapshot) {
+            warnings.push(takeover_note(&strategy));
         }
         // This run's settings start from the defaults, never from what an
         // earlier run left in the annotations.
@@ -86,54 +68,73 @@ impl App {
         Ok(None)
     }
 
+    /// The form's `y`: starts the run, or — when pods on the new revision
+    /// are failing — first asks, in a dialog of its own answered with `F`,
+    /// whether to advance past them.
+    pub(super) fn confirm_auto_form(
+        &mut self,
+        cache: &Cache,
+        form: AutoForm,
+        now: jiff::Timestamp,
+    ) -> Result<Option<Effect>, String> {
+        if !form.despite_failing {
+            return self.start_auto(cache, &form, false, now);
+        }
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
+        let index = snapshot.index();
+        let failing = crate::ops::preflight::failing_updated(&snapshot.rows(&index, now));
+        if failing.is_empty() {
+            return self.start_auto(cache, &form, false, now);
+        }
+        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+            title: format!(
+                "{} node(s) on the new revision are failing: advance past them?",
+                failing.len()
+            ),
+            lines: vec![
+                failing_text(&failing, 5),
+                "F: start auto-advance anyway (more nodes move onto the failing revision)"
+                    .to_owned(),
+                "Esc: do nothing".to_owned(),
+            ],
+            intent: Intent::DespiteFailing(Box::new(Intent::StartAuto(form))),
+        })));
+        Ok(None)
+    }
+
     /// Starts auto-advance with the form's settings, checked again on the
     /// current snapshot (the cluster may have changed while the form was open).
     pub(super) fn start_auto(
         &mut self,
         cache: &Cache,
         form: &AutoForm,
+        despite_failing: bool,
         now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
         let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
-        let before = snapshot.state().map_err(|e| e.to_string())?;
-        check_start(
-            &snapshot,
-            &before,
-            &settings(form.policy, form.despite_failing),
-            now,
-        )
-        .map_err(|refusal| refusal.to_string())?;
+        let settings = RunSettings {
+            despite_failing,
+            ..RunSettings::auto(form.policy)
+        };
+        let (run, started) = Run::start(&snapshot, settings, &self.ops.actor, now)
+            .map_err(|refusal| refusal.to_string())?;
         let policy = form.policy;
-        let after = RolloutState {
-            mode: Mode::Auto,
-            batch: u32::try_from(policy.batch).ok(),
-            soak: Some(policy.soak),
-            timeout: Some(policy.timeout),
-            canary_selector: None,
-            batch_nodes: Vec::new(),
-            heartbeat: Some(now),
-            ..before.clone()
-        }
-        .touched(&self.ops.actor, now);
-        let state = WriteRequest::state(&snapshot, before, after, "auto-start", None);
-        self.ops.auto = Some(AutoSession {
-            run: AutoRun::new(policy),
-            deletes: std::collections::BTreeMap::new(),
-            label: "auto-advance",
-            renewed_at: now,
-            settings: settings(policy, form.despite_failing),
-        });
-        self.ui.info(format!(
+        let mut text = format!(
             "auto-advance started: batches of {}, soak {}, Ready timeout {}",
             policy.batch,
             humantime::format_duration(policy.soak),
             humantime::format_duration(policy.timeout)
-        ));
-        Ok(Some(Effect::Writes(self.ops.submit(vec![state]))))
+        );
+        if run.taken_over().is_some() {
+            text.push_str("; taken over from the controller (OnDelete until the run ends)");
+        }
+        self.ui.info(text);
+        self.ops.auto = Some(ConsoleRun::new(run));
+        Ok(Some(Effect::Writes(self.ops.submit(vec![started.write]))))
     }
 
-    /// Judges the nodes advanced by hand and steps the auto run (on cache
-    /// changes and ticks); returns the writes the run asks for.
+    /// Steps the run this console drives (on cache changes and ticks) and
+    /// follows the nodes advanced by hand; returns the writes to send.
     pub fn ops_on_change(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
         self.judge_advanced(cache, now);
         if self.ops.auto.is_none() || !self.ops.pending.is_empty() {
@@ -147,125 +148,81 @@ impl App {
             }
             self.ops.unechoed = None;
         }
-        let state = snapshot.state().ok()?;
-        let session = self.ops.auto.as_mut()?;
-        // The same decision the headless driver makes (ops::decide).
-        let next = next_move(&mut session.run, &snapshot, &state, &session.settings, now).ok()?;
-        if let Next::Stopped { by } = &next {
-            let session = self.ops.auto.take()?;
-            self.ui
-                .error(format!("{} stopped: the rollout was {by}", session.label));
-            return None;
+        let console_run = self.ops.auto.as_mut()?;
+        if let Some(request) = console_run.queued.pop_front() {
+            return Some(self.send_delete(request));
         }
-        if let Some(renewal) = Self::renew_heartbeat(&mut self.ops, &snapshot, &state, now) {
-            return Some(renewal);
-        }
-        Self::auto_step(&mut self.ops, &mut self.ui, &snapshot, state, next)
-    }
-
-    /// Renews the run's lease when due, so other consoles and commands see
-    /// that this console still drives it.
-    fn renew_heartbeat(
-        ops: &mut OpsConsole,
-        snapshot: &Snapshot<'_>,
-        state: &RolloutState,
-        now: jiff::Timestamp,
-    ) -> Option<Effect> {
-        // The console's own clock of its last renewal: the cache may not show
-        // the write yet, and a renewal must not wait for it.
-        let renew = jiff::SignedDuration::try_from(LEASE_RENEW).ok()?;
-        let session = ops.auto.as_mut()?;
-        if now.duration_since(session.renewed_at) < renew {
-            return None;
-        }
-        session.renewed_at = now;
-        let after = RolloutState {
-            heartbeat: Some(now),
-            ..state.clone()
+        let turn = match console_run.run.turn(&snapshot, now) {
+            Ok(turn) => turn,
+            Err(err) => Turn::Finished(RunEnd::Failed {
+                error: err.to_string(),
+            }),
         };
-        let request = WriteRequest::state(snapshot, state.clone(), after, "heartbeat", None);
-        Some(Effect::Writes(ops.submit(vec![request])))
-    }
-
-    fn auto_step(
-        ops: &mut OpsConsole,
-        ui: &mut UiState,
-        snapshot: &Snapshot<'_>,
-        state: RolloutState,
-        next: Next,
-    ) -> Option<Effect> {
-        match next {
-            Next::Wait { .. } | Next::Stopped { .. } => None,
-            Next::Delete(victims) => {
-                let to = snapshot.index().current().map(|c| c.number);
-                // Record the batch first, so every console shows what is in flight.
-                let batch = RolloutState {
-                    batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
-                    ..state.clone()
-                };
-                let mut requests = vec![WriteRequest::state(snapshot, state, batch, "batch", None)];
-                let action = match ops.auto.as_ref()?.label {
-                    "rollback" => "rollback",
-                    _ => "auto-advance",
-                };
-                requests.extend(delete_requests(&snapshot.target(), &victims, to, action));
-                let ids = ops.submit(requests);
-                let session = ops.auto.as_mut()?;
-                for ((id, _), victim) in ids.iter().skip(1).zip(&victims) {
-                    session.deletes.insert(*id, victim.node.clone());
+        drop(snapshot);
+        match turn {
+            Turn::Wait { .. } => None,
+            Turn::Renewed(heartbeat) => Some(Effect::Writes(self.ops.submit(vec![heartbeat]))),
+            Turn::BatchChosen { record, deletes } => {
+                let nodes: Vec<String> = deletes.iter().map(|(v, _)| v.node.clone()).collect();
+                let console_run = self.ops.auto.as_mut()?;
+                console_run.queued = deletes.into_iter().map(|(_, request)| request).collect();
+                let first = console_run.queued.pop_front();
+                let label = console_run.run.label();
+                self.ui.info(format!(
+                    "{label}: {} {}",
+                    words::moving(label),
+                    nodes.join(", ")
+                ));
+                let mut ids = self.ops.submit(vec![record]);
+                if let Some(Effect::Writes(more)) = first.map(|request| self.send_delete(request)) {
+                    ids.extend(more);
                 }
-                let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
-                let verb = if session.label == "rollback" {
-                    "moving back"
-                } else {
-                    "advancing"
-                };
-                ui.info(format!("{}: {verb} {}", session.label, nodes.join(", ")));
                 Some(Effect::Writes(ids))
             }
-            Next::Pause { node, reason } => {
-                let session = ops.auto.take()?;
-                ui.error(format!("{} paused: node {node}: {reason}", session.label));
-                let request = PauseRequest {
-                    by: format!("rollcall auto ({})", ops.actor),
-                    reason: Some(format!("node {node}: {reason}")),
-                    node: Some(node),
-                };
-                let write = pause(snapshot, &request, jiff::Timestamp::now()).ok()?;
-                Some(Effect::Writes(ops.submit(vec![write])))
-            }
-            Next::Completed { advanced, left } => {
-                let session = ops.auto.take()?;
-                let verb = if session.label == "rollback" {
-                    "moved back"
-                } else {
-                    "advanced"
-                };
-                if left.is_empty() {
-                    ui.info(format!(
-                        "{} completed: {advanced} node(s) {verb}",
-                        session.label
-                    ));
-                } else {
-                    let list: Vec<String> =
-                        left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
-                    ui.error(format!(
-                        "{} incomplete: {advanced} node(s) {verb}, {} left ({})",
-                        session.label,
-                        left.len(),
-                        list.join(", ")
-                    ));
-                }
-                let after = RolloutState {
-                    mode: Mode::Idle,
-                    batch_nodes: Vec::new(),
-                    rollback_to: None,
-                    heartbeat: None,
-                    ..state.clone()
-                };
-                let request = WriteRequest::state(snapshot, state, after, "auto-done", None);
-                Some(Effect::Writes(ops.submit(vec![request])))
+            Turn::Finished(end) => self.end_run(cache, &end, now),
+        }
+    }
+
+    /// Sends one delete of the run's batch, remembering which node it moves.
+    fn send_delete(&mut self, request: WriteRequest) -> Effect {
+        let node = request.record.node.clone().unwrap_or_default();
+        let ids = self.ops.submit(vec![request]);
+        if let Some(console_run) = self.ops.auto.as_mut() {
+            for (id, _) in &ids {
+                console_run.deletes.insert(*id, node.clone());
             }
         }
+        Effect::Writes(ids)
+    }
+
+    /// Ends this console's run: says how, and sends the write that records it.
+    pub(super) fn end_run(
+        &mut self,
+        cache: &Cache,
+        end: &RunEnd,
+        now: jiff::Timestamp,
+    ) -> Option<Effect> {
+        let console_run = self.ops.auto.take()?;
+        let run = &console_run.run;
+        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache).ok();
+        let revision = snapshot
+            .as_ref()
+            .and_then(|s| s.index().current().map(|c| c.number));
+        let text = format!("{} {}", run.label(), end.text(run.label(), revision));
+        if end.is_success() {
+            self.ui.info(text);
+        } else {
+            self.ui.error(text);
+        }
+        let write = match snapshot.map(|s| run.closing(end, &s, now)) {
+            Some(Ok(Some(write))) => write,
+            Some(Err(err)) => {
+                self.ui
+                    .error(format!("{}: could not record the end: {err}", run.label()));
+                return None;
+            }
+            Some(Ok(None)) | None => return None,
+        };
+        Some(Effect::Writes(self.ops.submit(vec![write])))
     }
 }

@@ -13,24 +13,16 @@ use super::confirm::{Confirm, Intent, Modal};
 use super::keymap::{Action, Context};
 use crate::cluster::cache::Cache;
 use crate::ops::advance::{AdvanceTarget, choose, delete_requests};
-use crate::ops::auto::{AutoPolicy, AutoRun};
-use crate::ops::drive::ensure_actionable;
+use crate::ops::auto::AutoPolicy;
 use crate::ops::error::OpsError;
+use crate::ops::journal_action::JournalAction;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::{Operation, Permissions};
+use crate::ops::run::settings::ensure_advance_by_hand;
+use crate::ops::run::{Run, RunEnd};
 use crate::ops::snapshot::Snapshot;
 use crate::ops::write::{Outcome, Write, WriteEvent, WriteRequest};
 use crate::rows::RowCache;
-
-/// State writes that only record what a run is doing; their success is not news.
-const BOOKKEEPING: [&str; 6] = [
-    "auto-start",
-    "auto-done",
-    "auto-stop",
-    "batch",
-    "heartbeat",
-    "rollback-state",
-];
 
 /// Defaults for auto-advance when the DaemonSet has no stored settings.
 pub const DEFAULT_POLICY: AutoPolicy = AutoPolicy {
@@ -48,18 +40,26 @@ pub enum OpsEvent {
     Permissions(Permissions),
 }
 
-/// An auto-advance (or rollback) run in this console.
+/// The run (auto-advance or rollback) this console drives: the one run state
+/// machine, and which of the writes in flight are its deletes.
 #[derive(Debug)]
-pub struct AutoSession {
-    pub(super) run: AutoRun,
+pub struct ConsoleRun {
+    pub(super) run: Run,
     /// Write id → node, for the deletes it asked for.
     pub(super) deletes: BTreeMap<u64, String>,
-    /// Shown in messages: `auto-advance` or `rollback`.
-    pub(super) label: &'static str,
-    /// When this console last wrote the run's heartbeat (its lease).
-    pub(super) renewed_at: jiff::Timestamp,
-    /// The run's settings (what the one decision in `ops::decide` reads).
-    pub(super) settings: crate::ops::drive::AutoSettings,
+    /// The batch's deletes not sent yet: one at a time, each answered before
+    /// the next, none after a refusal (as the headless executor runs them).
+    pub(super) queued: std::collections::VecDeque<WriteRequest>,
+}
+
+impl ConsoleRun {
+    pub(super) fn new(run: Run) -> Self {
+        Self {
+            run,
+            deletes: BTreeMap::new(),
+            queued: std::collections::VecDeque::new(),
+        }
+    }
 }
 
 /// The console's rollout-operation state.
@@ -73,8 +73,8 @@ pub struct OpsConsole {
     pub permissions: Option<Permissions>,
     /// The open dialog.
     pub modal: Option<Modal>,
-    /// The auto run, when on.
-    pub auto: Option<AutoSession>,
+    /// The run this console drives, when on.
+    pub auto: Option<ConsoleRun>,
     /// Writes sent and not yet answered.
     pub pending: BTreeMap<u64, String>,
     /// The resourceVersion of this console's last DaemonSet write, until the
@@ -116,7 +116,7 @@ impl OpsConsole {
             .map(|request| {
                 self.next_id += 1;
                 let label = request.record.node.as_ref().map_or_else(
-                    || request.record.action.clone(),
+                    || request.record.action.to_string(),
                     |n| format!("{} {n}", request.record.action),
                 );
                 self.pending.insert(self.next_id, label);
@@ -164,6 +164,7 @@ impl App {
             // Quitting while this console drives a run would leave it with
             // nobody driving: ask first (a second quit key means yes).
             Action::Quit if self.ops.auto.is_some() => Ok(self.ask_quit_during_run(cache, now)),
+            Action::ConfirmDespite => Ok(self.dialog_despite(cache, now)),
             Action::ShowPlan => self.show_plan(cache, now).map(|()| None),
             Action::DialogUp | Action::DialogDown | Action::FormLess | Action::FormMore
                 if matches!(self.ops.modal, Some(Modal::AutoForm(_))) =>
@@ -205,7 +206,7 @@ impl App {
         self.ops.allowed(Operation::Advance, "advance")?;
         let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
-        ensure_actionable(&snapshot, &state).map_err(|e| e.to_string())?;
+        ensure_advance_by_hand(&snapshot, &state).map_err(|e| e.to_string())?;
         let index = snapshot.index();
         let rows = snapshot.rows(&index, now);
         let target = if selected {
@@ -221,7 +222,7 @@ impl App {
             .map_err(|e| e.to_string())?;
         let victims = choose(&plan, &target, &no_exclusion).map_err(|e| e.to_string())?;
         let to = index.current().map(|c| c.number);
-        let requests = delete_requests(&snapshot.target(), &victims, to, "advance");
+        let requests = delete_requests(&snapshot.target(), &victims, to, JournalAction::Advance);
         let mut lines: Vec<String> = victims
             .iter()
             .map(|v| {
@@ -234,8 +235,9 @@ impl App {
         let node = victims.first().map(|v| v.node.clone()).unwrap_or_default();
         let mut lines: Vec<String> = lines;
         let mut title = format!("advance node {node}?");
+        let mut intent = Intent::Writes(requests);
         // The same refusal `advance --next` makes: a new node is not moved onto
-        // a revision that is failing elsewhere without an explicit yes.
+        // a revision that is failing elsewhere without its own explicit answer.
         let failing = crate::ops::preflight::failing_updated(&rows);
         if !selected && !failing.is_empty() {
             title = format!(
@@ -243,11 +245,13 @@ impl App {
                 failing.len()
             );
             lines.insert(0, crate::ops::preflight::failing_text(&failing, 3));
+            lines.push("F: advance past the failing pods; Esc: do nothing".to_owned());
+            intent = Intent::DespiteFailing(Box::new(intent));
         }
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
             title,
             lines,
-            intent: Intent::Writes(requests),
+            intent,
         })));
         Ok(())
     }
@@ -263,7 +267,13 @@ impl App {
             after.canaries.remove(&node);
         }
         let verb = if marking { "mark" } else { "unmark" };
-        let request = WriteRequest::state(&snapshot, before, after, "canary", Some(node.clone()));
+        let request = WriteRequest::state(
+            &snapshot,
+            before,
+            after,
+            JournalAction::Canary,
+            Some(node.clone()),
+        );
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: format!("{verb} node {node} as a canary?"),
             lines: vec!["canaries are advanced first, as their own batch; stored on the DaemonSet for every console".to_owned()],
@@ -289,6 +299,7 @@ impl App {
                 by: self.ops.actor.clone(),
                 reason: None,
                 node: None,
+                automatic: false,
             };
             ("pause the rollout?", pause(&snapshot, &request, now))
         };
@@ -313,32 +324,22 @@ impl App {
 
     fn ask_quit_during_run(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
         if let Some(Modal::Confirm(confirm)) = &self.ops.modal
-            && matches!(confirm.intent, Intent::StopAndQuit(_))
+            && matches!(confirm.intent, Intent::StopAndQuit)
         {
             return self.dialog_yes(cache, now);
         }
-        let label = self.ops.auto.as_ref().map_or("auto-advance", |s| s.label);
-        let Ok(snapshot) = live_snapshot(self.ui.target.as_ref(), &self.rows, cache) else {
-            return Some(Effect::Quit);
-        };
-        let request = PauseRequest {
-            by: self.ops.actor.clone(),
-            reason: Some(format!(
-                "{label} stopped: console closed by {}",
-                self.ops.actor
-            )),
-            node: None,
-        };
-        let Ok(write) = pause(&snapshot, &request, now) else {
-            return Some(Effect::Quit);
-        };
+        let label = self
+            .ops
+            .auto
+            .as_ref()
+            .map_or("auto-advance", |r| r.run.label());
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: format!("{label} is running in this console: stop it and quit?"),
             lines: vec![
                 "y: pause the rollout (reason: console closed) and quit".to_owned(),
                 "Esc: keep it running and stay".to_owned(),
             ],
-            intent: Intent::StopAndQuit(Box::new(write)),
+            intent: Intent::StopAndQuit,
         })));
         None
     }
@@ -346,68 +347,104 @@ impl App {
     fn dialog_yes(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
         match self.ops.modal.take()? {
             Modal::Info { .. } => None,
-            Modal::AutoForm(form) => match self.start_auto(cache, &form, now) {
-                Ok(effect) => effect,
-                Err(message) => {
-                    self.ui.error(message);
-                    None
-                }
-            },
+            Modal::AutoForm(form) => {
+                let result = self.confirm_auto_form(cache, *form, now);
+                self.answer(result)
+            }
             Modal::Rollback(picker) => {
                 if let Err(message) = self.ask_rollback(cache, &picker, now) {
                     self.ui.error(message);
                 }
                 None
             }
-            Modal::Confirm(confirm) => match confirm.intent {
-                Intent::Writes(requests) => {
-                    self.ui
-                        .info(format!("{}: sent", confirm.title.trim_end_matches('?')));
-                    Some(Effect::Writes(self.ops.submit(requests)))
+            Modal::Confirm(confirm) => {
+                if let Intent::DespiteFailing(_) = confirm.intent {
+                    // Not a `y`: advancing past failing pods has its own key.
+                    self.ui.error(
+                        "this moves nodes onto a failing revision: F to go on, Esc to cancel",
+                    );
+                    self.ops.modal = Some(Modal::Confirm(confirm));
+                    return None;
                 }
-                Intent::StopAndQuit(pause) => {
-                    self.ops.auto = None;
-                    self.ops.quit_when_idle = true;
-                    self.ui.info("pausing the rollout, then quitting");
-                    Some(Effect::Writes(self.ops.submit(vec![*pause])))
-                }
-                Intent::Rollback {
-                    patch,
-                    state,
-                    order,
-                    to,
-                    timeout,
-                } => {
-                    if !order.is_empty() {
-                        let policy = AutoPolicy {
-                            batch: 1,
-                            soak: Duration::ZERO,
-                            timeout,
-                        };
-                        let run = AutoRun::new(policy).only(order.clone());
-                        self.ops.auto = Some(AutoSession {
-                            run,
-                            deletes: BTreeMap::new(),
-                            label: "rollback",
-                            renewed_at: now,
-                            settings: crate::ops::drive::AutoSettings {
-                                policy,
-                                canary_selector: None,
-                                rollback: Some((order, to)),
-                                despite_failing: true,
-                                include_cordoned: false,
-                            },
-                        });
-                    }
-                    self.ui.info(format!("rolling back to revision {to}"));
-                    Some(Effect::Writes(self.ops.submit(vec![*patch, *state])))
-                }
-            },
+                let title = confirm.title.trim_end_matches('?').to_owned();
+                self.run_intent(cache, confirm.intent, &title, now)
+            }
         }
     }
 
+    /// `F` in the failing-pods dialog: goes on past the failing pods.
+    fn dialog_despite(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
+        let Some(Modal::Confirm(confirm)) = self.ops.modal.take() else {
+            return None;
+        };
+        let Intent::DespiteFailing(inner) = confirm.intent else {
+            self.ops.modal = Some(Modal::Confirm(confirm));
+            return None;
+        };
+        let title = confirm.title.trim_end_matches('?').to_owned();
+        match *inner {
+            Intent::StartAuto(form) => {
+                let result = self.start_auto(cache, &form, true, now);
+                self.answer(result)
+            }
+            other => self.run_intent(cache, other, &title, now),
+        }
+    }
+
+    fn run_intent(
+        &mut self,
+        cache: &Cache,
+        intent: Intent,
+        title: &str,
+        now: jiff::Timestamp,
+    ) -> Option<Effect> {
+        match intent {
+            Intent::Writes(requests) => {
+                self.ui.info(format!("{title}: sent"));
+                Some(Effect::Writes(self.ops.submit(requests)))
+            }
+            Intent::StopAndQuit => {
+                self.ops.quit_when_idle = true;
+                self.ui.info("pausing the rollout, then quitting");
+                let end = RunEnd::Interrupted {
+                    by: self.ops.actor.clone(),
+                    how: "console closed",
+                };
+                self.end_run(cache, &end, now)
+            }
+            Intent::StartAuto(form) => {
+                let result = self.start_auto(cache, &form, false, now);
+                self.answer(result)
+            }
+            // Only `F` answers it (see `dialog_despite`).
+            Intent::DespiteFailing(_) => None,
+            Intent::Rollback(start) => {
+                let crate::ops::run::rollback::RollbackStart {
+                    patch,
+                    then,
+                    run,
+                    to,
+                    ..
+                } = *start;
+                if let Some(run) = run {
+                    self.ops.auto = Some(ConsoleRun::new(run));
+                }
+                self.ui.info(format!("rolling back to revision {to}"));
+                Some(Effect::Writes(self.ops.submit(vec![patch, then])))
+            }
+        }
+    }
+
+    /// Shows a refusal on the status line.
+    fn answer(&mut self, result: Result<Option<Effect>, String>) -> Option<Effect> {
+        result.unwrap_or_else(|message| {
+            self.ui.error(message);
+            None
+        })
+    }
+
     /// Applies a result from the effects side.
-    pub fn ops_on_event(&mut self, event: OpsEvent) {
+    pub fn ops_on_event(&mut self, event: OpsEvent, now: jiff::Timestamp) {
         match event {
             OpsEvent::Permissions(permissions) => {
                 // An answer for a namespace the console has since left is stale.
@@ -425,17 +462,27 @@ impl App {
                 {
                     self.ops.unechoed = Some(written.clone());
                 }
-                if event.result.is_ok() && event.request.record.action == "advance" {
-                    self.follow_advance(&event.request, jiff::Timestamp::now());
+                if event.result.is_ok() && event.request.record.action == JournalAction::Advance {
+                    self.follow_advance(&event.request, now);
                 }
-                if let Some(session) = self.ops.auto.as_mut()
-                    && let Some(node) = session.deletes.remove(&event.id)
+                if let Some(console_run) = self.ops.auto.as_mut()
+                    && let Some(node) = console_run.deletes.remove(&event.id)
                 {
-                    session.run.deleted(
-                        &node,
-                        event.result.as_ref().map(|_| ()),
-                        jiff::Timestamp::now(),
-                    );
+                    console_run
+                        .run
+                        .deleted(&node, event.result.as_ref().map(|_| ()), now);
+                    if event.result.is_err() {
+                        // A refusal ends the batch: the rest is never sent.
+                        for request in console_run.queued.drain(..) {
+                            if let Some(node) = &request.record.node {
+                                console_run.run.deleted(
+                                    node,
+                                    Err(&OpsError::Invalid("not sent".to_owned())),
+                                    now,
+                                );
+                            }
+                        }
+                    }
                 }
                 match (&event.result, &event.journal_error) {
                     (Err(err), _) => self.ui.error(write_error(&label, err)),
@@ -443,8 +490,7 @@ impl App {
                         self.ui.error(format!("{label}: done, but {journal}"));
                     }
                     // Bookkeeping writes succeed quietly, so the run's own message stays.
-                    (Ok(_), None)
-                        if BOOKKEEPING.contains(&event.request.record.action.as_str()) => {}
+                    (Ok(_), None) if event.request.record.action.is_bookkeeping() => {}
                     (Ok(_), None) => self.ui.info(done_text(&event.request.record, &label)),
                 }
             }
@@ -474,9 +520,11 @@ fn write_error(label: &str, err: &OpsError) -> String {
 
 /// What a finished write did, with the right verb for node moves.
 fn done_text(record: &crate::ops::write::Record, label: &str) -> String {
-    match (record.action.as_str(), &record.node) {
-        ("rollback", Some(node)) => format!("rollback: node {node} moving back (old pod deleted)"),
-        ("advance" | "auto-advance", Some(node)) => {
+    match (record.action, &record.node) {
+        (JournalAction::Rollback, Some(node)) => {
+            format!("rollback: node {node} moving back (old pod deleted)")
+        }
+        (JournalAction::Advance | JournalAction::AutoAdvance, Some(node)) => {
             format!("{}: node {node} advancing (old pod deleted)", record.action)
         }
         _ => format!("{label}: done"),

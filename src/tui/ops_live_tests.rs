@@ -19,9 +19,9 @@ use crate::engine::rollout::next_batch;
 use crate::model::{DaemonSet, Node, Pod, Target};
 use crate::ops::advance::AdvanceTarget;
 use crate::ops::auto::{AutoPolicy, AutoRun};
-use crate::ops::decide::{Next, next_move};
-use crate::ops::drive::AutoSettings;
 use crate::ops::preflight::failing_updated;
+use crate::ops::run::decide::{Next, next_move};
+use crate::ops::run::settings::RunSettings as AutoSettings;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
 use crate::rows::RowCache;
@@ -225,8 +225,8 @@ proptest! {
             prop_assert!(live.is_live(), "the row cache is in step: no copy");
             let scratch = Snapshot::from_cache(&cache, &target()).ok_or_else(|| fail("no snapshot"))?;
             same_reads(&live, &scratch, &state, size)?;
-            let live_next = next_move(&mut live_run, &live, &state, &settings, now()).map_err(fail)?;
-            let scratch_next = next_move(&mut scratch_run, &scratch, &state, &settings, now()).map_err(fail)?;
+            let live_next = next_move(&mut live_run, &live, &state, &settings, None, now()).map_err(fail)?;
+            let scratch_next = next_move(&mut scratch_run, &scratch, &state, &settings, None, now()).map_err(fail)?;
             prop_assert_eq!(&live_next, &scratch_next, "after {:?}", change);
             if let Next::Delete(victims) = &live_next {
                 for victim in victims {

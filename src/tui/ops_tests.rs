@@ -59,19 +59,34 @@ fn done_at(
             resource_version: resource_version.map(str::to_owned),
         },
     });
-    app.ops_on_event(OpsEvent::Write(Box::new(WriteEvent {
-        id,
-        request,
-        result,
-        journal_error: None,
-    })));
+    app.ops_on_event(
+        OpsEvent::Write(Box::new(WriteEvent {
+            id,
+            request,
+            result,
+            journal_error: None,
+        })),
+        now(),
+    );
 }
 
 /// A console on `cache` that has just confirmed auto-advance, and the writes it sent.
+/// node-03 crash-loops on the new revision: after the form's `y`, a dialog of
+/// its own asks to advance past it, and only `F` answers it.
 fn auto_started(cache: &mut Cache) -> (App, Vec<(u64, crate::ops::write::WriteRequest)>) {
     let mut app = app_on(cache);
     app.update(Action::ToggleAuto, cache, now());
-    let sent = writes(app.update(Action::Confirm, cache, now()));
+    assert!(app.update(Action::Confirm, cache, now()).is_none());
+    let Some(Modal::Confirm(confirm)) = &app.ops.modal else {
+        panic!("the failing-pods dialog: {:?}", app.ops.modal)
+    };
+    assert!(confirm.title.contains("failing"), "{}", confirm.title);
+    assert!(
+        app.update(Action::Confirm, cache, now()).is_none(),
+        "y does not answer it"
+    );
+    assert!(app.ops.modal.is_some(), "the dialog stays");
+    let sent = writes(app.update(Action::ConfirmDespite, cache, now()));
     (app, sent)
 }
 
@@ -302,7 +317,7 @@ fn a_heartbeat_write_leaves_the_runs_message_in_place() {
         "{said:?}"
     );
     for (id, mut request) in sent {
-        request.record.action = "heartbeat".into();
+        request.record.action = crate::ops::journal_action::JournalAction::Heartbeat;
         done(&mut app, id, request);
     }
     assert_eq!(app.ui.message.clone().map(|m| m.text), said);
@@ -373,9 +388,8 @@ fn plan_overlay_lists_order_canaries_and_skips() {
 #[test]
 fn quitting_while_this_console_drives_auto_asks_then_pauses_before_quitting() {
     let mut cache = fixtures::mid_rollout();
-    let mut app = app_on(&mut cache);
-    app.update(Action::ToggleAuto, &cache, now());
-    for (id, request) in writes(app.update(Action::Confirm, &cache, now())) {
+    let (mut app, sent) = auto_started(&mut cache);
+    for (id, request) in sent {
         done(&mut app, id, request);
     }
     assert!(app.ops.auto.is_some());
@@ -393,7 +407,10 @@ fn quitting_while_this_console_drives_auto_asks_then_pauses_before_quitting() {
                 .as_ref()
                 .and_then(|p| p.reason.clone())
                 .unwrap_or_default();
-            assert!(reason.contains("console closed by ana@box"), "{reason}");
+            // The same words a headless run's interrupt writes.
+            assert_eq!(reason, "interrupted by ana@box (console closed)");
+            let by = after.pause.as_ref().map(|p| p.by.as_str());
+            assert_eq!(by, Some("rollcall auto (ana@box)"));
         }
         other => panic!("expected the pause, got {other:?}"),
     }

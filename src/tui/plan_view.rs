@@ -40,8 +40,8 @@ impl App {
             format!("why: {}", blocker.message),
         ];
         lines.extend(head.plan.steps.iter().enumerate().map(|(i, step)| {
-            let canary = if step.canary { " [canary]" } else { "" };
-            format!("{:>4}. {}{canary}  {}", i + 1, step.node, step.group)
+            let mark = crate::ops::advance::step_mark(step.canary, step.control_plane);
+            format!("{:>4}. {}{mark}  {}", i + 1, step.node, step.group)
         }));
         lines.extend(more(head.steps, head.plan.steps.len(), "to advance"));
         lines.extend(

@@ -64,6 +64,13 @@ fn diff_lines(snapshot: &Snapshot<'_>, number: i64) -> Vec<String> {
 impl App {
     pub(super) fn open_rollback(&mut self, cache: &Cache) -> Result<(), String> {
         self.ops.allowed(Operation::Rollback, "rollback")?;
+        // Refused up front, not after a revision is picked.
+        if let Some(console_run) = &self.ops.auto {
+            return Err(format!(
+                "{} is running in this console: press A to stop it first",
+                console_run.run.label()
+            ));
+        }
         let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
         self.ops.modal = Some(Modal::Rollback(rollback_picker(&snapshot)?));
         Ok(())
@@ -102,22 +109,20 @@ impl App {
         let patch = plan.request.ok_or_else(|| {
             format!("skipped rollback: the template already matches revision {number}")
         })?;
-        let before = snapshot.state().map_err(|e| e.to_string())?;
-        if before.saved_strategy.is_some() {
-            return Err(
-                "paused with the RollingUpdate strategy frozen: resume first (p)".to_owned(),
-            );
-        }
-        if let Some(running) = before.run_in_progress(now) {
-            return Err(running);
-        }
-        let state = crate::ops::rollback::state_request(&snapshot, *number, &self.ops.actor, now)
-            .map_err(|e| e.to_string())?;
-        let order = if snapshot.update_strategy().is_on_delete() {
-            crate::ops::drive::rollback_nodes(&snapshot)
-        } else {
-            Vec::new()
+        let options = crate::ops::run::rollback::RollbackOptions {
+            timeout: DEFAULT_POLICY.timeout,
+            include_cordoned: false,
         };
+        let start = crate::ops::run::rollback::start_rollback(
+            &snapshot,
+            patch,
+            *number,
+            options,
+            &self.ops.actor,
+            now,
+        )
+        .map_err(|e| e.to_string())?;
+        let order = start.order.clone();
         let mut lines = crate::ops::owner_guard::dialog_lines(
             &snapshot.ds,
             Some(crate::ops::owner_guard::SpecAction::Rollback),
@@ -137,13 +142,7 @@ impl App {
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: format!("roll back to revision {number}?"),
             lines,
-            intent: Intent::Rollback {
-                patch: Box::new(patch),
-                state: Box::new(state),
-                order,
-                to: *number,
-                timeout: DEFAULT_POLICY.timeout,
-            },
+            intent: Intent::Rollback(Box::new(start)),
         })));
         Ok(())
     }

@@ -186,8 +186,9 @@ async fn event_loop(
                 dirty = true;
             }
             Some(event) = next_ops_event(&mut links.ops) => {
-                app.ops_on_event(event);
-                let effect = app.ops_on_change(&shared.lock(), jiff::Timestamp::now());
+                let now = jiff::Timestamp::now();
+                app.ops_on_event(event, now);
+                let effect = app.ops_on_change(&shared.lock(), now);
                 dispatch(effect, app, watch, links);
                 dirty = true;
             }

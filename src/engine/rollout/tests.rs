@@ -131,6 +131,58 @@ fn order_is_canaries_then_group_then_name() {
     );
 }
 
+/// kubeadm labels control-plane nodes `node-role.kubernetes.io/control-plane`
+/// (and `master` before 1.20): a rollout meets the workers first, whatever
+/// pool name sorts first, and the full plan, its first page and the next
+/// batch all agree on it. A control-plane node marked as a canary still goes first.
+#[test]
+fn control_plane_nodes_go_last_unless_marked_canary() {
+    let ds = daemonset("agent:2").on_delete().build();
+    let nodes = vec![
+        node("cp-01")
+            .label("node-pool", "a-control")
+            .label("node-role.kubernetes.io/control-plane", "")
+            .build(),
+        node("cp-02")
+            .label("node-pool", "a-control")
+            .label("node-role.kubernetes.io/master", "")
+            .build(),
+        node("edge-01").label("node-pool", "edge").build(),
+        node("general-01").label("node-pool", "general").build(),
+    ];
+    let pods: Vec<Pod> = nodes.iter().map(|n| old_pod(n.name())).collect();
+    let f = fleet(&ds, nodes, &pods);
+    let cases: [(&str, &[&str], &[&str]); 2] = [
+        (
+            "no canary",
+            &[],
+            &["edge-01", "general-01", "cp-01", "cp-02"],
+        ),
+        (
+            "cp-02 marked",
+            &["cp-02"],
+            &["cp-02", "edge-01", "general-01", "cp-01"],
+        ),
+    ];
+    for (name, canaries, expected) in cases {
+        let options = PlanOptions {
+            canaries: canaries.iter().map(|c| (*c).to_owned()).collect(),
+            ..PlanOptions::default()
+        };
+        let plan = plan_rollout(&f.rows, &f.nodes, &options);
+        let order: Vec<&str> = plan.steps.iter().map(|s| s.node.as_str()).collect();
+        assert_eq!(order, expected, "{name}: full plan");
+        let node_of = |n: &str| f.nodes.iter().find(|node| node.name() == n);
+        let head = plan_head(&f.rows, node_of, &options, 10);
+        let head: Vec<&str> = head.plan.steps.iter().map(|s| s.node.as_str()).collect();
+        assert_eq!(head, expected, "{name}: first page");
+        let batch = next_steps(&f.rows, node_of, &options, 1, &BTreeSet::new());
+        assert_eq!(batch[0].node, expected[0], "{name}: next batch");
+        let last = plan.steps.last().map(|s| s.control_plane);
+        assert_eq!(last, Some(true), "{name}: marked as control plane");
+    }
+}
+
 #[test]
 fn next_batch_keeps_canaries_apart_and_skips_excluded() {
     let step = |node: &str, canary: bool| PlanStep {
@@ -138,6 +190,7 @@ fn next_batch_keeps_canaries_apart_and_skips_excluded() {
         canary,
         group: String::new(),
         pod: None,
+        control_plane: false,
     };
     let plan = RolloutPlan {
         steps: vec![

@@ -1,21 +1,20 @@
 //! The one decision of a running auto-advance or rollback: given the observed
 //! cluster, the stored rollout state, the run's settings and `now`, what to do
 //! next — stop (someone paused), wait, delete these pods, pause with this
-//! reason, or finish (with the nodes left behind). The headless driver
-//! ([`super::drive`]) and the console's `A`/rollback both call it, so the two
-//! can never disagree.
+//! reason, or finish (with the nodes left behind). [`super::Run`] turns it into
+//! writes; the headless driver and the console only execute them.
 //!
-//! Pure: no I/O, `now` is an argument; the callers run the deletes and the
-//! state writes.
+//! Pure: no I/O, `now` is an argument.
 
+use crate::engine::rolling::UpdateStrategy;
 use crate::engine::rollout::{RolloutPlan, SkipReason, WaitingFor};
 use crate::ops::advance::{AdvanceTarget, Victim, skip_text};
 use crate::ops::auto::{AutoRun, Step};
-use crate::ops::drive::AutoSettings;
 use crate::ops::error::OpsError;
 use crate::ops::preflight::failing_updated;
+use crate::ops::run::settings::{RunSettings, unavailable_allowance};
 use crate::ops::snapshot::{Snapshot, plan_options};
-use crate::ops::state::RolloutState;
+use crate::ops::state::{Mode, RolloutState};
 
 /// What a running auto-advance or rollback does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +47,12 @@ pub enum Next {
         /// Nodes the run was meant to move but could not, with why.
         left: Vec<(String, String)>,
     },
+    /// The DaemonSet's own `maxUnavailable` is spent (a RollingUpdate
+    /// DaemonSet taken over from its controller): wait for nodes to come back.
+    OverBudget {
+        /// Nodes without an available pod now.
+        unavailable: usize,
+    },
 }
 
 /// Decides the next move of `run` from `snapshot` and `state` at `now`.
@@ -55,7 +60,8 @@ pub fn next_move(
     run: &mut AutoRun,
     snapshot: &Snapshot<'_>,
     state: &RolloutState,
-    settings: &AutoSettings,
+    settings: &RunSettings,
+    taken_over: Option<&UpdateStrategy>,
     now: jiff::Timestamp,
 ) -> Result<Next, OpsError> {
     if let Some(pause) = &state.pause {
@@ -78,6 +84,7 @@ pub fn next_move(
     // the canaries), and an older run's selector must not carry over.
     let planned = RolloutState {
         canary_selector: settings.canary_selector.clone(),
+        mode: Mode::Auto,
         ..state.clone()
     };
     // A bad selector is an error before anything else is judged.
@@ -102,14 +109,29 @@ pub fn next_move(
     // elsewhere costs nothing more.
     let row_of = |node: &str| rows.fresh(node);
     if let Some(step) = run.judge_batch(&row_of, min_ready, now) {
-        return Ok(from_step(step, None, settings));
+        return Ok(from_step(step));
+    }
+    // A RollingUpdate DaemonSet taken over: its own maxUnavailable bounds
+    // the batch, counting every node already down (the controller's
+    // replacements still settling included).
+    let mut size = run.batch_size();
+    if let Some(strategy) = taken_over {
+        let totals = Snapshot::totals(rows.iter());
+        let desired = usize::try_from(totals.desired).unwrap_or(0);
+        let unavailable = usize::try_from(totals.unavailable).unwrap_or(0);
+        match unavailable_allowance(strategy, desired, unavailable) {
+            Ok(Some(0)) => return Ok(Next::OverBudget { unavailable }),
+            Ok(Some(allowed)) => size = size.min(allowed),
+            Ok(None) => {}
+            Err(err) => return Err(OpsError::Invalid(err.to_string())),
+        }
     }
     // The next batch: only its steps for an auto-advance, the whole plan for
     // a rollback (it walks its own order and reports the nodes left behind).
     let plan = if run.is_limited() || settings.rollback.is_some() {
         snapshot.plan_with(&rows, &planned, settings.include_cordoned)?
     } else {
-        let next = AdvanceTarget::Next(run.batch_size());
+        let next = AdvanceTarget::Next(size);
         snapshot.plan_for(
             &rows,
             &planned,
@@ -118,32 +140,47 @@ pub fn next_move(
             settings.include_cordoned,
         )?
     };
-    let step = run.next(&plan);
-    Ok(from_step(step, Some(&plan), settings))
+    match run.next_up_to(&plan, size) {
+        // Done: the whole plan names the nodes left behind (cordoned,
+        // NotReady), so "completed" is said only when none are.
+        Step::Completed { advanced } => {
+            let whole = snapshot.plan_with(&rows, &planned, settings.include_cordoned)?;
+            let left = match &settings.rollback {
+                Some((order, _)) => left_behind(&whole, Some(order)),
+                None => left_behind(&whole, None),
+            };
+            Ok(Next::Completed { advanced, left })
+        }
+        step => Ok(from_step(step)),
+    }
 }
 
-/// The run's step as the next move (`plan` names the nodes a rollback left).
-fn from_step(step: Step, plan: Option<&RolloutPlan>, settings: &AutoSettings) -> Next {
+/// The run's step as the next move.
+fn from_step(step: Step) -> Next {
     match step {
         Step::Delete(victims) => Next::Delete(victims),
         Step::Wait { wake_at, waiting } => Next::Wait { wake_at, waiting },
         Step::Pause { node, reason } => Next::Pause { node, reason },
         Step::Completed { advanced } => Next::Completed {
             advanced,
-            left: match (&settings.rollback, plan) {
-                (Some((order, _)), Some(plan)) => left_behind(plan, order),
-                _ => Vec::new(),
-            },
+            left: Vec::new(),
         },
     }
 }
 
-/// Nodes of `order` the plan could not move, with why (cordoned, NotReady, …).
-fn left_behind(plan: &RolloutPlan, order: &[String]) -> Vec<(String, String)> {
+/// Nodes the run was meant to move and could not, with why: nodes that should
+/// run the daemon pod and still run an old revision because the plan skipped
+/// them (cordoned, NotReady). A rollback counts only the nodes of its `order`;
+/// nodes that should not run the pod, or have none, are not a run's to move.
+fn left_behind(plan: &RolloutPlan, order: Option<&Vec<String>>) -> Vec<(String, String)> {
     plan.skipped
         .iter()
-        .filter(|s| order.contains(&s.node))
-        .filter(|s| !matches!(s.reason, SkipReason::AlreadyUpdated))
+        .filter(|s| order.is_none_or(|order| order.contains(&s.node)))
+        .filter(|s| match s.reason {
+            SkipReason::Cordoned | SkipReason::NotReady => true,
+            SkipReason::NotEligible { .. } | SkipReason::NoDaemonPod => order.is_some(),
+            SkipReason::AlreadyUpdated => false,
+        })
         .map(|s| (s.node.clone(), skip_text(&s.reason)))
         .collect()
 }
@@ -157,8 +194,8 @@ mod tests {
 
     const NODES: [&str; 3] = ["n1", "n2", "n3"];
 
-    fn settings() -> AutoSettings {
-        AutoSettings {
+    fn settings() -> RunSettings {
+        RunSettings {
             policy: AutoPolicy {
                 batch: 1,
                 soak: std::time::Duration::ZERO,
@@ -188,6 +225,7 @@ mod tests {
             &snap,
             &RolloutState::default(),
             &settings(),
+            None,
             t(100),
         );
         match next {
@@ -197,12 +235,19 @@ mod tests {
             }
             other => panic!("expected a pause, got {other:?}"),
         }
-        let despite = AutoSettings {
+        let despite = RunSettings {
             despite_failing: true,
             ..settings()
         };
         assert!(matches!(
-            next_move(&mut run, &snap, &RolloutState::default(), &despite, t(100)),
+            next_move(
+                &mut run,
+                &snap,
+                &RolloutState::default(),
+                &despite,
+                None,
+                t(100)
+            ),
             Ok(Next::Delete(_))
         ));
     }
@@ -220,7 +265,7 @@ mod tests {
             .collect::<Vec<_>>();
         let pods = old.pods().cloned().collect::<Vec<_>>();
         let snap = Snapshot::new(old.ds.clone(), nodes, pods, old.revisions.clone());
-        let canaries = AutoSettings {
+        let canaries = RunSettings {
             canary_selector: Some("pool=canary".into()),
             ..settings()
         };
@@ -231,7 +276,7 @@ mod tests {
                 ..RolloutState::default()
             };
             let mut run = AutoRun::new(canaries.policy);
-            match next_move(&mut run, &snap, &state, &canaries, t(0)) {
+            match next_move(&mut run, &snap, &state, &canaries, None, t(0)) {
                 Ok(Next::Delete(victims)) => {
                     let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
                     assert_eq!(nodes, ["n3"], "view held {seen:?}");
@@ -253,7 +298,7 @@ mod tests {
         };
         let mut run = AutoRun::new(settings().policy);
         assert_eq!(
-            next_move(&mut run, &snap, &state, &settings(), t(0)).ok(),
+            next_move(&mut run, &snap, &state, &settings(), None, t(0)).ok(),
             Some(Next::Stopped {
                 by: "a pause by ana".into()
             })

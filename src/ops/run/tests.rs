@@ -1,0 +1,335 @@
+//! The run state machine, step by step: what it writes at its start, per
+//! batch and at its end, and what it says — the same for every executor.
+
+use k8s_openapi::api::apps::v1::{DaemonSetUpdateStrategy, RollingUpdateDaemonSet};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::*;
+use crate::engine::fixtures::{node, pod};
+use crate::model::DaemonSet;
+use crate::ops::auto::AutoPolicy;
+use crate::ops::state::Pause;
+use crate::ops::testing::{NEW, OLD, all_old, ds, ready_pod, replace, snapshot, t};
+
+fn nodes(n: usize) -> Vec<String> {
+    (1..=n).map(|i| format!("n{i:02}")).collect()
+}
+
+fn names(nodes: &[String]) -> Vec<&str> {
+    nodes.iter().map(String::as_str).collect()
+}
+
+fn settings(batch: usize) -> RunSettings {
+    RunSettings::auto(AutoPolicy {
+        batch,
+        soak: std::time::Duration::ZERO,
+        timeout: std::time::Duration::from_secs(60),
+    })
+}
+
+/// A RollingUpdate DaemonSet with this `maxUnavailable` (and no surge).
+fn rolling(max_unavailable: IntOrString) -> DaemonSet {
+    let mut ds = ds(true, &[]);
+    if let Some(spec) = ds.spec.as_mut() {
+        spec.update_strategy = Some(DaemonSetUpdateStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: Some(RollingUpdateDaemonSet {
+                max_unavailable: Some(max_unavailable),
+                max_surge: Some(IntOrString::Int(0)),
+            }),
+        });
+    }
+    ds
+}
+
+/// The DaemonSet as it is once a run took it over: OnDelete, its own
+/// strategy saved in the state.
+fn taken_over(original: &DaemonSet, start: &WriteRequest) -> DaemonSet {
+    let Write::PatchStrategy { after, .. } = &start.write else {
+        panic!("a takeover switches the strategy: {start:?}")
+    };
+    let mut ds = original.clone();
+    if let Some(spec) = ds.spec.as_mut() {
+        spec.update_strategy = Some(DaemonSetUpdateStrategy {
+            type_: Some("OnDelete".into()),
+            rolling_update: None,
+        });
+    }
+    let annotations = annotations_of(after);
+    ds.metadata.annotations = Some(annotations);
+    ds
+}
+
+/// The annotations that store `state`.
+fn annotations_of(state: &RolloutState) -> std::collections::BTreeMap<String, String> {
+    state
+        .to_annotations()
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
+        .collect()
+}
+
+/// The run's next turn past any heartbeat that fell due.
+fn next_turn(run: &mut Run, snapshot: &Snapshot<'_>, now: jiff::Timestamp) -> Turn {
+    loop {
+        match run.turn(snapshot, now).expect("decides") {
+            Turn::Renewed(_) => {}
+            turn => return turn,
+        }
+    }
+}
+
+fn deleted_nodes(turn: &Turn) -> Vec<String> {
+    match turn {
+        Turn::BatchChosen { deletes, .. } => deletes.iter().map(|(v, _)| v.node.clone()).collect(),
+        other => panic!("expected a batch, got {other:?}"),
+    }
+}
+
+/// A RollingUpdate DaemonSet's `maxUnavailable` (upstream
+/// `updatedDesiredNodeCounts`, percentages of desired rounded up) bounds a
+/// run that takes it over, counting the nodes already down: `auto --batch 3`
+/// on `maxUnavailable: 2` took 5 nodes down at once before.
+#[test]
+fn a_run_never_takes_more_nodes_down_than_max_unavailable() {
+    let all = nodes(10);
+    let original = rolling(IntOrString::Int(2));
+    let snap = snapshot(original.clone(), &names(&all), all_old(&names(&all)));
+    let (mut run, started) = Run::start(&snap, settings(3), "ana@box", t(0)).expect("starts");
+    let Write::PatchStrategy {
+        strategy, after, ..
+    } = &started.write.write
+    else {
+        panic!("{:?}", started.write)
+    };
+    assert_eq!(strategy["type"], "OnDelete");
+    assert!(after.saved_strategy.is_some(), "the strategy is saved");
+    assert!(
+        started
+            .notes
+            .iter()
+            .any(|n| n.contains("takes the rollout over")),
+        "{:?}",
+        started.notes
+    );
+    let ds = taken_over(&original, &started.write);
+    let cases: [(&str, usize, usize); 3] = [
+        ("nothing down: 2 of the batch of 3", 0, 2),
+        ("one node already down: 1", 1, 1),
+        ("two down: the budget is spent", 2, 0),
+    ];
+    for (name, down, want) in cases {
+        let unready: Vec<_> = all[..down]
+            .iter()
+            .map(|n| {
+                pod(&format!("agent-{n}-x"), n, OLD)
+                    .running_not_ready(0)
+                    .build()
+            })
+            .collect();
+        let pods = replace(all_old(&names(&all)), unready);
+        let snap = snapshot(ds.clone(), &names(&all), pods);
+        let mut fresh = run.clone();
+        let turn = next_turn(&mut fresh, &snap, t(1));
+        if want == 0 {
+            let Turn::Wait { waiting, .. } = &turn else {
+                panic!("{name}: {turn:?}")
+            };
+            assert!(
+                waiting[0].1.contains("maxUnavailable"),
+                "{name}: {waiting:?}"
+            );
+        } else {
+            assert_eq!(deleted_nodes(&turn).len(), want, "{name}");
+        }
+    }
+    // The end writes the strategy back.
+    let snap = snapshot(ds, &names(&all), replace(Vec::new(), Vec::new()));
+    let end = RunEnd::Completed {
+        advanced: 10,
+        left: Vec::new(),
+    };
+    let closing = run
+        .closing(&end, &snap, t(2))
+        .expect("decides")
+        .expect("writes");
+    let Write::PatchStrategy {
+        strategy, after, ..
+    } = &closing.write
+    else {
+        panic!("{closing:?}")
+    };
+    assert_eq!(strategy["type"], "RollingUpdate");
+    assert_eq!(strategy["rollingUpdate"]["maxUnavailable"], 2);
+    assert_eq!(after.saved_strategy, None);
+    assert_eq!(after.mode, Mode::Idle);
+    assert_eq!(closing.record.action, JournalAction::AutoDone);
+    run.deleted("n01", Ok(()), t(3));
+}
+
+#[test]
+fn a_surge_only_strategy_and_hand_advances_on_rolling_update_are_refused() {
+    let all = nodes(3);
+    let snap = snapshot(
+        rolling(IntOrString::Int(0)),
+        &names(&all),
+        all_old(&names(&all)),
+    );
+    // maxUnavailable 0 with maxSurge 1: replacing by delete would take nodes down.
+    let mut surge = rolling(IntOrString::Int(0));
+    if let Some(rolling) = surge
+        .spec
+        .as_mut()
+        .and_then(|s| s.update_strategy.as_mut())
+        .and_then(|u| u.rolling_update.as_mut())
+    {
+        rolling.max_surge = Some(IntOrString::Int(1));
+    }
+    let surge = snapshot(surge, &names(&all), all_old(&names(&all)));
+    let Err(StartRefusal::Invalid(err)) = Run::start(&surge, settings(1), "ana", t(0)) else {
+        panic!("a surge-only strategy is refused")
+    };
+    assert!(err.to_string().contains("let the controller roll"), "{err}");
+    let state = snap.state().expect("state");
+    let err = crate::ops::run::settings::ensure_advance_by_hand(&snap, &state)
+        .expect_err("a hand advance would race the controller");
+    assert!(err.to_string().contains("rollcall auto"), "{err}");
+}
+
+/// A run that skipped a cordoned and a NotReady node on the old revision is
+/// not "completed": it ends incomplete, naming them, exit 1.
+#[test]
+fn a_run_that_leaves_nodes_behind_ends_incomplete() {
+    let all = nodes(3);
+    let old = ds(false, &[]);
+    let mut base = snapshot(old.clone(), &names(&all), all_old(&names(&all)));
+    let node_list = vec![
+        node("n01").build(),
+        node("n02").cordoned().build(),
+        node("n03").not_ready().build(),
+    ];
+    let pods: Vec<_> = base.pods().cloned().collect();
+    base = Snapshot::new(old.clone(), node_list.clone(), pods, base.revisions.clone());
+    let (mut run, _) = Run::start(&base, settings(1), "ana", t(0)).expect("starts");
+    assert_eq!(deleted_nodes(&next_turn(&mut run, &base, t(1))), ["n01"]);
+    run.deleted("n01", Ok(()), t(1));
+    let moved = replace(all_old(&names(&all)), vec![ready_pod("n01", NEW, 2)]);
+    let after = Snapshot::new(old, node_list, moved, base.revisions.clone());
+    let turn = next_turn(&mut run, &after, t(10));
+    let Turn::Finished(end) = turn else {
+        panic!("{turn:?}")
+    };
+    assert_eq!(end.exit_code(), 1);
+    let text = end.text("auto-advance", Some(2));
+    assert!(text.starts_with("incomplete: 1 node(s) advanced"), "{text}");
+    assert!(text.contains("n02: cordoned"), "{text}");
+    assert!(text.contains("n03: node not Ready"), "{text}");
+    assert!(text.contains("--include-cordoned"), "{text}");
+}
+
+#[test]
+fn a_dry_run_says_would() {
+    let victim = crate::ops::advance::Victim {
+        node: "n1".into(),
+        pod: "agent-x".into(),
+        uid: "u".into(),
+        revision_from: Some(1),
+        canary: false,
+    };
+    assert_eq!(
+        words::delete_text("auto-advance", &victim, Ok(()), true),
+        "advancing: would delete pod agent-x"
+    );
+    assert_eq!(
+        words::delete_text("rollback", &victim, Ok(()), false),
+        "moving back: deleted pod agent-x"
+    );
+}
+
+/// One choice for every executor: a run that stops pauses as `rollcall auto
+/// (who)` with the reason, journalled `auto-pause`; stopped by its operator it
+/// goes idle as `auto-stopped`; someone else's pause stands untouched; every
+/// end clears the run's canary selector.
+#[test]
+fn every_end_writes_one_way() {
+    let all = nodes(2);
+    let snap = snapshot(ds(false, &[]), &names(&all), all_old(&names(&all)));
+    let (run, started) = Run::start(&snap, settings(1), "ana@box", t(0)).expect("starts");
+    let Write::PatchState { after: running, .. } = &started.write.write else {
+        panic!("{started:?}")
+    };
+    // As `auto --canary` leaves it mid-run.
+    let running = &RolloutState {
+        canary_selector: Some("pool=edge".into()),
+        ..running.clone()
+    };
+    let mut during = ds(false, &[]);
+    during.metadata.annotations = Some(annotations_of(running));
+    let during = snapshot(during, &names(&all), all_old(&names(&all)));
+    let paused = RunEnd::Paused {
+        node: "n01".into(),
+        reason: "replacement pod not Ready after 60s".into(),
+    };
+    let write = run
+        .closing(&paused, &during, t(5))
+        .expect("ok")
+        .expect("a pause");
+    let Write::PatchState { after, .. } = &write.write else {
+        panic!("{write:?}")
+    };
+    let pause = after.pause.as_ref().expect("paused");
+    assert_eq!(pause.by, "rollcall auto (ana@box)");
+    assert_eq!(
+        pause.reason.as_deref(),
+        Some("node n01: replacement pod not Ready after 60s")
+    );
+    assert_eq!(write.record.action, JournalAction::AutoPause);
+    assert_eq!(after.canary_selector, None);
+
+    let cancelled = RunEnd::Cancelled {
+        by: "ana@box".into(),
+        moved: 1,
+    };
+    let write = run
+        .closing(&cancelled, &during, t(5))
+        .expect("ok")
+        .expect("idle");
+    let Write::PatchState { after, .. } = &write.write else {
+        panic!("{write:?}")
+    };
+    assert_eq!(write.record.action, JournalAction::AutoStopped);
+    assert_eq!((after.mode, after.heartbeat), (Mode::Idle, None));
+    assert_eq!(after.canary_selector, None);
+    assert!(
+        cancelled
+            .text("auto-advance", None)
+            .contains("1 node(s) advanced")
+    );
+
+    let mut someone = ds(false, &[]);
+    let theirs = RolloutState {
+        pause: Some(Pause {
+            by: "bo".into(),
+            ..Pause::default()
+        }),
+        ..running.clone()
+    };
+    someone.metadata.annotations = Some(annotations_of(&theirs));
+    let someone = snapshot(someone, &names(&all), all_old(&names(&all)));
+    for end in [
+        paused,
+        RunEnd::Interrupted {
+            by: "ana".into(),
+            how: "console closed",
+        },
+        RunEnd::Stopped {
+            by: "a pause by bo".into(),
+        },
+    ] {
+        assert_eq!(
+            run.closing(&end, &someone, t(6)).expect("ok"),
+            None,
+            "{end:?}"
+        );
+    }
+}
