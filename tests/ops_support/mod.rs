@@ -63,6 +63,11 @@ pub async fn env(cluster: EmbeddedCluster) -> Env {
     env
 }
 
+/// Wraps a started cluster without waiting for its pods.
+pub fn env_of(cluster: EmbeddedCluster) -> Env {
+    wrap(cluster)
+}
+
 fn wrap(cluster: EmbeddedCluster) -> Env {
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");

@@ -6,6 +6,7 @@
 //!
 //! Pure: no I/O, `now` is an argument.
 
+use crate::engine::coverage::NodeCoverage;
 use crate::engine::rolling::UpdateStrategy;
 use crate::engine::rollout::{RolloutPlan, SkipReason, WaitingFor};
 use crate::ops::advance::{AdvanceTarget, Victim, skip_text};
@@ -116,9 +117,7 @@ pub fn next_move(
     // replacements still settling included).
     let mut size = run.batch_size();
     if let Some(strategy) = taken_over {
-        let totals = Snapshot::totals(rows.iter());
-        let desired = usize::try_from(totals.desired).unwrap_or(0);
-        let unavailable = usize::try_from(totals.unavailable).unwrap_or(0);
+        let (desired, unavailable) = budget_counts(rows.iter());
         match unavailable_allowance(strategy, desired, unavailable) {
             Ok(Some(0)) => return Ok(Next::OverBudget { unavailable }),
             Ok(Some(allowed)) => size = size.min(allowed),
@@ -153,6 +152,18 @@ pub fn next_move(
         }
         step => Ok(from_step(step)),
     }
+}
+
+/// Nodes that should run the daemon pod, and those of them without an
+/// available pod that is not being deleted: upstream `rollingUpdate` counts a
+/// node whose only pod is terminating as unavailable (it skips pods with a
+/// deletion timestamp), and so must a budget taken over from it.
+fn budget_counts<'r>(rows: impl Iterator<Item = &'r NodeCoverage>) -> (usize, usize) {
+    rows.filter(|row| row.verdict.should_run)
+        .fold((0, 0), |(desired, unavailable), row| {
+            let up = row.pods.iter().any(|p| p.available && !p.terminating);
+            (desired + 1, unavailable + usize::from(!up))
+        })
 }
 
 /// The run's step as the next move.
