@@ -26,6 +26,8 @@ pub mod rollback;
 pub mod snapshot;
 pub mod state;
 pub mod status;
+pub mod status_changes;
+pub mod status_node;
 pub mod status_summary;
 pub mod write;
 

@@ -17,7 +17,9 @@ use crate::ops::error::OpsError;
 use crate::ops::owner_guard::{Revert, reverted};
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
-use crate::ops::status_summary::{Summary, eligibility_word, names};
+pub use crate::ops::status_node::NodeStatus;
+use crate::ops::status_node::{eligibility_word, names};
+use crate::ops::status_summary::Summary;
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -68,48 +70,6 @@ pub struct StatusReport {
     /// What the user's rights keep out of this report (kinds the server
     /// forbids), each with what is missing because of it; empty when none.
     pub limitations: Vec<String>,
-}
-
-/// One node.
-#[allow(
-    clippy::struct_excessive_bools,
-    reason = "a flat JSON record of independent yes/no facts"
-)]
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeStatus {
-    /// Node name.
-    pub name: String,
-    /// Whether a daemon pod should run here (`true` when unknown: the node
-    /// could not be read and runs a daemon pod; see `eligibility`).
-    pub eligible: bool,
-    /// The one eligibility word: `yes`, `keep`, `no`, or `unknown` (the node
-    /// could not be read).
-    pub eligibility: crate::engine::vocabulary::Eligibility,
-    /// Whether a running daemon pod may stay.
-    pub should_continue_running: bool,
-    /// Why not eligible, in words.
-    pub reasons: Vec<String>,
-    /// The daemon pod (the newest live one), if any.
-    pub pod: Option<String>,
-    /// Its revision number.
-    pub revision: Option<i64>,
-    /// Whether it runs the current revision.
-    pub updated: bool,
-    /// Whether it is Ready.
-    pub ready: bool,
-    /// Whether it is available (Ready for minReadySeconds).
-    pub available: bool,
-    /// Its waiting/terminated reason, if any.
-    pub problem: Option<String>,
-    /// When the pod is failing: the reason and the container's own words
-    /// (last termination, waiting message), from the one health classification.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-    /// How many live daemon pods the node has.
-    pub pod_count: usize,
-    /// Marked or selected as a canary.
-    pub canary: bool,
 }
 
 /// One step of the plan.
@@ -234,7 +194,7 @@ impl StatusReport {
             limitations: crate::cluster::access::limitations(snapshot.forbidden.iter().copied()),
             summary: Summary::default(),
         };
-        report.summary = Summary::build(&report);
+        report.summary = Summary::build(&report.nodes, report.current_revision);
         report.recorded_status =
             rehearsal_difference(&snapshot.ds, StatusCounts::of_totals(&report.totals));
         Ok(report)
