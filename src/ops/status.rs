@@ -514,4 +514,57 @@ mod tests {
                 .is_none()
         );
     }
+
+    /// Issue 30 item 3: nothing on an old revision is `idle`, whatever the
+    /// strategy and budget, with the NotReady node named in the why line.
+    #[test]
+    fn a_rolled_out_daemonset_with_a_not_ready_node_is_idle() {
+        use crate::engine::fixtures::{daemonset, node, pod, revision_of};
+        use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        let names: Vec<String> = (1..=14).map(|i| format!("general-{i:02}")).collect();
+        let nodes: Vec<crate::model::Node> = names
+            .iter()
+            .map(|n| match n.as_str() {
+                "general-06" => node(n).not_ready().build(),
+                _ => node(n).build(),
+            })
+            .collect();
+        // The node controller marked the pod on the NotReady node not Ready.
+        let pods: Vec<crate::model::Pod> = names
+            .iter()
+            .map(|n| match n.as_str() {
+                "general-06" => pod(&format!("agent-{n}-{NEW}"), n, NEW)
+                    .created(10)
+                    .running_not_ready(600)
+                    .build(),
+                _ => ready_pod(n, NEW, 10),
+            })
+            .collect();
+        let percent = daemonset("v2")
+            .rolling(IntOrString::String("10%".into()), IntOrString::Int(0))
+            .build();
+        let cases = [
+            ("OnDelete", ds(false, &[])),
+            ("RollingUpdate maxUnavailable=1", ds(true, &[])),
+            ("RollingUpdate maxUnavailable=10%", percent),
+        ];
+        for (name, daemonset_) in cases {
+            let revisions = vec![
+                revision_of(&daemonset("v1").build(), crate::ops::testing::OLD, 1),
+                revision_of(&daemonset_, NEW, 2),
+            ];
+            let snapshot = Snapshot::new(daemonset_, nodes.clone(), pods.clone(), revisions);
+            let report = StatusReport::build(&snapshot, t(100)).unwrap();
+            assert_eq!(report.state, "idle", "{name}: {:?}", report.blocker);
+            let table = report.render_table(false);
+            assert!(table.contains("\nstate idle\n"), "{name}: {table}");
+            assert!(
+                table.contains(
+                    "\nwhy   nothing to do: every node runs the current revision; \
+                     1 node(s) not available: general-06 (node NotReady)\n"
+                ),
+                "{name}: {table}"
+            );
+        }
+    }
 }
