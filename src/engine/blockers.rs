@@ -233,14 +233,16 @@ impl BlockerTally {
             );
         }
         let unavailable = tally::holders(&self.unavailable, now, |_| true);
-        let mut message = "nothing to do: every node runs the current revision".to_owned();
-        if !unavailable.is_empty() {
-            message.push_str(&format!(
-                "; {} node(s) not available: {}",
+        let done = "nothing to do: every node runs the current revision";
+        let message = if unavailable.is_empty() {
+            done.to_owned()
+        } else {
+            format!(
+                "{done}; {} node(s) not available: {}",
                 unavailable.len(),
                 list(&unavailable)
-            ));
-        }
+            )
+        };
         Blocker::new(BlockerCode::NothingToDo, message, unavailable)
     }
 

@@ -13,6 +13,9 @@ use crate::engine::fixtures::{PodBuilder, at, daemonset, node, pod, revision_of}
 use crate::engine::revision::RevisionIndex;
 use crate::model::{DaemonSet, Node, Pod};
 
+/// How the pod on the NotReady node is made (`None`: no pod there).
+type Step = Option<fn(PodBuilder) -> PodBuilder>;
+
 /// Fourteen nodes, `n06` NotReady, as in the `default` scenario.
 const NODES: usize = 14;
 const NOT_READY: &str = "n06";
@@ -37,7 +40,7 @@ fn nodes() -> Vec<Node> {
 
 /// Every node on the current revision (`h2`), Ready since T0; the pod on
 /// the NotReady node as `on_not_ready` makes it (`None`: no pod there).
-fn pods(on_not_ready: Option<fn(PodBuilder) -> PodBuilder>) -> Vec<Pod> {
+fn pods(on_not_ready: Step) -> Vec<Pod> {
     names()
         .iter()
         .filter_map(|name| {
@@ -92,7 +95,6 @@ fn a_settled_daemonset_with_a_not_ready_node_has_nothing_to_do() {
         .rolling(IntOrString::Int(0), IntOrString::Int(1))
         .build();
     let on_delete = daemonset("a:v2").on_delete().build();
-    type Step = Option<fn(PodBuilder) -> PodBuilder>;
     // The last column: the node named as not available (`None`: a pod whose
     // last status says Ready is available, so nothing is named).
     let cases: [(&str, &DaemonSet, Step, Option<&str>); 9] = [
@@ -163,19 +165,16 @@ fn a_settled_daemonset_with_a_not_ready_node_has_nothing_to_do() {
         assert!(!blocker.is_blocking(), "{name}");
         let done = "nothing to do: every node runs the current revision";
         let listed: Vec<&str> = blocker.nodes.iter().map(|n| n.node.as_str()).collect();
-        match named {
-            Some(named) => {
-                assert_eq!(
-                    blocker.message,
-                    format!("{done}; 1 node(s) not available: {named}"),
-                    "{name}"
-                );
-                assert_eq!(listed, [NOT_READY], "{name}");
-            }
-            None => {
-                assert_eq!(blocker.message, done, "{name}");
-                assert!(listed.is_empty(), "{name}");
-            }
+        if let Some(named) = named {
+            assert_eq!(
+                blocker.message,
+                format!("{done}; 1 node(s) not available: {named}"),
+                "{name}"
+            );
+            assert_eq!(listed, [NOT_READY], "{name}");
+        } else {
+            assert_eq!(blocker.message, done, "{name}");
+            assert!(listed.is_empty(), "{name}");
         }
     }
 }
