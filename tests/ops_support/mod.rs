@@ -51,6 +51,19 @@ pub async fn default_scenario() -> Env {
     wrap(start(options).await.expect("embedded cluster starts"))
 }
 
+/// Starts the scenario written in `yaml` (the `assets/scenarios/` format),
+/// without waiting for pods.
+pub async fn scenario_text(yaml: &str) -> Env {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("scenario.yaml");
+    std::fs::write(&file, yaml).expect("scenario written");
+    let options = EmbeddedOptions {
+        scenario: Some(file.display().to_string()),
+        ..EmbeddedOptions::default()
+    };
+    wrap(start(options).await.expect("embedded cluster starts"))
+}
+
 /// Wraps a started cluster.
 pub async fn env(cluster: EmbeddedCluster) -> Env {
     let env = wrap(cluster);
