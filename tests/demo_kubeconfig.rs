@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use common::tmux::{Tmux, wait_until};
 
@@ -34,8 +33,10 @@ fn run_demo(tmp: &Path, extra: &str, written: impl Fn() -> bool, name: &str) {
     );
     let tmux = Tmux::start(&format!("demo-{name}"), 80, 24, &command);
     wait_until("the demo's kubeconfig", &written);
-    // Give the console a moment to take the terminal, then quit.
-    std::thread::sleep(Duration::from_millis(500));
+    // Once the console has taken the terminal (its grid is drawn), quit.
+    tmux.wait_for("the console's grid", |screen| {
+        screen.contains("rollcall embedded") && screen.contains(" NODE ")
+    });
     tmux.send("q");
     wait_until("the demo to exit on q", || !tmux.running());
 }

@@ -121,6 +121,83 @@ async fn status_once_in(env: &Env, ds: &str, state: &str) -> Value {
     }
 }
 
+/// Waits until the DaemonSet controller has written cni-agent's status for
+/// its current spec (`observedGeneration` is its `generation`).
+async fn cni_agent_status_observed(store: &rollcall::sim::store::Store) {
+    use rollcall::sim::resources::ResourceKind;
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let ds = store
+            .get(ResourceKind::DaemonSet, "kube-system", "cni-agent")
+            .expect("cni-agent");
+        if ds["status"]["observedGeneration"] == ds["metadata"]["generation"] {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no status for the current spec: {}",
+            ds["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A drift of cni-agent's strategy by the manager `heal-probe`: its
+/// maxUnavailable 1 → 2 (still RollingUpdate; no new revision, no pod moves).
+fn write_probe(store: &rollcall::sim::store::Store) {
+    use rollcall::sim::resources::ResourceKind;
+    use rollcall::sim::store::{Subresource, WriteOptions};
+
+    store
+        .modify_with(
+            ResourceKind::DaemonSet,
+            "kube-system",
+            "cni-agent",
+            Subresource::Main,
+            WriteOptions {
+                dry_run: false,
+                manager: Some("heal-probe".into()),
+            },
+            |current| {
+                let mut next = current.clone();
+                next["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] = 2.into();
+                Ok(next)
+            },
+        )
+        .expect("probe written");
+}
+
+/// Waits until the self-heal has handled every store change made so far:
+/// writes a drift it must heal (cni-agent's maxUnavailable, no new revision)
+/// and waits for the heal. The self-heal reads changes in store order and
+/// heals each DaemonSet a fixed delay after its first drift, soonest first,
+/// so once this probe is healed, a heal due for an earlier change has been
+/// written too. Takes the self-heal's delay (3 s).
+async fn self_heal_caught_up(env: &Env) {
+    use rollcall::sim::resources::ResourceKind;
+
+    let store = &env.cluster.simulation.store;
+    let strategy = || {
+        store
+            .get(ResourceKind::DaemonSet, "kube-system", "cni-agent")
+            .map(|ds| ds["spec"]["updateStrategy"].clone())
+            .expect("cni-agent")
+    };
+    let applied = strategy();
+    write_probe(store);
+    assert_ne!(strategy(), applied, "the probe drifts");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while strategy() != applied {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the self-heal never healed the probe: {}",
+            strategy()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn managers(ds: &Value) -> Vec<(String, String)> {
     ds["metadata"]["managedFields"]
         .as_array()
@@ -267,8 +344,9 @@ async fn advancing_the_argo_owned_ondelete_daemonset_leaves_the_spec_alone() {
         before["metadata"]["generation"]
     );
     assert_eq!(after["spec"], before["spec"]);
-    // Give the self-heal (3 s) time to act if it wanted to: it must not.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Evidence that the self-heal has been through every change the advance
+    // made, rather than a wait for it: it must not act on log-agent.
+    self_heal_caught_up(&env).await;
     let settled = env.daemonset("log-agent").await;
     assert_eq!(settled["spec"], before["spec"]);
     assert!(
@@ -391,15 +469,44 @@ async fn the_console_journals_a_revert_once_as_it_sees_it() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // Later events (status updates) must not journal it again.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Later events (status updates) must not journal it again. First the
+    // controller's status write for the healed spec (observedGeneration)...
+    let store = &env.cluster.simulation.store;
+    cni_agent_status_observed(store).await;
+    // ...then evidence that the watch has been through it: the same pause
+    // reverted once more, by another manager (the strategy stays
+    // RollingUpdate), is a new revert. The watch delivers in order, so its
+    // line comes after every event before it has been handled.
+    write_probe(store);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while lines().len() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the probe's revert was never journaled: {:?}",
+            lines()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let journal = lines();
-    assert_eq!(journal.len(), 1, "{journal:?}");
-    assert_eq!(journal[0]["action"], "revert-noticed");
+    let messages: Vec<&str> = journal
+        .iter()
+        .map(|l| l["message"].as_str().unwrap_or_default())
+        .collect();
     assert!(
-        journal[0]["message"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("pause reverted by argocd-controller at ")),
+        journal.iter().all(|l| l["action"] == "revert-noticed"),
+        "{journal:?}"
+    );
+    assert!(
+        messages[0].starts_with("pause reverted by argocd-controller at "),
+        "{journal:?}"
+    );
+    assert!(
+        messages[1].starts_with("pause reverted by heal-probe at "),
+        "the next line is the probe's, not the first again: {journal:?}"
+    );
+    assert_eq!(
+        messages.iter().filter(|m| **m == messages[0]).count(),
+        1,
         "{journal:?}"
     );
     task.abort();

@@ -8,7 +8,7 @@ mod ops_support;
 
 use std::time::Duration;
 
-use ops_support::{all_ready, placements, small, small_at, text};
+use ops_support::{all_ready, observed, placements, small, small_at, text};
 use rollcall::ops::error::OpsError;
 use rollcall::ops::write::{Write, execute};
 use rollcall::sim::auth::Authorizer;
@@ -87,10 +87,23 @@ async fn pause_mid_rollout(env: &ops_support::Env) -> usize {
         count < 5,
         "the rollout stopped mid-way ({count} of 5 updated)"
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Evidence that the DaemonSet controller has acted on both the pause and
+    // the settled pods: a status written by a sync that saw the OnDelete spec
+    // (observedGeneration) and all five pods Ready. That sync deletes before
+    // it writes status, so a delete it decided on shows below at once.
+    env.wait_daemonset(
+        "log-shipper",
+        "the controller to sync the paused, settled rollout",
+        |ds| {
+            observed(ds)
+                && ds["status"]["numberReady"] == 5
+                && ds["status"]["updatedNumberScheduled"] == count
+        },
+    )
+    .await;
     assert_eq!(
-        updated(&env.pods_of("log-shipper").await),
-        count,
+        placements(&env.pods_of("log-shipper").await),
+        placements(&settled),
         "no pod moved while paused"
     );
     count

@@ -659,3 +659,88 @@ async fn an_expired_run_is_reported_and_taken_over_by_a_second_process() {
     );
     assert_eq!(annotation(&ds, "rollcall.dev/heartbeat"), None);
 }
+
+/// Fourteen nodes, general-06 NotReady, and four DaemonSets that have
+/// nothing to roll out (one revision, every pod on it): flannel- and
+/// Calico-like (RollingUpdate, maxUnavailable=1), aws-node-like
+/// (maxUnavailable=10%, a budget of 2 here) and an OnDelete agent.
+const SETTLED_WITH_A_NOT_READY_NODE: &str = r#"
+name: settled-not-ready
+seed: 3
+timing: {schedule: 50ms, pullStart: 50ms, pull: 100ms, create: 50ms, start: 50ms, ready: 100ms, terminate: 200ms, jitter: 0.1}
+pools:
+  - {name: general, count: 14, zones: [zone-a, zone-b]}
+nodes:
+  - {name: general-06, notReady: true}
+daemonSets:
+  - name: kube-flannel-ds
+    updateStrategy: RollingUpdate
+    maxUnavailable: 1
+    tolerations: [{operator: Exists}]
+    revisions: [{image: "docker.io/flannel/flannel:v0.26.1"}]
+  - name: calico-node
+    updateStrategy: RollingUpdate
+    maxUnavailable: 1
+    tolerations: [{operator: Exists}]
+    revisions: [{image: "docker.io/calico/node:v3.29.1"}]
+  - name: aws-node
+    updateStrategy: RollingUpdate
+    maxUnavailable: "10%"
+    tolerations: [{operator: Exists}]
+    revisions: [{image: "602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni:v1.19.0"}]
+  - name: node-agent
+    updateStrategy: OnDelete
+    tolerations: [{operator: Exists}]
+    revisions: [{image: "registry.example.com/platform/node-agent:1.4.2"}]
+"#;
+
+/// Issue 30 item 3: a DaemonSet with no node on an old revision is idle,
+/// whatever its strategy and budget; the NotReady node is named as a
+/// problem, not made the rollout's state (`stuck` for maxUnavailable=1,
+/// `rolling` for 10%, `waiting` for OnDelete, before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolled_out_daemonset_with_a_not_ready_node_is_idle() {
+    let env = ops_support::scenario_text(SETTLED_WITH_A_NOT_READY_NODE).await;
+    for name in ["kube-flannel-ds", "calico-node", "aws-node", "node-agent"] {
+        let ds = format!("kube-system/{name}");
+        // Evidence first: every eligible node counted on the current revision.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let report = loop {
+            let output = env.rollcall(&["status", &ds, "-o", "json"]).await;
+            let report: serde_json::Value =
+                serde_json::from_slice(&output.stdout).unwrap_or_default();
+            let totals = &report["totals"];
+            if totals["desired"] == 14 && totals["updated"] == 14 {
+                break report;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{ds}: never fully rolled out: {}",
+                text(&output)
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(report["state"], "idle", "{ds}: {report}");
+        assert_eq!(report["blocker"]["code"], "nothingToDo", "{ds}: {report}");
+        let message = report["blocker"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("general-06 (node NotReady)"),
+            "{ds}: {message}"
+        );
+        assert_eq!(report["blocker"]["nodes"][0]["node"], "general-06", "{ds}");
+        let table = env.rollcall(&["status", &ds]).await;
+        let said = text(&table);
+        assert!(table.status.success(), "{ds}: {said}");
+        let state = said
+            .lines()
+            .find(|l| l.starts_with("state "))
+            .unwrap_or_default();
+        assert_eq!(state, "state idle", "{ds}: {said}");
+        assert!(
+            said.lines().any(|l| l.starts_with("why   nothing to do")
+                && l.contains("general-06 (node NotReady)")),
+            "{ds}: {said}"
+        );
+    }
+    env.cluster.shutdown().await;
+}

@@ -262,7 +262,34 @@ async fn watcher_survives_timeouts_dropped_connections_restarts_and_410() {
         .boxed();
     until(&mut stream, |e| matches!(e, Event::InitDone)).await;
 
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Evidence of the re-watch, from the server's request log: the stream,
+    // driven meanwhile, asks for a second watch once the first times out,
+    // resuming from its version (no second list).
+    let node_requests = |watch: bool| {
+        server
+            .requests()
+            .into_iter()
+            .filter(|r| r.path == "/api/v1/nodes" && r.is_watch() == watch)
+            .collect::<Vec<_>>()
+    };
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while node_requests(true).len() < 2 {
+            if let Ok(Some(event)) =
+                tokio::time::timeout(Duration::from_millis(50), stream.next()).await
+            {
+                assert!(event.is_ok(), "no error on a server timeout: {event:?}");
+            }
+        }
+    })
+    .await
+    .expect("a re-watch within 10 s of a 1 s watch timeout");
+    let watches = node_requests(true);
+    let resumed = watches[1].param("resourceVersion").unwrap_or_default();
+    assert!(
+        !resumed.is_empty() && resumed != "0",
+        "re-watched from its version: {watches:?}"
+    );
+    assert_eq!(node_requests(false).len(), 1, "listed once: {watches:?}");
     store
         .create(ResourceKind::Node, node("after-timeout"))
         .unwrap();

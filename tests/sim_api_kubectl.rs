@@ -390,7 +390,21 @@ async fn get_watch_sees_a_pod_created_later() {
         .unwrap()
         .unwrap();
     assert!(first.starts_with("NAME"), "{first}");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Created after kubectl's watch began: its request is in the server's log.
+    let watching = || {
+        cluster
+            .server
+            .requests()
+            .iter()
+            .any(|r| r.path == "/api/v1/namespaces/default/pods" && r.is_watch())
+    };
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !watching() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("kubectl's watch request");
     cluster
         .store
         .create(ResourceKind::Pod, json!({"metadata":{"name":"late-pod","namespace":"default"},"spec":{"containers":[{"name":"c","image":"i"}]}}))

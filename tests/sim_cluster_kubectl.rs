@@ -221,8 +221,31 @@ async fn cordon_keeps_daemon_pods_and_shows_scheduling_disabled() {
     .await;
     let nodes = sim.ok(&["get", "node", "general-01"]).await;
     assert!(nodes.contains("Ready,SchedulingDisabled"), "{nodes}");
-    // Daemon pods tolerate the unschedulable taint: the pod stays.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Daemon pods tolerate the unschedulable taint: the pod stays. Evidence
+    // that the DaemonSet controller has synced node-agent since the taint: a
+    // pod deleted after it is replaced, and the status that sync writes
+    // (after its deletes) counts the replacement, the first on revision 2.
+    let other = sim
+        .pod_on("node-agent-", "general-02")
+        .expect("agent on general-02");
+    sim.cluster
+        .simulation
+        .store
+        .delete(
+            ResourceKind::Pod,
+            "kube-system",
+            other.name(),
+            &rollcall::sim::store::Preconditions::default(),
+        )
+        .expect("delete");
+    sim.wait("a sync of node-agent after the taint", |s| {
+        s.cluster
+            .simulation
+            .store
+            .get(ResourceKind::DaemonSet, "kube-system", "node-agent")
+            .is_some_and(|ds| ds["status"]["updatedNumberScheduled"] == 1)
+    })
+    .await;
     assert_eq!(
         sim.pod_on("node-agent-", "general-01")
             .map(|p| p.uid().to_owned()),

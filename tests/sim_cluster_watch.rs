@@ -100,8 +100,33 @@ async fn pod_watcher_survives_timeouts_drops_and_410_through_the_embedded_cluste
     reader.wait_until_ready().await.expect("reflector ready");
     inits.recv().await.expect("first list");
 
-    // Server-side timeouts (1 s) end the stream; kube re-watches from its version.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Server-side timeouts (1 s) end the stream; kube re-watches from its
+    // version. Evidence from the server's request log: two re-watches, each
+    // resuming from a version, and no second list.
+    let pod_requests = |watch: bool| {
+        cluster
+            .server
+            .requests()
+            .into_iter()
+            .filter(|r| r.path == "/api/v1/namespaces/kube-system/pods" && r.is_watch() == watch)
+            .collect::<Vec<_>>()
+    };
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while pod_requests(true).len() < 3 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("two re-watches within 10 s of 1 s watch timeouts");
+    let watches = pod_requests(true);
+    assert!(
+        watches[1..].iter().all(|w| w
+            .param("resourceVersion")
+            .is_some_and(|v| !v.is_empty() && v != "0")),
+        "re-watched from a version: {watches:?}"
+    );
+    assert_eq!(pod_requests(false).len(), 1, "listed once: {watches:?}");
+    assert!(inits.try_recv().is_err(), "no re-list after a timeout");
     replace_and_observe(&store, &reader, "general-01").await;
 
     // A dropped connection: kube reconnects and catches up by replay.

@@ -9,7 +9,6 @@ mod common;
 mod ops_support;
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use common::tmux::Tmux;
 use ops_support::{Env, placements, small, text};
@@ -120,6 +119,15 @@ async fn console_refuses_to_act(env: &Env, placed: &[(String, String)]) {
         env.kubeconfig.display(),
         log.display()
     );
+    let node_lists = || {
+        env.cluster
+            .server
+            .requests()
+            .iter()
+            .filter(|r| r.user == VIEWER && r.path == "/api/v1/nodes")
+            .count()
+    };
+    let before = node_lists();
     let tmux = Tmux::start("viewer", 160, 30, &command);
     blocking(|| {
         tmux.wait_for("the grid from pods with the limitation", |screen| {
@@ -141,11 +149,26 @@ async fn console_refuses_to_act(env: &Env, placed: &[(String, String)]) {
         tmux.wait_for("next refused with the reason", |screen| {
             screen.contains("advance disabled: not allowed to delete pods")
         });
-        // Long enough for a retry loop to show in the log.
-        std::thread::sleep(Duration::from_secs(3));
+        // Evidence that the console has handled both refusals (nodes and
+        // node events) before the log is judged: each one's give-up line.
+        common::tmux::wait_until("both forbidden streams given up in the log", || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .matches("not retrying this stream")
+                .count()
+                >= 2
+        });
         tmux.send("q");
+        common::tmux::wait_until("the console to quit", || !tmux.running());
     });
     assert_eq!(pods_by_node(env).await, placed, "no pod was deleted");
+    // The server's side of it: the console asked for the nodes once.
+    assert_eq!(
+        node_lists() - before,
+        1,
+        "{:#?}",
+        env.cluster.server.requests()
+    );
 
     let logged = std::fs::read_to_string(&log).unwrap_or_default();
     // The message, not the timestamp: microseconds can read "…403Z".

@@ -12,7 +12,7 @@ use crate::model::DsRef;
 use crate::ops::owner_guard::revert_record;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
-use crate::ops::status_summary::changes;
+use crate::ops::status_changes::changes;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]

@@ -26,7 +26,10 @@ use crate::model::{DaemonSet, Node};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum BlockerCode {
-    /// Every node the DaemonSet runs on is on the current revision and available.
+    /// No node the DaemonSet runs on is on an old revision: the rollout is
+    /// complete. Nodes that are not available (NotReady, a failing pod) are
+    /// named in the message and `nodes`, as problems of theirs, not of the
+    /// rollout.
     NothingToDo,
     /// RollingUpdate: the pods allowed to be unavailable at once already
     /// are, and enough of them will not become available by themselves.
@@ -85,6 +88,9 @@ impl Blocker {
     }
 }
 
+/// Why a Ready pod holds a slot: it waits out `minReadySeconds`.
+const WAITING_MIN_READY: &str = "Ready, not yet available (minReadySeconds)";
+
 /// Names at most a few nodes with their reasons.
 fn list(nodes: &[BlockingNode]) -> String {
     let mut parts: Vec<String> = nodes
@@ -118,7 +124,7 @@ fn why_unavailable(pod: Option<&PodCoverage>, node_ready: Option<bool>) -> Holde
             course: Course::Stalled,
         },
         PodHealth::Gone => holder("pod terminating", Course::Moving),
-        PodHealth::Ready => holder("Ready, not yet available (minReadySeconds)", Course::Moving),
+        PodHealth::Ready => holder(WAITING_MIN_READY, Course::Moving),
         PodHealth::Progressing => {
             let why = match pod.phase.as_deref() {
                 Some("Pending") | None => "pod Pending",
@@ -167,26 +173,11 @@ impl BlockerTally {
     /// the same rows.
     pub fn blocker(&self, ds: &DaemonSet, now: Timestamp) -> Blocker {
         let outdated = self.outdated;
-        if outdated == 0 {
-            if self.unavailable.is_empty() {
-                return Blocker::new(
-                    BlockerCode::NothingToDo,
-                    "nothing to do: every node runs the current revision".to_owned(),
-                    Vec::new(),
-                );
-            }
-            let waiting_min_ready = self
-                .unavailable
-                .values()
-                .all(|holder| holder.why.starts_with("Ready, not yet available"));
-            if waiting_min_ready {
-                let nodes = tally::holders(&self.unavailable, now, |_| true);
-                return Blocker::new(
-                    BlockerCode::WaitingForMinReadySeconds,
-                    format!("waiting for minReadySeconds: {}", list(&nodes)),
-                    nodes,
-                );
-            }
+        if outdated == 0
+            && (self.stuck.is_empty()
+                || self.unavailable.values().all(Holder::is_waiting_min_ready))
+        {
+            return self.settled(now);
         }
         if !self.stuck.is_empty() {
             let stuck = tally::nodes(&self.stuck);
@@ -199,6 +190,9 @@ impl BlockerTally {
                 ),
                 stuck,
             );
+        }
+        if outdated == 0 {
+            return self.settled(now);
         }
         match update_strategy(ds) {
             UpdateStrategy::OnDelete => Blocker::new(
@@ -221,6 +215,35 @@ impl BlockerTally {
                 }
             }
         }
+    }
+
+    /// No live pod on an old revision: the rollout is over, whatever the
+    /// strategy and budget. New pods Ready but not yet available wait out
+    /// `minReadySeconds` (the last step of the rollout); any other unavailable
+    /// node (NotReady, a failing or starting pod, no pod yet) is a problem of
+    /// that node, named in the message but no rollout state: there is nothing
+    /// left for the controller or an operator to replace.
+    fn settled(&self, now: Timestamp) -> Blocker {
+        let waiting = tally::holders(&self.unavailable, now, Holder::is_waiting_min_ready);
+        if !waiting.is_empty() {
+            return Blocker::new(
+                BlockerCode::WaitingForMinReadySeconds,
+                format!("waiting for minReadySeconds: {}", list(&waiting)),
+                waiting,
+            );
+        }
+        let unavailable = tally::holders(&self.unavailable, now, |_| true);
+        let done = "nothing to do: every node runs the current revision";
+        let message = if unavailable.is_empty() {
+            done.to_owned()
+        } else {
+            format!(
+                "{done}; {} node(s) not available: {}",
+                unavailable.len(),
+                list(&unavailable)
+            )
+        };
+        Blocker::new(BlockerCode::NothingToDo, message, unavailable)
     }
 
     /// RollingUpdate: is a budget spent, and does it free by itself. The
@@ -493,3 +516,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod settled_tests;

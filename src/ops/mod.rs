@@ -30,6 +30,8 @@ pub mod run;
 pub mod snapshot;
 pub mod state;
 pub mod status;
+pub mod status_changes;
+pub mod status_node;
 pub mod status_summary;
 pub mod write;
 

@@ -17,7 +17,9 @@ use crate::ops::error::OpsError;
 use crate::ops::owner_guard::{Revert, reverted};
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
-use crate::ops::status_summary::{Summary, eligibility_word, names};
+pub use crate::ops::status_node::NodeStatus;
+use crate::ops::status_node::{eligibility_word, names};
+use crate::ops::status_summary::Summary;
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -68,48 +70,6 @@ pub struct StatusReport {
     /// What the user's rights keep out of this report (kinds the server
     /// forbids), each with what is missing because of it; empty when none.
     pub limitations: Vec<String>,
-}
-
-/// One node.
-#[allow(
-    clippy::struct_excessive_bools,
-    reason = "a flat JSON record of independent yes/no facts"
-)]
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeStatus {
-    /// Node name.
-    pub name: String,
-    /// Whether a daemon pod should run here (`true` when unknown: the node
-    /// could not be read and runs a daemon pod; see `eligibility`).
-    pub eligible: bool,
-    /// The one eligibility word: `yes`, `keep`, `no`, or `unknown` (the node
-    /// could not be read).
-    pub eligibility: crate::engine::vocabulary::Eligibility,
-    /// Whether a running daemon pod may stay.
-    pub should_continue_running: bool,
-    /// Why not eligible, in words.
-    pub reasons: Vec<String>,
-    /// The daemon pod (the newest live one), if any.
-    pub pod: Option<String>,
-    /// Its revision number.
-    pub revision: Option<i64>,
-    /// Whether it runs the current revision.
-    pub updated: bool,
-    /// Whether it is Ready.
-    pub ready: bool,
-    /// Whether it is available (Ready for minReadySeconds).
-    pub available: bool,
-    /// Its waiting/terminated reason, if any.
-    pub problem: Option<String>,
-    /// When the pod is failing: the reason and the container's own words
-    /// (last termination, waiting message), from the one health classification.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-    /// How many live daemon pods the node has.
-    pub pod_count: usize,
-    /// Marked or selected as a canary.
-    pub canary: bool,
 }
 
 /// One step of the plan.
@@ -238,7 +198,7 @@ impl StatusReport {
             limitations: crate::cluster::access::limitations(snapshot.forbidden.iter().copied()),
             summary: Summary::default(),
         };
-        report.summary = Summary::build(&report);
+        report.summary = Summary::build(&report.nodes, report.current_revision);
         report.recorded_status =
             rehearsal_difference(&snapshot.ds, StatusCounts::of_totals(&report.totals));
         Ok(report)
@@ -557,5 +517,58 @@ mod tests {
                 .get("recordedStatus")
                 .is_none()
         );
+    }
+
+    /// Issue 30 item 3: nothing on an old revision is `idle`, whatever the
+    /// strategy and budget, with the NotReady node named in the why line.
+    #[test]
+    fn a_rolled_out_daemonset_with_a_not_ready_node_is_idle() {
+        use crate::engine::fixtures::{daemonset, node, pod, revision_of};
+        use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        let names: Vec<String> = (1..=14).map(|i| format!("general-{i:02}")).collect();
+        let nodes: Vec<crate::model::Node> = names
+            .iter()
+            .map(|n| match n.as_str() {
+                "general-06" => node(n).not_ready().build(),
+                _ => node(n).build(),
+            })
+            .collect();
+        // The node controller marked the pod on the NotReady node not Ready.
+        let pods: Vec<crate::model::Pod> = names
+            .iter()
+            .map(|n| match n.as_str() {
+                "general-06" => pod(&format!("agent-{n}-{NEW}"), n, NEW)
+                    .created(10)
+                    .running_not_ready(600)
+                    .build(),
+                _ => ready_pod(n, NEW, 10),
+            })
+            .collect();
+        let percent = daemonset("v2")
+            .rolling(IntOrString::String("10%".into()), IntOrString::Int(0))
+            .build();
+        let cases = [
+            ("OnDelete", ds(false, &[])),
+            ("RollingUpdate maxUnavailable=1", ds(true, &[])),
+            ("RollingUpdate maxUnavailable=10%", percent),
+        ];
+        for (name, daemonset_) in cases {
+            let revisions = vec![
+                revision_of(&daemonset("v1").build(), crate::ops::testing::OLD, 1),
+                revision_of(&daemonset_, NEW, 2),
+            ];
+            let snapshot = Snapshot::new(daemonset_, nodes.clone(), pods.clone(), revisions);
+            let report = StatusReport::build(&snapshot, t(100)).unwrap();
+            assert_eq!(report.state, "idle", "{name}: {:?}", report.blocker);
+            let table = report.render_table(false);
+            assert!(table.contains("\nstate idle\n"), "{name}: {table}");
+            assert!(
+                table.contains(
+                    "\nwhy   nothing to do: every node runs the current revision; \
+                     1 node(s) not available: general-06 (node NotReady)\n"
+                ),
+                "{name}: {table}"
+            );
+        }
     }
 }

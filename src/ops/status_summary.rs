@@ -1,9 +1,8 @@
-//! What `rollcall status` says first, and what `status --watch` prints when
-//! something changes: the counts of a [`StatusReport`] by eligibility, revision
-//! and readiness, the problems grouped by reason, and the difference between two
-//! reports as a few words per change.
+//! What `rollcall status` says first: the counts of a status report's nodes
+//! by eligibility, revision and readiness, and the problems grouped by reason
+//! (what changed between two reports is `ops::status_changes`).
 //!
-//! Pure: built from reports, no clock and no I/O (the caller stamps the time).
+//! Pure: built from the report's nodes, no clock and no I/O.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,10 +10,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::engine::vocabulary::Eligibility;
-use crate::ops::status::{NodeStatus, StatusReport};
-
-/// How many node names a problem line lists before "+N more".
-const NAMES_SHOWN: usize = 5;
+use crate::ops::status_node::{NodeStatus, names};
 
 /// The counts `status` leads with.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -63,12 +59,6 @@ pub struct Problem {
     pub nodes: Vec<String>,
 }
 
-/// The eligibility word for a node, the same as the console's (the one
-/// vocabulary, [`crate::engine::vocabulary::Eligibility`]).
-pub fn eligibility_word(node: &NodeStatus) -> &'static str {
-    node.eligibility.word()
-}
-
 /// The node's problem, if it has one.
 fn problem_of(node: &NodeStatus) -> Option<String> {
     if let Some(problem) = &node.problem {
@@ -85,19 +75,19 @@ fn problem_of(node: &NodeStatus) -> Option<String> {
 }
 
 impl Summary {
-    /// Counts the report's nodes.
-    pub fn build(report: &StatusReport) -> Self {
+    /// Counts a report's nodes (`current_revision`: the DaemonSet's).
+    pub fn build(nodes: &[NodeStatus], current_revision: Option<i64>) -> Self {
         let mut summary = Self {
-            nodes: report.nodes.len(),
+            nodes: nodes.len(),
             ..Self::default()
         };
         let mut revisions: BTreeMap<Option<i64>, usize> = BTreeMap::new();
         // The current revision is listed even before any node runs it.
-        if report.current_revision.is_some() {
-            revisions.insert(report.current_revision, 0);
+        if current_revision.is_some() {
+            revisions.insert(current_revision, 0);
         }
         let mut problems: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for node in &report.nodes {
+        for node in nodes {
             match node.eligibility {
                 Eligibility::Yes => summary.eligible += 1,
                 Eligibility::Keep => summary.keep += 1,
@@ -123,7 +113,7 @@ impl Summary {
             .rev()
             .map(|(revision, nodes)| RevisionCount {
                 revision,
-                current: revision.is_some() && revision == report.current_revision,
+                current: revision.is_some() && revision == current_revision,
                 nodes,
             })
             .collect();
@@ -184,131 +174,10 @@ fn or_none(text: &str) -> &str {
     if text.is_empty() { "none" } else { text }
 }
 
-/// The first few names and "+N more".
-pub fn names(nodes: &[String]) -> String {
-    let mut text = nodes
-        .iter()
-        .take(NAMES_SHOWN)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if nodes.len() > NAMES_SHOWN {
-        let _ = write!(text, " +{} more", nodes.len() - NAMES_SHOWN);
-    }
-    text
-}
-
-/// What changed from `before` to `after`, in words (empty: nothing shown changed).
-pub fn changes(before: &StatusReport, after: &StatusReport) -> Vec<String> {
-    let mut out = Vec::new();
-    if before.state != after.state {
-        out.push(format!("state {} → {}", before.state, after.state));
-    }
-    if before.current_revision != after.current_revision {
-        out.push(format!(
-            "current revision {} → {}",
-            revision_text(before.current_revision),
-            revision_text(after.current_revision)
-        ));
-    }
-    if before.rollout.pause != after.rollout.pause
-        && let Some(pause) = &after.rollout.pause
-    {
-        out.push(format!(
-            "paused by {}{}",
-            pause.by,
-            pause
-                .reason
-                .as_ref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default()
-        ));
-    }
-    match (&before.recorded_status, &after.recorded_status) {
-        (None, Some(difference)) => out.push(format!("dump: {}", difference.message)),
-        (Some(_), None) => out.push("counts agree with the dump's again".to_owned()),
-        _ => {}
-    }
-    let (b, a) = (&before.totals, &after.totals);
-    for (name, from, to) in [
-        ("desired", b.desired, a.desired),
-        ("updated", b.updated, a.updated),
-        ("ready", b.ready, a.ready),
-        ("available", b.available, a.available),
-    ] {
-        if from != to {
-            out.push(format!("{name} {from} → {to}"));
-        }
-    }
-    let old: BTreeMap<&str, &NodeStatus> =
-        before.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-    let mut moved = Vec::new();
-    for node in &after.nodes {
-        let text = match old.get(node.name.as_str()) {
-            None => Some("added".to_owned()),
-            Some(was) => node_change(was, node),
-        };
-        if let Some(text) = text {
-            moved.push(format!("{} {text}", node.name));
-        }
-    }
-    let now: std::collections::BTreeSet<&str> =
-        after.nodes.iter().map(|n| n.name.as_str()).collect();
-    moved.extend(
-        before
-            .nodes
-            .iter()
-            .filter(|n| !now.contains(n.name.as_str()))
-            .map(|n| format!("{} removed", n.name)),
-    );
-    let total = moved.len();
-    out.extend(moved.into_iter().take(NAMES_SHOWN));
-    if total > NAMES_SHOWN {
-        out.push(format!("+{} more node(s) changed", total - NAMES_SHOWN));
-    }
-    out
-}
-
-fn revision_text(revision: Option<i64>) -> String {
-    revision.map_or_else(|| "-".to_owned(), |r| format!("r{r}"))
-}
-
-/// One node's change: revision, readiness, problem, eligibility.
-fn node_change(was: &NodeStatus, now: &NodeStatus) -> Option<String> {
-    let mut parts = Vec::new();
-    if was.pod.is_some() != now.pod.is_some() || was.revision != now.revision {
-        let pod = |n: &NodeStatus| {
-            if n.pod.is_some() {
-                revision_text(n.revision)
-            } else {
-                "no pod".to_owned()
-            }
-        };
-        parts.push(format!("{} → {}", pod(was), pod(now)));
-    }
-    if was.ready != now.ready && now.pod.is_some() {
-        parts.push(if now.ready { "Ready" } else { "not Ready" }.to_owned());
-    }
-    if was.problem != now.problem {
-        parts.push(match (&was.problem, &now.problem) {
-            (_, Some(problem)) => problem.clone(),
-            (Some(gone), None) => format!("{gone} cleared"),
-            (None, None) => String::new(),
-        });
-    }
-    if eligibility_word(was) != eligibility_word(now) {
-        parts.push(format!(
-            "eligible {} → {}",
-            eligibility_word(was),
-            eligibility_word(now)
-        ));
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::status::StatusReport;
     use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
 
     fn report(nodes: &[&str], pods: Vec<crate::model::Pod>) -> StatusReport {
@@ -322,7 +191,7 @@ mod tests {
             &nodes,
             replace(all_old(&nodes), vec![ready_pod("n1", NEW, 10)]),
         );
-        let summary = Summary::build(&report);
+        let summary = report.summary.clone();
         assert_eq!((summary.nodes, summary.eligible, summary.ready), (3, 3, 3));
         assert_eq!(
             summary.revisions,
@@ -350,7 +219,7 @@ mod tests {
     #[test]
     fn the_current_revision_is_listed_before_any_node_runs_it() {
         let nodes = ["n1", "n2"];
-        let summary = Summary::build(&report(&nodes, all_old(&nodes)));
+        let summary = report(&nodes, all_old(&nodes)).summary;
         assert!(
             summary.render().contains("revisions: r2 (current) 0, r1 2"),
             "{}",
@@ -380,7 +249,7 @@ mod tests {
     fn a_node_without_a_pod_is_a_problem() {
         let nodes = ["n1", "n2"];
         let pods = all_old(&["n1"]);
-        let summary = Summary::build(&report(&nodes, pods));
+        let summary = report(&nodes, pods).summary;
         assert_eq!(
             summary.problems,
             [Problem {
@@ -389,44 +258,5 @@ mod tests {
             }]
         );
         assert!(summary.render().contains("no pod 1"));
-    }
-
-    #[test]
-    fn changes_name_what_moved() {
-        let nodes = ["n1", "n2", "n3"];
-        let before = report(&nodes, all_old(&nodes));
-        assert!(changes(&before, &before).is_empty());
-        let after = report(
-            &nodes,
-            replace(all_old(&nodes), vec![ready_pod("n2", NEW, 10)]),
-        );
-        let lines = changes(&before, &after);
-        assert!(lines.contains(&"updated 0 → 1".to_owned()), "{lines:?}");
-        assert!(lines.contains(&"n2 r1 → r2".to_owned()), "{lines:?}");
-        assert_eq!(lines.len(), 2, "{lines:?}");
-        // A rehearsal whose counts leave, then rejoin, the dump's.
-        let mut rehearsal = after.clone();
-        rehearsal.recorded_status = Some(crate::engine::recorded_status::StatusDifference {
-            recorded: crate::engine::recorded_status::StatusCounts::default(),
-            actual: crate::engine::recorded_status::StatusCounts::default(),
-            reasons: Vec::new(),
-            message:
-                "the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"
-                    .to_owned(),
-        });
-        assert_eq!(
-            changes(&after, &rehearsal),
-            ["dump: the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"]
-        );
-        assert_eq!(
-            changes(&rehearsal, &after),
-            ["counts agree with the dump's again"]
-        );
-    }
-
-    #[test]
-    fn names_are_capped() {
-        let many: Vec<String> = (1..=7).map(|i| format!("n{i}")).collect();
-        assert_eq!(names(&many), "n1, n2, n3, n4, n5 +2 more");
     }
 }

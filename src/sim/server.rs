@@ -100,6 +100,7 @@ pub struct ServerHandle {
     shutdown: watch::Sender<bool>,
     generation: watch::Sender<u64>,
     accept_task: JoinHandle<()>,
+    requests: Arc<crate::sim::api::request_log::RequestLog>,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -132,6 +133,7 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         viewer_token: random_token(),
         exec_key: random_token(),
     };
+    let requests = Arc::new(crate::sim::api::request_log::RequestLog::default());
     let state = Arc::new(ApiState {
         store,
         authenticator: Some(credentials.clone()),
@@ -143,6 +145,7 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         server_address: addr.to_string(),
         bookmark_interval: options.bookmark_interval,
         faults: options.faults.clone(),
+        requests: Arc::clone(&requests),
     });
     let (shutdown, _) = watch::channel(false);
     let (generation, _) = watch::channel(0u64);
@@ -167,6 +170,7 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         shutdown,
         generation,
         accept_task,
+        requests,
     })
 }
 
@@ -263,6 +267,12 @@ impl ServerHandle {
     /// stays up, as a network blip would; clients reconnect.
     pub fn drop_connections(&self) {
         self.generation.send_modify(|g| *g += 1);
+    }
+
+    /// The requests asked so far (the newest few thousand), oldest first:
+    /// who asked, method, path and query.
+    pub fn requests(&self) -> Vec<crate::sim::api::request_log::RequestRecord> {
+        self.requests.snapshot()
     }
 
     /// Stops accepting, closes every connection and waits for the listener to close.

@@ -51,6 +51,19 @@ pub async fn default_scenario() -> Env {
     wrap(start(options).await.expect("embedded cluster starts"))
 }
 
+/// Starts the scenario written in `yaml` (the `assets/scenarios/` format),
+/// without waiting for pods.
+pub async fn scenario_text(yaml: &str) -> Env {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("scenario.yaml");
+    std::fs::write(&file, yaml).expect("scenario written");
+    let options = EmbeddedOptions {
+        scenario: Some(file.display().to_string()),
+        ..EmbeddedOptions::default()
+    };
+    wrap(start(options).await.expect("embedded cluster starts"))
+}
+
 /// Wraps a started cluster.
 pub async fn env(cluster: EmbeddedCluster) -> Env {
     let env = wrap(cluster);
@@ -167,6 +180,29 @@ impl Env {
         }
     }
 
+    /// Waits (real time, at most 30 s) until the DaemonSet, as kubectl sees
+    /// it, satisfies `done`; returns it.
+    pub async fn wait_daemonset(
+        &self,
+        ds: &str,
+        what: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let object = self.daemonset(ds).await;
+            if done(&object) {
+                return object;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for {what}: {}",
+                object["status"]
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The journal lines.
     pub fn journal_lines(&self) -> Vec<Value> {
         read_jsonl(&self.journal)
@@ -193,6 +229,14 @@ pub fn placements(pods: &[Value]) -> Vec<(String, String, String)> {
         .collect();
     out.sort();
     out
+}
+
+/// Whether the DaemonSet controller's last status write came from a sync
+/// that saw the DaemonSet's current spec (`observedGeneration` is its
+/// `generation`).
+pub fn observed(ds: &Value) -> bool {
+    let generation = &ds["metadata"]["generation"];
+    !generation.is_null() && ds["status"]["observedGeneration"] == *generation
 }
 
 /// Whether every pod is Ready.

@@ -53,6 +53,11 @@ pub struct Holder {
 }
 
 impl Holder {
+    /// Whether it is a Ready pod waiting out `minReadySeconds`.
+    pub fn is_waiting_min_ready(&self) -> bool {
+        self.why == super::WAITING_MIN_READY
+    }
+
     /// The reason as of `now`: a start that ran out of time says so.
     fn why_at(&self, now: Timestamp) -> String {
         match self.course {

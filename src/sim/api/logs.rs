@@ -193,6 +193,7 @@ mod tests {
             server_address: "127.0.0.1:0".into(),
             bookmark_interval: Duration::from_secs(60),
             faults: crate::sim::fault::Faults::none(),
+            requests: Arc::default(),
         })
     }
 

@@ -11,6 +11,7 @@ pub mod logs;
 pub mod openapi;
 pub mod patch;
 pub mod query;
+pub mod request_log;
 pub mod routes;
 pub mod selectors;
 pub mod ssar;
@@ -60,6 +61,8 @@ pub struct ApiState {
     pub bookmark_interval: Duration,
     /// Injected faults (`rollcall sim --fault`); empty by default.
     pub faults: crate::sim::fault::Faults,
+    /// Every request asked, as an audit log keeps them (the newest few thousand).
+    pub requests: Arc<request_log::RequestLog>,
 }
 
 /// The parsed parts of a request handlers look at.
@@ -116,6 +119,12 @@ pub async fn handle(state: Arc<ApiState>, request: Request<Body>) -> Response<Bo
         Ok(user) => user,
         Err(error) => return error_response(&error),
     };
+    state.requests.record(
+        &user.user,
+        parts.method.as_str(),
+        parts.uri.path(),
+        parts.uri.query().unwrap_or_default(),
+    );
     let info = RequestInfo {
         method: parts.method,
         query: Query::parse(parts.uri.query().unwrap_or_default()),

@@ -249,4 +249,77 @@ mod tests {
         assert!(text.contains("ready 3:"), "{text}");
         assert!(!text.chars().any(char::is_control), "{text:?}");
     }
+
+    /// Issue 30 item 3: the console's header says what `status` says for a
+    /// DaemonSet with nothing to roll out and a NotReady node: `idle`, from
+    /// the row cache's blocker (the one `BlockerTally::blocker`), not `stuck`,
+    /// `rolling` or `waiting`.
+    #[test]
+    fn a_rolled_out_daemonset_with_a_not_ready_node_is_idle() {
+        use crate::cluster::cache::WatchUpdate;
+        use crate::engine::fixtures::{node, pod, revision_of};
+        use crate::tui::fixtures::{grid_streams_started, list, now};
+        use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        let names: Vec<String> = (1..=14).map(|i| format!("general-{i:02}")).collect();
+        let nodes: Vec<crate::model::Node> = names
+            .iter()
+            .map(|n| match n.as_str() {
+                "general-06" => node(n).not_ready().build(),
+                _ => node(n).build(),
+            })
+            .collect();
+        // The node controller marked the pod on the NotReady node not Ready.
+        let pods: Vec<crate::model::Pod> = names
+            .iter()
+            .map(|n| {
+                let builder = pod(&format!("agent-{n}"), n, "h2");
+                match n.as_str() {
+                    "general-06" => builder.created(0).running_not_ready(600),
+                    _ => builder.ready_since(0),
+                }
+                .build()
+            })
+            .collect();
+        let cases = [
+            ("OnDelete", daemonset("a:v2").on_delete().build()),
+            (
+                "RollingUpdate maxUnavailable=1",
+                daemonset("a:v2")
+                    .rolling(IntOrString::Int(1), IntOrString::Int(0))
+                    .build(),
+            ),
+            (
+                "RollingUpdate maxUnavailable=10%",
+                daemonset("a:v2")
+                    .rolling(IntOrString::String("10%".into()), IntOrString::Int(0))
+                    .build(),
+            ),
+        ];
+        for (name, ds) in cases {
+            let mut cache = grid_streams_started();
+            list(&mut cache, WatchUpdate::Node, nodes.clone());
+            list(&mut cache, WatchUpdate::DaemonSet, vec![ds.clone()]);
+            list(
+                &mut cache,
+                WatchUpdate::Revision,
+                vec![
+                    revision_of(&daemonset("a:v1").build(), "h1", 1),
+                    revision_of(&ds, "h2", 2),
+                ],
+            );
+            list(&mut cache, WatchUpdate::Pod, pods.clone());
+            let mut rows = RowCache::default();
+            let changed = cache.take_changes();
+            rows.refresh(&cache, Some("kube-system/agent"), &changed, now());
+            let blocker = rows.blocker(&ds).clone();
+            assert_eq!(
+                blocker.code,
+                crate::engine::blockers::BlockerCode::NothingToDo,
+                "{name}: {blocker:?}"
+            );
+            let state = rollout_state(&ds, blocker, now());
+            assert_eq!(state.text, "idle", "{name}");
+            assert_eq!(state.tone, Tone::Good, "{name}");
+        }
+    }
 }

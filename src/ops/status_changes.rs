@@ -1,0 +1,160 @@
+//! What `status --watch` prints when something changes: the difference
+//! between two status reports as a few words per change.
+//!
+//! Pure: built from reports, no clock and no I/O (the caller stamps the time).
+
+use std::collections::BTreeMap;
+
+use crate::ops::status::StatusReport;
+use crate::ops::status_node::{NAMES_SHOWN, NodeStatus, eligibility_word};
+
+/// What changed from `before` to `after`, in words (empty: nothing shown changed).
+pub fn changes(before: &StatusReport, after: &StatusReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if before.state != after.state {
+        out.push(format!("state {} → {}", before.state, after.state));
+    }
+    if before.current_revision != after.current_revision {
+        out.push(format!(
+            "current revision {} → {}",
+            revision_text(before.current_revision),
+            revision_text(after.current_revision)
+        ));
+    }
+    if before.rollout.pause != after.rollout.pause
+        && let Some(pause) = &after.rollout.pause
+    {
+        out.push(format!(
+            "paused by {}{}",
+            pause.by,
+            pause
+                .reason
+                .as_ref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ));
+    }
+    match (&before.recorded_status, &after.recorded_status) {
+        (None, Some(difference)) => out.push(format!("dump: {}", difference.message)),
+        (Some(_), None) => out.push("counts agree with the dump's again".to_owned()),
+        _ => {}
+    }
+    let (b, a) = (&before.totals, &after.totals);
+    for (name, from, to) in [
+        ("desired", b.desired, a.desired),
+        ("updated", b.updated, a.updated),
+        ("ready", b.ready, a.ready),
+        ("available", b.available, a.available),
+    ] {
+        if from != to {
+            out.push(format!("{name} {from} → {to}"));
+        }
+    }
+    let old: BTreeMap<&str, &NodeStatus> =
+        before.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let mut moved = Vec::new();
+    for node in &after.nodes {
+        let text = match old.get(node.name.as_str()) {
+            None => Some("added".to_owned()),
+            Some(was) => node_change(was, node),
+        };
+        if let Some(text) = text {
+            moved.push(format!("{} {text}", node.name));
+        }
+    }
+    let now: std::collections::BTreeSet<&str> =
+        after.nodes.iter().map(|n| n.name.as_str()).collect();
+    moved.extend(
+        before
+            .nodes
+            .iter()
+            .filter(|n| !now.contains(n.name.as_str()))
+            .map(|n| format!("{} removed", n.name)),
+    );
+    let total = moved.len();
+    out.extend(moved.into_iter().take(NAMES_SHOWN));
+    if total > NAMES_SHOWN {
+        out.push(format!("+{} more node(s) changed", total - NAMES_SHOWN));
+    }
+    out
+}
+
+fn revision_text(revision: Option<i64>) -> String {
+    revision.map_or_else(|| "-".to_owned(), |r| format!("r{r}"))
+}
+
+/// One node's change: revision, readiness, problem, eligibility.
+fn node_change(was: &NodeStatus, now: &NodeStatus) -> Option<String> {
+    let mut parts = Vec::new();
+    if was.pod.is_some() != now.pod.is_some() || was.revision != now.revision {
+        let pod = |n: &NodeStatus| {
+            if n.pod.is_some() {
+                revision_text(n.revision)
+            } else {
+                "no pod".to_owned()
+            }
+        };
+        parts.push(format!("{} → {}", pod(was), pod(now)));
+    }
+    if was.ready != now.ready && now.pod.is_some() {
+        parts.push(if now.ready { "Ready" } else { "not Ready" }.to_owned());
+    }
+    if was.problem != now.problem {
+        parts.push(match (&was.problem, &now.problem) {
+            (_, Some(problem)) => problem.clone(),
+            (Some(gone), None) => format!("{gone} cleared"),
+            (None, None) => String::new(),
+        });
+    }
+    if eligibility_word(was) != eligibility_word(now) {
+        parts.push(format!(
+            "eligible {} → {}",
+            eligibility_word(was),
+            eligibility_word(now)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testing::{NEW, all_old, ds, ready_pod, replace, snapshot, t};
+
+    fn report(nodes: &[&str], pods: Vec<crate::model::Pod>) -> StatusReport {
+        StatusReport::build(&snapshot(ds(false, &[]), nodes, pods), t(100)).unwrap()
+    }
+
+    #[test]
+    fn changes_name_what_moved() {
+        let nodes = ["n1", "n2", "n3"];
+        let before = report(&nodes, all_old(&nodes));
+        assert!(changes(&before, &before).is_empty());
+        let after = report(
+            &nodes,
+            replace(all_old(&nodes), vec![ready_pod("n2", NEW, 10)]),
+        );
+        let lines = changes(&before, &after);
+        assert!(lines.contains(&"updated 0 → 1".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"n2 r1 → r2".to_owned()), "{lines:?}");
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        // A rehearsal whose counts leave, then rejoin, the dump's.
+        let mut rehearsal = after.clone();
+        rehearsal.recorded_status = Some(crate::engine::recorded_status::StatusDifference {
+            recorded: crate::engine::recorded_status::StatusCounts::default(),
+            actual: crate::engine::recorded_status::StatusCounts::default(),
+            reasons: Vec::new(),
+            message:
+                "the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"
+                    .to_owned(),
+        });
+        assert_eq!(
+            changes(&after, &rehearsal),
+            ["dump: the dump recorded desired 3, updated 0; rehearsal has desired 3, updated 1: …"]
+        );
+        assert_eq!(
+            changes(&rehearsal, &after),
+            ["counts agree with the dump's again"]
+        );
+    }
+}
