@@ -282,7 +282,7 @@ async fn dispatch(
             .ok_or_else(ApiError::unknown_path)
     };
     match route {
-        Route::Version => read_only(Some(discovery::version())),
+        Route::Version => read_only(Some(discovery::version(state.bookmark_interval))),
         Route::CoreVersions | Route::Groups => {
             let core = route == Route::CoreVersions;
             match discovery::negotiate(info.header(header::ACCEPT)) {
