@@ -12,7 +12,9 @@
 //! been wrong for longer than the detection bound, measures and prints the time
 //! from the end of the fault until model and truth agree under a live status,
 //! and asserts a bound on it. Faults last a few seconds; bookmarks come every
-//! 500 ms so a stall is detectable within 2 s.
+//! 500 ms so a stall is detectable within 2 s. One case runs with the
+//! console's own client: a header-only 429 (kube-apiserver's Priority and
+//! Fairness answer).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -456,6 +458,93 @@ async fn gone_relists_without_a_false_alarm() {
         Duration::from_secs(5),
     )
     .await;
+}
+
+/// The required streams' states, from the cache.
+fn states(handle: &WatchHandle) -> Vec<(StreamKind, Option<StreamState>)> {
+    let cache = handle.shared.lock();
+    [
+        StreamKind::Nodes,
+        StreamKind::DaemonSets,
+        StreamKind::Pods,
+        StreamKind::Revisions,
+    ]
+    .iter()
+    .map(|k| {
+        (
+            *k,
+            cache
+                .streams()
+                .get(k)
+                .map(rollcall::cluster::status::StreamStatus::state),
+        )
+    })
+    .collect()
+}
+
+/// The console's own client (with its reading of Retry-After) on `server`.
+fn console_client(server: &ServerHandle) -> kube::Client {
+    rollcall::cluster::connect::connection_from_config(server.kube_config(), "sim".into(), None)
+        .expect("connection")
+        .watch_client
+}
+
+/// kube-apiserver's Priority and Fairness answers 429 with the wait only in
+/// `Retry-After` and a plain-text body. Against `Retry-After: 3` for half a
+/// second, the streams say they are throttled for 3 s and come back no
+/// sooner (they used to come back after one second, having read no wait);
+/// then, positively, they are live again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_only_retry_after_holds_every_stream_for_its_wait() {
+    let cluster = start(0, 1, None, None, None).await;
+    let handle = watch::spawn_with(
+        console_client(&cluster.server),
+        Some(NAMESPACE.to_owned()),
+        Some(target()),
+        stream_config(),
+    );
+    let store = cluster.simulation.store.clone();
+    wait_synced(&handle, &store, "throttle-apf").await;
+    cluster
+        .faults
+        .install(fault::parse("throttle-apf:3=0s+500ms").expect("fault spec"));
+    let origin = Instant::now();
+    let mut waits = Vec::new();
+    let mut live_again = None;
+    while origin.elapsed() < Duration::from_secs(15) {
+        let states = states(&handle);
+        for (_, state) in &states {
+            if let Some(StreamState::Throttled { retry_at, since }) = state {
+                let wait = retry_at.duration_since(*since);
+                if !waits.contains(&wait) {
+                    waits.push(wait);
+                }
+            }
+        }
+        let live = states
+            .iter()
+            .all(|(_, s)| matches!(s, Some(StreamState::Live)));
+        if live && !waits.is_empty() {
+            live_again = Some(origin.elapsed());
+            break;
+        }
+        tokio::time::sleep(SAMPLE).await;
+    }
+    let back = live_again.expect("the streams are live again after the wait");
+    println!("throttle-apf: throttled with waits {waits:?}; live again after {back:?}");
+    assert!(
+        waits
+            .iter()
+            .all(|w| w.as_secs_f64() >= 2.9 && w.as_secs_f64() <= 4.0),
+        "every stream waits what the header asks (3 s, up to a fifth more): {waits:?}"
+    );
+    assert!(
+        back >= Duration::from_secs(3),
+        "back before the server's wait: {back:?}"
+    );
+    drop(handle);
+    cluster.server.shutdown().await;
+    cluster.simulation.shutdown().await;
 }
 
 /// A list whose continuation expired (410, as after a compaction) is

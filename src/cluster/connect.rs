@@ -18,7 +18,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 use crate::cluster::exec::{self, ExecError};
 use crate::cluster::server_kind::{self, ServerKind};
-use crate::cluster::{proxy, retry};
+use crate::cluster::{proxy, retry, retry_after};
 
 /// The request timeout when none is given: the bound on the first request
 /// and on each run of an exec credential plugin.
@@ -309,7 +309,11 @@ pub fn connection_from_config(
     let mut watch_config = config.clone();
     watch_config.default_retry = false;
     let client = retry::client(config, retry::Policy::default()).map_err(ConnectError::Client)?;
-    let watch_client = kube::Client::try_from(watch_config).map_err(ConnectError::Client)?;
+    // No retry layer, but the same reading of a server's Retry-After.
+    let watch_client = kube::client::ClientBuilder::try_from(watch_config)
+        .map_err(ConnectError::Client)?
+        .with_layer(&retry_after::Layer)
+        .build();
     Ok(Connection {
         client,
         watch_client,

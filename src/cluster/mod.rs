@@ -9,6 +9,7 @@ mod node_pods;
 pub mod proxy;
 pub mod request;
 pub mod retry;
+pub mod retry_after;
 pub mod server_kind;
 pub mod status;
 pub mod store;

@@ -20,6 +20,10 @@
 //! bookmarks were seen it is the ceiling. After any failure the stream
 //! re-lists rather than resuming: the list is fresh evidence, and it clears
 //! the stale badge at once.
+//!
+//! A server's wait (429, or any answer with a Retry-After) is read once by
+//! [`retry_after`], and honoured: the stream comes back no sooner than asked
+//! (and up to a fifth later, so throttled clients do not return together).
 
 use std::time::Duration;
 
@@ -30,6 +34,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::request::{self, Object};
+use super::retry_after;
 use crate::model::MetaFields;
 
 /// Timings of a stream.
@@ -174,6 +179,14 @@ struct Follower<K> {
     forbidden: Option<String>,
 }
 
+/// What a reported failure asks of the stream.
+struct Retry {
+    /// Whether to wait before trying again.
+    back_off: bool,
+    /// The wait the server asked for (jittered, never shorter), if any.
+    wait: Option<Duration>,
+}
+
 /// How one watch request ended.
 enum Ended {
     /// The server closed it (timeout) or it was cut: resume from the last
@@ -194,12 +207,12 @@ where
     async fn run(&mut self) {
         loop {
             if self.resource_version.is_none()
-                && let Err(server_wait) = self.list().await
+                && let Err(asked) = self.list().await
             {
                 if self.stopped_forbidden().await {
                     return;
                 }
-                self.pause(server_wait).await;
+                self.pause(asked).await;
                 continue;
             }
             let ended = self.watch().await;
@@ -241,20 +254,14 @@ where
         })
     }
 
-    async fn pause(&mut self, at_least: Option<Duration>) {
+    /// Waits before the next try: `asked`, the server's wait (already
+    /// jittered by [`Follower::report`]), else the exponential backoff.
+    async fn pause(&mut self, asked: Option<Duration>) {
         self.failures = self.failures.saturating_add(1);
         let exponent = self.failures.min(10).saturating_sub(1);
         let backoff =
             (Duration::from_millis(250) * 2u32.pow(exponent)).min(self.config.backoff_max);
-        // The server's Retry-After, capped and shortened by up to a fifth, so
-        // that every console a loaded server throttled does not return at once.
-        let wait = at_least.map_or(backoff, |server| {
-            use tower::util::rng::{HasherRng, Rng as _};
-            let jitter = HasherRng::default().next_f64();
-            super::retry::wait(0, Some(server), MAX_SERVER_WAIT, jitter)
-                .max(Duration::from_millis(250))
-        });
-        tokio::time::sleep(wait).await;
+        tokio::time::sleep(asked.unwrap_or(backoff)).await;
     }
 
     /// Lists every page; on failure, the wait the server asked for (if any).
@@ -263,8 +270,7 @@ where
         let version = match self.list_pages().await {
             Ok(version) => version,
             Err(error) => {
-                self.report(&error).await;
-                return Err(server_wait(&error));
+                return Err(self.report(&error).await.wait);
             }
         };
         if let Some(listed) = parse_version(&version) {
@@ -401,9 +407,9 @@ where
         {
             Ok(Ok(stream)) => stream,
             Ok(Err(error)) => {
-                self.report(&error).await;
+                let retry = self.report(&error).await;
                 if self.forbidden.is_none() {
-                    self.pause(server_wait(&error)).await;
+                    self.pause(retry.wait).await;
                 }
                 return Ended::Relist;
             }
@@ -458,9 +464,9 @@ where
                     let error = kube::Error::Api(status);
                     // A 410 is routine (re-list at once) unless the watch
                     // from a fresh list gets it at once: then back off.
-                    let back_off = self.report(&error).await || first;
-                    if back_off && self.forbidden.is_none() {
-                        self.pause(server_wait(&error)).await;
+                    let retry = self.report(&error).await;
+                    if (retry.back_off || first) && self.forbidden.is_none() {
+                        self.pause(retry.wait).await;
                     }
                     return Ended::Relist;
                 }
@@ -492,17 +498,19 @@ where
 
     /// Reports a failure; returns whether to back off before retrying
     /// (not after a 410, which is routine: re-list at once; not after a 403,
-    /// which stops the stream).
-    async fn report(&mut self, error: &kube::Error) -> bool {
+    /// which stops the stream) and the wait the server asked for.
+    async fn report(&mut self, error: &kube::Error) -> Retry {
         let kind = self.label;
+        let wait = server_wait(error).map(jittered);
+        let back_off = |back_off| Retry { back_off, wait };
         if let kube::Error::Api(status) = error {
             if status.code == 403 {
                 self.forbidden = Some(describe(error));
-                return false;
+                return back_off(false);
             }
             if status.code == 410 {
                 tracing::info!(kind, "resourceVersion expired (410), relisting");
-                return false;
+                return back_off(false);
             }
             if is_too_large(status) {
                 let message = format!(
@@ -512,46 +520,44 @@ where
                 tracing::warn!(kind, "{message}");
                 self.highest = 0;
                 self.send(Signal::ServerChanged(message)).await;
-                return true;
+                return back_off(true);
             }
             if status.code == 429 {
-                let retry_in = retry_after(status)
-                    .unwrap_or(Duration::from_secs(1))
-                    .min(MAX_SERVER_WAIT);
-                tracing::warn!(kind, retry_secs = retry_in.as_secs(), "throttled (429)");
+                // A 429 that names no wait still asks for one: the shortest.
+                let retry_in = wait.unwrap_or_else(|| jittered(retry_after::MIN));
+                tracing::warn!(kind, retry_secs = retry_in.as_secs_f32(), "throttled (429)");
                 self.send(Signal::Throttled { retry_in }).await;
-                return true;
+                return Retry {
+                    back_off: true,
+                    wait: Some(retry_in),
+                };
             }
         }
         let message = describe(error);
         tracing::warn!(kind, error = %message, "watch failed, retrying");
         self.send(Signal::Failed(message)).await;
-        true
+        back_off(true)
     }
 }
 
-/// The longest a stream waits on a server's Retry-After before asking again.
-const MAX_SERVER_WAIT: Duration = Duration::from_secs(120);
-
-/// The wait a Status asks for (`details.retryAfterSeconds`).
+/// The wait the server asked for: its Retry-After header or the Status's
+/// `details.retryAfterSeconds`, as [`retry_after`] reads them (the client's
+/// [`retry_after::Layer`] put the header's into the Status).
 fn server_wait(error: &kube::Error) -> Option<Duration> {
     match error {
-        kube::Error::Api(status) => retry_after(status),
+        kube::Error::Api(status) => retry_after::of_status(status),
         _ => None,
     }
 }
 
-fn parse_version(version: &str) -> Option<u64> {
-    version.parse().ok()
+/// A server's wait, lengthened by up to a fifth at random.
+fn jittered(asked: Duration) -> Duration {
+    use tower::util::rng::{HasherRng, Rng as _};
+    retry_after::spread(asked, HasherRng::default().next_f64())
 }
 
-fn retry_after(status: &kube::core::Status) -> Option<Duration> {
-    status
-        .details
-        .as_ref()
-        .map(|d| d.retry_after_seconds)
-        .filter(|s| *s > 0)
-        .map(|s| Duration::from_secs(u64::from(s)))
+fn parse_version(version: &str) -> Option<u64> {
+    version.parse().ok()
 }
 
 /// Upstream's "Too large resource version" (504 Timeout, cause
@@ -629,17 +635,6 @@ mod tests {
             serde_json::json!({"code": 504, "reason": "Timeout", "message": "request timed out"}),
         );
         assert!(!is_too_large(&timeout));
-    }
-
-    #[test]
-    fn retry_after_comes_from_the_status_details() {
-        let throttled = status(serde_json::json!({
-            "code": 429, "reason": "TooManyRequests", "message": "slow down",
-            "details": {"retryAfterSeconds": 95}
-        }));
-        assert_eq!(retry_after(&throttled), Some(Duration::from_secs(95)));
-        let bare = status(serde_json::json!({"code": 429}));
-        assert_eq!(retry_after(&bare), None);
     }
 
     /// A server that answers every request with 403, counting them.
