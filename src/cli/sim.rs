@@ -84,7 +84,8 @@ pub struct SimArgs {
     /// `--fault stall-watches=10s+20s,throttle:60=1m+30s`.
     #[arg(long, value_name = "SPEC")]
     pub fault: Vec<String>,
-    /// How often watches get a BOOKMARK (clients use them as proof of life).
+    /// How often watches get a BOOKMARK (clients use them as proof of life;
+    /// /version says it, so rollcall assumes it before it has learnt it).
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub bookmark_interval: u64,
     /// Churn: this many small changes per second to nodes and pods (restarts,

@@ -14,12 +14,17 @@
 //! `connect::Connection::watch_client`), so 429/503/504 reach it instead of
 //! being retried silently inside one request.
 //!
-//! The expected interval is learnt from the bookmarks themselves: twice the
-//! last gap between two bookmarks plus a second, within
-//! [`StreamConfig::idle_floor`]..[`StreamConfig::idle_ceiling`]; before two
-//! bookmarks were seen it is the ceiling. After any failure the stream
-//! re-lists rather than resuming: the list is fresh evidence, and it clears
-//! the stale badge at once.
+//! The expected silence is twice the server's bookmark interval plus a
+//! second, within [`StreamConfig::idle_floor`]..[`StreamConfig::idle_ceiling`].
+//! The interval is the server's [`Rhythm`], shared by every stream on it:
+//! learnt from the gap between two bookmarks of one watch, and until then
+//! assumed from the server's kind (a kube-apiserver's minute; the embedded
+//! cluster's own interval), so a watch that goes silent right after start is
+//! noticed as soon as one that went silent later. What was learnt is kept
+//! across reconnects. A watch also counts as stalled when it outlives its own
+//! `timeoutSeconds` (the server ends it then) by [`WATCH_END_GRACE`]. After
+//! any failure the stream re-lists rather than resuming: the list is fresh
+//! evidence, and it clears the stale badge at once.
 //!
 //! A server's wait (429, or any answer with a Retry-After) is read once by
 //! [`retry_after`], and honoured: the stream comes back no sooner than asked
@@ -35,6 +40,7 @@ use tokio::time::Instant;
 
 use super::request::{self, Object};
 use super::retry_after;
+use super::rhythm::Rhythm;
 use crate::model::MetaFields;
 
 /// Timings of a stream.
@@ -45,7 +51,8 @@ pub struct StreamConfig {
     pub list_stall: Duration,
     /// The shortest silence that counts as a stall.
     pub idle_floor: Duration,
-    /// The silence that counts as a stall before the bookmark interval is known.
+    /// The longest silence a live watch keeps, whatever the bookmark rhythm
+    /// (learnt or assumed) would allow.
     pub idle_ceiling: Duration,
     /// The longest wait between retries (without a Retry-After).
     pub backoff_max: Duration,
@@ -60,7 +67,8 @@ impl Default for StreamConfig {
         StreamConfig {
             list_stall: request::LIST_STALL,
             idle_floor: Duration::from_secs(3),
-            // Upstream sends a bookmark about once a minute.
+            // A kube-apiserver sends a bookmark about once a minute (and a
+            // second or so late at most): a minute and a quarter.
             idle_ceiling: Duration::from_secs(75),
             // Short enough that the view is right soon after an outage ends.
             backoff_max: Duration::from_secs(10),
@@ -100,14 +108,16 @@ pub enum Signal<K> {
     Forbidden(String),
 }
 
-/// Starts the stream (`label` names the kind in logs); it runs until the
-/// returned stream is dropped.
+/// Starts the stream (`label` names the kind in logs) on a server whose
+/// bookmark `rhythm` it shares with the other streams on it; it runs until
+/// the returned stream is dropped.
 pub fn spawn<K>(
     label: &'static str,
     client: kube::Client,
     url: String,
     selector: Selector,
     config: StreamConfig,
+    rhythm: Rhythm,
 ) -> impl futures::Stream<Item = Signal<K>> + Send + 'static
 where
     K: Object,
@@ -125,7 +135,7 @@ where
             highest: 0,
             last_delivery: Instant::now(),
             last_bookmark: None,
-            bookmark_gap: None,
+            rhythm,
             failures: 0,
             forbidden: None,
         };
@@ -172,12 +182,19 @@ struct Follower<K> {
     /// The highest resourceVersion seen from this server.
     highest: u64,
     last_delivery: Instant,
+    /// The last bookmark of the current watch (gaps are measured within one
+    /// watch: a reconnect in between is no gap in the server's rhythm).
     last_bookmark: Option<Instant>,
-    bookmark_gap: Option<Duration>,
+    /// The server's bookmark rhythm, shared with its other streams.
+    rhythm: Rhythm,
     failures: u32,
     /// The server's 403, once seen: the stream stops.
     forbidden: Option<String>,
 }
+
+/// How long past its own `timeoutSeconds` a watch may stay open before it
+/// counts as stalled (the server ends it at the timeout).
+pub const WATCH_END_GRACE: Duration = Duration::from_secs(5);
 
 /// What a reported failure asks of the stream.
 struct Retry {
@@ -246,12 +263,11 @@ where
         true
     }
 
-    /// The silence after which the watch counts as stalled.
+    /// The silence after which the watch counts as stalled: from the
+    /// server's rhythm, learnt or assumed.
     fn idle_bound(&self) -> Duration {
-        self.bookmark_gap.map_or(self.config.idle_ceiling, |gap| {
-            (gap * 2 + Duration::from_secs(1))
-                .clamp(self.config.idle_floor, self.config.idle_ceiling)
-        })
+        self.rhythm
+            .silence_bound(self.config.idle_floor, self.config.idle_ceiling)
     }
 
     /// Waits before the next try: `asked`, the server's wait (already
@@ -413,23 +429,42 @@ where
                 }
                 return Ended::Relist;
             }
-            Err(_) => return self.stalled().await,
+            Err(_) => return self.stalled("the watch request was not answered").await,
         };
         let mut stream = std::pin::pin!(stream.into_stream());
         let mut delivered = false;
         let started = Instant::now();
         let at_once = |delivered: bool| !delivered && started.elapsed() < Duration::from_secs(1);
+        self.last_bookmark = None;
+        // The server ends the watch at its timeoutSeconds: open past that,
+        // it is dead whatever the rhythm says.
+        let ends_by =
+            started + Duration::from_secs(u64::from(self.config.watch_timeout)) + WATCH_END_GRACE;
+        let mut rhythm = self.rhythm.subscribe();
         loop {
-            let next = tokio::time::timeout(self.idle_bound(), stream.try_next()).await;
+            let silent_until = self.last_delivery + self.idle_bound();
+            let next = tokio::select! {
+                next = stream.try_next() => next,
+                () = tokio::time::sleep_until(silent_until.min(ends_by)) => {
+                    let why = if silent_until <= ends_by {
+                        "nothing delivered past the expected bookmark interval"
+                    } else {
+                        "the watch outlived its own timeoutSeconds"
+                    };
+                    return self.stalled(why).await;
+                }
+                // The rhythm was learnt (or the server's kind became known)
+                // meanwhile: wait again with the new bound.
+                Ok(()) = rhythm.changed() => continue,
+            };
             let event = match next {
-                Err(_) => return self.stalled().await,
-                Ok(Ok(None)) => {
+                Ok(None) => {
                     return Ended::Resume {
                         at_once: at_once(delivered),
                     };
                 }
-                Ok(Ok(Some(event))) => event,
-                Ok(Err(error)) => {
+                Ok(Some(event)) => event,
+                Err(error) => {
                     // A cut connection mid-stream: resume from the last version.
                     tracing::info!(error = %describe(&error), "watch stream ended with an error, resuming");
                     return Ended::Resume {
@@ -454,7 +489,7 @@ where
                 WatchEvent::Bookmark(bookmark) => {
                     let now = Instant::now();
                     if let Some(previous) = self.last_bookmark {
-                        self.bookmark_gap = Some(now - previous);
+                        self.rhythm.learn(now - previous);
                     }
                     self.last_bookmark = Some(now);
                     self.seen(Some(&bookmark.metadata.resource_version));
@@ -484,13 +519,14 @@ where
         }
     }
 
-    async fn stalled(&mut self) -> Ended {
+    async fn stalled(&mut self, why: &str) -> Ended {
         let silent_for = self.last_delivery.elapsed();
         tracing::warn!(
             kind = self.label,
             silent_secs = silent_for.as_secs_f32(),
             bound_secs = self.idle_bound().as_secs_f32(),
-            "watch stalled: nothing delivered past the expected bookmark interval; restarting it"
+            rhythm_learnt = self.rhythm.learnt(),
+            "watch stalled: {why}; restarting it"
         );
         self.send(Signal::Stalled { silent_for }).await;
         Ended::Relist
@@ -665,7 +701,8 @@ mod tests {
             forbidding_client(requests.clone()),
             request::collection_url::<crate::model::Node>(None),
             Selector::default(),
-            StreamConfig::default()
+            StreamConfig::default(),
+            Rhythm::default()
         ));
         let mut forbidden = None;
         let mut failures = 0;
@@ -717,7 +754,8 @@ mod tests {
             client,
             request::collection_url::<crate::model::Node>(None),
             Selector::default(),
-            StreamConfig::default()
+            StreamConfig::default(),
+            Rhythm::default()
         ));
         let mut seen = Vec::new();
         while let Some(signal) = signals.next().await {
