@@ -469,3 +469,38 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// No kubeconfig anywhere (an empty HOME, no KUBECONFIG, not in a pod): the
+/// console and `status` refuse with one sentence naming `rollcall demo`,
+/// exit 2, and never open a simulated cluster on their own.
+#[test]
+fn without_a_cluster_the_console_and_status_refuse_and_name_demo() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let run = |args: &[&str]| {
+        Command::new(common::rollcall_bin())
+            .args(args)
+            .env("HOME", home.path())
+            .env("XDG_STATE_HOME", home.path())
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run rollcall")
+    };
+    let sentence = "error: no cluster configured (no KUBECONFIG, no ~/.kube/config): \
+                    pass --kubeconfig, or run `rollcall demo` for a simulated cluster\n";
+    for args in [
+        &["kube-system/node-agent"][..],
+        &[][..],
+        &["status", "kube-system/node-agent"][..],
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stderr),
+            sentence,
+            "{args:?}"
+        );
+        assert!(output.stdout.is_empty(), "{args:?}: {}", text(&output));
+    }
+}

@@ -4,7 +4,8 @@
 //! annotations the rollout operations write); the test then reads the whole
 //! pause reason in the header, scrolls the `?` help down to the rollout keys
 //! and the connection's kubeconfig, and scrolls a node's detail down to its
-//! recent events — all without a wider terminal. Every wait is bounded.
+//! recent events — all without a wider terminal. The title line says
+//! SIMULATED (the demo's cluster is the embedded one). Every wait is bounded.
 
 mod common;
 
@@ -32,9 +33,15 @@ fn the_tour_fits_in_80_by_24() {
     let dir = tempfile::tempdir().expect("temp dir");
     let cache = dir.path().join("kube-cache");
     let (tmux, kubeconfig) = start_demo("80x24", dir.path(), 80, 24);
-    tmux.wait_for("the grid", |s| {
+    let screen = tmux.wait_for("the grid", |s| {
         s.contains("general-01") && s.contains("? help")
     });
+    // The embedded cluster is never mistaken for a real one: its title says so.
+    let title = screen.lines().next().unwrap_or_default();
+    assert!(
+        title.starts_with("rollcall SIMULATED "),
+        "the title line says SIMULATED: {screen}"
+    );
 
     // The pause, as the rollout operations record it on the DaemonSet.
     kubectl(

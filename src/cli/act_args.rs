@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::cli::cluster_args::{ClusterArgs, GlobalArgs};
-use crate::cluster::connect::{Connection, connect};
+use crate::cli::cluster_args::{ClusterArgs, GlobalArgs, connect_saying};
+use crate::cluster::connect::Connection;
 use crate::model::DsRef;
 use crate::ops::drive::Progress;
 use crate::ops::error::OpsError;
@@ -186,9 +186,8 @@ pub async fn open(
     daemonset: &DsRef,
     act: &ActArgs,
 ) -> anyhow::Result<Session> {
-    let connection = connect(&cluster.connect_options())
-        .await
-        .context("cannot connect to the cluster")?;
+    let connection =
+        connect_saying(&cluster.connect_options(), "cannot connect to the cluster").await?;
     let target = resolve(daemonset, cluster, &connection.namespace)?;
     let journal = Journal::from_flag(act.journal.as_deref())?;
     let executor = Executor::new(

@@ -16,7 +16,7 @@ use super::out;
 use crate::audit::live::{self, MAX_ATTEMPTS};
 use crate::audit::table::render_table;
 use crate::audit::{AuditReport, Roster, annotate_with_events, compare};
-use crate::cluster::connect::{Connection, connect};
+use crate::cluster::connect::Connection;
 use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::selector::Selector;
 use crate::model::LoadedSnapshot;
@@ -327,9 +327,11 @@ fn present_daemonsets(snapshot: &Snapshot) -> String {
 }
 
 async fn connect_cluster(args: &ClusterArgs) -> anyhow::Result<Connection> {
-    connect(&args.connect_options())
-        .await
-        .context("cannot connect to the cluster (or use -f SNAPSHOT)")
+    crate::cli::cluster_args::connect_saying(
+        &args.connect_options(),
+        "cannot connect to the cluster (or use -f SNAPSHOT)",
+    )
+    .await
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

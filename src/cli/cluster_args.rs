@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cluster::connect::ConnectOptions;
+use crate::cluster::connect::{ConnectError, ConnectOptions, Connection, connect};
 
 /// `--kubeconfig`, `--context`, `-n/--namespace` (and `KUBECONFIG`), as kubectl has them.
 #[derive(Clone, Debug, Default, Args)]
@@ -72,4 +72,18 @@ pub struct GlobalArgs {
     /// Where logs go (default: $XDG_STATE_HOME/rollcall/rollcall.log); RUST_LOG sets the level.
     #[arg(long, value_name = "FILE", global = true)]
     pub log_file: Option<PathBuf>,
+}
+
+/// Connects as kubectl would with `options`; other failures get `what` as
+/// context, but "no cluster configured" is said alone: it is one sentence that
+/// already says what to do (`--kubeconfig`, or `rollcall demo`).
+pub async fn connect_saying(
+    options: &ConnectOptions,
+    what: &'static str,
+) -> anyhow::Result<Connection> {
+    match connect(options).await {
+        Ok(connection) => Ok(connection),
+        Err(err @ ConnectError::NoCluster) => Err(err.into()),
+        Err(err) => Err(anyhow::Error::new(err).context(what)),
+    }
 }

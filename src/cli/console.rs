@@ -1,6 +1,7 @@
 //! The console commands: `rollcall [NS/DAEMONSET]` on a cluster from the
-//! kubeconfig (or the embedded cluster when there is none), and `rollcall demo`
-//! on the embedded cluster. Wires the cluster layer, the embedded cluster and
+//! kubeconfig (refused, exit 2, when there is none: only `rollcall demo`
+//! starts the embedded cluster), and `rollcall demo` on the embedded cluster,
+//! whose title line says SIMULATED. Wires the cluster layer, the embedded cluster and
 //! the TUI together; logs go to a file, never to the terminal.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +10,8 @@ use anyhow::Context as _;
 use clap::Args;
 
 use super::cluster_args::{ClusterArgs, GlobalArgs};
-use crate::cluster::connect::{Connection, connect, connection_from_config, find_kubeconfig};
+use crate::cluster::connect::{Connection, connection_from_config};
+use crate::cluster::server_kind::ServerKind;
 use crate::cluster::watch::{self, Target};
 use crate::model::DsRef;
 use crate::sim::embedded::{self, EmbeddedOptions};
@@ -120,8 +122,6 @@ pub fn run_demo(
             cluster: &args.cluster,
         },
         &args.ops,
-        "embedded cluster",
-        None,
     ))
 }
 
@@ -151,9 +151,8 @@ async fn open_embedded(
     kubeconfig_out: Option<PathBuf>,
     pick: Pick<'_>,
     ops: &ConsoleOpsArgs,
-    why: &str,
-    roster: Option<crate::audit::Roster>,
 ) -> anyhow::Result<std::process::ExitCode> {
+    let bookmark_interval = options.bookmark_interval;
     let cluster = embedded::start(options)
         .await
         .context("starting the embedded cluster")?;
@@ -169,9 +168,14 @@ async fn open_embedded(
         .server
         .write_kubeconfig(&path)
         .with_context(|| format!("writing the kubeconfig to {}", path.display()))?;
-    let connection =
+    let mut connection =
         connection_from_config(cluster.server.kube_config(), "embedded".to_owned(), None)
             .context("connecting to the embedded cluster")?;
+    // Known in-process, not probed: the console says SIMULATED.
+    connection.server_kind = ServerKind::Embedded {
+        bookmark_interval: bookmark_interval
+            .unwrap_or_else(|| crate::sim::server::ServeOptions::default().bookmark_interval),
+    };
     // Without a DaemonSet named, open on the scenario's first one (the tour's
     // `kube-system/node-agent` in the default scenario); none: the list.
     let first = cluster
@@ -192,12 +196,12 @@ async fn open_embedded(
         context: "embedded".to_owned(),
         server: connection.server.clone(),
         note: Some(format!(
-            "{why} · scenario {} · kubectl --kubeconfig {}",
+            "embedded cluster · scenario {} · kubectl --kubeconfig {}",
             cluster.simulation.scenario.name,
             path.display()
         )),
     };
-    let result = open_console_with(connection, None, target, info, ops, roster).await;
+    let result = open_console_with(connection, None, target, info, ops, None).await;
     cluster.shutdown().await;
     result
 }
@@ -214,24 +218,10 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
     let runtime = runtime()?;
     runtime.block_on(async {
         let options = args.cluster.connect_options();
-        if find_kubeconfig(&options).is_none() {
-            tracing::info!("no kubeconfig found: starting the embedded cluster");
-            return open_embedded(
-                EmbeddedOptions::default(),
-                None,
-                Pick {
-                    daemonset: args.daemonset.as_ref(),
-                    cluster: &args.cluster,
-                },
-                &args.ops,
-                "no kubeconfig found: embedded cluster",
-                roster,
-            )
-            .await;
-        }
-        let connection = connect(&options)
-            .await
-            .context("connecting to the cluster")?;
+        // No cluster configured is an error naming `rollcall demo`: the
+        // embedded cluster never opens on its own.
+        let connection =
+            super::cluster_args::connect_saying(&options, "connecting to the cluster").await?;
         let target = parse_target(
             args.daemonset.as_ref(),
             &args.cluster,
@@ -309,10 +299,12 @@ pub async fn open_console_with(
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
     let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
     let logs = crate::tui::logs_link::start(connection.client.clone());
+    let simulated = connection.server_kind.simulated();
     let handle = watch::spawn(connection.watch_client, scope, target.clone());
     let result = crate::tui::run::run_with_ops(
         handle,
         info,
+        simulated,
         target,
         Some((link, console)),
         roster,

@@ -54,7 +54,8 @@ pub struct SimArgs {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
     /// API Priority and Fairness stand-in: beyond N requests in flight, answer
-    /// 429 Too Many Requests with Retry-After (watches count while starting).
+    /// 429 Too Many Requests as kube-apiserver does (`Retry-After: 1`, a
+    /// plain-text body; watches count while starting).
     #[arg(long, value_name = "N")]
     pub max_inflight: Option<usize>,
     /// How long request headers, and then a request body, may take to arrive
@@ -75,13 +76,16 @@ pub struct SimArgs {
     /// drop-watches, stall-watches (silent for good), freeze (TCP freeze), lose-replies
     /// (changes happen, then a 504 answers them),
     /// gone (a compaction: watches end with 410, list continuations get 410),
-    /// 5xx[:CODE] (default 503), throttle[:SECONDS] (429 with Retry-After),
+    /// 5xx[:CODE] (default 503), throttle[:SECONDS] (429 with Retry-After and
+    /// a Status), throttle-apf[:SECONDS] (429 with only Retry-After and a
+    /// plain-text body, as kube-apiserver's Priority and Fairness answers),
     /// latency[:DURATION] or bandwidth:RATE (a slow link: all the server
     /// sends, at most RATE, e.g. 100Mbit). Example:
     /// `--fault stall-watches=10s+20s,throttle:60=1m+30s`.
     #[arg(long, value_name = "SPEC")]
     pub fault: Vec<String>,
-    /// How often watches get a BOOKMARK (clients use them as proof of life).
+    /// How often watches get a BOOKMARK (clients use them as proof of life;
+    /// /version says it, so rollcall assumes it before it has learnt it).
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     pub bookmark_interval: u64,
     /// Churn: this many small changes per second to nodes and pods (restarts,

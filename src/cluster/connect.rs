@@ -1,8 +1,10 @@
 //! Builds a `kube::Client` the way kubectl picks its cluster: `--kubeconfig`,
 //! else `KUBECONFIG` (a list of files, merged), else `~/.kube/config`, else the
 //! in-cluster service account; `--context` and `-n/--namespace` override the
-//! kubeconfig's current context and namespace. Reports "no cluster configured"
-//! as a value so callers can fall back to the embedded cluster.
+//! kubeconfig's current context and namespace. With none of these there is
+//! no cluster: [`ConnectError::NoCluster`] says so and names `rollcall demo`
+//! (nothing falls back to the embedded cluster on its own: a simulated
+//! cluster whose DaemonSets look real must never open by accident).
 //!
 //! Bounded: an exec credential plugin runs under `rollcall exec-guard` (killed
 //! after the request timeout, named in the error) and is tried once before
@@ -15,7 +17,8 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 use crate::cluster::exec::{self, ExecError};
-use crate::cluster::{proxy, retry};
+use crate::cluster::server_kind::{self, ServerKind};
+use crate::cluster::{proxy, retry, retry_after};
 
 /// The request timeout when none is given: the bound on the first request
 /// and on each run of an exec credential plugin.
@@ -60,6 +63,9 @@ pub struct Connection {
     pub namespace: String,
     /// The API server URL, for messages.
     pub server: String,
+    /// What kind of server it is (read from `/version` when connecting;
+    /// a kube-apiserver until known).
+    pub server_kind: ServerKind,
 }
 
 impl std::fmt::Debug for Connection {
@@ -68,6 +74,7 @@ impl std::fmt::Debug for Connection {
             .field("context", &self.context)
             .field("namespace", &self.namespace)
             .field("server", &self.server)
+            .field("server_kind", &self.server_kind)
             .finish_non_exhaustive()
     }
 }
@@ -75,9 +82,10 @@ impl std::fmt::Debug for Connection {
 /// Why no client could be built.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    /// No kubeconfig anywhere and not inside a cluster.
+    /// No kubeconfig anywhere and not inside a cluster. One sentence that
+    /// says what to do; callers show it without adding context.
     #[error(
-        "no cluster configured: no --kubeconfig, no KUBECONFIG, no ~/.kube/config and not running in a cluster"
+        "no cluster configured (no KUBECONFIG, no ~/.kube/config): pass --kubeconfig, or run `rollcall demo` for a simulated cluster"
     )]
     NoCluster,
     /// The kubeconfig file is not one that may be read (a device, too large).
@@ -209,8 +217,8 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
         config.connect_timeout = Some(timeout);
     }
     let proxy = config.proxy_url.as_ref().map(shown_proxy);
-    let connection = connection_from_config(config, context, options.namespace.clone())?;
-    probe(&connection, timeout, proxy).await?;
+    let mut connection = connection_from_config(config, context, options.namespace.clone())?;
+    connection.server_kind = probe(&connection, timeout, proxy).await?;
     Ok(connection)
 }
 
@@ -249,17 +257,23 @@ fn is_proxy_failure(err: &kube::Error) -> bool {
 /// so is a failure to connect through the kubeconfig's proxy (named, since
 /// kube's words for it say neither which proxy nor that one was configured);
 /// any other failure is left for the caller's first real request to report.
+/// The answer says what kind of server it is (a kube-apiserver when it
+/// does not say).
 async fn probe(
     connection: &Connection,
     timeout: Duration,
     proxy: Option<String>,
-) -> Result<(), ConnectError> {
+) -> Result<ServerKind, ConnectError> {
     let started = tokio::time::Instant::now();
     // Through the client without retries: a server that answers 429 has
     // answered (the first real request waits it out, bounded, and says so).
+    let mut kind = ServerKind::Kubernetes;
     let silent =
-        match tokio::time::timeout(timeout, connection.watch_client.apiserver_version()).await {
-            Ok(Ok(_)) => false,
+        match tokio::time::timeout(timeout, server_kind::version(&connection.watch_client)).await {
+            Ok(Ok(version)) => {
+                kind = ServerKind::from_version(&version);
+                false
+            }
             Ok(Err(source)) if let Some(proxy) = proxy.filter(|_| is_proxy_failure(&source)) => {
                 return Err(ConnectError::Proxy {
                     server: connection.server.clone(),
@@ -278,7 +292,7 @@ async fn probe(
             after: timeout,
         });
     }
-    Ok(())
+    Ok(kind)
 }
 
 /// Wraps an already-built config (the embedded cluster hands one over in-process).
@@ -295,13 +309,18 @@ pub fn connection_from_config(
     let mut watch_config = config.clone();
     watch_config.default_retry = false;
     let client = retry::client(config, retry::Policy::default()).map_err(ConnectError::Client)?;
-    let watch_client = kube::Client::try_from(watch_config).map_err(ConnectError::Client)?;
+    // No retry layer, but the same reading of a server's Retry-After.
+    let watch_client = kube::client::ClientBuilder::try_from(watch_config)
+        .map_err(ConnectError::Client)?
+        .with_layer(&retry_after::Layer)
+        .build();
     Ok(Connection {
         client,
         watch_client,
         context,
         namespace,
         server,
+        server_kind: ServerKind::Kubernetes,
     })
 }
 

@@ -9,7 +9,13 @@ mod node_pods;
 pub mod proxy;
 pub mod request;
 pub mod retry;
+pub mod retry_after;
+pub mod rhythm;
+pub mod server_kind;
 pub mod status;
 pub mod store;
 pub mod stream;
 pub mod watch;
+
+#[cfg(test)]
+mod stream_tests;

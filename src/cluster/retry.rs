@@ -2,9 +2,11 @@
 //! patches) on 429, 503 and 504, in place of kube's: kube waits whatever
 //! `Retry-After` says, however long, up to 15 times and says nothing (a
 //! server asking for 60 s kept `status` silent for a quarter of an hour).
-//! Here each wait is the server's `Retry-After` or an exponential backoff,
-//! capped at [`MAX_WAIT`], jittered, logged; after [`MAX_RETRIES`] the
-//! server's answer is returned and the caller says it in words.
+//! Here each wait is the server's (its `Retry-After` or `Status`, read once
+//! by [`crate::cluster::retry_after`]) or an exponential backoff, capped at
+//! [`MAX_WAIT`], jittered, logged; after [`MAX_RETRIES`] the server's answer
+//! is returned and the caller says it in words. A wait the server asked for
+//! is never shortened by the jitter, only lengthened.
 //! Watches do not come through here: they retry themselves and show it.
 
 use std::time::Duration;
@@ -46,13 +48,17 @@ impl Policy {
     }
 }
 
-/// How long to wait before retry number `retry` (0-based): the server's
-/// `asked` or the backoff, capped at `cap`, then shortened by up to
-/// a fifth by `jitter` (0..1) so that clients told the same do not return together.
+/// How long to wait before retry number `retry` (0-based), with `jitter`
+/// (0..1) so that clients told the same do not return together: the
+/// server's `asked` lengthened by up to a fifth (never sooner than asked),
+/// else the backoff shortened by up to a fifth; at most `cap` either way.
 pub fn wait(retry: u32, asked: Option<Duration>, cap: Duration, jitter: f64) -> Duration {
+    let jitter = jitter.clamp(0.0, 1.0);
+    if let Some(asked) = asked {
+        return crate::cluster::retry_after::spread(asked, jitter).min(cap);
+    }
     let backoff = FIRST_BACKOFF.saturating_mul(2u32.saturating_pow(retry.min(16)));
-    let base = asked.unwrap_or(backoff).min(cap);
-    base.mul_f64(1.0 - 0.2 * jitter.clamp(0.0, 1.0))
+    backoff.min(cap).mul_f64(1.0 - 0.2 * jitter)
 }
 
 fn retryable(status: StatusCode) -> bool {
@@ -62,18 +68,6 @@ fn retryable(status: StatusCode) -> bool {
             | StatusCode::SERVICE_UNAVAILABLE
             | StatusCode::GATEWAY_TIMEOUT
     )
-}
-
-fn retry_after<B>(response: &Response<B>) -> Option<Duration> {
-    response
-        .headers()
-        .get(http::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .map(Duration::from_secs)
 }
 
 impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
@@ -103,7 +97,8 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
         }
         let wait = wait(
             self.retries,
-            retry_after(response),
+            // The layer below wrote the one reading into the header.
+            crate::cluster::retry_after::read(response.headers(), None),
             self.max_wait,
             HasherRng::default().next_f64(),
         );
@@ -138,12 +133,14 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
     }
 }
 
-/// `config` as a client whose one-off requests retry by `policy`.
+/// `config` as a client whose one-off requests retry by `policy` (waits
+/// read by [`crate::cluster::retry_after::Layer`], innermost).
 pub fn client(mut config: kube::Config, policy: Policy) -> Result<kube::Client, kube::Error> {
     config.default_retry = false;
     let layers = tower::ServiceBuilder::new()
         .layer(tower::retry::RetryLayer::new(policy))
-        .layer(tower::buffer::BufferLayer::new(1024));
+        .layer(tower::buffer::BufferLayer::new(1024))
+        .layer(crate::cluster::retry_after::Layer);
     Ok(kube::client::ClientBuilder::try_from(config)?
         .with_layer(&layers)
         .build())
@@ -158,9 +155,11 @@ mod tests {
         let second = Some(Duration::from_secs(1));
         assert_eq!(wait(0, second, MAX_WAIT, 0.0), Duration::from_secs(1));
         assert_eq!(wait(5, second, MAX_WAIT, 0.0), Duration::from_secs(1));
-        assert_eq!(wait(0, second, MAX_WAIT, 1.0), Duration::from_millis(800));
+        // Never sooner than the server asked.
+        assert_eq!(wait(0, second, MAX_WAIT, 1.0), Duration::from_millis(1_200));
         let hour = Some(Duration::from_secs(3600));
         assert_eq!(wait(0, hour, MAX_WAIT, 0.0), MAX_WAIT);
+        assert_eq!(wait(0, hour, MAX_WAIT, 1.0), MAX_WAIT);
         assert_eq!(wait(0, None, MAX_WAIT, 0.0), Duration::from_millis(250));
         assert_eq!(wait(2, None, MAX_WAIT, 0.0), Duration::from_secs(1));
         assert_eq!(wait(40, None, MAX_WAIT, 0.0), MAX_WAIT);
@@ -198,8 +197,8 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(list_nodes(client).await.unwrap(), 5);
         let took = started.elapsed();
-        // Retry-After 2, less a jitter of at most a fifth.
-        assert!(took >= Duration::from_millis(1_600), "{took:?}");
+        // Retry-After 2, plus a jitter of at most a fifth.
+        assert!(took >= Duration::from_secs(2), "{took:?}");
         assert!(took < Duration::from_secs(3), "{took:?}");
     }
 

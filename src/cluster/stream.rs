@@ -14,12 +14,21 @@
 //! `connect::Connection::watch_client`), so 429/503/504 reach it instead of
 //! being retried silently inside one request.
 //!
-//! The expected interval is learnt from the bookmarks themselves: twice the
-//! last gap between two bookmarks plus a second, within
-//! [`StreamConfig::idle_floor`]..[`StreamConfig::idle_ceiling`]; before two
-//! bookmarks were seen it is the ceiling. After any failure the stream
-//! re-lists rather than resuming: the list is fresh evidence, and it clears
-//! the stale badge at once.
+//! The expected silence is twice the server's bookmark interval plus a
+//! second, within [`StreamConfig::idle_floor`]..[`StreamConfig::idle_ceiling`].
+//! The interval is the server's [`Rhythm`], shared by every stream on it:
+//! learnt from the gap between two bookmarks of one watch, and until then
+//! assumed from the server's kind (a kube-apiserver's minute; the embedded
+//! cluster's own interval), so a watch that goes silent right after start is
+//! noticed as soon as one that went silent later. What was learnt is kept
+//! across reconnects. A watch also counts as stalled when it outlives its own
+//! `timeoutSeconds` (the server ends it then) by [`WATCH_END_GRACE`]. After
+//! any failure the stream re-lists rather than resuming: the list is fresh
+//! evidence, and it clears the stale badge at once.
+//!
+//! A server's wait (429, or any answer with a Retry-After) is read once by
+//! [`retry_after`], and honoured: the stream comes back no sooner than asked
+//! (and up to a fifth later, so throttled clients do not return together).
 
 use std::time::Duration;
 
@@ -30,6 +39,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::request::{self, Object};
+use super::retry_after;
+use super::rhythm::Rhythm;
 use crate::model::MetaFields;
 
 /// Timings of a stream.
@@ -40,7 +51,8 @@ pub struct StreamConfig {
     pub list_stall: Duration,
     /// The shortest silence that counts as a stall.
     pub idle_floor: Duration,
-    /// The silence that counts as a stall before the bookmark interval is known.
+    /// The longest silence a live watch keeps, whatever the bookmark rhythm
+    /// (learnt or assumed) would allow.
     pub idle_ceiling: Duration,
     /// The longest wait between retries (without a Retry-After).
     pub backoff_max: Duration,
@@ -55,7 +67,8 @@ impl Default for StreamConfig {
         StreamConfig {
             list_stall: request::LIST_STALL,
             idle_floor: Duration::from_secs(3),
-            // Upstream sends a bookmark about once a minute.
+            // A kube-apiserver sends a bookmark about once a minute (and a
+            // second or so late at most): a minute and a quarter.
             idle_ceiling: Duration::from_secs(75),
             // Short enough that the view is right soon after an outage ends.
             backoff_max: Duration::from_secs(10),
@@ -95,14 +108,16 @@ pub enum Signal<K> {
     Forbidden(String),
 }
 
-/// Starts the stream (`label` names the kind in logs); it runs until the
-/// returned stream is dropped.
+/// Starts the stream (`label` names the kind in logs) on a server whose
+/// bookmark `rhythm` it shares with the other streams on it; it runs until
+/// the returned stream is dropped.
 pub fn spawn<K>(
     label: &'static str,
     client: kube::Client,
     url: String,
     selector: Selector,
     config: StreamConfig,
+    rhythm: Rhythm,
 ) -> impl futures::Stream<Item = Signal<K>> + Send + 'static
 where
     K: Object,
@@ -120,7 +135,7 @@ where
             highest: 0,
             last_delivery: Instant::now(),
             last_bookmark: None,
-            bookmark_gap: None,
+            rhythm,
             failures: 0,
             forbidden: None,
         };
@@ -167,11 +182,26 @@ struct Follower<K> {
     /// The highest resourceVersion seen from this server.
     highest: u64,
     last_delivery: Instant,
+    /// The last bookmark of the current watch (gaps are measured within one
+    /// watch: a reconnect in between is no gap in the server's rhythm).
     last_bookmark: Option<Instant>,
-    bookmark_gap: Option<Duration>,
+    /// The server's bookmark rhythm, shared with its other streams.
+    rhythm: Rhythm,
     failures: u32,
     /// The server's 403, once seen: the stream stops.
     forbidden: Option<String>,
+}
+
+/// How long past its own `timeoutSeconds` a watch may stay open before it
+/// counts as stalled (the server ends it at the timeout).
+pub const WATCH_END_GRACE: Duration = Duration::from_secs(5);
+
+/// What a reported failure asks of the stream.
+struct Retry {
+    /// Whether to wait before trying again.
+    back_off: bool,
+    /// The wait the server asked for (jittered, never shorter), if any.
+    wait: Option<Duration>,
 }
 
 /// How one watch request ended.
@@ -194,12 +224,12 @@ where
     async fn run(&mut self) {
         loop {
             if self.resource_version.is_none()
-                && let Err(server_wait) = self.list().await
+                && let Err(asked) = self.list().await
             {
                 if self.stopped_forbidden().await {
                     return;
                 }
-                self.pause(server_wait).await;
+                self.pause(asked).await;
                 continue;
             }
             let ended = self.watch().await;
@@ -233,28 +263,21 @@ where
         true
     }
 
-    /// The silence after which the watch counts as stalled.
+    /// The silence after which the watch counts as stalled: from the
+    /// server's rhythm, learnt or assumed.
     fn idle_bound(&self) -> Duration {
-        self.bookmark_gap.map_or(self.config.idle_ceiling, |gap| {
-            (gap * 2 + Duration::from_secs(1))
-                .clamp(self.config.idle_floor, self.config.idle_ceiling)
-        })
+        self.rhythm
+            .silence_bound(self.config.idle_floor, self.config.idle_ceiling)
     }
 
-    async fn pause(&mut self, at_least: Option<Duration>) {
+    /// Waits before the next try: `asked`, the server's wait (already
+    /// jittered by [`Follower::report`]), else the exponential backoff.
+    async fn pause(&mut self, asked: Option<Duration>) {
         self.failures = self.failures.saturating_add(1);
         let exponent = self.failures.min(10).saturating_sub(1);
         let backoff =
             (Duration::from_millis(250) * 2u32.pow(exponent)).min(self.config.backoff_max);
-        // The server's Retry-After, capped and shortened by up to a fifth, so
-        // that every console a loaded server throttled does not return at once.
-        let wait = at_least.map_or(backoff, |server| {
-            use tower::util::rng::{HasherRng, Rng as _};
-            let jitter = HasherRng::default().next_f64();
-            super::retry::wait(0, Some(server), MAX_SERVER_WAIT, jitter)
-                .max(Duration::from_millis(250))
-        });
-        tokio::time::sleep(wait).await;
+        tokio::time::sleep(asked.unwrap_or(backoff)).await;
     }
 
     /// Lists every page; on failure, the wait the server asked for (if any).
@@ -263,8 +286,7 @@ where
         let version = match self.list_pages().await {
             Ok(version) => version,
             Err(error) => {
-                self.report(&error).await;
-                return Err(server_wait(&error));
+                return Err(self.report(&error).await.wait);
             }
         };
         if let Some(listed) = parse_version(&version) {
@@ -401,29 +423,48 @@ where
         {
             Ok(Ok(stream)) => stream,
             Ok(Err(error)) => {
-                self.report(&error).await;
+                let retry = self.report(&error).await;
                 if self.forbidden.is_none() {
-                    self.pause(server_wait(&error)).await;
+                    self.pause(retry.wait).await;
                 }
                 return Ended::Relist;
             }
-            Err(_) => return self.stalled().await,
+            Err(_) => return self.stalled("the watch request was not answered").await,
         };
         let mut stream = std::pin::pin!(stream.into_stream());
         let mut delivered = false;
         let started = Instant::now();
         let at_once = |delivered: bool| !delivered && started.elapsed() < Duration::from_secs(1);
+        self.last_bookmark = None;
+        // The server ends the watch at its timeoutSeconds: open past that,
+        // it is dead whatever the rhythm says.
+        let ends_by =
+            started + Duration::from_secs(u64::from(self.config.watch_timeout)) + WATCH_END_GRACE;
+        let mut rhythm = self.rhythm.subscribe();
         loop {
-            let next = tokio::time::timeout(self.idle_bound(), stream.try_next()).await;
+            let silent_until = self.last_delivery + self.idle_bound();
+            let next = tokio::select! {
+                next = stream.try_next() => next,
+                () = tokio::time::sleep_until(silent_until.min(ends_by)) => {
+                    let why = if silent_until <= ends_by {
+                        "nothing delivered past the expected bookmark interval"
+                    } else {
+                        "the watch outlived its own timeoutSeconds"
+                    };
+                    return self.stalled(why).await;
+                }
+                // The rhythm was learnt (or the server's kind became known)
+                // meanwhile: wait again with the new bound.
+                Ok(()) = rhythm.changed() => continue,
+            };
             let event = match next {
-                Err(_) => return self.stalled().await,
-                Ok(Ok(None)) => {
+                Ok(None) => {
                     return Ended::Resume {
                         at_once: at_once(delivered),
                     };
                 }
-                Ok(Ok(Some(event))) => event,
-                Ok(Err(error)) => {
+                Ok(Some(event)) => event,
+                Err(error) => {
                     // A cut connection mid-stream: resume from the last version.
                     tracing::info!(error = %describe(&error), "watch stream ended with an error, resuming");
                     return Ended::Resume {
@@ -448,7 +489,7 @@ where
                 WatchEvent::Bookmark(bookmark) => {
                     let now = Instant::now();
                     if let Some(previous) = self.last_bookmark {
-                        self.bookmark_gap = Some(now - previous);
+                        self.rhythm.learn(now - previous);
                     }
                     self.last_bookmark = Some(now);
                     self.seen(Some(&bookmark.metadata.resource_version));
@@ -458,9 +499,9 @@ where
                     let error = kube::Error::Api(status);
                     // A 410 is routine (re-list at once) unless the watch
                     // from a fresh list gets it at once: then back off.
-                    let back_off = self.report(&error).await || first;
-                    if back_off && self.forbidden.is_none() {
-                        self.pause(server_wait(&error)).await;
+                    let retry = self.report(&error).await;
+                    if (retry.back_off || first) && self.forbidden.is_none() {
+                        self.pause(retry.wait).await;
                     }
                     return Ended::Relist;
                 }
@@ -478,13 +519,14 @@ where
         }
     }
 
-    async fn stalled(&mut self) -> Ended {
+    async fn stalled(&mut self, why: &str) -> Ended {
         let silent_for = self.last_delivery.elapsed();
         tracing::warn!(
             kind = self.label,
             silent_secs = silent_for.as_secs_f32(),
             bound_secs = self.idle_bound().as_secs_f32(),
-            "watch stalled: nothing delivered past the expected bookmark interval; restarting it"
+            rhythm_learnt = self.rhythm.learnt(),
+            "watch stalled: {why}; restarting it"
         );
         self.send(Signal::Stalled { silent_for }).await;
         Ended::Relist
@@ -492,17 +534,19 @@ where
 
     /// Reports a failure; returns whether to back off before retrying
     /// (not after a 410, which is routine: re-list at once; not after a 403,
-    /// which stops the stream).
-    async fn report(&mut self, error: &kube::Error) -> bool {
+    /// which stops the stream) and the wait the server asked for.
+    async fn report(&mut self, error: &kube::Error) -> Retry {
         let kind = self.label;
+        let wait = server_wait(error).map(jittered);
+        let back_off = |back_off| Retry { back_off, wait };
         if let kube::Error::Api(status) = error {
             if status.code == 403 {
                 self.forbidden = Some(describe(error));
-                return false;
+                return back_off(false);
             }
             if status.code == 410 {
                 tracing::info!(kind, "resourceVersion expired (410), relisting");
-                return false;
+                return back_off(false);
             }
             if is_too_large(status) {
                 let message = format!(
@@ -512,46 +556,44 @@ where
                 tracing::warn!(kind, "{message}");
                 self.highest = 0;
                 self.send(Signal::ServerChanged(message)).await;
-                return true;
+                return back_off(true);
             }
             if status.code == 429 {
-                let retry_in = retry_after(status)
-                    .unwrap_or(Duration::from_secs(1))
-                    .min(MAX_SERVER_WAIT);
-                tracing::warn!(kind, retry_secs = retry_in.as_secs(), "throttled (429)");
+                // A 429 that names no wait still asks for one: the shortest.
+                let retry_in = wait.unwrap_or_else(|| jittered(retry_after::MIN));
+                tracing::warn!(kind, retry_secs = retry_in.as_secs_f32(), "throttled (429)");
                 self.send(Signal::Throttled { retry_in }).await;
-                return true;
+                return Retry {
+                    back_off: true,
+                    wait: Some(retry_in),
+                };
             }
         }
         let message = describe(error);
         tracing::warn!(kind, error = %message, "watch failed, retrying");
         self.send(Signal::Failed(message)).await;
-        true
+        back_off(true)
     }
 }
 
-/// The longest a stream waits on a server's Retry-After before asking again.
-const MAX_SERVER_WAIT: Duration = Duration::from_secs(120);
-
-/// The wait a Status asks for (`details.retryAfterSeconds`).
+/// The wait the server asked for: its Retry-After header or the Status's
+/// `details.retryAfterSeconds`, as [`retry_after`] reads them (the client's
+/// [`retry_after::Layer`] put the header's into the Status).
 fn server_wait(error: &kube::Error) -> Option<Duration> {
     match error {
-        kube::Error::Api(status) => retry_after(status),
+        kube::Error::Api(status) => retry_after::of_status(status),
         _ => None,
     }
 }
 
-fn parse_version(version: &str) -> Option<u64> {
-    version.parse().ok()
+/// A server's wait, lengthened by up to a fifth at random.
+fn jittered(asked: Duration) -> Duration {
+    use tower::util::rng::{HasherRng, Rng as _};
+    retry_after::spread(asked, HasherRng::default().next_f64())
 }
 
-fn retry_after(status: &kube::core::Status) -> Option<Duration> {
-    status
-        .details
-        .as_ref()
-        .map(|d| d.retry_after_seconds)
-        .filter(|s| *s > 0)
-        .map(|s| Duration::from_secs(u64::from(s)))
+fn parse_version(version: &str) -> Option<u64> {
+    version.parse().ok()
 }
 
 /// Upstream's "Too large resource version" (504 Timeout, cause
@@ -631,17 +673,6 @@ mod tests {
         assert!(!is_too_large(&timeout));
     }
 
-    #[test]
-    fn retry_after_comes_from_the_status_details() {
-        let throttled = status(serde_json::json!({
-            "code": 429, "reason": "TooManyRequests", "message": "slow down",
-            "details": {"retryAfterSeconds": 95}
-        }));
-        assert_eq!(retry_after(&throttled), Some(Duration::from_secs(95)));
-        let bare = status(serde_json::json!({"code": 429}));
-        assert_eq!(retry_after(&bare), None);
-    }
-
     /// A server that answers every request with 403, counting them.
     fn forbidding_client(requests: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> kube::Client {
         let service = tower::service_fn(move |_request: http::Request<kube::client::Body>| {
@@ -670,7 +701,8 @@ mod tests {
             forbidding_client(requests.clone()),
             request::collection_url::<crate::model::Node>(None),
             Selector::default(),
-            StreamConfig::default()
+            StreamConfig::default(),
+            Rhythm::default()
         ));
         let mut forbidden = None;
         let mut failures = 0;
@@ -722,7 +754,8 @@ mod tests {
             client,
             request::collection_url::<crate::model::Node>(None),
             Selector::default(),
-            StreamConfig::default()
+            StreamConfig::default(),
+            Rhythm::default()
         ));
         let mut seen = Vec::new();
         while let Some(signal) = signals.next().await {

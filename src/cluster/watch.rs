@@ -6,6 +6,11 @@
 //! a DaemonSet replaced without a delete) every stream is restarted, so
 //! everything is re-listed. After each change it sends a payload-free
 //! notification; readers pull from the cache. Never polls, never writes to the API.
+//!
+//! Every stream shares the server's bookmark [`Rhythm`]: assumed from the
+//! server's kind (one `GET /version` at start, and again after the server
+//! changed) until a stream learns it, then kept for as long as the server is
+//! the same, so a silence right after start is caught as soon as a later one.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -16,6 +21,8 @@ use tokio::sync::{Notify, mpsc};
 
 use super::cache::{Cache, WatchUpdate};
 use super::request::{Object, collection_url};
+use super::rhythm::Rhythm;
+use super::server_kind;
 use super::status::StreamKind;
 use super::stream::{self, Selector, Signal, StreamConfig};
 use crate::model::DaemonSet;
@@ -103,7 +110,11 @@ pub fn spawn_with(
     if let Some(target) = target {
         let _ = targets.send(target);
     }
-    let streams = Streams { client, config };
+    let streams = Streams {
+        client,
+        config,
+        rhythm: Rhythm::default(),
+    };
     let task = tokio::spawn(run(streams, Arc::clone(&shared), namespace, target_rx));
     WatchHandle {
         shared,
@@ -118,6 +129,37 @@ type UpdateStream = BoxStream<'static, WatchUpdate>;
 struct Streams {
     client: kube::Client,
     config: StreamConfig,
+    /// The server's bookmark rhythm, shared by every stream.
+    rhythm: Rhythm,
+}
+
+/// How long the server's kind may take to say itself before its streams go
+/// on assuming a kube-apiserver's rhythm.
+const KIND_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Asks the server what it is, in the background, and sets the rhythm its
+/// streams assume accordingly (a waiting stream re-arms its bound).
+fn learn_kind(streams: &Streams) -> tokio::task::JoinHandle<()> {
+    let client = streams.client.clone();
+    let rhythm = streams.rhythm.clone();
+    tokio::spawn(async move {
+        let kind = server_kind::detect(&client, KIND_WITHIN).await;
+        tracing::info!(
+            ?kind,
+            interval_secs = kind.bookmark_interval().as_secs_f32(),
+            "server kind"
+        );
+        rhythm.assume(kind);
+    })
+}
+
+/// Aborts the kind probe when the watch task ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 async fn run(
@@ -127,6 +169,7 @@ async fn run(
     mut target_rx: mpsc::UnboundedReceiver<Target>,
 ) {
     let client = &streams;
+    let mut _kind = AbortOnDrop(learn_kind(client));
     let mut base: SelectAll<UpdateStream> = SelectAll::new();
     base.push(node_stream(client));
     base.push(daemonset_stream(client, namespace.as_deref()));
@@ -172,6 +215,9 @@ async fn run(
             // Every stream starts over with a list; the old data stays on
             // screen, marked as re-listing, until each list completes.
             tracing::warn!(%reason, "server changed: relisting every stream");
+            // A new server: its rhythm is learnt afresh, its kind asked again.
+            client.rhythm.forget();
+            _kind = AbortOnDrop(learn_kind(client));
             base = SelectAll::new();
             base.push(node_stream(client));
             base.push(daemonset_stream(client, namespace.as_deref()));
@@ -349,6 +395,7 @@ where
         url,
         selector,
         streams.config,
+        streams.rhythm.clone(),
     )
     .map(move |signal| match signal {
         Signal::Event(event) => wrap(event),

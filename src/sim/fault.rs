@@ -21,7 +21,10 @@
 //! - `5xx[:CODE]`: requests are answered CODE (default 503; 500 and 504 too),
 //!   and open watches end;
 //! - `throttle[:SECONDS]`: requests are answered 429 with `Retry-After:
-//!   SECONDS` (default 1), and open watches end;
+//!   SECONDS` (default 1) and a Status saying the same, and open watches end;
+//! - `throttle-apf[:SECONDS]`: the same, the way kube-apiserver's Priority and
+//!   Fairness and max-inflight filters answer: only the `Retry-After` header
+//!   says the wait, the body is plain text;
 //! - `latency[:DURATION]`: every request waits DURATION (default 500ms) first;
 //! - `lose-replies`: changes are carried out, then answered 504;
 //! - `bandwidth:RATE`: a slow link: everything the server sends, on every
@@ -55,6 +58,9 @@ pub enum FaultKind {
     ServerError(u16),
     /// Answer requests 429 with this `Retry-After` (seconds).
     Throttle(u64),
+    /// Answer requests 429 with this `Retry-After` (seconds) and a
+    /// plain-text body, no Status (kube-apiserver's APF answer).
+    ThrottleApf(u64),
     /// Delay each request.
     Latency(Duration),
     /// Carry out changes (PUT, PATCH, DELETE), then answer 504 as a timed-out
@@ -123,6 +129,11 @@ fn parse_one(part: &str) -> Result<Fault, String> {
                 .map_or(Ok(1), str::parse)
                 .map_err(|_| "throttle takes whole seconds (Retry-After)")?,
         ),
+        ("throttle-apf", seconds) => FaultKind::ThrottleApf(
+            seconds
+                .map_or(Ok(1), str::parse)
+                .map_err(|_| "throttle-apf takes whole seconds (Retry-After)")?,
+        ),
         ("latency", delay) => {
             FaultKind::Latency(delay.map_or(Ok(Duration::from_millis(500)), parse_duration)?)
         }
@@ -142,7 +153,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         }
         _ => {
             return Err(
-                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], latency[:DURATION], lose-replies, bandwidth:RATE"
+                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], throttle-apf[:SECONDS], latency[:DURATION], lose-replies, bandwidth:RATE"
                     .into(),
             );
         }
@@ -309,6 +320,9 @@ impl Faults {
                     FaultKind::Latency(d) => latency = latency.max(d),
                     FaultKind::ServerError(code) => answer = Some(server_error(code)),
                     FaultKind::Throttle(seconds) => answer = Some(throttled(seconds)),
+                    FaultKind::ThrottleApf(seconds) => {
+                        answer = Some(super::api::too_many_requests_plain(seconds));
+                    }
                     FaultKind::Gone if continuation => {
                         answer = Some(super::api::error_response(&ApiError::continue_expired()));
                     }
@@ -339,7 +353,9 @@ impl Faults {
                 FaultKind::StallWatches => return WatchEffect::Stall,
                 FaultKind::DropWatches => WatchEffect::Cut,
                 FaultKind::Gone => WatchEffect::Gone,
-                FaultKind::ServerError(_) | FaultKind::Throttle(_) => WatchEffect::End,
+                FaultKind::ServerError(_) | FaultKind::Throttle(_) | FaultKind::ThrottleApf(_) => {
+                    WatchEffect::End
+                }
                 FaultKind::Freeze => match plan.end_of(now, |k| k == FaultKind::Freeze) {
                     Some(end) => WatchEffect::Hold(end),
                     None => continue,

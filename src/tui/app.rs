@@ -51,6 +51,8 @@ pub struct App {
     pub index: GridIndex,
     /// Where the console is connected.
     pub info: ConsoleInfo,
+    /// The server is rollcall's embedded cluster: the title says SIMULATED.
+    pub simulated: bool,
     /// Rollout operations: dialogs, auto-advance, writes in flight.
     pub ops: super::ops_keys::OpsConsole,
     /// The roster audit (`--roster FILE`), when one was given.
@@ -82,6 +84,7 @@ impl App {
             rows: RowCache::default(),
             index: GridIndex::default(),
             info,
+            simulated: false,
             ops: super::ops_keys::OpsConsole::default(),
             roster: None,
             logs: None,
@@ -172,6 +175,7 @@ impl App {
             index: &self.index,
             ui: &self.ui,
             info: &self.info,
+            simulated: self.simulated,
             roster: self.roster.as_ref(),
             now,
         });
@@ -568,6 +572,7 @@ impl App {
             index: &self.index,
             ui: &self.ui,
             info: &self.info,
+            simulated: self.simulated,
             roster: self.roster.as_ref(),
             // Line counts do not depend on the time.
             now: jiff::Timestamp::UNIX_EPOCH,

@@ -254,13 +254,13 @@ fn a_missing_daemonset_says_so_instead_of_loading_forever() {
 #[test]
 fn the_connection_note_opens_the_status_line() {
     let info = ConsoleInfo {
-        note: Some("no kubeconfig found: embedded cluster".into()),
+        note: Some("embedded cluster · scenario small".into()),
         ..ConsoleInfo::default()
     };
     let app = App::new(info, None, (80, 24));
     assert_eq!(
         app.ui.message.map(|m| m.text).as_deref(),
-        Some("no kubeconfig found: embedded cluster")
+        Some("embedded cluster · scenario small")
     );
 }
 

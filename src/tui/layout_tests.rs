@@ -34,7 +34,7 @@ fn info() -> ConsoleInfo {
         context: "embedded".into(),
         server: "https://127.0.0.1:41234".into(),
         note: Some(format!(
-            "no kubeconfig found: embedded cluster · scenario default · kubectl --kubeconfig {KUBECONFIG}"
+            "embedded cluster · scenario default · kubectl --kubeconfig {KUBECONFIG}"
         )),
     }
 }
@@ -169,6 +169,8 @@ fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
         crate::model::Target::from_key("kube-system/agent"),
         size,
     );
+    // The demo's console: on the embedded cluster, so the title says SIMULATED.
+    app.simulated = true;
     app.refresh(cache, now());
     app.ops = OpsConsole::new(false, "ana@box".into());
     app
@@ -193,6 +195,42 @@ fn text(buffer: &Buffer) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// SIMULATED comes before everything the right edge may cut: a DaemonSet
+/// name far wider than the terminal still leaves it whole, at every size.
+#[test]
+fn simulated_survives_a_long_daemonset_name_at_every_size() {
+    let long = format!("kube-system/{}agent", "node-agent-".repeat(20));
+    for (width, height) in SIZES {
+        let mut cache = paused();
+        let mut app = App::new(
+            info(),
+            crate::model::Target::from_key(&long),
+            (width, height),
+        );
+        app.simulated = true;
+        app.refresh(&mut cache, now());
+        let buffer = draw(&app, &cache);
+        let screen = text(&buffer);
+        let title = screen.lines().next().unwrap_or_default();
+        assert!(
+            title.starts_with("rollcall SIMULATED embedded "),
+            "{screen}"
+        );
+        assert!(
+            title.ends_with('…'),
+            "the name is cut, not SIMULATED: {title}"
+        );
+        let x = u16::try_from("rollcall ".len()).unwrap();
+        assert_eq!(buffer[(x, 0)].fg, ratatui::style::Color::Yellow, "{title}");
+    }
+    // A real cluster's title has no such word.
+    let mut cache = paused();
+    let mut app = App::new(info(), None, (80, 24));
+    app.refresh(&mut cache, now());
+    let screen = text(&draw(&app, &cache));
+    assert!(!screen.contains("SIMULATED"), "{screen}");
 }
 
 fn select(app: &mut App, cache: &Cache, node: &str) {

@@ -45,14 +45,16 @@ pub async fn run(
     info: ConsoleInfo,
     target: Option<crate::model::Target>,
 ) -> Result<ConsoleEnd, ConsoleError> {
-    run_with_ops(watch, info, target, None, None, None).await
+    run_with_ops(watch, info, false, target, None, None, None).await
 }
 
 /// As [`run`], with rollout operations wired to the effects task, the log
-/// fetcher for the logs overlay and, with a roster, its audit marked in the grid.
+/// fetcher for the logs overlay and, with a roster, its audit marked in the
+/// grid; `simulated`: the server is the embedded cluster (the title says so).
 pub async fn run_with_ops(
     watch: WatchHandle,
     info: ConsoleInfo,
+    simulated: bool,
     target: Option<crate::model::Target>,
     ops: Option<(OpsLink, OpsConsole)>,
     roster: Option<crate::audit::Roster>,
@@ -61,6 +63,7 @@ pub async fn run_with_ops(
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
     let mut app = App::new(info, target, (size.width, size.height));
+    app.simulated = simulated;
     app.roster = roster.map(super::roster::RosterState::new);
     let mut link = None;
     if let Some((ops_link, console)) = ops {

@@ -42,10 +42,15 @@ pub fn negotiate(accept: &str) -> Option<AggregatedVersion> {
 }
 
 /// `/version`: v1.32.x, so the gcloud kubectl dispatcher runs kubectl 1.32.
-pub fn version() -> Value {
+/// `gitCommit` says this is the embedded cluster, and one field of its own
+/// how often its watches get a BOOKMARK (kubectl and kube ignore it; rollcall's
+/// watches assume that rhythm until they have learnt it; the client side
+/// reads both in `cluster::server_kind`, whose tests read this answer).
+pub fn version(bookmark_interval: std::time::Duration) -> Value {
+    let millis = u64::try_from(bookmark_interval.as_millis()).unwrap_or(u64::MAX);
     json!({"major": "1", "minor": "32", "gitVersion": "v1.32.4", "gitCommit": "rollcall-sim",
         "gitTreeState": "clean", "buildDate": "2025-01-01T00:00:00Z", "goVersion": "go1.23",
-        "compiler": "gc", "platform": "linux/amd64"})
+        "compiler": "gc", "platform": "linux/amd64", "rollcallBookmarkIntervalMillis": millis})
 }
 
 /// Legacy `/api`.

@@ -248,18 +248,22 @@ fn admit(
         .map_err(|_| Throttled)
 }
 
-/// The 429 a loaded API server answers, with `Retry-After: 1`.
+/// The 429 a loaded API server answers (`--max-inflight`), with `Retry-After: 1`.
 fn too_many_requests() -> Response<Body> {
-    let error = ApiError::new(
-        StatusCode::TOO_MANY_REQUESTS,
-        "TooManyRequests",
-        "Too many requests, please try again later.",
-    )
-    .with_details(serde_json::json!({"retryAfterSeconds": 1}));
-    let mut response = error_response(&error);
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    too_many_requests_plain(1)
+}
+
+/// A 429 as kube-apiserver's max-inflight and Priority and Fairness filters
+/// write it: the wait only in `Retry-After`, the body plain text (no Status).
+pub fn too_many_requests_plain(seconds: u64) -> Response<Body> {
+    let mut response = Response::new(Body::from("Too many requests, please try again later.\n"));
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
     response
 }
 
@@ -291,7 +295,7 @@ async fn dispatch(
             .ok_or_else(ApiError::unknown_path)
     };
     match route {
-        Route::Version => read_only(Some(discovery::version())),
+        Route::Version => read_only(Some(discovery::version(state.bookmark_interval))),
         Route::CoreVersions | Route::Groups => {
             let core = route == Route::CoreVersions;
             match discovery::negotiate(info.header(header::ACCEPT)) {

@@ -143,6 +143,8 @@ pub struct Inputs<'a> {
     pub ui: &'a UiState,
     /// Connection info.
     pub info: &'a ConsoleInfo,
+    /// The server is rollcall's embedded cluster.
+    pub simulated: bool,
     /// The roster audit, when the console has a roster.
     pub roster: Option<&'a super::roster::RosterState>,
     /// The time ages are measured against.
@@ -160,7 +162,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         ..header::build(ds, input.rows, blocker.clone(), input.now)
     });
     ViewModel {
-        title: title(input.info, ui.target_key().as_deref()),
+        title: title(input.info, input.simulated, ui.target_key().as_deref()),
         header,
         body: body(input, &blocking),
         help: ui.help.then(|| help(input)),
@@ -187,12 +189,18 @@ fn help(input: &Inputs<'_>) -> pane::TextPane {
     }
 }
 
-fn title(info: &ConsoleInfo, target: Option<&str>) -> Vec<Cell> {
-    let mut cells = vec![
-        Cell::new("rollcall", Tone::Accent),
+/// The title line. On the embedded cluster `SIMULATED` comes right after the
+/// name, before anything that may be cut at the right edge (a long server
+/// URL or DaemonSet name): it is never mistaken for a real cluster.
+fn title(info: &ConsoleInfo, simulated: bool, target: Option<&str>) -> Vec<Cell> {
+    let mut cells = vec![Cell::new("rollcall", Tone::Accent)];
+    if simulated {
+        cells.push(Cell::new(" SIMULATED", Tone::Warn));
+    }
+    cells.extend([
         Cell::new(&format!(" {} ", info.context), Tone::Normal),
         Cell::new(&info.server, Tone::Dim),
-    ];
+    ]);
     if let Some(target) = target {
         cells.push(Cell::new(&format!("  daemonset {target}"), Tone::Normal));
     }
