@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::engine::coverage::NodeCoverage;
-use crate::engine::rollout::{GatePolicy, GateVerdict, RolloutPlan, WaitingFor, gate};
+use crate::engine::rollout::{GateFailure, GatePolicy, GateVerdict, RolloutPlan, WaitingFor, gate};
 use crate::ops::advance::{AdvanceTarget, InFlight, Victim, choose, failure_text};
 use crate::ops::error::OpsError;
 
@@ -48,6 +48,14 @@ pub enum Step {
         /// Why, in words.
         reason: String,
     },
+    /// The node's replacement is not Ready within the timeout as the view
+    /// shows it: read it afresh (the stream may be stale), report it with
+    /// [`AutoRun::verified`], and ask again — only a run whose executor can
+    /// read afresh ([`AutoRun::with_fresh_reads`]) is asked.
+    Verify {
+        /// The node.
+        node: String,
+    },
     /// Every node the plan could advance has passed its gate.
     Completed {
         /// How many nodes this run advanced.
@@ -68,6 +76,10 @@ pub struct AutoRun {
     in_flight: Vec<InFlight>,
     done: BTreeSet<String>,
     failed: Option<(String, String)>,
+    /// Whether a timeout is confirmed by a fresh read before it fails a node.
+    fresh_reads: bool,
+    /// Nodes read afresh since their deadline passed.
+    verified: BTreeSet<String>,
 }
 
 impl AutoRun {
@@ -83,7 +95,22 @@ impl AutoRun {
             in_flight: Vec::new(),
             done: BTreeSet::new(),
             failed: None,
+            fresh_reads: false,
+            verified: BTreeSet::new(),
         }
+    }
+
+    /// A run whose executor reads a node's pods afresh before a timeout
+    /// fails it: a gate never fails a Ready pod because its stream is stale.
+    #[must_use]
+    pub fn with_fresh_reads(mut self) -> Self {
+        self.fresh_reads = true;
+        self
+    }
+
+    /// Reports that `node`'s pods were just read afresh into the view.
+    pub fn verified(&mut self, node: &str) {
+        self.verified.insert(node.to_owned());
     }
 
     /// A run that moves only the nodes of `order`, in that order (a rollback
@@ -275,6 +302,12 @@ impl AutoRun {
         match gate(&members, now, &policy) {
             GateVerdict::Passed => None,
             GateVerdict::Failed { node, reason } => {
+                if self.fresh_reads
+                    && matches!(reason, GateFailure::NotReadyInTime { .. })
+                    && !self.verified.contains(&node)
+                {
+                    return Some(Step::Verify { node });
+                }
                 let reason = failure_text(&reason);
                 self.failed = Some((node.clone(), reason.clone()));
                 Some(Step::Pause { node, reason })

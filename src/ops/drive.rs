@@ -127,7 +127,7 @@ pub async fn follow_flights(
     flights: Vec<InFlight>,
     timeout: Duration,
 ) -> Result<Result<(), (String, String)>, OpsError> {
-    let mut run = AutoRun::new(follow_policy(timeout));
+    let mut run = AutoRun::new(follow_policy(timeout)).with_fresh_reads();
     run.adopt(flights);
     loop {
         let now = jiff::Timestamp::now();
@@ -142,6 +142,10 @@ pub async fn follow_flights(
         match step {
             None => return Ok(Ok(())),
             Some(Step::Pause { node, reason }) => return Ok(Err((node, reason))),
+            Some(Step::Verify { node }) => {
+                let _ = follower.read_pods_on(&node).await;
+                run.verified(&node);
+            }
             Some(Step::Wait { wake_at, .. }) => follower.changed_or(wake_at).await,
             Some(_) => follower.changed_or(None).await,
         }
@@ -152,7 +156,9 @@ pub async fn follow_flights(
 /// run decides, then the write that records the end. Every exit path leaves
 /// the stored state consistent: idle, or paused with the reason (an error
 /// pauses with the error, and is returned).
-pub async fn run(ctx: &RunContext<'_>, mut run: Run, started: Started) -> Result<RunEnd, OpsError> {
+pub async fn run(ctx: &RunContext<'_>, run: Run, started: Started) -> Result<RunEnd, OpsError> {
+    // This executor can read past the watch: a timeout is confirmed first.
+    let mut run = run.with_fresh_reads();
     for note in &started.notes {
         (ctx.progress)(Progress::new("takeover", None, note.clone()));
     }
@@ -206,6 +212,17 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                 wait_or_interrupt(ctx, wake_at).await;
             }
             Turn::Renewed(heartbeat) => write_recorded(ctx, &heartbeat).await?,
+            Turn::Verify { node } => {
+                // A failed read is not a verdict: the gate then judges on the view.
+                if let Err(err) = ctx.follower.read_pods_on(&node).await {
+                    (ctx.progress)(Progress::new(
+                        "retry",
+                        Some(&node),
+                        format!("could not read the node's pods afresh: {err}"),
+                    ));
+                }
+                run.verified(&node);
+            }
             Turn::BatchChosen { record, deletes } => {
                 write_recorded(ctx, &record).await?;
                 for (victim, request) in &deletes {

@@ -31,6 +31,9 @@ pub type Notices = Arc<dyn Fn(&str) + Send + Sync>;
 /// A live view of one DaemonSet.
 pub struct Follower {
     handle: WatchHandle,
+    /// For fresh reads past the watch (a gate about to fail a node on a
+    /// view that may be stale).
+    client: kube::Client,
     target: Target,
     /// The rows [`Follower::decide`] hands out, refreshed from the cache's changes.
     rows: Mutex<RowCache>,
@@ -68,9 +71,14 @@ impl Follower {
             namespace: target.namespace.clone(),
             name: target.name.clone(),
         };
-        let handle = watch::spawn(client, Some(target.namespace.clone()), Some(watch_target));
+        let handle = watch::spawn(
+            client.clone(),
+            Some(target.namespace.clone()),
+            Some(watch_target),
+        );
         Self {
             handle,
+            client,
             target: target.clone(),
             rows: Mutex::default(),
             notices: None,
@@ -181,6 +189,37 @@ impl Follower {
             }
             self.loading_wait().await;
         }
+    }
+
+    /// Reads the pods on `node` afresh (a LIST by `spec.nodeName`, past the
+    /// watch) into the view: before a gate fails a node for a timeout, it
+    /// judges on what the API server says now, not on a stream that may
+    /// have stalled. A pod the watch already shows newer is left as it is.
+    pub async fn read_pods_on(&self, node: &str) -> Result<(), OpsError> {
+        let url = crate::cluster::request::collection_url::<k8s_openapi::api::core::v1::Pod>(Some(
+            &self.target.namespace,
+        ));
+        let params = kube::api::ListParams::default().fields(&format!("spec.nodeName={node}"));
+        let pods = crate::cluster::request::list_all::<crate::model::Pod>(
+            &self.client,
+            &url,
+            &params,
+            None,
+        )
+        .await
+        .map_err(|err| OpsError::Transient {
+            attempt: format!("list pods on node {node}"),
+            message: err.to_string(),
+        })?;
+        let mut cache = self.handle.shared.lock();
+        let now = jiff::Timestamp::now();
+        for pod in pods {
+            cache.apply(
+                crate::cluster::cache::WatchUpdate::Pod(kube::runtime::watcher::Event::Apply(pod)),
+                now,
+            );
+        }
+        Ok(())
     }
 
     /// Waits until a complete snapshot is available.

@@ -162,6 +162,11 @@ impl App {
         match turn {
             Turn::Wait { .. } => None,
             Turn::Renewed(heartbeat) => Some(Effect::Writes(self.ops.submit(vec![heartbeat]))),
+            // The console's runs do not ask for fresh reads; answered at once.
+            Turn::Verify { node } => {
+                self.ops.auto.as_mut()?.run.verified(&node);
+                None
+            }
             Turn::BatchChosen { record, deletes } => {
                 let nodes: Vec<String> = deletes.iter().map(|(v, _)| v.node.clone()).collect();
                 let console_run = self.ops.auto.as_mut()?;

@@ -226,6 +226,7 @@ fn headless(mut cluster: Cluster, ticks: i64) -> Vec<WriteRequest> {
                 Turn::Renewed(write) => {
                     cluster.apply(&write, seconds);
                 }
+                Turn::Verify { node } => run.verified(&node),
                 Turn::BatchChosen { record, deletes } => {
                     cluster.apply(&record, seconds);
                     for (victim, request) in deletes {

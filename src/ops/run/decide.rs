@@ -41,6 +41,11 @@ pub enum Next {
         /// Why, in words.
         reason: String,
     },
+    /// Read this node's pods afresh before its timeout fails it.
+    Verify {
+        /// The node.
+        node: String,
+    },
     /// Every node the run could move passed its gate.
     Completed {
         /// Nodes moved by this run.
@@ -172,6 +177,7 @@ fn from_step(step: Step) -> Next {
         Step::Delete(victims) => Next::Delete(victims),
         Step::Wait { wake_at, waiting } => Next::Wait { wake_at, waiting },
         Step::Pause { node, reason } => Next::Pause { node, reason },
+        Step::Verify { node } => Next::Verify { node },
         Step::Completed { advanced } => Next::Completed {
             advanced,
             left: Vec::new(),

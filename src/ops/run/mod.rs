@@ -80,6 +80,12 @@ pub enum Turn {
         /// The nodes and their deletes, in order.
         deletes: Vec<(Victim, WriteRequest)>,
     },
+    /// Before a timeout fails `node`: read its pods afresh, report it with
+    /// [`Run::verified`], then decide again (only with [`Run::with_fresh_reads`]).
+    Verify {
+        /// The node.
+        node: String,
+    },
     /// The run is over: write [`Run::closing`] for `end`, then say [`RunEnd::text`].
     Finished(RunEnd),
 }
@@ -198,10 +204,24 @@ impl Run {
             },
             Next::Delete(victims) => self.batch(snapshot, state, victims),
             Next::Pause { node, reason } => Turn::Finished(RunEnd::Paused { node, reason }),
+            Next::Verify { node } => Turn::Verify { node },
             Next::Completed { advanced, left } => {
                 Turn::Finished(RunEnd::Completed { advanced, left })
             }
         })
+    }
+
+    /// For an executor that can read afresh: a timeout is confirmed by a
+    /// fresh read of the node's pods before it fails the node.
+    #[must_use]
+    pub fn with_fresh_reads(mut self) -> Self {
+        self.gate = self.gate.with_fresh_reads();
+        self
+    }
+
+    /// Reports that `node`'s pods were just read afresh into the view.
+    pub fn verified(&mut self, node: &str) {
+        self.gate.verified(node);
     }
 
     /// Reports the server's answer to the delete on `node`.
