@@ -35,7 +35,7 @@ fn run_demo(tmp: &Path, extra: &str, written: impl Fn() -> bool, name: &str) {
     wait_until("the demo's kubeconfig", &written);
     // Once the console has taken the terminal (its grid is drawn), quit.
     tmux.wait_for("the console's grid", |screen| {
-        screen.contains("rollcall embedded") && screen.contains(" NODE ")
+        screen.contains("rollcall SIMULATED embedded") && screen.contains(" NODE ")
     });
     tmux.send("q");
     wait_until("the demo to exit on q", || !tmux.running());
