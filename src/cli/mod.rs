@@ -20,12 +20,13 @@ pub mod rollback;
 pub mod sim;
 pub mod sim_credential;
 pub mod status;
+pub mod version;
 
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 /// rollcall — a terminal rollout console for Kubernetes DaemonSets.
 #[derive(Debug, Parser)]
-#[command(name = "rollcall", version, about, long_about = None)]
+#[command(name = "rollcall", version = version::LINE, about, long_about = None)]
 #[command(after_help = "\
 A DAEMONSET is NAME (in the -n namespace), NAMESPACE/NAME, ds/NAME, daemonset/NAME or \
 daemonsets.apps/NAME. Global options go before or after the subcommand.
@@ -81,6 +82,8 @@ pub enum Command {
     Completion(generate::CompletionArgs),
     /// Print the man page (roff), e.g. `rollcall man | man -l -`.
     Man,
+    /// Print the version, the git commit and the build date.
+    Version(version::VersionArgs),
 }
 
 /// The name to show in help and usage: `kubectl rollcall` when the binary runs
@@ -158,6 +161,7 @@ fn apply_globals(cli: &mut Cli) {
             Command::Sim(_)
             | Command::Completion(_)
             | Command::Man
+            | Command::Version(_)
             | Command::SimCredential(_)
             | Command::ExecGuard(_),
         ) => {}
@@ -217,6 +221,7 @@ pub fn run(mut cli: Cli) -> std::process::ExitCode {
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::Completion(args)) => generate::completion(&args),
         Some(Command::Man) => generate::man(),
+        Some(Command::Version(args)) => version::run(&args),
     };
     match result {
         Ok(code) => code,
