@@ -16,6 +16,7 @@ pub mod history;
 pub mod input;
 pub mod out;
 pub mod pause;
+pub mod reference;
 pub mod rollback;
 pub mod sim;
 pub mod sim_credential;
@@ -84,6 +85,9 @@ pub enum Command {
     Man,
     /// Print the version, the git commit and the build date.
     Version(version::VersionArgs),
+    /// Print a generated document (`cli-reference`: docs/cli.md).
+    #[command(hide = true)]
+    Docs(reference::DocsArgs),
 }
 
 /// The name to show in help and usage: `kubectl rollcall` when the binary runs
@@ -162,6 +166,7 @@ fn apply_globals(cli: &mut Cli) {
             | Command::Completion(_)
             | Command::Man
             | Command::Version(_)
+            | Command::Docs(_)
             | Command::SimCredential(_)
             | Command::ExecGuard(_),
         ) => {}
@@ -222,6 +227,7 @@ pub fn run(mut cli: Cli) -> std::process::ExitCode {
         Some(Command::Completion(args)) => generate::completion(&args),
         Some(Command::Man) => generate::man(),
         Some(Command::Version(args)) => version::run(&args),
+        Some(Command::Docs(args)) => reference::run(&args),
     };
     match result {
         Ok(code) => code,
