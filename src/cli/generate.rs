@@ -48,7 +48,8 @@ pub fn man() -> anyhow::Result<ExitCode> {
     write_stdout(&man_page()?)
 }
 
-fn write_stdout(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+/// Writes `bytes` to stdout as they are; a reader that stopped early is not an error.
+pub(crate) fn write_stdout(bytes: &[u8]) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

@@ -16,16 +16,18 @@ pub mod history;
 pub mod input;
 pub mod out;
 pub mod pause;
+pub mod reference;
 pub mod rollback;
 pub mod sim;
 pub mod sim_credential;
 pub mod status;
+pub mod version;
 
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 /// rollcall — a terminal rollout console for Kubernetes DaemonSets.
 #[derive(Debug, Parser)]
-#[command(name = "rollcall", version, about, long_about = None)]
+#[command(name = "rollcall", version = version::LINE, about, long_about = None)]
 #[command(after_help = "\
 A DAEMONSET is NAME (in the -n namespace), NAMESPACE/NAME, ds/NAME, daemonset/NAME or \
 daemonsets.apps/NAME. Global options go before or after the subcommand.
@@ -81,6 +83,11 @@ pub enum Command {
     Completion(generate::CompletionArgs),
     /// Print the man page (roff), e.g. `rollcall man | man -l -`.
     Man,
+    /// Print the version, the git commit and the build date.
+    Version(version::VersionArgs),
+    /// Print a generated document (`cli-reference`: docs/cli.md).
+    #[command(hide = true)]
+    Docs(reference::DocsArgs),
 }
 
 /// The name to show in help and usage: `kubectl rollcall` when the binary runs
@@ -158,6 +165,8 @@ fn apply_globals(cli: &mut Cli) {
             Command::Sim(_)
             | Command::Completion(_)
             | Command::Man
+            | Command::Version(_)
+            | Command::Docs(_)
             | Command::SimCredential(_)
             | Command::ExecGuard(_),
         ) => {}
@@ -217,6 +226,8 @@ pub fn run(mut cli: Cli) -> std::process::ExitCode {
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::Completion(args)) => generate::completion(&args),
         Some(Command::Man) => generate::man(),
+        Some(Command::Version(args)) => version::run(&args),
+        Some(Command::Docs(args)) => reference::run(&args),
     };
     match result {
         Ok(code) => code,
