@@ -77,6 +77,7 @@ impl JournalAction {
         matches!(
             self,
             Self::AutoStart
+                | Self::AutoPause
                 | Self::AutoDone
                 | Self::AutoStopped
                 | Self::Batch

@@ -85,7 +85,11 @@ impl Modal {
                     .chain([
                         Cell::empty(),
                         Cell::new(
-                            "y: yes    n / Esc: no    (Enter does nothing here)",
+                            if matches!(confirm.intent, Intent::DespiteFailing(_)) {
+                                "F: go on past the failing pods    n / Esc: no    (y does nothing here)"
+                            } else {
+                                "y: yes    n / Esc: no    (Enter does nothing here)"
+                            },
                             Tone::Accent,
                         ),
                     ])

@@ -93,9 +93,8 @@ impl App {
             ),
             lines: vec![
                 failing_text(&failing, 5),
-                "F: start auto-advance anyway (more nodes move onto the failing revision)"
+                "F starts auto-advance anyway: more nodes move onto the failing revision"
                     .to_owned(),
-                "Esc: do nothing".to_owned(),
             ],
             intent: Intent::DespiteFailing(Box::new(Intent::StartAuto(form))),
         })));

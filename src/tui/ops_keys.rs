@@ -245,7 +245,6 @@ impl App {
                 failing.len()
             );
             lines.insert(0, crate::ops::preflight::failing_text(&failing, 3));
-            lines.push("F: advance past the failing pods; Esc: do nothing".to_owned());
             intent = Intent::DespiteFailing(Box::new(intent));
         }
         self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
