@@ -12,6 +12,7 @@
 //! cluster layer.
 
 pub mod advance;
+pub mod advance_target;
 pub mod auto;
 pub mod drive;
 pub mod echo;
