@@ -11,9 +11,10 @@ use ops_support::{Env, NEW_IMAGE, OLD_IMAGE, all_ready, placements, small};
 use rollcall::cluster::watch::{self, Target, WatchHandle};
 use rollcall::ops::journal::Journal;
 use rollcall::ops::write::Executor;
-use rollcall::tui::app::{App, Effect};
+use rollcall::tui::app::App;
+use rollcall::tui::effect::Effect;
 use rollcall::tui::keymap::Action;
-use rollcall::tui::ops_keys::OpsConsole;
+use rollcall::tui::ops::OpsConsole;
 use rollcall::tui::ops_link::{self, OpsLink};
 use rollcall::tui::view_model::ConsoleInfo;
 

@@ -13,10 +13,11 @@ use rollcall::audit::Roster;
 use rollcall::cluster::cache::{Cache, WatchUpdate};
 use rollcall::cluster::watch;
 use rollcall::ops::write::{Outcome, Write, WriteEvent, WriteRequest};
-use rollcall::tui::app::{App, Effect};
+use rollcall::tui::app::App;
 use rollcall::tui::confirm::Modal;
+use rollcall::tui::effect::Effect;
 use rollcall::tui::keymap::Action;
-use rollcall::tui::ops_keys::{OpsConsole, OpsEvent};
+use rollcall::tui::ops::{OpsConsole, OpsEvent};
 use rollcall::tui::roster::{RosterState, Snapshot as RosterSnapshot};
 
 use super::Timings;

@@ -297,7 +297,7 @@ pub async fn open_console_with(
         )
     });
     let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
-    let console = crate::tui::ops_keys::OpsConsole::new(ops.read_only, actor);
+    let console = crate::tui::ops::OpsConsole::new(ops.read_only, actor);
     let logs = crate::tui::logs_link::start(connection.client.clone());
     let simulated = connection.server_kind.simulated();
     let handle = watch::spawn(connection.watch_client, scope, target.clone());

@@ -13,8 +13,8 @@
 //! bounds the result to [`MIN`]..=[`MAX`]. [`Layer`] applies it to every
 //! answer of a client, below kube's error handling and any retry policy: an
 //! answer that asks for a wait carries it in both places, the same number, so
-//! the one-off retry ([`crate::cluster::retry`], which sees headers) and the
-//! streams ([`crate::cluster::stream`], which see a `Status`) honour the same
+//! the one-off retry (`cluster::retry`, which sees headers) and the streams
+//! (`cluster::stream`, which see a `Status`) honour the same
 //! wait. A plain-text error body becomes a `Status` with that text as its
 //! message. Never decides whether or when to retry.
 

@@ -3,7 +3,7 @@
 //! `rollcall sim`), which says so there. The kind decides two things: the
 //! console's title says SIMULATED on the embedded cluster, and the bookmark
 //! rhythm a watch may assume before it has learnt one (see
-//! [`crate::cluster::rhythm`]). Owns no connection; never fails a caller:
+//! `cluster::rhythm`). Owns no connection; never fails a caller:
 //! a server that does not answer `/version` is taken for a kube-apiserver.
 
 use std::time::Duration;

@@ -9,19 +9,11 @@ use std::collections::BTreeSet;
 
 use crate::engine::coverage::NodeCoverage;
 use crate::engine::rollout::{BatchMember, GateFailure, RolloutPlan, SkipReason, next_batch};
+pub use crate::ops::advance_target::AdvanceTarget;
 use crate::ops::error::OpsError;
 use crate::ops::journal_action::JournalAction;
 use crate::ops::snapshot::Target;
 use crate::ops::write::{Record, Write, WriteRequest};
-
-/// Which nodes to advance.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AdvanceTarget {
-    /// These nodes (`--node`, or the node selected in the console).
-    Nodes(Vec<String>),
-    /// The next K nodes of the plan (`--next K`, the console's `n`).
-    Next(usize),
-}
 
 /// One pod to delete so that its node moves to the current revision.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -44,8 +44,7 @@ pub struct Follower {
     progress_said: Mutex<tokio::time::Instant>,
 }
 
-/// How often a follower still loading its first lists says how far they are.
-pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+pub use crate::ops::snapshot::PROGRESS_EVERY;
 
 impl std::fmt::Debug for Follower {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -8,10 +8,11 @@
 //! never re-implements them. A rollout run (auto-advance, a rollback's node
 //! moves) has one home, the pure state machine in [`run`]; [`drive`] executes
 //! it (and the other async flows) for the headless commands, the console's
-//! `tui::ops_auto` for the console; [`follow`] watches a DaemonSet through the
+//! `tui::ops` for the console; [`follow`] watches a DaemonSet through the
 //! cluster layer.
 
 pub mod advance;
+pub mod advance_target;
 pub mod auto;
 pub mod drive;
 pub mod echo;

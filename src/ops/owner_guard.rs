@@ -215,7 +215,7 @@ pub fn revert_record(daemonset: &str, revert: &Revert) -> Record {
 /// Whether what the stored state claims was undone: a pause that switched a
 /// RollingUpdate DaemonSet to OnDelete while the strategy is no longer
 /// OnDelete; a rollback (an OnDelete one in progress, or the record a
-/// RollingUpdate one leaves, see [`crate::ops::rollback::rolled_back_state`])
+/// RollingUpdate one leaves, see `ops::rollback::rolled_back_state`)
 /// whose template another manager wrote after rollcall's state was last
 /// written.
 pub fn reverted(ds: &DaemonSet, state: &RolloutState) -> Option<Revert> {

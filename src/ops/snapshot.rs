@@ -28,8 +28,11 @@ use crate::engine::rollout::{
 use crate::engine::selector::Selector;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
-use crate::ops::follow::PROGRESS_EVERY;
 use crate::ops::state::RolloutState;
+pub use crate::rows::source::RowSource;
+
+/// How often a command still loading its first lists says how far they are.
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Objects per list page (as the console's streams ask).
 const LIST_PAGE_SIZE: u32 = 500;
@@ -53,24 +56,6 @@ pub struct Snapshot<'a> {
     /// The kinds the user may not read (403): their lists are empty.
     pub forbidden: BTreeSet<StreamKind>,
     objects: Objects<'a>,
-}
-
-/// The coverage rows a console already keeps, one per node, up to date with
-/// the cache it was refreshed from ([`crate::rows::RowCache`]).
-pub trait RowSource {
-    /// The row of `node`.
-    fn row(&self, node: &str) -> Option<&NodeCoverage>;
-    /// Every row, in any order.
-    fn all(&self) -> Box<dyn Iterator<Item = &NodeCoverage> + '_>;
-    /// The revision index the rows were computed with.
-    fn index(&self) -> Option<&RevisionIndex>;
-    /// Every row with its node's facts under `options`, from what the rows
-    /// keep (no node lookups); `None` when `options` need more of the nodes
-    /// than the rows keep.
-    fn with_facts<'s>(
-        &'s self,
-        options: &'s PlanOptions,
-    ) -> Option<Box<dyn Iterator<Item = KnownFacts<'s>> + 's>>;
 }
 
 /// Where the nodes, pods and coverage rows come from.
@@ -436,7 +421,7 @@ impl<'a> Snapshot<'a> {
     }
 
     /// The part of the plan that `target` needs, equal to what
-    /// [`choose`](crate::ops::advance::choose) would pick from the whole plan:
+    /// `advance::choose` would pick from the whole plan:
     /// for the next `k` nodes only the next batch (one pass, no sort), for
     /// named nodes only their rows; the whole plan when nothing is left (its
     /// skipped nodes say why).
@@ -444,11 +429,11 @@ impl<'a> Snapshot<'a> {
         &self,
         rows: &Rows<'_>,
         state: &RolloutState,
-        target: &crate::ops::advance::AdvanceTarget,
+        target: &crate::ops::advance_target::AdvanceTarget,
         exclude: &BTreeSet<String>,
         include_cordoned: bool,
     ) -> Result<RolloutPlan, OpsError> {
-        use crate::ops::advance::AdvanceTarget;
+        use crate::ops::advance_target::AdvanceTarget;
         let options = PlanOptions {
             include_cordoned,
             ..plan_options(state)?

@@ -3,7 +3,7 @@
 //! operations decide from. A row is recomputed only when its node, its pods or
 //! their events changed (or, for all rows, when the DaemonSet or its revisions
 //! did). Kept by the console and by the headless follower
-//! ([`crate::ops::follow`]), so both decide from the same rows. Reads the
+//! (`ops::follow`), so both decide from the same rows. Reads the
 //! cache; no I/O, no clock.
 
 use std::cell::OnceCell;
@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 
+pub mod source;
 mod store;
 
 use crate::cluster::cache::{Cache, Changes};
@@ -707,7 +708,7 @@ impl RowCache {
 }
 
 /// The row cache hands its rows to the operations as they are.
-impl crate::ops::snapshot::RowSource for RowCache {
+impl source::RowSource for RowCache {
     fn row(&self, node: &str) -> Option<&NodeCoverage> {
         self.get(node).map(|row| &row.coverage)
     }

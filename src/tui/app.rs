@@ -8,9 +8,13 @@ use crossterm::event::{Event, MouseButton, MouseEventKind};
 
 use super::columns::detail_split;
 use super::columns::{areas, list_height};
+use super::effect::{Effect, Handled};
 use super::fit::clamp_scroll;
 use super::index::{Filter, GridIndex, GroupKey, SortKey};
 use super::keymap::{Action, action_for};
+use super::logs::{self, LogsResult, LogsView};
+use super::ops::{OpsConsole, OpsEvent, OpsScope};
+use super::roster::RosterState;
 use super::state::{DetailView, HistoryView, Level, PickerView, Screen, UiState};
 use super::view_model::pane::{self, Overlay, TextPane};
 use super::view_model::{self, Body, ConsoleInfo, Inputs, ViewModel, picker};
@@ -18,28 +22,6 @@ use crate::cluster::cache::Cache;
 use crate::cluster::store::ObjectKey;
 use crate::cluster::watch::Target;
 use crate::rows::RowCache;
-
-/// What the event loop must do after an action.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
-    /// Leave the console.
-    Quit,
-    /// Watch another DaemonSet.
-    SetTarget(Target),
-    /// Run these numbered rollout writes on the effects task (confirmed by the user).
-    Writes(Vec<(u64, crate::ops::write::WriteRequest)>),
-    /// Fetch a pod's log on the effects side (the answer opens in the logs overlay).
-    FetchLogs(super::logs::LogsRequest),
-}
-
-/// What a part of the console (the rollout keys, the logs overlay) did with an action.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Handled {
-    /// Not its action: the console handles it as usual.
-    Passed,
-    /// Taken, with the effect for the event loop, if any.
-    Took(Option<Effect>),
-}
 
 /// The console's state: UI state plus the cached engine rows and grid order.
 pub struct App {
@@ -54,11 +36,11 @@ pub struct App {
     /// The server is rollcall's embedded cluster: the title says SIMULATED.
     pub simulated: bool,
     /// Rollout operations: dialogs, auto-advance, writes in flight.
-    pub ops: super::ops_keys::OpsConsole,
+    pub ops: OpsConsole,
     /// The roster audit (`--roster FILE`), when one was given.
-    pub roster: Option<super::roster::RosterState>,
+    pub roster: Option<RosterState>,
     /// The logs overlay, when open.
-    pub logs: Option<super::logs::LogsView>,
+    pub logs: Option<LogsView>,
 }
 
 impl App {
@@ -85,7 +67,7 @@ impl App {
             index: GridIndex::default(),
             info,
             simulated: false,
-            ops: super::ops_keys::OpsConsole::default(),
+            ops: OpsConsole::default(),
             roster: None,
             logs: None,
         }
@@ -100,7 +82,7 @@ impl App {
                 } else {
                     self.ops
                         .context()
-                        .or_else(|| self.logs_context())
+                        .or_else(|| self.logs.as_ref().map(|_| super::keymap::Context::Logs))
                         .unwrap_or_else(|| self.ui.context())
                 };
                 action_for(context, key)
@@ -141,6 +123,58 @@ impl App {
         } else if (rows.reorder && order_matters) || labels_matter {
             self.move_rows(cache, &rows.nodes, &changes.nodes);
         }
+        true
+    }
+
+    /// The rollout operations and what they take from the console (borrowed apart).
+    fn ops_and_scope(&mut self) -> (&mut OpsConsole, OpsScope<'_>) {
+        let (status, target, selected_node) = self.ui.status_with_selection();
+        let scope = OpsScope {
+            target,
+            selected_node,
+            rows: &self.rows,
+            status,
+        };
+        (&mut self.ops, scope)
+    }
+
+    /// Steps the run this console drives (on cache changes and ticks) and
+    /// follows the nodes advanced by hand; returns the writes to send.
+    pub fn ops_on_change(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
+        let (ops, mut scope) = self.ops_and_scope();
+        ops.on_change(&mut scope, cache, now)
+    }
+
+    /// Applies a rollout result from the effects side.
+    pub fn ops_on_event(&mut self, event: OpsEvent, now: jiff::Timestamp) {
+        let (ops, mut scope) = self.ops_and_scope();
+        ops.on_event(&mut scope, event, now);
+    }
+
+    /// Takes a log fetch's answer from the effects side.
+    pub fn logs_on_result(&mut self, result: LogsResult) {
+        let page = self.logs_page();
+        if let Some(view) = &mut self.logs {
+            view.receive(result, page);
+        }
+    }
+
+    /// Lines the logs overlay shows at once.
+    pub fn logs_page(&self) -> usize {
+        logs::page(self.ui.size)
+    }
+
+    /// On the event loop's tick: collects and starts roster comparisons, and
+    /// re-orders the grid when a new report arrived. Returns whether to redraw.
+    pub fn roster_tick(&mut self, cache: &Cache, now: std::time::Instant) -> bool {
+        let target = self.ui.target_key();
+        let Some(roster) = &mut self.roster else {
+            return false;
+        };
+        if !roster.poll(cache, target.as_deref(), now) {
+            return false;
+        }
+        self.rebuild_index(cache);
         true
     }
 
@@ -317,10 +351,11 @@ impl App {
             self.scroll_text(action, cache, now);
             return None;
         }
-        if let Handled::Took(effect) = self.ops_update(action, cache, now) {
+        let (ops, mut scope) = self.ops_and_scope();
+        if let Handled::Took(effect) = ops.update(&mut scope, action, cache, now) {
             return effect;
         }
-        if let Handled::Took(effect) = self.logs_update(action, cache) {
+        if let Handled::Took(effect) = logs::update(&mut self.logs, &mut self.ui, action, cache) {
             return effect;
         }
         match action {
@@ -380,7 +415,7 @@ impl App {
             }
             Action::ScrollUp => self.navigate(Action::Up, cache),
             Action::ScrollDown => self.navigate(Action::Down, cache),
-            // Handled by `ops_update` above (src/tui/ops_keys.rs).
+            // Handled by the rollout operations or the logs overlay above.
             Action::AdvanceSelected
             | Action::AdvanceNext
             | Action::ToggleCanary

@@ -4,7 +4,8 @@
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
-use super::app::{App, Effect};
+use super::app::App;
+use super::effect::Effect;
 use super::fixtures::{self, now};
 use super::index::{Entry, SortKey};
 use super::keymap::Action;

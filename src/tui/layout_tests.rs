@@ -15,7 +15,7 @@ use ratatui::style::Color;
 use super::app::App;
 use super::fixtures::{event, list, now};
 use super::keymap::Action;
-use super::ops_keys::OpsConsole;
+use super::ops::OpsConsole;
 use super::view_model::ConsoleInfo;
 use super::widgets::theme::UNREADABLE;
 use crate::cluster::cache::{Cache, WatchUpdate};

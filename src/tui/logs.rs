@@ -3,58 +3,19 @@
 //! back), the overlay's state while the request is out and once the text or
 //! the error is in, scrolling, and the view it draws from. Every line of API
 //! text is sanitised on its way in. Pure: the fetch itself is
-//! [`super::logs_link`]'s, on the effects side; results come back as
+//! `logs_link`'s, on the effects side; results come back as
 //! [`LogsResult`] values.
 
-use super::app::{App, Effect, Handled};
 use super::columns::list_height;
-use super::keymap::{Action, Context};
+use super::effect::{Effect, Handled};
+use super::keymap::Action;
 use super::sanitize::sanitize;
-use super::view_model::{Cell, Tone};
+use super::state::UiState;
+use super::view_model::cell::{Cell, Tone};
 use crate::cluster::cache::Cache;
 use crate::model::Pod;
 
-/// Lines asked for (the tail of the log).
-pub const TAIL_LINES: i64 = 500;
-/// Bytes asked for, at most (and kept, at most).
-pub const LIMIT_BYTES: i64 = 256 * 1024;
-
-/// Which log to fetch.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogsRequest {
-    /// The pod's namespace.
-    pub namespace: String,
-    /// The pod.
-    pub pod: String,
-    /// The container, when the pod status names one.
-    pub container: Option<String>,
-    /// The last terminated container instead of the current one.
-    pub previous: bool,
-}
-
-impl LogsRequest {
-    /// `ns/pod · container c · previous container`, for the overlay's title.
-    pub fn describe(&self) -> String {
-        let mut text = format!("{}/{}", self.namespace, self.pod);
-        if let Some(container) = &self.container {
-            text.push_str(" · container ");
-            text.push_str(container);
-        }
-        if self.previous {
-            text.push_str(" · previous container (it crashed)");
-        }
-        text
-    }
-}
-
-/// What the effects side answers: the log text, or what went wrong in words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogsResult {
-    /// The request answered.
-    pub request: LogsRequest,
-    /// The log text, or the error in words.
-    pub outcome: Result<String, String>,
-}
+pub use super::logs_request::{LIMIT_BYTES, LogsRequest, LogsResult, TAIL_LINES};
 
 /// The overlay's content.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,72 +191,62 @@ pub fn request_for(cache: &Cache, node: &str) -> Result<LogsRequest, String> {
     })
 }
 
-impl App {
-    /// The keymap context while the overlay is open.
-    pub fn logs_context(&self) -> Option<Context> {
-        self.logs.as_ref().map(|_| Context::Logs)
-    }
+/// Lines the overlay shows at once on a terminal of `size`.
+pub fn page(size: (u16, u16)) -> usize {
+    // The overlay covers the body inside its borders; lists also lose a
+    // line to their column headings.
+    list_height(size) + 1
+}
 
-    /// Handles `l` and, while the overlay is open, its keys ([`Handled::Passed`]
-    /// when the action is not the overlay's: the console handles it as usual).
-    pub fn logs_update(&mut self, action: Action, cache: &Cache) -> Handled {
-        if action == Action::ShowLogs {
-            return Handled::Took(self.open_logs(cache));
+/// Handles `l` and, while the overlay is open, its keys ([`Handled::Passed`]
+/// when the action is not the overlay's: the console handles it as usual).
+pub fn update(
+    logs: &mut Option<LogsView>,
+    ui: &mut UiState,
+    action: Action,
+    cache: &Cache,
+) -> Handled {
+    if action == Action::ShowLogs {
+        return Handled::Took(open(logs, ui, cache));
+    }
+    let Some(view) = logs.as_mut() else {
+        return Handled::Passed;
+    };
+    match action {
+        Action::Up
+        | Action::Down
+        | Action::PageUp
+        | Action::PageDown
+        | Action::Top
+        | Action::Bottom
+        | Action::ScrollUp
+        | Action::ScrollDown => view.scroll_by(action, page(ui.size)),
+        Action::Back | Action::Cancel if !ui.help => *logs = None,
+        // A click under the overlay must not move the grid's selection.
+        Action::ClickRow(_) => {}
+        _ => return Handled::Passed,
+    }
+    Handled::Took(None)
+}
+
+/// Opens the overlay on the selected node's log and asks for it.
+fn open(logs: &mut Option<LogsView>, ui: &mut UiState, cache: &Cache) -> Option<Effect> {
+    let Some(node) = ui.selected_node.clone() else {
+        ui.error("select a node first: its pod's log is shown");
+        return None;
+    };
+    match request_for(cache, &node) {
+        Ok(request) => {
+            *logs = Some(LogsView {
+                request: request.clone(),
+                content: LogsContent::Loading,
+                scroll: 0,
+            });
+            Some(Effect::FetchLogs(request))
         }
-        let page = self.logs_page();
-        let Some(view) = self.logs.as_mut() else {
-            return Handled::Passed;
-        };
-        match action {
-            Action::Up
-            | Action::Down
-            | Action::PageUp
-            | Action::PageDown
-            | Action::Top
-            | Action::Bottom
-            | Action::ScrollUp
-            | Action::ScrollDown => view.scroll_by(action, page),
-            Action::Back | Action::Cancel if !self.ui.help => self.logs = None,
-            // A click under the overlay must not move the grid's selection.
-            Action::ClickRow(_) => {}
-            _ => return Handled::Passed,
-        }
-        Handled::Took(None)
-    }
-
-    /// Takes a fetch's answer from the effects side.
-    pub fn logs_on_result(&mut self, result: LogsResult) {
-        let page = self.logs_page();
-        if let Some(view) = &mut self.logs {
-            view.receive(result, page);
-        }
-    }
-
-    /// Lines the overlay shows at once.
-    pub fn logs_page(&self) -> usize {
-        // The overlay covers the body inside its borders; lists also lose a
-        // line to their column headings.
-        list_height(self.ui.size) + 1
-    }
-
-    fn open_logs(&mut self, cache: &Cache) -> Option<Effect> {
-        let Some(node) = self.ui.selected_node.clone() else {
-            self.ui.error("select a node first: its pod's log is shown");
-            return None;
-        };
-        match request_for(cache, &node) {
-            Ok(request) => {
-                self.logs = Some(LogsView {
-                    request: request.clone(),
-                    content: LogsContent::Loading,
-                    scroll: 0,
-                });
-                Some(Effect::FetchLogs(request))
-            }
-            Err(message) => {
-                self.ui.error(message);
-                None
-            }
+        Err(message) => {
+            ui.error(message);
+            None
         }
     }
 }

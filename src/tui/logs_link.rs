@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, LogParams};
 use tokio::sync::mpsc;
 
-use super::logs::{LIMIT_BYTES, LogsRequest, LogsResult, TAIL_LINES};
+use super::logs_request::{LIMIT_BYTES, LogsRequest, LogsResult, TAIL_LINES};
 
 /// How long a log fetch may take before the overlay says so.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(15);

@@ -7,7 +7,8 @@ use kube::runtime::watcher;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::app::{App, Effect};
+use super::app::App;
+use super::effect::Effect;
 use super::fixtures::{self, event, now};
 use super::keymap::{Action, Context, action_for};
 use super::logs::{LogsContent, LogsRequest, LogsResult, TAIL_LINES};

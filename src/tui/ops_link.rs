@@ -5,7 +5,7 @@
 
 use tokio::sync::mpsc;
 
-use super::ops_keys::OpsEvent;
+use super::ops::OpsEvent;
 use crate::ops::rbac;
 use crate::ops::write::{Executor, WriteRequest, spawn_effects};
 

@@ -5,11 +5,12 @@
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::app::{App, Effect};
+use super::app::App;
 use super::confirm::Modal;
+use super::effect::Effect;
 use super::fixtures::{self, now};
 use super::keymap::{Action, Context};
-use super::ops_keys::{OpsConsole, OpsEvent};
+use super::ops::{OpsConsole, OpsEvent};
 use super::view_model::ConsoleInfo;
 use crate::cluster::cache::Cache;
 use crate::ops::rbac::{Access, Operation, Permission, Permissions};

@@ -6,7 +6,7 @@
 //! nodes in a debug build, so it never runs on the draw path or per watch
 //! event: it runs at start, after a relist or a change of the DaemonSet's
 //! spec, on a snapshot of the cache, on its own thread, at most once a
-//! second ([`App::roster_tick`], fewer when the snapshot copy is slow). Watch
+//! second (`App::roster_tick`, fewer when the snapshot copy is slow). Watch
 //! events about a few nodes update the report in place, per changed node
 //! (`audit::incremental`), at the cost of those nodes. Roster nodes absent
 //! from the cluster get grid rows of their own so a missing node stays
@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 mod view;
 
-use super::app::App;
 use super::index::{Entry, Filter, GridIndex, GroupKey, natural_cmp};
 use crate::audit::incremental::update_nodes;
 use crate::audit::{AuditReport, InputError, NodeAuditStatus, Roster, compare};
@@ -310,20 +309,4 @@ fn spawn(roster: Roster, snapshot: Snapshot) -> Receiver<Result<AuditReport, Inp
         tracing::warn!("could not start the roster comparison thread");
     }
     receiver
-}
-
-impl App {
-    /// On the event loop's tick: collects and starts roster comparisons, and
-    /// re-orders the grid when a new report arrived. Returns whether to redraw.
-    pub fn roster_tick(&mut self, cache: &Cache, now: Instant) -> bool {
-        let target = self.ui.target_key();
-        let Some(roster) = &mut self.roster else {
-            return false;
-        };
-        if !roster.poll(cache, target.as_deref(), now) {
-            return false;
-        }
-        self.rebuild_index(cache);
-        true
-    }
 }

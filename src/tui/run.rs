@@ -8,10 +8,11 @@ use crossterm::event::EventStream;
 use futures::StreamExt;
 use tokio::time::Instant;
 
-use super::app::{App, Effect};
-use super::logs::LogsResult;
+use super::app::App;
+use super::effect::Effect;
 use super::logs_link::LogsLink;
-use super::ops_keys::{OpsConsole, OpsEvent};
+use super::logs_request::LogsResult;
+use super::ops::{OpsConsole, OpsEvent};
 use super::ops_link::OpsLink;
 use super::terminal::TerminalGuard;
 use super::view_model::ConsoleInfo;

@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use super::app::{App, Effect};
+use super::app::App;
+use super::effect::Effect;
 use super::fixtures::{list, started};
 use super::keymap::Action;
-use super::ops_keys::{DEFAULT_POLICY, OpsConsole, OpsEvent};
+use super::ops::{DEFAULT_POLICY, OpsConsole, OpsEvent};
 use super::view_model::ConsoleInfo;
 use crate::cluster::cache::{Cache, WatchUpdate};
 use crate::engine::fixtures::{at, daemonset, node, pod, revision_of};

@@ -4,6 +4,7 @@
 
 use super::index::{Filter, GroupKey, SortKey};
 use super::keymap::Context;
+use crate::model::Target;
 
 /// The screen under any overlay, with the state only that screen has (a
 /// screen starts fresh each time it opens). The grid's selection lives in
@@ -109,7 +110,7 @@ pub struct UiState {
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
     /// The DaemonSet shown.
-    pub target: Option<crate::model::Target>,
+    pub target: Option<Target>,
 }
 
 impl UiState {
@@ -128,7 +129,7 @@ impl UiState {
 
     /// The cache key (`namespace/name`) of the DaemonSet shown.
     pub fn target_key(&self) -> Option<String> {
-        self.target.as_ref().map(crate::model::Target::key)
+        self.target.as_ref().map(Target::key)
     }
 
     /// The picker's position (the top when the picker is not shown).
@@ -157,19 +158,57 @@ impl UiState {
 
     /// Shows an informational message.
     pub fn info(&mut self, text: impl Into<String>) {
-        self.message_is_new = true;
-        self.message = Some(Message {
-            text: text.into(),
-            level: Level::Info,
-        });
+        self.status_line().info(text);
     }
 
     /// Shows an error message.
     pub fn error(&mut self, text: impl Into<String>) {
-        self.message_is_new = true;
-        self.message = Some(Message {
-            text: text.into(),
-            level: Level::Error,
-        });
+        self.status_line().error(text);
+    }
+
+    /// The status line alone.
+    pub fn status_line(&mut self) -> StatusLine<'_> {
+        StatusLine {
+            message: &mut self.message,
+            is_new: &mut self.message_is_new,
+        }
+    }
+
+    /// The status line beside what a component reads of the UI state: the
+    /// DaemonSet shown and the selected node (borrowed apart).
+    pub fn status_with_selection(&mut self) -> (StatusLine<'_>, Option<&Target>, Option<&str>) {
+        (
+            StatusLine {
+                message: &mut self.message,
+                is_new: &mut self.message_is_new,
+            },
+            self.target.as_ref(),
+            self.selected_node.as_deref(),
+        )
+    }
+}
+
+/// The status line, borrowed apart from the rest of the UI state so a
+/// component can report on it while it reads other parts.
+#[derive(Debug)]
+pub struct StatusLine<'a> {
+    message: &'a mut Option<Message>,
+    is_new: &'a mut bool,
+}
+
+impl StatusLine<'_> {
+    /// Shows an informational message.
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.show(text.into(), Level::Info);
+    }
+
+    /// Shows an error message.
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.show(text.into(), Level::Error);
+    }
+
+    fn show(&mut self, text: String, level: Level) {
+        *self.is_new = true;
+        *self.message = Some(Message { text, level });
     }
 }

@@ -385,7 +385,7 @@ fn picker_lists_daemonsets() {
     let effect = app.update(Action::Open, &cache, now());
     assert_eq!(
         effect,
-        Some(super::app::Effect::SetTarget(
+        Some(super::effect::Effect::SetTarget(
             crate::cluster::watch::Target {
                 namespace: "kube-system".into(),
                 name: "agent".into()
@@ -428,7 +428,7 @@ fn detail_beside_the_grid_on_a_wide_terminal() {
 fn confirmation_dialog() {
     let mut cache = fixtures::mid_rollout();
     let mut app = app_on(&mut cache, (100, 20));
-    app.ops = super::ops_keys::OpsConsole::new(false, "ana@box".into());
+    app.ops = super::ops::OpsConsole::new(false, "ana@box".into());
     app.ui.selected_node = Some("node-04".into());
     app.update(Action::AdvanceSelected, &cache, now());
     insta::assert_snapshot!(draw(&app, &cache).backend());

@@ -4,7 +4,7 @@
 //! requests (with their journal records) and words; it names its transitions
 //! (started, renewed, batch chosen, paused by someone, stopped, finished).
 //!
-//! The headless commands (`ops::drive`) and the console (`tui::ops_auto`)
+//! The headless commands (`ops::drive`) and the console (`tui::ops`)
 //! only execute the writes in the order given and render the words; neither
 //! builds a patch, a pause reason or a journal line of a run itself, so the
 //! two cannot drift.

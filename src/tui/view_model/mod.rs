@@ -3,6 +3,7 @@
 //! order and the UI state, with `now` passed in. Widgets draw only this. All
 //! API text is sanitised here, on its way in.
 
+pub mod cell;
 pub mod detail;
 mod format;
 mod grid;
@@ -11,6 +12,7 @@ pub mod history;
 pub mod pane;
 pub mod picker;
 
+pub use cell::{Cell, Tone};
 pub use format::age;
 
 use crate::cluster::cache::Cache;
@@ -18,54 +20,8 @@ use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
 
 use super::index::GridIndex;
 use super::keymap;
-use super::sanitize::sanitize;
 use super::state::{Level, Screen, UiState};
 use crate::rows::RowCache;
-
-/// What a piece of text means; the theme maps tones to colours.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tone {
-    /// Ordinary text.
-    Normal,
-    /// Secondary text.
-    Dim,
-    /// Healthy.
-    Good,
-    /// Runs the current revision.
-    Updated,
-    /// Runs an old revision.
-    Old,
-    /// Needs attention.
-    Warn,
-    /// Broken.
-    Bad,
-    /// Highlighted (headings, keys).
-    Accent,
-}
-
-/// A piece of text with its tone.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cell {
-    /// The text (sanitised).
-    pub text: String,
-    /// What it means.
-    pub tone: Tone,
-}
-
-impl Cell {
-    /// A cell from API or UI text; sanitises it.
-    pub fn new(text: &str, tone: Tone) -> Self {
-        Self {
-            text: sanitize(text).into_owned(),
-            tone,
-        }
-    }
-
-    /// An empty cell.
-    pub fn empty() -> Self {
-        Self::new("", Tone::Normal)
-    }
-}
 
 pub use detail::DetailVm;
 pub use grid::{GridLine, GridVm};

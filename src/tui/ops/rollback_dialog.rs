@@ -2,14 +2,12 @@
 //! one selected) with the template diff of the selection; Enter asks to
 //! confirm the patch and, for OnDelete, moving the nodes back newest first.
 
-use super::app::App;
-use super::confirm::{Confirm, Intent, Modal, RollbackPicker};
-use super::keymap::Action;
-use super::ops_keys::DEFAULT_POLICY;
-use super::ops_keys::live_snapshot;
+use super::{DEFAULT_POLICY, OpsConsole, OpsScope};
 use crate::cluster::cache::Cache;
 use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Snapshot;
+use crate::tui::confirm::{Confirm, Intent, Modal, RollbackPicker};
+use crate::tui::keymap::Action;
 
 /// Builds the rollback picker for the DaemonSet.
 pub fn rollback_picker(snapshot: &Snapshot<'_>) -> Result<RollbackPicker, String> {
@@ -61,26 +59,35 @@ fn diff_lines(snapshot: &Snapshot<'_>, number: i64) -> Vec<String> {
     }
 }
 
-impl App {
-    pub(super) fn open_rollback(&mut self, cache: &Cache) -> Result<(), String> {
-        self.ops.allowed(Operation::Rollback, "rollback")?;
+impl OpsConsole {
+    pub(super) fn open_rollback(
+        &mut self,
+        scope: &OpsScope<'_>,
+        cache: &Cache,
+    ) -> Result<(), String> {
+        self.allowed(Operation::Rollback, "rollback")?;
         // Refused up front, not after a revision is picked.
-        if let Some(console_run) = &self.ops.auto {
+        if let Some(console_run) = &self.auto {
             return Err(format!(
                 "{} is running in this console: press A to stop it first",
                 console_run.run.label()
             ));
         }
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
-        self.ops.modal = Some(Modal::Rollback(rollback_picker(&snapshot)?));
+        let snapshot = scope.snapshot(cache)?;
+        self.modal = Some(Modal::Rollback(rollback_picker(&snapshot)?));
         Ok(())
     }
 
-    pub(super) fn move_rollback_selection(&mut self, action: Action, cache: &Cache) {
-        let Ok(snapshot) = live_snapshot(self.ui.target.as_ref(), &self.rows, cache) else {
+    pub(super) fn move_rollback_selection(
+        &mut self,
+        scope: &OpsScope<'_>,
+        action: Action,
+        cache: &Cache,
+    ) {
+        let Ok(snapshot) = scope.snapshot(cache) else {
             return;
         };
-        let Some(Modal::Rollback(picker)) = self.ops.modal.as_mut() else {
+        let Some(Modal::Rollback(picker)) = self.modal.as_mut() else {
             return;
         };
         let last = picker.revisions.len().saturating_sub(1);
@@ -95,11 +102,12 @@ impl App {
 
     pub(super) fn ask_rollback(
         &mut self,
+        scope: &OpsScope<'_>,
         cache: &Cache,
         picker: &RollbackPicker,
         now: jiff::Timestamp,
     ) -> Result<(), String> {
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
+        let snapshot = scope.snapshot(cache)?;
         let (number, _) = picker
             .revisions
             .get(picker.selected)
@@ -118,7 +126,7 @@ impl App {
             patch,
             *number,
             options,
-            &self.ops.actor,
+            &self.actor,
             now,
         )
         .map_err(|e| e.to_string())?;
@@ -139,7 +147,7 @@ impl App {
             }
         ));
         lines.extend(plan.diff.lines().map(str::to_owned));
-        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+        self.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: format!("roll back to revision {number}?"),
             lines,
             intent: Intent::Rollback(Box::new(start)),

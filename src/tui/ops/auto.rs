@@ -1,16 +1,13 @@
-//! The console's executor of rollout runs. `A` starts an auto-advance (after
-//! its form, and a dialog of its own to advance past failing pods) or stops
-//! the one this console drives; `r` may start a rollback run. Every step of a
-//! run — its start, heartbeats, batches, deletes, pause or end — is decided by
-//! [`crate::ops::run::Run`]; this file only sends the writes it asks for to
-//! the effects task, reports each delete's answer back, and shows its words
-//! on the status line. A failed gate pauses the rollout for every console.
+//! The executor of [`OpsConsole`]'s rollout run. `A` starts an auto-advance
+//! (after its form, and a dialog of its own to advance past failing pods) or
+//! stops the one this console drives; `r` may start a rollback run. Every
+//! step of a run — its start, heartbeats, batches, deletes, pause or end — is
+//! decided by [`crate::ops::run::Run`]; this file only sends the writes it
+//! asks for to the effects task, reports each delete's answer back, and shows
+//! its words on the status line. A failed gate pauses the rollout for every
+//! console.
 
-use super::app::{App, Effect};
-use super::auto_form::AutoForm;
-use super::confirm::{Confirm, Intent, Modal};
-use super::ops_keys::DEFAULT_POLICY;
-use super::ops_keys::{ConsoleRun, live_snapshot};
+use super::{ConsoleRun, DEFAULT_POLICY, OpsConsole, OpsScope};
 use crate::cluster::cache::Cache;
 use crate::ops::echo;
 use crate::ops::preflight::failing_text;
@@ -20,23 +17,27 @@ use crate::ops::run::settings::{
 };
 use crate::ops::run::{Run, RunEnd, Turn, words};
 use crate::ops::write::WriteRequest;
+use crate::tui::auto_form::AutoForm;
+use crate::tui::confirm::{Confirm, Intent, Modal};
+use crate::tui::effect::Effect;
 
-impl App {
+impl OpsConsole {
     pub(super) fn toggle_auto(
         &mut self,
+        scope: &mut OpsScope<'_>,
         cache: &Cache,
         now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
-        if self.ops.auto.is_some() {
-            let moved = self.ops.auto.as_ref().map_or(0, |r| r.run.moved());
+        if self.auto.is_some() {
+            let moved = self.auto.as_ref().map_or(0, |r| r.run.moved());
             let end = RunEnd::Cancelled {
-                by: self.ops.actor.clone(),
+                by: self.actor.clone(),
                 moved,
             };
-            return Ok(self.end_run(cache, &end, now));
+            return Ok(self.end_run(scope, cache, &end, now));
         }
-        self.ops.allowed(Operation::Auto, "auto-advance")?;
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
+        self.allowed(Operation::Auto, "auto-advance")?;
+        let snapshot = scope.snapshot(cache)?;
         let before = snapshot.state().map_err(|e| e.to_string())?;
         ensure_actionable(&snapshot, &before).map_err(|e| e.to_string())?;
         let mut warnings = Vec::new();
@@ -60,7 +61,7 @@ impl App {
         }
         // This run's settings start from the defaults, never from what an
         // earlier run left in the annotations.
-        self.ops.modal = Some(Modal::AutoForm(Box::new(AutoForm::new(
+        self.modal = Some(Modal::AutoForm(Box::new(AutoForm::new(
             DEFAULT_POLICY,
             warnings,
             despite_failing,
@@ -73,20 +74,21 @@ impl App {
     /// whether to advance past them.
     pub(super) fn confirm_auto_form(
         &mut self,
+        scope: &mut OpsScope<'_>,
         cache: &Cache,
         form: AutoForm,
         now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
         if !form.despite_failing {
-            return self.start_auto(cache, &form, false, now);
+            return self.start_auto(scope, cache, &form, false, now);
         }
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
+        let snapshot = scope.snapshot(cache)?;
         let index = snapshot.index();
         let failing = crate::ops::preflight::failing_updated(&snapshot.rows(&index, now));
         if failing.is_empty() {
-            return self.start_auto(cache, &form, false, now);
+            return self.start_auto(scope, cache, &form, false, now);
         }
-        self.ops.modal = Some(Modal::Confirm(Box::new(Confirm {
+        self.modal = Some(Modal::Confirm(Box::new(Confirm {
             title: format!(
                 "{} node(s) on the new revision are failing: advance past them?",
                 failing.len()
@@ -105,17 +107,18 @@ impl App {
     /// current snapshot (the cluster may have changed while the form was open).
     pub(super) fn start_auto(
         &mut self,
+        scope: &mut OpsScope<'_>,
         cache: &Cache,
         form: &AutoForm,
         despite_failing: bool,
         now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
+        let snapshot = scope.snapshot(cache)?;
         let settings = RunSettings {
             despite_failing,
             ..RunSettings::auto(form.policy)
         };
-        let (run, started) = Run::start(&snapshot, settings, &self.ops.actor, now)
+        let (run, started) = Run::start(&snapshot, settings, &self.actor, now)
             .map_err(|refusal| refusal.to_string())?;
         let policy = form.policy;
         let mut text = format!(
@@ -127,27 +130,32 @@ impl App {
         if run.taken_over().is_some() {
             text.push_str("; taken over from the controller (OnDelete until the run ends)");
         }
-        self.ui.info(text);
-        self.ops.auto = Some(ConsoleRun::new(run));
-        Ok(Some(Effect::Writes(self.ops.submit(vec![started.write]))))
+        scope.status.info(text);
+        self.auto = Some(ConsoleRun::new(run));
+        Ok(Some(Effect::Writes(self.submit(vec![started.write]))))
     }
 
     /// Steps the run this console drives (on cache changes and ticks) and
     /// follows the nodes advanced by hand; returns the writes to send.
-    pub fn ops_on_change(&mut self, cache: &Cache, now: jiff::Timestamp) -> Option<Effect> {
-        self.judge_advanced(cache, now);
-        if self.ops.auto.is_none() || !self.ops.pending.is_empty() {
+    pub fn on_change(
+        &mut self,
+        scope: &mut OpsScope<'_>,
+        cache: &Cache,
+        now: jiff::Timestamp,
+    ) -> Option<Effect> {
+        self.judge_advanced(scope, cache, now);
+        if self.auto.is_none() || !self.pending.is_empty() {
             return None;
         }
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache).ok()?;
-        if let Some(written) = &self.ops.unechoed {
+        let snapshot = scope.snapshot(cache).ok()?;
+        if let Some(written) = &self.unechoed {
             // Read-your-writes: the cache must show this console's last write.
             if !echo::reflects(snapshot.ds.metadata.resource_version.as_deref(), written) {
                 return None;
             }
-            self.ops.unechoed = None;
+            self.unechoed = None;
         }
-        let console_run = self.ops.auto.as_mut()?;
+        let console_run = self.auto.as_mut()?;
         if let Some(request) = console_run.queued.pop_front() {
             return Some(self.send_delete(request));
         }
@@ -160,38 +168,38 @@ impl App {
         drop(snapshot);
         match turn {
             Turn::Wait { .. } => None,
-            Turn::Renewed(heartbeat) => Some(Effect::Writes(self.ops.submit(vec![heartbeat]))),
+            Turn::Renewed(heartbeat) => Some(Effect::Writes(self.submit(vec![heartbeat]))),
             // The console's runs do not ask for fresh reads; answered at once.
             Turn::Verify { node } => {
-                self.ops.auto.as_mut()?.run.verified(&node);
+                self.auto.as_mut()?.run.verified(&node);
                 None
             }
             Turn::BatchChosen { record, deletes } => {
                 let nodes: Vec<String> = deletes.iter().map(|(v, _)| v.node.clone()).collect();
-                let console_run = self.ops.auto.as_mut()?;
+                let console_run = self.auto.as_mut()?;
                 console_run.queued = deletes.into_iter().map(|(_, request)| request).collect();
                 let first = console_run.queued.pop_front();
                 let label = console_run.run.label();
-                self.ui.info(format!(
+                scope.status.info(format!(
                     "{label}: {} {}",
                     words::moving(label),
                     nodes.join(", ")
                 ));
-                let mut ids = self.ops.submit(vec![record]);
+                let mut ids = self.submit(vec![record]);
                 if let Some(Effect::Writes(more)) = first.map(|request| self.send_delete(request)) {
                     ids.extend(more);
                 }
                 Some(Effect::Writes(ids))
             }
-            Turn::Finished(end) => self.end_run(cache, &end, now),
+            Turn::Finished(end) => self.end_run(scope, cache, &end, now),
         }
     }
 
     /// Sends one delete of the run's batch, remembering which node it moves.
     fn send_delete(&mut self, request: WriteRequest) -> Effect {
         let node = request.record.node.clone().unwrap_or_default();
-        let ids = self.ops.submit(vec![request]);
-        if let Some(console_run) = self.ops.auto.as_mut() {
+        let ids = self.submit(vec![request]);
+        if let Some(console_run) = self.auto.as_mut() {
             for (id, _) in &ids {
                 console_run.deletes.insert(*id, node.clone());
             }
@@ -202,31 +210,55 @@ impl App {
     /// Ends this console's run: says how, and sends the write that records it.
     pub(super) fn end_run(
         &mut self,
+        scope: &mut OpsScope<'_>,
         cache: &Cache,
         end: &RunEnd,
         now: jiff::Timestamp,
     ) -> Option<Effect> {
-        let console_run = self.ops.auto.take()?;
+        let console_run = self.auto.take()?;
         let run = &console_run.run;
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache).ok();
+        let snapshot = scope.snapshot(cache).ok();
         let revision = snapshot
             .as_ref()
             .and_then(|s| s.index().current().map(|c| c.number));
         let text = format!("{} {}", run.label(), end.text(run.label(), revision));
         if end.is_success() {
-            self.ui.info(text);
+            scope.status.info(text);
         } else {
-            self.ui.error(text);
+            scope.status.error(text);
         }
         let write = match snapshot.map(|s| run.closing(end, &s, now)) {
             Some(Ok(Some(write))) => write,
             Some(Err(err)) => {
-                self.ui
+                scope
+                    .status
                     .error(format!("{}: could not record the end: {err}", run.label()));
                 return None;
             }
             Some(Ok(None)) | None => return None,
         };
-        Some(Effect::Writes(self.ops.submit(vec![write])))
+        Some(Effect::Writes(self.submit(vec![write])))
+    }
+
+    /// Judges the nodes advanced by hand at `now`; once they pass the gate or
+    /// one fails, says so and stops following.
+    fn judge_advanced(&mut self, scope: &mut OpsScope<'_>, cache: &Cache, now: jiff::Timestamp) {
+        let Some(followed) = self.followed.as_mut() else {
+            return;
+        };
+        let Ok(snapshot) = scope.snapshot(cache) else {
+            return;
+        };
+        match followed.judge(&snapshot, now) {
+            None => {}
+            Some(Ok(text)) => {
+                scope.status.info(text);
+                self.followed = None;
+            }
+            Some(Err(text)) => {
+                scope.status.error(text);
+                self.followed = None;
+            }
+        }
     }
 }

@@ -3,21 +3,25 @@
 //! at most [`LISTED`] of each (a page of the plan costs a look at each row,
 //! not a sort of the cluster), then how many more and where to see them all.
 
-use super::app::App;
-use super::confirm::Modal;
-use super::ops_keys::live_snapshot;
+use super::{OpsConsole, OpsScope};
 use crate::cluster::cache::Cache;
 use crate::ops::advance::skip_text;
 use crate::ops::owner_guard::reverted;
 use crate::ops::state::blocker_with_pause;
 use crate::ops::status::state_label;
+use crate::tui::confirm::Modal;
 
 /// Steps (and skipped nodes) listed in the plan view.
 pub const LISTED: usize = 1_000;
 
-impl App {
-    pub(super) fn show_plan(&mut self, cache: &Cache, now: jiff::Timestamp) -> Result<(), String> {
-        let snapshot = live_snapshot(self.ui.target.as_ref(), &self.rows, cache)?;
+impl OpsConsole {
+    pub(super) fn show_plan(
+        &mut self,
+        scope: &OpsScope<'_>,
+        cache: &Cache,
+        now: jiff::Timestamp,
+    ) -> Result<(), String> {
+        let snapshot = scope.snapshot(cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
         let index = snapshot.index();
         let rows = snapshot.rows(&index, now);
@@ -25,8 +29,8 @@ impl App {
             .plan_head(&rows, &state, LISTED)
             .map_err(|e| e.to_string())?;
         // The row cache's blocker (what the header shows), else the rows'.
-        let blocker = match self.rows.revisions() {
-            Some(_) => self.rows.blocker(&snapshot.ds).clone(),
+        let blocker = match scope.rows.revisions() {
+            Some(_) => scope.rows.blocker(&snapshot.ds).clone(),
             None => snapshot.blocker(&rows, now),
         };
         let blocker = blocker_with_pause(&state, blocker);
@@ -51,7 +55,7 @@ impl App {
                 .map(|s| format!("skip {}: {}", s.node, skip_text(&s.reason))),
         );
         lines.extend(more(head.skipped, head.plan.skipped.len(), "skipped"));
-        self.ops.modal = Some(Modal::Info {
+        self.modal = Some(Modal::Info {
             title: "rollout plan".to_owned(),
             lines,
         });
