@@ -90,6 +90,24 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             &target,
             &no_exclusion,
         )?;
+        // `--next K` that finds fewer than K nodes it may move says which it
+        // could not, and ends incomplete (exit 1), as a run does.
+        let short = match args.next {
+            Some(k) if victims.len() < k => {
+                let whole = snapshot.plan_with(&rows, &state, false)?;
+                let left = crate::ops::run::decide::left_behind(&whole, None);
+                let list: Vec<String> = left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
+                (!left.is_empty()).then(|| {
+                    format!(
+                        "incomplete: {} of {k} node(s) advanced; {} node(s) could not be ({})",
+                        victims.len(),
+                        left.len(),
+                        list.join(", ")
+                    )
+                })
+            }
+            _ => None,
+        };
         let list: Vec<String> = victims
             .iter()
             .map(|v| format!("{} (pod {})", v.node, v.pod))
@@ -117,6 +135,9 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             );
         }
         let Some(follower) = follower else {
+            if let Some(short) = &short {
+                return Ok(finish(&args.act, 1, short));
+            }
             // Without --wait the deletes are the result; JSON still ends with its `end` line.
             if args.act.output == StepOutput::Json {
                 finish(&args.act, 0, &format!("{} pod(s) deleted", flights.len()));
@@ -125,6 +146,9 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         };
         Ok(
             match follow_flights(&follower, flights, args.timeout).await? {
+                Ok(()) if short.is_some() => {
+                    finish(&args.act, 1, short.as_deref().unwrap_or_default())
+                }
                 Ok(()) => finish(&args.act, 0, "all replacements Ready and available"),
                 Err((node, reason)) => finish(&args.act, 1, &format!("node {node}: {reason}")),
             },

@@ -189,7 +189,7 @@ fn from_step(step: Step) -> Next {
 /// run the daemon pod and still run an old revision because the plan skipped
 /// them (cordoned, NotReady). A rollback counts only the nodes of its `order`;
 /// nodes that should not run the pod, or have none, are not a run's to move.
-fn left_behind(plan: &RolloutPlan, order: Option<&Vec<String>>) -> Vec<(String, String)> {
+pub fn left_behind(plan: &RolloutPlan, order: Option<&Vec<String>>) -> Vec<(String, String)> {
     plan.skipped
         .iter()
         .filter(|s| order.is_none_or(|order| order.contains(&s.node)))
