@@ -128,7 +128,7 @@ fn present_list(present: &[String]) -> String {
 /// Runs `rollcall explain`: loads the snapshot, prints warnings on stderr and
 /// the report on stdout. Exit 0 on success; errors go to `cli::run` (exit 2).
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
-    let loaded = crate::cli::input::load(&args.files)?;
+    let loaded = crate::input::load_paths(&args.files).context("cannot load the snapshot")?;
     for warning in &loaded.warnings {
         out::warning(warning);
     }
@@ -136,7 +136,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
         out::eline(&line);
     }
     // Nothing to explain is an error (exit 2): it hides a failed `kubectl get > file`.
-    crate::cli::input::require_daemonsets(&args.files, &loaded)?;
+    crate::input::require_daemonsets(&args.files, &loaded)?;
     let only = args
         .daemonset
         .as_ref()

@@ -82,7 +82,7 @@ pub enum ConnectError {
     NoCluster,
     /// The kubeconfig file is not one that may be read (a device, too large).
     #[error(transparent)]
-    Input(crate::input_limits::InputError),
+    Input(crate::input::limits::InputError),
     /// The kubeconfig could not be read or parsed.
     #[error("cannot load kubeconfig {path}")]
     Kubeconfig {
@@ -217,7 +217,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
 /// kube reads a kubeconfig whole, without a bound: `--kubeconfig /dev/zero`
 /// would grow until memory ran out. Refuse devices and oversized files first.
 fn check_kubeconfig_file(path: &std::path::Path) -> Result<(), ConnectError> {
-    use crate::input_limits::{MAX_KUBECONFIG_BYTES, check_file};
+    use crate::input::limits::{MAX_KUBECONFIG_BYTES, check_file};
     check_file(path, "a kubeconfig", MAX_KUBECONFIG_BYTES).map_err(ConnectError::Input)
 }
 
