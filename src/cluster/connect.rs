@@ -4,9 +4,9 @@
 //! kubeconfig's current context and namespace. Reports "no cluster configured"
 //! as a value so callers can fall back to the embedded cluster.
 //!
-//! Bounded: an exec credential plugin runs under `rollcall exec-guard` (killed
-//! after the request timeout, named in the error) and is tried once before
-//! the first request; a server that accepts connections but never answers
+//! Bounded: an exec credential plugin (and a gcp auth-provider's `cmd-path`)
+//! runs under `rollcall exec-guard` (killed after the request timeout, named
+//! in the error) and is tried once before the first request; a server that accepts connections but never answers
 //! fails the first request within the request timeout, with the cause said.
 
 use std::path::PathBuf;
@@ -15,6 +15,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 use crate::cluster::exec::{self, ExecError};
+use crate::cluster::gcp_provider;
 use crate::cluster::{proxy, retry};
 
 /// The request timeout when none is given: the bound on the first request
@@ -204,6 +205,18 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     {
         exec::wrap(exec_config, &binary, timeout);
         exec::preflight(exec_config, timeout).await?;
+    }
+    if let Some(provider) = config.auth_info.auth_provider.as_mut()
+        && gcp_provider::runs_command(provider, jiff::Timestamp::now())
+        && let Some(binary) = exec::guard_binary()
+    {
+        if gcp_provider::wrap(provider, &binary, timeout) {
+            gcp_provider::preflight(provider, timeout).await?;
+        } else {
+            tracing::warn!(
+                "the gcp auth-provider's cmd-path has a space; it runs unbounded, as kube-rs runs it"
+            );
+        }
     }
     if options.request_timeout.is_some() {
         config.connect_timeout = Some(timeout);
