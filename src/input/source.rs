@@ -52,7 +52,7 @@ pub fn open(path: &Path, name: &str) -> Result<Opened, SnapshotError> {
         ));
     }
     let file = File::open(path).map_err(|e| read_error(name, e))?;
-    let size = metadata.is_file().then(|| metadata.len());
+    let size = metadata.is_file().then_some(metadata.len());
     Ok(Opened::File { file, size })
 }
 

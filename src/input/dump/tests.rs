@@ -309,12 +309,15 @@ fn every_document_is_bounded_while_it_is_read_wherever_it_comes_from() {
     assert_eq!(loaded.snapshot.nodes.len(), 1);
 }
 
+/// (case, file name, bytes, `Ok(reason skipped)` or `Err(words of the error)`).
+type StartCase<'a> = (&'a str, &'a str, Vec<u8>, Result<&'a str, &'a str>);
+
 #[test]
 fn bytes_that_start_no_format_are_refused_early_and_empty_tars_skipped() {
     let empty_tar = tar(&[]);
     assert!(empty_tar.iter().all(|&b| b == 0), "an empty tar is zeros");
     let zeros = vec![0u8; 1 << 20];
-    let cases: [(&str, &str, Vec<u8>, Result<&str, &str>); 6] = [
+    let cases: [StartCase; 6] = [
         (
             "nul-led file",
             "nodes.json",
