@@ -4,7 +4,9 @@
 //! ([`model`]); the pure [`engine`] decides, its per-node results kept up to
 //! date in [`rows`]; the [`tui`] builds a view model and draws it; keys become commands that [`ops`] turns into API calls, whose effects
 //! come back through the watch. [`sim`] is the embedded cluster that speaks the
-//! Kubernetes API on loopback. [`cli`] holds the headless commands; only
+//! Kubernetes API on loopback. [`input`] reads files, directories, archives
+//! and stdin (snapshots and dumps) into [`model`] values, bounded.
+//! [`cli`] holds the headless commands; only
 //! `main.rs` and [`cli`] wire the parts together.
 
 // Headless output goes through `cli::out` (sanitised); the console draws
@@ -15,7 +17,7 @@ pub mod audit;
 pub mod cli;
 pub mod cluster;
 pub mod engine;
-pub mod input_limits;
+pub mod input;
 pub mod model;
 pub mod ops;
 pub mod rows;

@@ -64,7 +64,10 @@ fn must_gather_tree_and_its_tar_xz_explain_like_the_kubectl_list() {
         "{stderr}"
     );
     assert!(stderr.contains("identical duplicates merged"), "{stderr}");
-    assert!(stderr.contains("kinds not read: ConfigMap 2"), "{stderr}");
+    assert!(
+        stderr.contains("skipped 2 ConfigMap (kinds rollcall does not read)"),
+        "{stderr}"
+    );
     assert!(stderr.contains("not .json, .yaml or .yml"), "{stderr}");
     assert!(!stderr.contains("appears more than once"), "{stderr}");
     let archive = dir.path().join("must-gather.tar.xz");
@@ -170,7 +173,7 @@ fn input_with_nothing_to_read_is_an_error_saying_what_was_there() {
     );
     assert!(stderr.contains("1 object without a kind"), "{stderr}");
     assert!(
-        stderr.contains("only other kinds (ConfigMap 1)"),
+        stderr.contains("only kinds rollcall does not read (1 ConfigMap)"),
         "{stderr}"
     );
 }

@@ -321,7 +321,7 @@ fn a_kubeconfig_that_is_a_device_or_too_large_is_refused_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let huge = dir.path().join("huge.kubeconfig");
     let file = std::fs::File::create(&huge).expect("create");
-    file.set_len(rollcall::input_limits::MAX_KUBECONFIG_BYTES + 1)
+    file.set_len(rollcall::input::limits::MAX_KUBECONFIG_BYTES + 1)
         .expect("sparse file");
     let big = common::run_rollcall(&["--kubeconfig", &huge.display().to_string(), "status", DS]);
     assert_eq!(big.status.code(), Some(2), "{}", text(&big));

@@ -460,6 +460,58 @@ fn exec_plugins_that_hang_are_missing_or_print_garbage_fail_clearly() {
     );
 }
 
+/// kube-rs runs a gcp auth-provider's `cmd-path` itself and waits for it for
+/// good (`token_from_gcp_provider`); rollcall bounds it like an exec plugin.
+#[test]
+fn a_gcp_auth_provider_command_that_hangs_is_killed_like_an_exec_plugin() {
+    let sim = Sim::start(&[]);
+    let dir = sim.kubeconfig.parent().unwrap().to_path_buf();
+    let pidfile = dir.join("gcloud.pid");
+    let hang = dir.join("hanging-gcloud");
+    std::fs::write(
+        &hang,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho $! > {}\nwait\n",
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut yaml = sim.yaml();
+    yaml["users"][0]["user"] = serde_json::json!({"auth-provider": {"name": "gcp", "config": {
+        "cmd-path": hang.display().to_string(),
+        "cmd-args": "config config-helper --format=json",
+        "token-key": "{.credential.access_token}"}}});
+    let kubeconfig = dir.join("gcp.kubeconfig");
+    std::fs::write(&kubeconfig, serde_json::to_string(&yaml).unwrap()).unwrap();
+    let started = Instant::now();
+    let out = Command::new(rollcall_bin())
+        .args(["status", DS, "--request-timeout", "2s", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    eprintln!("hanging gcp cmd-path: failed after {took:?}");
+    assert!(!out.status.success());
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let message = text(&out);
+    assert!(
+        message.contains("hanging-gcloud (auth-provider gcp cmd-path)"),
+        "{message}"
+    );
+    assert!(message.contains("did not answer within 2s"), "{message}");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !rollcall::cluster::exec::is_running(pid.trim().parse().unwrap()),
+        "the command's process {pid} was left behind"
+    );
+}
+
 #[test]
 fn a_server_that_never_answers_fails_within_the_request_timeout() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

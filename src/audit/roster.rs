@@ -16,7 +16,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::selector::Selector;
-use crate::input_limits::{InputError, MAX_ROSTER_BYTES, MAX_ROSTER_NODES, read_text};
+use crate::input::limits::{InputError, MAX_ROSTER_BYTES, MAX_ROSTER_NODES, read_text};
 use crate::model::Node;
 
 /// The nodes that must be covered: node name to node UID, sorted by name.

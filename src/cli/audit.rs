@@ -19,8 +19,8 @@ use crate::audit::{AuditReport, Roster, annotate_with_events, compare};
 use crate::cluster::connect::Connection;
 use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::selector::Selector;
-use crate::model::LoadedSnapshot;
-use crate::model::snapshot::Snapshot;
+use crate::input::LoadedSnapshot;
+use crate::model::Snapshot;
 use crate::model::{DaemonSet, DsRef, Event, Node, Pod};
 
 const AFTER_HELP: &str = "\
@@ -233,7 +233,7 @@ fn read_live(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
 fn read_snapshot(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
     let loaded = load_snapshot(&args.files)?;
     // Say what the files held: an empty file is usually a failed `kubectl get > file`.
-    crate::cli::input::require_daemonsets(&args.files, &loaded)?;
+    crate::input::require_daemonsets(&args.files, &loaded)?;
     let snapshot = loaded.snapshot;
     let daemonset = find_daemonset(&snapshot, ds_arg, args.cluster.namespace.as_deref())?.clone();
     let recorded_status = recorded_status::check(
@@ -257,7 +257,7 @@ fn read_snapshot(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput>
 }
 
 fn load_snapshot(files: &[PathBuf]) -> anyhow::Result<LoadedSnapshot> {
-    let loaded = crate::cli::input::load(files)?;
+    let loaded = crate::input::load_paths(files).context("cannot load the snapshot")?;
     for warning in &loaded.warnings {
         // The loader keeps the last of two same-named objects; for the audit two
         // versions of a node or pod mean two states were mixed, so that is an error.

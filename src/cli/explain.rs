@@ -5,7 +5,7 @@
 //! it; reads files only through the snapshot loader and writes only to
 //! stdout/stderr.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -18,7 +18,7 @@ use crate::cli::out;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
 use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::vocabulary::Eligibility;
-use crate::model::{DaemonSet, DsRef, Snapshot};
+use crate::model::{DaemonSet, DsRef, Pod, Snapshot};
 
 /// Arguments of `rollcall explain`.
 #[derive(Debug, clap::Args)]
@@ -128,7 +128,7 @@ fn present_list(present: &[String]) -> String {
 /// Runs `rollcall explain`: loads the snapshot, prints warnings on stderr and
 /// the report on stdout. Exit 0 on success; errors go to `cli::run` (exit 2).
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
-    let loaded = crate::cli::input::load(&args.files)?;
+    let loaded = crate::input::load_paths(&args.files).context("cannot load the snapshot")?;
     for warning in &loaded.warnings {
         out::warning(warning);
     }
@@ -136,7 +136,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
         out::eline(&line);
     }
     // Nothing to explain is an error (exit 2): it hides a failed `kubectl get > file`.
-    crate::cli::input::require_daemonsets(&args.files, &loaded)?;
+    crate::input::require_daemonsets(&args.files, &loaded)?;
     let only = args
         .daemonset
         .as_ref()
@@ -181,22 +181,29 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
     nodes.sort_by(|a, b| a.name().cmp(b.name()));
     let daemonsets = daemonsets
         .into_iter()
-        .map(|((namespace, name), ds)| DaemonSetExplanation {
-            namespace,
-            name,
-            nodes: nodes
+        .map(|((namespace, name), ds)| {
+            // One pass over the pods per DaemonSet, not one per node.
+            let with_pod: HashSet<&str> = snapshot
+                .pods
                 .iter()
-                .map(|node| NodeExplanation {
-                    name: node.name().to_owned(),
-                    verdict: node_should_run_daemon_pod(node, ds),
-                    has_pod: snapshot.pods.iter().any(|pod| {
-                        pod.node_name() == Some(node.name())
-                            && !pod.is_terminating()
-                            && crate::engine::ownership::is_controlled_by(pod, ds)
-                    }),
+                .filter(|pod| {
+                    !pod.is_terminating() && crate::engine::ownership::is_controlled_by(pod, ds)
                 })
-                .collect(),
-            recorded_status: None,
+                .filter_map(Pod::node_name)
+                .collect();
+            DaemonSetExplanation {
+                namespace,
+                name,
+                nodes: nodes
+                    .iter()
+                    .map(|node| NodeExplanation {
+                        name: node.name().to_owned(),
+                        verdict: node_should_run_daemon_pod(node, ds),
+                        has_pod: with_pod.contains(node.name()),
+                    })
+                    .collect(),
+                recorded_status: None,
+            }
         })
         .collect();
     Ok(ExplainReport { daemonsets })

@@ -13,7 +13,6 @@ pub mod exec_guard;
 pub mod explain;
 pub mod generate;
 pub mod history;
-pub mod input;
 pub mod out;
 pub mod pause;
 pub mod reference;

@@ -13,7 +13,7 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
-use crate::input_limits::shorten;
+use crate::input::limits::shorten;
 use crate::sanitize::sanitize_lines;
 
 /// Writes a table or message to stdout, sanitised line by line. A reader that

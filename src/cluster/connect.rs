@@ -6,10 +6,10 @@
 //! (nothing falls back to the embedded cluster on its own: a simulated
 //! cluster whose DaemonSets look real must never open by accident).
 //!
-//! Bounded: an exec credential plugin runs under `rollcall exec-guard` (killed
-//! after the request timeout, named in the error) and is tried once before
-//! the first request; a server that accepts connections but never answers
-//! fails the first request within the request timeout, with the cause said.
+//! Bounded: an exec credential plugin (and a gcp auth-provider's `cmd-path`)
+//! runs under `rollcall exec-guard` (killed after the request timeout, named
+//! in the error) and is tried once before the first request; a server that
+//! accepts connections but never answers fails the first request within the request timeout, with the cause said.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,6 +17,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 use crate::cluster::exec::{self, ExecError};
+use crate::cluster::gcp_provider;
 use crate::cluster::server_kind::{self, ServerKind};
 use crate::cluster::{proxy, retry, retry_after};
 
@@ -90,7 +91,7 @@ pub enum ConnectError {
     NoCluster,
     /// The kubeconfig file is not one that may be read (a device, too large).
     #[error(transparent)]
-    Input(crate::input_limits::InputError),
+    Input(crate::input::limits::InputError),
     /// The kubeconfig could not be read or parsed.
     #[error("cannot load kubeconfig {path}")]
     Kubeconfig {
@@ -213,6 +214,18 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
         exec::wrap(exec_config, &binary, timeout);
         exec::preflight(exec_config, timeout).await?;
     }
+    if let Some(provider) = config.auth_info.auth_provider.as_mut()
+        && gcp_provider::runs_command(provider, jiff::Timestamp::now())
+        && let Some(binary) = exec::guard_binary()
+    {
+        if gcp_provider::wrap(provider, &binary, timeout) {
+            gcp_provider::preflight(provider, timeout).await?;
+        } else {
+            tracing::warn!(
+                "the gcp auth-provider's cmd-path has a space; it runs unbounded, as kube-rs runs it"
+            );
+        }
+    }
     if options.request_timeout.is_some() {
         config.connect_timeout = Some(timeout);
     }
@@ -225,7 +238,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
 /// kube reads a kubeconfig whole, without a bound: `--kubeconfig /dev/zero`
 /// would grow until memory ran out. Refuse devices and oversized files first.
 fn check_kubeconfig_file(path: &std::path::Path) -> Result<(), ConnectError> {
-    use crate::input_limits::{MAX_KUBECONFIG_BYTES, check_file};
+    use crate::input::limits::{MAX_KUBECONFIG_BYTES, check_file};
     check_file(path, "a kubeconfig", MAX_KUBECONFIG_BYTES).map_err(ConnectError::Input)
 }
 

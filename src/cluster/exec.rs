@@ -233,7 +233,7 @@ pub async fn preflight(exec: &ExecConfig, timeout: Duration) -> Result<(), ExecE
     }
 }
 
-fn first_lines(bytes: &[u8]) -> String {
+pub(crate) fn first_lines(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text
         .lines()

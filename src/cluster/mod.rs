@@ -5,6 +5,7 @@ pub mod access;
 pub mod cache;
 pub mod connect;
 pub mod exec;
+pub mod gcp_provider;
 mod node_pods;
 pub mod proxy;
 pub mod request;

@@ -4,10 +4,12 @@
 //! structs that keep only the fields the engine, the console and the audit use
 //! (everything else in the JSON is skipped by serde, never held). DaemonSets and
 //! ControllerRevisions are few and their templates matter whole, so they are the
-//! upstream `k8s-openapi` types. This module does no I/O.
+//! upstream `k8s-openapi` types. This module does no I/O and never imports
+//! `input`, which reads files into it.
 
+pub mod bounds;
+pub mod decode;
 mod ds_ref;
-pub mod dump;
 mod event;
 mod interned;
 mod labels;
@@ -35,7 +37,7 @@ pub use pod::{
     RunningState, StateDetail,
 };
 
-pub use snapshot::{LoadedSnapshot, Snapshot, SnapshotError, SnapshotWarning};
+pub use snapshot::Snapshot;
 pub use stamp::Stamp;
 pub use taint::Taint;
 pub use uid::Uid;

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use super::SimError;
 use crate::engine::recorded_status;
+use crate::input::LoadedSnapshot;
 use crate::model::Node;
-use crate::model::snapshot::LoadedSnapshot;
 use crate::sim::generate::nodes::{NodeShape, node_object, uuid};
 use crate::sim::generate::workloads::{Generated, generate};
 use crate::sim::kubelet::clock::rfc3339;
@@ -278,7 +278,7 @@ mod tests {
            "spec":{"nodeName":"n1","containers":[{"name":"a"}]},
            "status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}
         ]}"#;
-        let mut loader = crate::model::snapshot::SnapshotLoader::default();
+        let mut loader = crate::input::SnapshotLoader::default();
         loader.add_text("dump.json", text).expect("loads");
         let mut dump = loader.finish();
         let now = Timestamp::now();

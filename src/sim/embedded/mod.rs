@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::model::snapshot::{SnapshotError, load_paths_whole};
+use crate::input::{SnapshotError, load_paths_whole};
 use crate::sim::controller::{self, ControllerHandle};
 use crate::sim::fault::Faults;
 use crate::sim::generate::large::large_scenario;
@@ -123,13 +123,13 @@ impl Simulation {
         let mut load_report = Vec::new();
         let (scenario, loaded) = if options.snapshot.is_empty() {
             let scenario = match options.nodes {
-                Some(nodes) if nodes > crate::input_limits::MAX_SIM_NODES => {
+                Some(nodes) if nodes > crate::input::limits::MAX_SIM_NODES => {
                     return Err(ScenarioError::Invalid {
                         file: "--nodes".to_owned(),
                         line: None,
                         message: format!(
                             "{nodes} nodes is more than the limit of {}",
-                            crate::input_limits::MAX_SIM_NODES
+                            crate::input::limits::MAX_SIM_NODES
                         ),
                     }
                     .into());

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::input_limits::{InputError, shorten};
+use crate::input::limits::{InputError, shorten};
 
 /// Longest message kept in a scenario error: messages quote values from the
 /// file, and a 10 MB value must not make a 10 MB error.

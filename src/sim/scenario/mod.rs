@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 pub use error::ScenarioError;
 
-use crate::input_limits::{InputError, MAX_SCENARIO_BYTES, MAX_SCENARIO_DEPTH, read_text};
+use crate::input::limits::{InputError, MAX_SCENARIO_BYTES, MAX_SCENARIO_DEPTH, read_text};
 
 /// The scenarios built into the binary, by name.
 const EMBEDDED: &[(&str, &str)] = &[

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::error::Problem;
 use super::{DaemonSetSpec, ImageRule, Scenario, StrategyKind, TimelineAction, TimelineEntry};
-use crate::input_limits::MAX_SIM_NODES;
+use crate::input::limits::MAX_SIM_NODES;
 
 /// Checks `scenario`; `text` is its source, used to find line numbers.
 pub(super) fn validate(scenario: &Scenario, text: &str) -> Result<(), Problem> {

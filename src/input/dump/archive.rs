@@ -8,7 +8,10 @@ use std::path::{Component, Path};
 
 use super::layout::{FileClass, classify, decompressed_name, kind_hint};
 use super::{Bounded, Budget};
-use crate::model::snapshot::{SnapshotError, SnapshotLoader};
+use crate::input::error::SnapshotError;
+use crate::input::limits::human_bytes;
+use crate::input::loader::SnapshotLoader;
+use crate::input::source::{self, Start, ZERO_PROBE};
 
 /// How many compression layers one stream may have (`.tar.gz` has one).
 const MAX_LAYERS: usize = 2;
@@ -20,6 +23,7 @@ enum Format {
     Xz,
     Zip,
     Tar,
+    /// Neither an archive nor compressed: JSON, YAML, or nothing rollcall reads.
     Document,
 }
 
@@ -111,7 +115,11 @@ impl<'b> Walk<'_, 'b> {
                     self.count_entry(root_name)?;
                     match classify(&name) {
                         FileClass::Document | FileClass::Archive => {
-                            self.file(&child, &name, false)?;
+                            let file = File::open(&child).map_err(|error| SnapshotError::Read {
+                                source_name: name.clone(),
+                                error,
+                            })?;
+                            self.file(file, Some(metadata.len()), &name, false)?;
                         }
                         FileClass::Other => {
                             self.loader
@@ -127,25 +135,40 @@ impl<'b> Walk<'_, 'b> {
         Ok(())
     }
 
-    /// A file on disk: an archive by its first bytes, else a document.
-    pub fn file(&mut self, path: &Path, name: &str, strict: bool) -> Result<(), SnapshotError> {
+    /// Bounds everything read from one `-f` argument that is a stream (stdin,
+    /// a FIFO, a file): the input's total, like what is decompressed from it.
+    pub fn whole_input<'r>(&self, reader: Box<dyn Read + 'r>) -> Box<dyn Read + 'r>
+    where
+        'b: 'r,
+    {
+        let limit = self.budget.limits.max_total_bytes;
+        Box::new(Bounded::new(reader, self.budget, limit, false, None).named("one input"))
+    }
+
+    /// An open file (a regular file of `size` bytes, or a FIFO): a zip by its
+    /// first bytes (read from disk where it can seek), else a stream.
+    pub fn file(
+        &mut self,
+        mut file: File,
+        size: Option<u64>,
+        name: &str,
+        strict: bool,
+    ) -> Result<(), SnapshotError> {
         let read_error = |error| SnapshotError::Read {
             source_name: name.to_owned(),
             error,
         };
-        let mut file = File::open(path).map_err(read_error)?;
         let mut head = Vec::with_capacity(512);
         (&mut file)
             .take(512)
             .read_to_end(&mut head)
             .map_err(read_error)?;
-        file.seek(SeekFrom::Start(0)).map_err(read_error)?;
-        let size = file.metadata().map(|m| m.len()).ok();
-        match sniff(&head) {
-            Format::Zip => self.zip(name, file, 0),
-            Format::Document => self.document(name, name, Box::new(file), strict),
-            _ => self.stream(name, Box::new(file), 0, size, strict),
+        if size.is_some() && sniff(&head) == Format::Zip {
+            file.seek(SeekFrom::Start(0)).map_err(read_error)?;
+            return self.zip(name, file, 0);
         }
+        let reader = self.whole_input(Box::new(Cursor::new(head).chain(file)));
+        self.stream(name, reader, 0, size, strict)
     }
 
     /// A stream of unknown format: decompressed, unpacked or read as documents.
@@ -223,8 +246,10 @@ impl<'b> Walk<'_, 'b> {
         }
     }
 
-    /// Documents: handed to the loader with the file name's kind hint. Outside
-    /// `strict` mode (files found inside a dump) a malformed file is a warning.
+    /// Documents: handed to the loader with the file name's kind hint, at
+    /// most one file's worth, once their first bytes show they can be JSON or
+    /// YAML. Outside `strict` mode (files found inside a dump) a malformed
+    /// file is a warning.
     fn document(
         &mut self,
         source_name: &str,
@@ -232,9 +257,22 @@ impl<'b> Walk<'_, 'b> {
         reader: Box<dyn Read + '_>,
         strict: bool,
     ) -> Result<(), SnapshotError> {
-        let result = self
-            .loader
-            .add_reader_as(source_name, reader, kind_hint(path));
+        let budget = self.budget;
+        let mut reader = Bounded::new(reader, budget, budget.limits.max_entry_bytes, false, None);
+        let mut head = Vec::with_capacity(512);
+        let result = (&mut reader)
+            .take(512)
+            .read_to_end(&mut head)
+            .map_err(|e| self.io_error(source_name, &e))
+            .and_then(|_| match source::start(&head) {
+                Start::Text => {
+                    let reader = Cursor::new(head).chain(reader);
+                    self.loader
+                        .add_reader_as(source_name, reader, kind_hint(path))
+                }
+                Start::Zeros => self.zeros(source_name, head.len(), reader),
+                Start::Refused(message) => Err(Self::refused(source_name, message)),
+            });
         match result {
             Ok(()) => Ok(()),
             Err(error) => {
@@ -248,6 +286,32 @@ impl<'b> Walk<'_, 'b> {
                 Ok(())
             }
         }
+    }
+
+    /// A stream that starts with `seen` NUL bytes: skipped when it ends within
+    /// [`ZERO_PROBE`] bytes, all of them NUL (an empty tar archive, which is
+    /// only zeros), else refused without reading further.
+    fn zeros(
+        &mut self,
+        source_name: &str,
+        seen: usize,
+        reader: impl Read,
+    ) -> Result<(), SnapshotError> {
+        let mut rest = Vec::new();
+        let probe = ZERO_PROBE.saturating_sub(seen as u64) + 1;
+        reader
+            .take(probe)
+            .read_to_end(&mut rest)
+            .map_err(|e| self.io_error(source_name, &e))?;
+        if (rest.len() as u64) < probe && rest.iter().all(|&b| b == 0) {
+            self.loader.skip_file(
+                source_name,
+                "empty (only NUL bytes: an empty tar archive)",
+                false,
+            );
+            return Ok(());
+        }
+        Err(Self::refused(source_name, source::zeros_refused()))
     }
 
     fn tar<'r>(
@@ -296,8 +360,8 @@ impl<'b> Walk<'_, 'b> {
                 return Err(Self::refused(
                     &entry_name,
                     format!(
-                        "refused: {size} bytes, more than {} for one file",
-                        budget.limits.max_entry_bytes
+                        "refused: larger than {}, the limit for one file ({size} bytes)",
+                        human_bytes(budget.limits.max_entry_bytes)
                     ),
                 ));
             }
@@ -361,7 +425,8 @@ impl<'b> Walk<'_, 'b> {
                 return Err(Self::refused(
                     &entry_name,
                     format!(
-                        "refused: {} bytes, more than {max} for one file",
+                        "refused: larger than {}, the limit for one file ({} bytes)",
+                        human_bytes(max),
                         file.size()
                     ),
                 ));

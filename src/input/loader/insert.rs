@@ -4,8 +4,11 @@
 
 use serde_json::{Map, Value};
 
-use super::objects::{Object, decode_object, object_name};
-use super::{ObjectKey, SnapshotError, SnapshotLoader, stream};
+use super::{ObjectKey, SnapshotLoader, stream};
+use crate::input::error::SnapshotError;
+use crate::input::limits::shorten;
+use crate::model::bounds;
+use crate::model::decode::{Object, decode_object, object_name};
 
 impl SnapshotLoader {
     /// One object or one List; `item_kind` is the kind implied by an enclosing
@@ -27,6 +30,12 @@ impl SnapshotLoader {
         };
         if is_list {
             return self.add_list(source_name, &mut map, own_kind.as_deref(), item_kind);
+        }
+        if own_kind.is_none() && is_internal_form(&map) {
+            // kubectl before 1.14 dumped Go's internal types: read as the API
+            // form they would mislead (no kind, fields under other names).
+            self.summary.internal_types += 1;
+            return Ok(());
         }
         if own_kind.is_none() && !map.contains_key("metadata") {
             // Not an API object at all (a dump's own config or index file).
@@ -88,49 +97,45 @@ impl SnapshotLoader {
 
     fn add_object(&mut self, source_name: &str, kind: &str, map: Map<String, Value>) {
         let name = object_name(&map);
-        match decode_object(kind, map) {
-            Ok(Some(decoded)) => {
-                for field in &decoded.dropped {
-                    self.summary.fields_dropped += 1;
-                    self.warn(
-                        source_name,
-                        format!(
-                            "{kind} {name}: ignored malformed field {} ({}); it reads as unknown",
-                            field.field, field.message
-                        ),
-                    );
-                }
-                let raw = matches!(decoded.object, Object::Node(_) | Object::Pod(_))
-                    .then_some(decoded.raw);
-                self.insert(source_name, decoded.object, raw);
-            }
+        let decoded = match decode_object(kind, map) {
+            Ok(Some(decoded)) => decoded,
             Ok(None) => {
+                // Counted per kind for the summary; a line per object would
+                // bury the warnings that matter.
                 *self
                     .summary
                     .skipped_kinds
                     .entry(kind.to_owned())
                     .or_default() += 1;
-                let source = self.source_index(source_name);
-                if self.warned_kinds.insert((source, kind.to_owned())) {
-                    self.warn(
-                        source_name,
-                        format!(
-                            "skipped {kind} {name}: rollcall reads only Node, Pod, DaemonSet, ControllerRevision and Event"
-                        ),
-                    );
-                }
+                return;
             }
             Err(rejected) => {
-                self.summary.excluded += 1;
-                self.warn(
-                    source_name,
-                    format!(
-                        "excluded {kind} {name}: field {}: {}",
-                        rejected.field, rejected.message
-                    ),
-                );
+                let why = format!("field {}: {}", rejected.field, rejected.message);
+                return self.exclude(source_name, kind, &name, &why);
             }
+        };
+        if let Err(oversized) = bounds::check(&decoded.object) {
+            return self.exclude(source_name, kind, &name, &oversized.to_string());
         }
+        for field in &decoded.dropped {
+            self.summary.fields_dropped += 1;
+            self.warn(
+                source_name,
+                format!(
+                    "{kind} {name}: ignored malformed field {} ({}); it reads as unknown",
+                    field.field, field.message
+                ),
+            );
+        }
+        let raw = matches!(decoded.object, Object::Node(_) | Object::Pod(_)).then_some(decoded.raw);
+        self.insert(source_name, decoded.object, raw);
+    }
+
+    /// An object left out, with a warning saying why.
+    fn exclude(&mut self, source_name: &str, kind: &str, name: &str, why: &str) {
+        self.summary.excluded += 1;
+        let name = shorten(name, 80);
+        self.warn(source_name, format!("excluded {kind} {name}: {why}"));
     }
 
     fn source_index(&mut self, source_name: &str) -> usize {
@@ -219,6 +224,22 @@ fn slim_raw(mut raw: Value) -> Value {
         }
     }
     raw
+}
+
+/// Whether a kind-less map is one of Kubernetes' internal types as Go's JSON
+/// encoder writes them (no json tags): `Items`, `Spec`, `Status`, or the
+/// embedded `ObjectMeta`/`TypeMeta`/`ListMeta` under their Go names. The API
+/// form spells every field in lower camel case.
+fn is_internal_form(map: &Map<String, Value>) -> bool {
+    const GO_FIELDS: [&str; 6] = [
+        "Items",
+        "Spec",
+        "Status",
+        "ObjectMeta",
+        "TypeMeta",
+        "ListMeta",
+    ];
+    GO_FIELDS.iter().any(|field| map.contains_key(*field))
 }
 
 /// Whether the map has `metadata.name` (an object, not a kind-less List).

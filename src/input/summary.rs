@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::Snapshot;
+use crate::model::Snapshot;
 
 /// Counts gathered while loading.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -20,7 +20,11 @@ pub struct LoadSummary {
     pub without_kind: usize,
     /// JSON or YAML documents that are not API objects (no kind, no metadata).
     pub not_objects: usize,
-    /// Objects excluded because a field rollcall needs is malformed.
+    /// Documents in Kubernetes' internal form (capitalised `Items`, `Spec`,
+    /// `Status`, no `kind`), as `kubectl cluster-info dump` before 1.14 wrote them.
+    pub internal_types: usize,
+    /// Objects excluded because a field rollcall needs is malformed, or past
+    /// the size Kubernetes allows.
     pub excluded: usize,
     /// Malformed fields rollcall does not need, ignored.
     pub fields_dropped: usize,
@@ -62,7 +66,10 @@ impl LoadSummary {
         }
         let mut objects = String::new();
         for (n, what) in [
-            (self.excluded, "excluded (a needed field is malformed)"),
+            (
+                self.excluded,
+                "excluded (a needed field is malformed or past its limit)",
+            ),
             (self.without_kind, "without a kind"),
             (
                 self.not_objects,
@@ -70,6 +77,14 @@ impl LoadSummary {
                     "document that is not an API object"
                 } else {
                     "documents that are not API objects"
+                },
+            ),
+            (
+                self.internal_types,
+                if self.internal_types == 1 {
+                    "document in Kubernetes' internal form (not read)"
+                } else {
+                    "documents in Kubernetes' internal form (not read)"
                 },
             ),
             (self.conflicts, "duplicates that differ (the last one kept)"),
@@ -85,7 +100,10 @@ impl LoadSummary {
             lines.push(format!("objects: {objects}"));
         }
         if !self.skipped_kinds.is_empty() {
-            lines.push(format!("kinds not read: {}", self.kinds_not_read()));
+            lines.push(format!(
+                "skipped {} (kinds rollcall does not read)",
+                self.kinds_not_read()
+            ));
         }
         if self.log_sections > 0 {
             lines.push(format!(
@@ -96,11 +114,13 @@ impl LoadSummary {
         lines
     }
 
+    /// `12 Service, 3 ConfigMap`: most first, then by name.
     fn kinds_not_read(&self) -> String {
-        let kinds: Vec<String> = self
-            .skipped_kinds
+        let mut kinds: Vec<(&String, &usize)> = self.skipped_kinds.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        let kinds: Vec<String> = kinds
             .iter()
-            .map(|(kind, n)| format!("{kind} {n}"))
+            .map(|(kind, n)| format!("{n} {kind}"))
             .collect();
         kinds.join(", ")
     }
@@ -131,6 +151,14 @@ impl LoadSummary {
                 if self.not_objects == 1 { "is" } else { "are" }
             ));
         }
+        if self.internal_types > 0 {
+            parts.push(format!(
+                "{} document{} look{} like Kubernetes internal types (capitalised Items/Spec/Status, no kind), as kubectl before 1.14 wrote them in `cluster-info dump`: re-dump with a newer kubectl, or use `kubectl get nodes,pods,daemonsets,controllerrevisions -A -o json`",
+                self.internal_types,
+                plural(self.internal_types),
+                if self.internal_types == 1 { "s" } else { "" }
+            ));
+        }
         if self.excluded > 0 {
             parts.push(format!(
                 "{} malformed object{}",
@@ -139,7 +167,10 @@ impl LoadSummary {
             ));
         }
         if !self.skipped_kinds.is_empty() {
-            parts.push(format!("only other kinds ({})", self.kinds_not_read()));
+            parts.push(format!(
+                "only kinds rollcall does not read ({})",
+                self.kinds_not_read()
+            ));
         }
         if parts.len() == 1 && self.files_read > 0 {
             parts.push("no objects".to_owned());

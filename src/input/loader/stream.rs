@@ -13,7 +13,8 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::{SnapshotError, SnapshotLoader};
+use super::SnapshotLoader;
+use crate::input::error::SnapshotError;
 
 /// The loader and source a document is read into, plus the loader's own error
 /// (serde errors can only carry text, so the real one waits here).

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{Limits, add_input_with};
-use crate::model::LoadedSnapshot;
-use crate::model::snapshot::{SnapshotError, SnapshotLoader};
+use crate::input::LoadedSnapshot;
+use crate::input::{SnapshotError, SnapshotLoader};
 
 const NODE: &str = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","uid":"u1"}}"#;
 
@@ -266,6 +266,133 @@ fn a_directory_is_walked_and_other_files_are_counted_not_read() {
     );
     assert!(
         warnings(&loaded).contains("broken.json"),
+        "{}",
+        warnings(&loaded)
+    );
+}
+
+/// A small per-file limit, to see it counted while reading.
+fn one_file_limit(bytes: u64) -> Limits {
+    Limits {
+        max_entry_bytes: bytes,
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn every_document_is_bounded_while_it_is_read_wherever_it_comes_from() {
+    // Whitespace before a Node: nothing to sniff as wrong, so only the
+    // count can stop it (issue 30 item 5: the bound was a `stat` size, or
+    // none at all for streams).
+    let padded = format!("{}{NODE}", " ".repeat(64 << 10));
+    let limit = one_file_limit(32 << 10);
+    let cases: [(&str, &str, Vec<u8>); 4] = [
+        ("plain file", "nodes.json", padded.clone().into_bytes()),
+        ("gzip", "nodes.json.gz", gzip(padded.as_bytes())),
+        ("xz", "nodes.json.xz", xz(padded.as_bytes())),
+        (
+            "tar member",
+            "dump.tar",
+            tar(&[("nodes.json", padded.as_bytes())]),
+        ),
+    ];
+    for (name, file, bytes) in cases {
+        let err = load_file(file, &bytes, &limit).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("refused: larger than 32 KiB, the limit for one file"),
+            "{name}: {err}"
+        );
+    }
+    let fits = format!("{}{NODE}", " ".repeat(1 << 10));
+    let loaded = load_file("nodes.json", fits.as_bytes(), &limit).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+}
+
+/// (case, file name, bytes, `Ok(reason skipped)` or `Err(words of the error)`).
+type StartCase<'a> = (&'a str, &'a str, Vec<u8>, Result<&'a str, &'a str>);
+
+#[test]
+fn bytes_that_start_no_format_are_refused_early_and_empty_tars_skipped() {
+    let empty_tar = tar(&[]);
+    assert!(empty_tar.iter().all(|&b| b == 0), "an empty tar is zeros");
+    let zeros = vec![0u8; 1 << 20];
+    let cases: [StartCase; 6] = [
+        (
+            "nul-led file",
+            "nodes.json",
+            [b"\0".as_slice(), NODE.as_bytes()].concat(),
+            Err(
+                "nodes.json: starts with the byte 0x00, which cannot start JSON, YAML, tar, zip, gzip or xz",
+            ),
+        ),
+        (
+            "a megabyte of zeros",
+            "nodes.json",
+            zeros.clone(),
+            Err(
+                "nodes.json: starts with more than 16 KiB of NUL bytes: not JSON, YAML, tar, zip, gzip or xz",
+            ),
+        ),
+        (
+            "zeros behind gzip",
+            "nodes.json.gz",
+            gzip(&zeros),
+            Err("starts with more than 16 KiB of NUL bytes"),
+        ),
+        (
+            "an empty tar on its own",
+            "empty.tar",
+            empty_tar.clone(),
+            Ok("empty (only NUL bytes: an empty tar archive)"),
+        ),
+        (
+            // Support bundles carry empty tars; they are not "invalid YAML"
+            // (issue 30 item 6).
+            "an empty tar inside a bundle",
+            "bundle.tar",
+            tar(&[
+                ("nodes.json", NODE.as_bytes()),
+                ("logs/empty.tar", &empty_tar),
+            ]),
+            Ok("empty (only NUL bytes: an empty tar archive)"),
+        ),
+        (
+            "utf-16",
+            "nodes.json",
+            b"\xff\xfe{\0}\0".to_vec(),
+            Err("nodes.json: UTF-16 text; rollcall reads UTF-8"),
+        ),
+    ];
+    for (name, file, bytes, expected) in cases {
+        match (load_file(file, &bytes, &Limits::default()), expected) {
+            (Ok(loaded), Ok(skipped)) => {
+                assert_eq!(
+                    loaded.summary.files_skipped.get(skipped),
+                    Some(&1),
+                    "{name}: {:?}",
+                    loaded.summary
+                );
+                assert!(loaded.warnings.is_empty(), "{name}: {}", warnings(&loaded));
+            }
+            (Err(err), Err(words)) => {
+                assert!(err.to_string().contains(words), "{name}: {err}");
+            }
+            (other, _) => panic!("{name}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_nul_led_file_inside_a_dump_is_a_warning_not_the_end() {
+    let bytes = tar(&[
+        ("nodes.json", NODE.as_bytes()),
+        ("pods.json", b"\0\0\0\x01garbage"),
+    ]);
+    let loaded = load_file("dump.tar", &bytes, &Limits::default()).unwrap();
+    assert_eq!(loaded.snapshot.nodes.len(), 1);
+    assert!(
+        warnings(&loaded).contains("dump.tar:pods.json: starts with the byte 0x00"),
         "{}",
         warnings(&loaded)
     );

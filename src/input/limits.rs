@@ -141,7 +141,7 @@ pub fn shorten(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
 }
 
 #[cfg(unix)]
-fn refused_kind(kind: std::fs::FileType) -> Option<&'static str> {
+pub(crate) fn refused_kind(kind: std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt as _;
     if kind.is_file() || kind.is_fifo() {
         None
@@ -159,7 +159,7 @@ fn refused_kind(kind: std::fs::FileType) -> Option<&'static str> {
 }
 
 #[cfg(not(unix))]
-fn refused_kind(kind: std::fs::FileType) -> Option<&'static str> {
+pub(crate) fn refused_kind(kind: std::fs::FileType) -> Option<&'static str> {
     if kind.is_file() {
         None
     } else if kind.is_dir() {
@@ -170,7 +170,7 @@ fn refused_kind(kind: std::fs::FileType) -> Option<&'static str> {
 }
 
 /// `32 MiB`, `1 MiB`, `512 KiB`, `100 bytes`.
-fn human_bytes(bytes: u64) -> String {
+pub(crate) fn human_bytes(bytes: u64) -> String {
     if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {

@@ -103,11 +103,19 @@ impl<R: BufRead> Read for LogSections<R> {
                     if chunk.is_empty() {
                         return Ok(0);
                     }
-                    let (len, ends_line) = match chunk.iter().position(|&b| b == b'\n') {
-                        Some(i) => (i + 1, true),
-                        None => (chunk.len(), false),
-                    };
                     let pass = self.mode == Mode::Pass;
+                    // Look no further than what this call can pass on: a
+                    // minified List is one line of megabytes, and a reader
+                    // asking for a byte at a time must not rescan it per byte.
+                    let window = if pass {
+                        &chunk[..chunk.len().min(buf.len())]
+                    } else {
+                        chunk
+                    };
+                    let (len, ends_line) = match window.iter().position(|&b| b == b'\n') {
+                        Some(i) => (i + 1, true),
+                        None => (window.len(), false),
+                    };
                     let n = if pass { len.min(buf.len()) } else { len };
                     if pass {
                         buf[..n].copy_from_slice(&chunk[..n]);

@@ -1,6 +1,6 @@
-//! Turning one JSON object of a known kind into its typed model value, for the
-//! snapshot loader. Owns the kind dispatch and the events.k8s.io conversion;
-//! knows nothing of files, Lists or duplicates.
+//! Turning one JSON object of a known kind into its typed model value (for
+//! the snapshot loader in `input`). Owns the kind dispatch and the
+//! events.k8s.io conversion; knows nothing of files, Lists or duplicates.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -10,11 +10,16 @@ use crate::model::{ControllerRevision, DaemonSet, Event, MetaFields, Node, Pod, 
 
 /// One decoded object.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Object {
+pub enum Object {
+    /// A Node.
     Node(Node),
+    /// A Pod.
     Pod(Pod),
+    /// A DaemonSet.
     DaemonSet(Box<DaemonSet>),
+    /// A ControllerRevision.
     Revision(Box<ControllerRevision>),
+    /// A core/v1 Event.
     Event(Event),
 }
 
@@ -55,8 +60,10 @@ impl Object {
 /// Why an object of a known kind was not loaded: a field rollcall needs is
 /// malformed. `field` is the path of the field (`spec.selector.matchLabels`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Rejected {
+pub struct Rejected {
+    /// The path of the field.
     pub field: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -64,8 +71,10 @@ pub(super) struct Rejected {
 /// (fields rollcall does not need, such as a template's `creationTimestamp:
 /// "null"`, which then read as unknown).
 #[derive(Debug)]
-pub(super) struct Decoded {
+pub struct Decoded {
+    /// The object.
     pub object: Object,
+    /// The malformed fields dropped.
     pub dropped: Vec<Rejected>,
     /// The whole object as read (without `kind`/`apiVersion` and the dropped
     /// fields), for the embedded cluster, which needs more than the projection.
@@ -74,10 +83,7 @@ pub(super) struct Decoded {
 
 /// Decodes `map` as `kind`: `Ok(None)` for a kind rollcall does not read,
 /// `Err` naming the field when a field rollcall needs has the wrong shape.
-pub(super) fn decode_object(
-    kind: &str,
-    mut map: Map<String, Value>,
-) -> Result<Option<Decoded>, Rejected> {
+pub fn decode_object(kind: &str, mut map: Map<String, Value>) -> Result<Option<Decoded>, Rejected> {
     let api_version = map
         .get("apiVersion")
         .and_then(Value::as_str)
@@ -218,7 +224,7 @@ fn remove_key(value: &mut Value, path: &[&Segment]) -> bool {
 }
 
 /// `namespace/name`, `name` or `(unnamed)` for messages.
-pub(super) fn object_name(map: &Map<String, Value>) -> String {
+pub fn object_name(map: &Map<String, Value>) -> String {
     let metadata = map.get("metadata");
     let field = |key| {
         metadata

@@ -1,12 +1,16 @@
-//! Dumps as they arrive: a file, a directory (walked recursively), an archive
-//! (`.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.zip`, and archives inside those one
-//! level deep) or stdin (`-`), fed document by document to the snapshot loader.
+//! Dumps as they arrive: a file, a FIFO, a directory (walked recursively), an
+//! archive (`.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.zip`, and archives inside
+//! those one level deep) or stdin (`-`), fed document by document to the
+//! snapshot loader.
 //!
 //! Archives are read as streams, in memory: nothing is ever extracted to disk,
 //! so a `../../x` entry cannot write anywhere; such entries, links and
 //! non-regular files are refused with a warning. Every expansion is bounded
 //! ([`Limits`]): entry sizes, total expanded bytes, expansion ratio, entry
-//! counts and nesting, with an error naming the bound. Knows nothing of
+//! counts and nesting, with an error naming the bound; and so is every
+//! document, wherever it comes from (a file, a FIFO, stdin, an archive
+//! member, a decompressed stream): at most [`Limits::max_entry_bytes`],
+//! counted as it is read. Knows nothing of
 //! object kinds beyond the file-name hints of [`layout`]; decoding is the
 //! loader's.
 
@@ -16,14 +20,18 @@ pub mod layout;
 use std::cell::{Cell, RefCell};
 use std::path::Path;
 
-use crate::model::snapshot::{STDIN_NAME, SnapshotError, SnapshotLoader};
+use crate::input::error::SnapshotError;
+use crate::input::limits::human_bytes;
+use crate::input::loader::SnapshotLoader;
+use crate::input::source::{self, Opened, STDIN_NAME};
 
 /// The bounds on what a dump may expand to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// One file inside an archive, decompressed.
+    /// One document or archive member, however it arrives (a file, a FIFO,
+    /// stdin, an archive entry, a decompressed stream).
     pub max_entry_bytes: u64,
-    /// Everything decompressed from one input, together.
+    /// Everything read or decompressed from one input, together.
     pub max_total_bytes: u64,
     /// Files and archive entries in one input.
     pub max_entries: usize,
@@ -71,19 +79,14 @@ pub fn add_input_with(
         loader,
         budget: &budget,
     };
-    if path.as_os_str() == "-" {
-        let stdin = std::io::stdin().lock();
-        return walk.stream(STDIN_NAME, Box::new(stdin), 0, None, true);
-    }
     let name = path.display().to_string();
-    let metadata = std::fs::metadata(path).map_err(|error| SnapshotError::Read {
-        source_name: name.clone(),
-        error,
-    })?;
-    if metadata.is_dir() {
-        walk.directory(path, &name)
-    } else {
-        walk.file(path, &name, true)
+    match source::open(path, &name)? {
+        Opened::Stdin => {
+            let stdin = std::io::stdin().lock();
+            walk.stream(STDIN_NAME, walk.whole_input(Box::new(stdin)), 0, None, true)
+        }
+        Opened::Directory => walk.directory(path, &name),
+        Opened::File { file, size } => walk.file(file, size, &name, true),
     }
 }
 
@@ -122,13 +125,15 @@ impl Budget {
     }
 }
 
-/// A reader counting what passes against an entry limit, the input's total
-/// (when `expands`) and a ratio to the compressed size (when known).
+/// A reader counting what passes against a limit (`what` names it: `one
+/// file`), the input's total (when `expands`) and a ratio to the compressed
+/// size (when known).
 struct Bounded<'b, R> {
     inner: R,
     budget: &'b Budget,
     read: u64,
     limit: u64,
+    what: &'static str,
     expands: bool,
     compressed: Option<u64>,
 }
@@ -146,6 +151,7 @@ impl<'b, R> Bounded<'b, R> {
             budget,
             read: 0,
             limit,
+            what: "one file",
             expands,
             compressed,
         }
@@ -160,8 +166,9 @@ impl<R: std::io::Read> std::io::Read for Bounded<'_, R> {
         let limits = &self.budget.limits;
         if self.read > self.limit {
             return Err(self.budget.refuse(format!(
-                "refused: a file in it expands past {} bytes",
-                self.limit
+                "refused: larger than {}, the limit for {}",
+                human_bytes(self.limit),
+                self.what
             )));
         }
         if self.expands {
@@ -169,8 +176,8 @@ impl<R: std::io::Read> std::io::Read for Bounded<'_, R> {
             self.budget.expanded.set(total);
             if total > limits.max_total_bytes {
                 return Err(self.budget.refuse(format!(
-                    "refused: expands past {} bytes in total",
-                    limits.max_total_bytes
+                    "refused: expands past {} in total",
+                    human_bytes(limits.max_total_bytes)
                 )));
             }
             if let Some(compressed) = self.compressed
@@ -184,6 +191,14 @@ impl<R: std::io::Read> std::io::Read for Bounded<'_, R> {
             }
         }
         Ok(n)
+    }
+}
+
+impl<R> Bounded<'_, R> {
+    /// Names the limit in the refusal (`one input`).
+    fn named(mut self, what: &'static str) -> Self {
+        self.what = what;
+        self
     }
 }
 
