@@ -557,4 +557,55 @@ mod tests {
             other => panic!("expected timeout pause, got {other:?}"),
         }
     }
+
+    /// A stalled stream must not fail a pod that is Ready: with fresh reads,
+    /// a timeout first asks for the node to be read afresh; a fresh view that
+    /// shows it Ready passes it, one that still shows it not Ready fails it.
+    #[test]
+    fn a_timeout_is_confirmed_by_a_fresh_read_before_it_fails_the_node() {
+        let state = RolloutState::default();
+        let pending = pod("agent-n1-new", "n1", NEW).created(1).build();
+        let not_ready_view = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(all_old(&NODES), vec![pending]),
+        );
+        let ready_view = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(
+                all_old(&NODES),
+                vec![
+                    pod("agent-n1-new", "n1", NEW)
+                        .created(1)
+                        .ready_since(2)
+                        .build(),
+                ],
+            ),
+        );
+        for (name, after_read, passes) in [
+            ("Ready after all", &ready_view, true),
+            ("still not Ready", &not_ready_view, false),
+        ] {
+            let mut run = AutoRun::new(AutoPolicy {
+                soak: Duration::ZERO,
+                ..policy(1)
+            })
+            .with_fresh_reads();
+            let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+            step(&mut run, &start, &state, t(0));
+            run.deleted("n1", Ok(()), t(0));
+            match step(&mut run, &not_ready_view, &state, t(301)) {
+                Step::Verify { node } => assert_eq!(node, "n1", "{name}"),
+                other => panic!("{name}: expected a fresh read first, got {other:?}"),
+            }
+            run.verified("n1");
+            let next = step(&mut run, after_read, &state, t(302));
+            if passes {
+                assert!(matches!(next, Step::Delete(_)), "{name}: {next:?}");
+            } else {
+                assert!(matches!(next, Step::Pause { .. }), "{name}: {next:?}");
+            }
+        }
+    }
 }
