@@ -114,6 +114,13 @@ impl Run {
         if let Some(strategy) = &taken_over {
             notes.push(takeover_note(strategy));
         }
+        // A run that takes over an expired run which had taken the rollout
+        // from the controller (the DaemonSet is OnDelete with its strategy
+        // saved, no pause): it inherits the budget and gives it back at the end.
+        let inherited = taken_over
+            .is_none()
+            .then(|| inherited_takeover(snapshot, &before))
+            .flatten();
         let after = start_state(&before, &settings, actor, now);
         let write = match &taken_over {
             Some(_) => {
@@ -143,7 +150,7 @@ impl Run {
             actor: actor.to_owned(),
             gate,
             renewed_at: now,
-            taken_over,
+            taken_over: taken_over.or(inherited),
         };
         Ok((run, Started { write, notes }))
     }
@@ -329,6 +336,25 @@ fn start_state(
         ..state.clone()
     }
     .touched(actor, now)
+}
+
+/// The strategy an expired run took over from the controller and left saved:
+/// the DaemonSet is OnDelete, not paused, with a saved RollingUpdate strategy.
+fn inherited_takeover(snapshot: &Snapshot<'_>, state: &RolloutState) -> Option<UpdateStrategy> {
+    if state.is_paused() || !snapshot.update_strategy().is_on_delete() {
+        return None;
+    }
+    let saved: k8s_openapi::api::apps::v1::DaemonSetUpdateStrategy =
+        serde_json::from_value(state.saved_strategy.clone()?).ok()?;
+    if saved.type_.as_deref() == Some("OnDelete") {
+        return None;
+    }
+    let rolling = saved.rolling_update.unwrap_or_default();
+    let int = k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int;
+    Some(UpdateStrategy::RollingUpdate {
+        max_unavailable: rolling.max_unavailable.unwrap_or(int(1)),
+        max_surge: rolling.max_surge.unwrap_or(int(0)),
+    })
 }
 
 /// Whether `write` deletes a pod (the executor reports its result to the run).

@@ -167,6 +167,43 @@ fn a_run_never_takes_more_nodes_down_than_max_unavailable() {
     run.deleted("n01", Ok(()), t(3));
 }
 
+/// A run that takes over an expired run which had taken a RollingUpdate
+/// DaemonSet from its controller inherits its budget and writes the saved
+/// strategy back at its end (else the DaemonSet would stay OnDelete).
+#[test]
+fn a_run_taking_over_an_expired_takeover_inherits_and_restores_the_strategy() {
+    let all = nodes(4);
+    let original = rolling(IntOrString::Int(1));
+    let snap = snapshot(original.clone(), &names(&all), all_old(&names(&all)));
+    let (_, started) = Run::start(&snap, settings(2), "ana", t(0)).expect("starts");
+    // ana's process died: OnDelete, strategy saved, mode auto, heartbeat old.
+    let crashed = taken_over(&original, &started.write);
+    let snap = snapshot(crashed, &names(&all), all_old(&names(&all)));
+    let (mut run, started) = Run::start(&snap, settings(2), "bo", t(600)).expect("takes over");
+    assert!(
+        matches!(started.write.write, Write::PatchState { .. }),
+        "nothing to switch: {started:?}"
+    );
+    assert!(run.taken_over().is_some(), "the budget is inherited");
+    assert_eq!(
+        deleted_nodes(&next_turn(&mut run, &snap, t(601))).len(),
+        1,
+        "maxUnavailable 1"
+    );
+    let end = RunEnd::Completed {
+        advanced: 4,
+        left: Vec::new(),
+    };
+    let closing = run
+        .closing(&end, &snap, t(700))
+        .expect("ok")
+        .expect("a write");
+    let Write::PatchStrategy { strategy, .. } = &closing.write else {
+        panic!("the strategy is written back: {closing:?}")
+    };
+    assert_eq!(strategy["type"], "RollingUpdate");
+}
+
 #[test]
 fn a_surge_only_strategy_and_hand_advances_on_rolling_update_are_refused() {
     let all = nodes(3);
