@@ -201,11 +201,20 @@ fn ignores_sigint(pid: u32) -> bool {
         .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
 }
 
+/// How many of the DaemonSet's pods still run the old image.
+fn old_left(pods: &[serde_json::Value]) -> usize {
+    placements(pods)
+        .iter()
+        .filter(|(_, image, _)| image == OLD_IMAGE)
+        .count()
+}
+
 /// How an interrupted run ended.
 enum Ended {
     /// Exit 130, paused "interrupted by".
     Interrupted,
-    /// Refused before writing (an updated pod crash-loops): no more runs.
+    /// Refused before writing (an updated pod crash-loops), or nothing left
+    /// to move: no more runs.
     Refused,
     /// Killed before its handler, or stopped by its own gate first.
     Other,
@@ -247,6 +256,11 @@ impl Point {
             // The signal was ignored by the process, not lost by rollcall
             // (see `sigint_ignored`): the run went on to its own end.
             Some(0) if self.sigint_ignored => Ended::Other,
+            // An earlier run that ignored its signal moved every node: this
+            // one had nothing to do and ended before the signal came.
+            Some(0) if said.contains("completed: 0 node(s)") && old_left(pods) == 0 => {
+                Ended::Refused
+            }
             // Killed by the signal before the handler was installed (still
             // connecting): nothing was written.
             None => {
@@ -261,10 +275,7 @@ impl Point {
         let deletes = journal.iter().filter(|l| l["pod"].is_string()).count();
         // A deleted pod's replacement may not exist yet: count the nodes whose
         // old pod is gone rather than the new pods.
-        let still_old = placements(pods)
-            .iter()
-            .filter(|(_, image, _)| image == OLD_IMAGE)
-            .count();
+        let still_old = old_left(pods);
         assert_eq!(
             deletes,
             5 - still_old,
