@@ -121,10 +121,11 @@ pub fn next_move(
     // the batch, counting every node already down (the controller's
     // replacements still settling included).
     let mut size = run.batch_size();
+    let mut spent = None;
     if let Some(strategy) = taken_over {
         let (desired, unavailable) = budget_counts(rows.iter());
         match unavailable_allowance(strategy, desired, unavailable) {
-            Ok(Some(0)) => return Ok(Next::OverBudget { unavailable }),
+            Ok(Some(0)) => (size, spent) = (1, Some(unavailable)),
             Ok(Some(allowed)) => size = size.min(allowed),
             Ok(None) => {}
             Err(err) => return Err(OpsError::Invalid(err.to_string())),
@@ -144,6 +145,13 @@ pub fn next_move(
             settings.include_cordoned,
         )?
     };
+    // A spent budget holds the next batch; with nothing left to move the
+    // run ends as any other (a NotReady node must not keep it waiting).
+    if let Some(unavailable) = spent
+        && plan.steps.iter().any(|s| !run.done().contains(&s.node))
+    {
+        return Ok(Next::OverBudget { unavailable });
+    }
     match run.next_up_to(&plan, size) {
         // Done: the whole plan names the nodes left behind (cordoned,
         // NotReady), so "completed" is said only when none are.

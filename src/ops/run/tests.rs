@@ -204,6 +204,25 @@ fn a_run_taking_over_an_expired_takeover_inherits_and_restores_the_strategy() {
     assert_eq!(strategy["type"], "RollingUpdate");
 }
 
+/// A spent budget holds back only nodes still to move: with every node on
+/// the new revision and one NotReady (its pod spends maxUnavailable 1), the
+/// run ends instead of waiting for ever.
+#[test]
+fn a_spent_budget_with_nothing_left_to_move_ends_the_run() {
+    let all = nodes(3);
+    let original = rolling(IntOrString::Int(1));
+    let snap = snapshot(original.clone(), &names(&all), all_old(&names(&all)));
+    let (mut run, started) = Run::start(&snap, settings(1), "ana", t(0)).expect("starts");
+    let ds = taken_over(&original, &started.write);
+    let mut pods: Vec<_> = all[..2].iter().map(|n| ready_pod(n, NEW, 1)).collect();
+    pods.push(pod("agent-n03-x", "n03", NEW).running_not_ready(0).build());
+    let snap = snapshot(ds, &names(&all), pods);
+    match next_turn(&mut run, &snap, t(5)) {
+        Turn::Finished(end) => assert_eq!(end.exit_code(), 0, "{end:?}"),
+        other => panic!("expected the end, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_surge_only_strategy_and_hand_advances_on_rolling_update_are_refused() {
     let all = nodes(3);
