@@ -32,6 +32,16 @@ pub struct LoadStats {
     pub pods: usize,
 }
 
+impl LoadStats {
+    /// Adds what a second load brought.
+    pub fn add(&mut self, other: LoadStats) {
+        self.nodes += other.nodes;
+        self.daemon_sets += other.daemon_sets;
+        self.revisions += other.revisions;
+        self.pods += other.pods;
+    }
+}
+
 fn restore(store: &Store, kind: ResourceKind, object: Value) -> Result<(), SimError> {
     let name = object["metadata"]["name"]
         .as_str()
