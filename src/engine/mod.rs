@@ -14,11 +14,13 @@ pub mod taints;
 // Revisions, coverage and planning ("plan" helper).
 pub mod blockers;
 pub mod coverage;
+pub mod fit;
 #[cfg(test)]
 pub mod fixtures;
 pub mod health;
 pub mod owner;
 pub mod ownership;
+pub mod qos;
 pub mod reconcile;
 pub mod recorded_status;
 pub mod revision;
