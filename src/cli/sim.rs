@@ -228,7 +228,9 @@ async fn announce_and_wait(
     if let Some(churn) = churn {
         churn.shutdown().await;
     }
-    Ok(ExitCode::SUCCESS)
+    // Stopped by a signal, cleanly (kubeconfig removed): the code of an
+    // interrupted command, as every other rollcall command.
+    Ok(ExitCode::from(130))
 }
 
 /// A first resourceVersion above any earlier run's (microseconds since the
