@@ -74,7 +74,7 @@ pub struct DemoArgs {
     /// The DaemonSet to open, as NAMESPACE/NAME, NAME or ds/NAME (default: the scenario's first DaemonSet).
     #[arg(value_name = "DAEMONSET")]
     pub daemonset: Option<DsRef>,
-    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`, `capacity`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes instead of the scenario's pools (scale demo).

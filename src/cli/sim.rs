@@ -23,7 +23,7 @@ use crate::sim::store::ObjectKey;
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
 pub struct SimArgs {
-    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`, `capacity`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes (pools, zones, DaemonSets) for scale work.
