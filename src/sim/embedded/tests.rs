@@ -263,10 +263,9 @@ async fn capacity_scenario_has_priorities_qos_and_capacity_facts() {
     assert_eq!(batch["status"]["qosClass"], "Burstable");
     let web = pod(store, "web-general-02-1");
     assert_eq!(web["spec"]["priority"], 100_000);
-    // Admission makes web Guaranteed (requests = limits), but the simulated
-    // kubelet's status writes still say Burstable for every pod
-    // (kubelet/pod_status.rs, not this branch's to change): the class is
-    // pinned at create in store::strategy's tests.
+    // Admission makes web Guaranteed (requests = limits); the kubelet's status
+    // writes keep the class (upstream's kubelet never changes it).
+    assert_eq!(web["status"]["qosClass"], "Guaranteed");
     assert_eq!(
         pod(store, "legacy-exporter-general-03-1")["spec"]["containers"][0]["ports"][0]["hostPort"],
         9100
