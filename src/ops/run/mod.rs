@@ -81,7 +81,8 @@ pub enum Turn {
         deletes: Vec<(Victim, WriteRequest)>,
     },
     /// Before a timeout fails `node`: read its pods afresh, report it with
-    /// [`Run::verified`], then decide again (only with [`Run::with_fresh_reads`]).
+    /// [`Run::verified`] (or a failed read with [`Run::read_failed`]), then
+    /// decide again (only with [`Run::with_fresh_reads`]).
     Verify {
         /// The node.
         node: String,
@@ -229,6 +230,12 @@ impl Run {
     /// Reports that `node`'s pods were just read afresh into the view.
     pub fn verified(&mut self, node: &str) {
         self.gate.verified(node);
+    }
+
+    /// Reports that reading `node`'s pods afresh failed at `now`: the node's
+    /// wait is extended and it is read again later, never failed on the view.
+    pub fn read_failed(&mut self, node: &str, now: jiff::Timestamp) {
+        self.gate.read_failed(node, now);
     }
 
     /// Reports the server's answer to the delete on `node`.

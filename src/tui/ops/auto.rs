@@ -156,6 +156,9 @@ impl OpsConsole {
             self.unechoed = None;
         }
         let console_run = self.auto.as_mut()?;
+        if console_run.reading.is_some() {
+            return None;
+        }
         if let Some(request) = console_run.queued.pop_front() {
             return Some(self.send_delete(request));
         }
@@ -169,10 +172,11 @@ impl OpsConsole {
         match turn {
             Turn::Wait { .. } => None,
             Turn::Renewed(heartbeat) => Some(Effect::Writes(self.submit(vec![heartbeat]))),
-            // The console's runs do not ask for fresh reads; answered at once.
+            // Read off the UI thread; the run decides again on the answer.
             Turn::Verify { node } => {
-                self.auto.as_mut()?.run.verified(&node);
-                None
+                self.auto.as_mut()?.reading = Some(node.clone());
+                let target = scope.target?.clone();
+                Some(Effect::ReadPodsOn { target, node })
             }
             Turn::BatchChosen { record, deletes } => {
                 let nodes: Vec<String> = deletes.iter().map(|(v, _)| v.node.clone()).collect();
@@ -192,6 +196,34 @@ impl OpsConsole {
                 Some(Effect::Writes(ids))
             }
             Turn::Finished(end) => self.end_run(scope, cache, &end, now),
+        }
+    }
+
+    /// Reports a fresh read of `node`'s pods to the run: read, it judges on
+    /// what was read; failed, the node's wait is extended and it is read again.
+    pub(super) fn on_fresh_read(
+        &mut self,
+        scope: &mut OpsScope<'_>,
+        node: &str,
+        result: Result<(), String>,
+        now: jiff::Timestamp,
+    ) {
+        let Some(console_run) = self.auto.as_mut() else {
+            return;
+        };
+        if console_run.reading.as_deref() != Some(node) {
+            return;
+        }
+        console_run.reading = None;
+        match result {
+            Ok(()) => console_run.run.verified(node),
+            Err(err) => {
+                console_run.run.read_failed(node, now);
+                scope.status.error(format!(
+                    "{}: could not read the pods on {node} afresh (waiting longer): {err}",
+                    console_run.run.label()
+                ));
+            }
         }
     }
 

@@ -55,6 +55,14 @@ pub enum OpsEvent {
     Write(Box<WriteEvent>),
     /// The RBAC pre-check answered.
     Permissions(Permissions),
+    /// A fresh read of a node's pods ([`super::effect::Effect::ReadPodsOn`])
+    /// is in the cache, or failed with this message.
+    FreshRead {
+        /// The node read.
+        node: String,
+        /// `Err`: why the read failed.
+        result: Result<(), String>,
+    },
 }
 
 /// What the rollout operations take from the console around them, on each
@@ -102,14 +110,19 @@ pub struct ConsoleRun {
     /// The batch's deletes not sent yet: one at a time, each answered before
     /// the next, none after a refusal (as the headless executor runs them).
     queued: VecDeque<WriteRequest>,
+    /// The node whose pods are being read afresh: the run waits for the answer.
+    reading: Option<String>,
 }
 
 impl ConsoleRun {
+    /// The console reads afresh off the UI thread before a timeout fails a
+    /// node, as the headless executor does.
     fn new(run: Run) -> Self {
         Self {
-            run,
+            run: run.with_fresh_reads(),
             deletes: BTreeMap::new(),
             queued: VecDeque::new(),
+            reading: None,
         }
     }
 }
