@@ -82,6 +82,15 @@ fn auto_started(cache: &mut Cache) -> (App, Vec<(u64, crate::ops::write::WriteRe
         panic!("the failing-pods dialog: {:?}", app.ops.modal)
     };
     assert!(confirm.title.contains("failing"), "{}", confirm.title);
+    // The footer names the key that answers it, not an ordinary dialog's y.
+    let context = app.ops.context().expect("a dialog");
+    assert_eq!(context, Context::FailingConfirm);
+    let footer = super::keymap::hints(context);
+    assert!(
+        footer.contains(&("F".to_owned(), "advance anyway")),
+        "{footer:?}"
+    );
+    assert!(!footer.iter().any(|(key, _)| key == "y"), "{footer:?}");
     assert!(
         app.update(Action::Confirm, cache, now()).is_none(),
         "y does not answer it"

@@ -25,7 +25,7 @@ mod rollback_dialog;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use super::confirm::Modal;
+use super::confirm::{Intent, Modal};
 use super::keymap::Context;
 use super::state::StatusLine;
 use crate::cluster::cache::Cache;
@@ -165,8 +165,11 @@ impl OpsConsole {
 
     /// The keymap context of the open dialog, if any.
     pub fn context(&self) -> Option<Context> {
-        match self.modal {
-            Some(Modal::Confirm(_)) => Some(Context::Confirm),
+        match &self.modal {
+            Some(Modal::Confirm(confirm)) => Some(match confirm.intent {
+                Intent::DespiteFailing(_) => Context::FailingConfirm,
+                _ => Context::Confirm,
+            }),
             Some(Modal::Rollback(_)) => Some(Context::RollbackPicker),
             Some(Modal::Info { .. }) => Some(Context::PlanView),
             Some(Modal::AutoForm(_)) => Some(Context::AutoForm),
