@@ -105,13 +105,8 @@ impl Run {
         if let Some(text) = before.run_owner(now).expired_text() {
             notes.push(format!("taking over: {text}"));
         }
-        // A rollback's node moves run on an OnDelete DaemonSet only (a
-        // RollingUpdate rollback is the controller's); an auto run takes over.
-        let taken_over = if settings.rollback.is_none() {
-            takeover(snapshot).map_err(StartRefusal::Invalid)?
-        } else {
-            None
-        };
+        let taken_over =
+            takeover_for(snapshot, &before, &settings, now).map_err(StartRefusal::Invalid)?;
         if let Some(strategy) = &taken_over {
             notes.push(takeover_note(strategy));
         }
@@ -311,6 +306,23 @@ impl Run {
             deletes: victims.into_iter().zip(requests).collect(),
         }
     }
+}
+
+/// The RollingUpdate strategy a run with `settings` takes over from the
+/// controller at its start, or why it may not (see [`takeover`]). A
+/// rollback's node moves run on an OnDelete DaemonSet only (a RollingUpdate
+/// rollback is the controller's), and with no node to move there is nothing
+/// to take over: no strategy is switched and switched back for nothing.
+pub fn takeover_for(
+    snapshot: &Snapshot<'_>,
+    state: &RolloutState,
+    settings: &RunSettings,
+    now: jiff::Timestamp,
+) -> Result<Option<UpdateStrategy>, OpsError> {
+    if settings.rollback.is_some() || !decide::has_nodes_to_move(snapshot, state, settings, now)? {
+        return Ok(None);
+    }
+    takeover(snapshot)
 }
 
 /// The state a run starts with: its settings, mode, heartbeat; a rollback

@@ -13,9 +13,9 @@ use crate::ops::echo;
 use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
 use crate::ops::run::settings::{
-    RunSettings, StartRefusal, check_start, ensure_actionable, takeover, takeover_note,
+    RunSettings, StartRefusal, check_start, ensure_actionable, takeover_note,
 };
-use crate::ops::run::{Run, RunEnd, Turn, words};
+use crate::ops::run::{Run, RunEnd, Turn, takeover_for, words};
 use crate::ops::write::WriteRequest;
 use crate::tui::auto_form::AutoForm;
 use crate::tui::confirm::{Confirm, Intent, Modal};
@@ -56,7 +56,9 @@ impl OpsConsole {
         if let Some(text) = before.run_owner(now).expired_text() {
             warnings.push(format!("{text}: this console takes it over"));
         }
-        if let Ok(Some(strategy)) = takeover(&snapshot) {
+        if let Ok(Some(strategy)) =
+            takeover_for(&snapshot, &before, &RunSettings::auto(DEFAULT_POLICY), now)
+        {
             warnings.push(takeover_note(&strategy));
         }
         // This run's settings start from the defaults, never from what an
