@@ -151,7 +151,7 @@ impl Follower {
                 .get(&kind)
                 .is_some_and(StreamStatus::settled)
         };
-        match cache.daemonset(&self.target.key()) {
+        match cache.daemonset(&self.target) {
             Some(_) => Ok(NEEDED.iter().all(|k| synced(*k))),
             None if synced(StreamKind::DaemonSets) => Err(OpsError::NotFound {
                 what: format!("daemonset {}", self.target.key()),
@@ -222,7 +222,7 @@ impl Follower {
             {
                 let cache = self.handle.shared.lock();
                 let cached = cache
-                    .daemonset(&self.target.key())
+                    .daemonset(&self.target)
                     .and_then(|ds| ds.metadata.resource_version.as_deref());
                 if echo::reflects(cached, written) {
                     return Ok(());
@@ -278,7 +278,7 @@ pub fn refreshed_snapshot<'a>(
     rows: &'a mut RowCache,
     target: &Target,
 ) -> Option<Snapshot<'a>> {
-    rows.refresh(cache, Some(&target.key()), changes, jiff::Timestamp::now());
+    rows.refresh(cache, Some(target), changes, jiff::Timestamp::now());
     Snapshot::live(cache, target, &*rows)
 }
 

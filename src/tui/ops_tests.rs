@@ -348,7 +348,7 @@ fn auto_advance_waits_until_the_watch_shows_its_own_write() {
         "the cache does not hold the write yet"
     );
     let mut echoed = cache
-        .daemonset("kube-system/agent")
+        .daemonset(&crate::model::Target::from_key("kube-system/agent").expect("a key"))
         .cloned()
         .expect("target");
     echoed.metadata.resource_version = Some("41".into());
