@@ -288,14 +288,9 @@ pub async fn open_console_with(
         actor.clone(),
     );
     // Reverts by a GitOps controller are journaled as the console notices them.
-    let reverts = target.as_ref().map(|t| {
-        crate::ops::revert_watch::spawn(
-            connection.client.clone(),
-            &t.namespace,
-            &t.name,
-            executor.clone(),
-        )
-    });
+    let reverts = target
+        .as_ref()
+        .map(|t| crate::ops::revert_watch::spawn(connection.client.clone(), t, executor.clone()));
     let simulated = connection.server_kind.simulated();
     let handle = watch::spawn(connection.watch_client, scope.clone(), target.clone());
     let link = crate::tui::ops_link::start(
