@@ -176,8 +176,8 @@ impl OpsConsole {
             Turn::Renewed(heartbeat) => Some(Effect::Writes(self.submit(vec![heartbeat]))),
             // Read off the UI thread; the run decides again on the answer.
             Turn::Verify { node } => {
-                self.auto.as_mut()?.reading = Some(node.clone());
                 let target = scope.target?.clone();
+                self.auto.as_mut()?.reading = Some(node.clone());
                 Some(Effect::ReadPodsOn { target, node })
             }
             Turn::BatchChosen { record, deletes } => {
