@@ -28,6 +28,9 @@ pub fn completion_script(shell: clap_complete::Shell, name: &str) -> Vec<u8> {
     out
 }
 
+/// One of clap_mangen's section renderers.
+type Section = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
+
 /// The man page in roff.
 ///
 /// One page: its SUBCOMMANDS section names each as `rollcall SUB` with its
@@ -37,7 +40,7 @@ pub fn man_page() -> anyhow::Result<Vec<u8>> {
     let command = super::command("rollcall");
     let man = clap_mangen::Man::new(command.clone());
     let mut out = Vec::new();
-    let sections: [fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>; 4] = [
+    let sections: [Section; 4] = [
         clap_mangen::Man::render_title,
         clap_mangen::Man::render_name_section,
         clap_mangen::Man::render_synopsis_section,
