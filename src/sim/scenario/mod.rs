@@ -194,6 +194,27 @@ pub struct Pool {
     /// Age of the nodes at start (default 30 days).
     #[serde(default, with = "duration::option")]
     pub age: Option<Duration>,
+    /// The kubelet's `--max-pods`: capacity and allocatable `pods` (default 110).
+    #[serde(default = "default_max_pods")]
+    pub pods: u32,
+    /// The node's root filesystem in GiB: `ephemeral-storage` capacity
+    /// (default 100; allocatable is 90 % of it less 1 GiB reserved).
+    #[serde(default = "default_ephemeral_storage")]
+    pub ephemeral_storage_gib: u32,
+    /// Extended resources a device plugin advertises per node
+    /// (`nvidia.com/gpu: 4`), in capacity and allocatable alike.
+    #[serde(default)]
+    pub extended_resources: BTreeMap<String, u32>,
+    /// `status.nodeInfo.kubeletVersion` (default the server's, `v1.32.4`).
+    #[serde(default)]
+    pub kubelet_version: Option<String>,
+}
+
+fn default_max_pods() -> u32 {
+    110
+}
+fn default_ephemeral_storage() -> u32 {
+    100
 }
 
 fn default_instance_type() -> String {
@@ -210,6 +231,10 @@ fn default_memory() -> u32 {
 }
 
 /// Changes to one generated node.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent yes/no facts the scenario YAML spells out one by one"
+)]
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodeOverride {
@@ -227,6 +252,17 @@ pub struct NodeOverride {
     /// Extra taints.
     #[serde(default)]
     pub taints: Vec<Taint>,
+    /// The node's kubelet version, instead of its pool's.
+    #[serde(default)]
+    pub kubelet_version: Option<String>,
+    /// Under memory pressure from the start: the node carries the
+    /// `sim.rollcall.dev/memory-pressure: "true"` annotation its simulated
+    /// kubelet reads.
+    #[serde(default)]
+    pub memory_pressure: bool,
+    /// Under disk pressure from the start (`sim.rollcall.dev/disk-pressure`).
+    #[serde(default)]
+    pub disk_pressure: bool,
 }
 
 /// A DaemonSet and the revisions it went through.

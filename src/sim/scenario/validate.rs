@@ -33,6 +33,35 @@ pub(super) fn validate(scenario: &Scenario, text: &str) -> Result<(), Problem> {
     Ok(())
 }
 
+/// Upstream's rule for extended resources: a qualified `domain/name`
+/// outside the `kubernetes.io` domains (`IsExtendedResourceName`).
+fn is_extended_resource_name(name: &str) -> bool {
+    let Some((domain, rest)) = name.split_once('/') else {
+        return false;
+    };
+    let kubernetes = domain == "kubernetes.io" || domain.ends_with(".kubernetes.io");
+    !kubernetes
+        && !domain.is_empty()
+        && !rest.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/'))
+}
+
+/// `vMAJOR.MINOR.PATCH`, optionally with a suffix (`v1.30.6-eks-1234`).
+fn is_kubelet_version(version: &str) -> bool {
+    let Some(rest) = version.strip_prefix('v') else {
+        return false;
+    };
+    let core = rest.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
 struct Checker<'a> {
     scenario: &'a Scenario,
     text: &'a str,
@@ -85,8 +114,41 @@ impl Checker<'_> {
                     ),
                 ));
             }
+            self.capacity_facts(pool)?;
         }
         Ok(())
+    }
+
+    /// A pool's `pods`, `extendedResources` and `kubeletVersion`.
+    fn capacity_facts(&self, pool: &super::Pool) -> Result<(), Problem> {
+        if pool.pods == 0 {
+            return Err(self.problem(
+                "pods:",
+                format!("pool {:?}: pods must be at least 1", pool.name),
+            ));
+        }
+        for name in pool.extended_resources.keys() {
+            if !is_extended_resource_name(name) {
+                return Err(self.problem(
+                    name,
+                    format!(
+                        "pool {:?}: extended resource {name:?} must be a domain-qualified name outside kubernetes.io (like nvidia.com/gpu)",
+                        pool.name
+                    ),
+                ));
+            }
+        }
+        self.kubelet_version(pool.kubelet_version.as_deref())
+    }
+
+    fn kubelet_version(&self, version: Option<&str>) -> Result<(), Problem> {
+        match version {
+            Some(version) if !is_kubelet_version(version) => Err(self.problem(
+                version,
+                format!("kubeletVersion {version:?} must look like v1.30.6"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn knows_node(&self, node: &str) -> bool {
@@ -108,6 +170,7 @@ impl Checker<'_> {
                     format!("nodes: {:?} is not a node any pool generates", node.name),
                 ));
             }
+            self.kubelet_version(node.kubelet_version.as_deref())?;
         }
         Ok(())
     }

@@ -11,6 +11,9 @@ use super::StoreError;
 use super::daemonset::{
     bump_daemonset_generation, create_daemonset, default_daemonset, validate_daemonset,
 };
+use super::priority_class::{
+    default_priority_class, validate_priority_class, validate_priority_class_update,
+};
 use crate::sim::resources::ResourceKind;
 
 /// Which part of an object a write targets.
@@ -81,6 +84,10 @@ pub fn prepare_create(
     if kind == ResourceKind::DaemonSet {
         validate_daemonset(&obj)?;
     }
+    if kind == ResourceKind::PriorityClass {
+        default_priority_class(&mut obj);
+        validate_priority_class(&obj)?;
+    }
     if let Some(manager) = stamp.manager.filter(|_| !keep) {
         super::managed::record(None, &mut obj, manager, Subresource::Main, stamp.now);
     }
@@ -133,6 +140,10 @@ pub fn prepare_update(
             ));
         }
         bump_daemonset_generation(old, &mut next);
+    }
+    if kind == ResourceKind::PriorityClass {
+        default_priority_class(&mut next);
+        validate_priority_class_update(old, &next)?;
     }
     next["metadata"]["resourceVersion"] = json!(old_rv);
     if next == *old {
