@@ -193,6 +193,41 @@ pub fn crashed(pod: &mut Value, exit_code: i32, message: &str, backoff: Duration
     });
 }
 
+/// Marks `pod` evicted by the kubelet at `now` (upstream eviction manager
+/// `evictPod`): phase Failed, reason `Evicted` with the eviction message, the
+/// `DisruptionTarget` condition (`TerminationByKubelet`), not ready, and every
+/// container terminated (a running one killed, exit 137; one never started
+/// `ContainerStatusUnknown`, as the kubelet reports it).
+pub fn evicted(pod: &mut Value, message: &str, now: &str) {
+    not_ready(pod, now);
+    set_condition(
+        pod,
+        "DisruptionTarget",
+        "True",
+        Some("TerminationByKubelet"),
+        Some(message),
+        now,
+    );
+    pod["status"]["phase"] = json!("Failed");
+    pod["status"]["reason"] = json!("Evicted");
+    pod["status"]["message"] = json!(message);
+    each_container(pod, |c| {
+        let terminated = match c["state"]["running"]["startedAt"].as_str() {
+            Some(started) => json!({
+                "exitCode": 137, "reason": "Error", "startedAt": started, "finishedAt": now,
+                "containerID": c["containerID"].clone(),
+            }),
+            None => json!({
+                "exitCode": 137, "reason": "ContainerStatusUnknown", "finishedAt": now,
+                "message": "The container could not be located when the pod was terminated",
+            }),
+        };
+        c["state"] = json!({"terminated": terminated});
+        c["ready"] = json!(false);
+        c["started"] = json!(false);
+    });
+}
+
 /// A duration as Go prints it (`500ms`, `40s`, `1m20s`, `5m0s`, `1h0m0s`),
 /// the way kubelet's messages show back-offs.
 pub fn go_duration(duration: Duration) -> String {

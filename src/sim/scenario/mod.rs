@@ -386,6 +386,9 @@ pub enum Failure {
     CrashLoopBackOff,
     /// The container runs but never passes its readiness probe.
     NeverReady,
+    /// The kubelet cannot create the pod sandbox (CNI setup fails): the pod
+    /// stays Pending in ContainerCreating with `FailedCreatePodSandBox` events.
+    FailedCreatePodSandBox,
 }
 
 /// Something that happens to nodes at a point in time.
