@@ -1,6 +1,6 @@
 //! The embedded cluster in one call: a store filled from a scenario, a
-//! generated large cluster or a snapshot, the DaemonSet controller and the
-//! kubelets running on it ([`Simulation`]), and the HTTPS API server in
+//! generated large cluster or a snapshot, the DaemonSet controller, the
+//! scheduler and the kubelets running on it ([`Simulation`]), and the HTTPS API server in
 //! front ([`start`] → [`EmbeddedCluster`]). `rollcall sim` and `rollcall demo`
 //! both start it this way.
 //!
@@ -19,6 +19,7 @@ use crate::sim::generate::large::large_scenario;
 use crate::sim::kubelet::clock::SimClock;
 use crate::sim::kubelet::{self, KubeletHandle, KubeletOptions};
 use crate::sim::scenario::{Scenario, ScenarioError};
+use crate::sim::scheduler::{self, SchedulerHandle, SchedulerOptions};
 use crate::sim::selfheal::{self, SelfHealHandle};
 use crate::sim::server::{self, ServeOptions, ServerHandle};
 use crate::sim::store::{PodTermination, Store, StoreError, StoreOptions};
@@ -90,7 +91,7 @@ impl Default for EmbeddedOptions {
 /// The seed used when neither the options nor the scenario give one.
 const DEFAULT_SEED: u64 = 0x5eed;
 
-/// Store, controller and kubelets, without the HTTP server.
+/// Store, controller, scheduler and kubelets, without the HTTP server.
 #[derive(Debug)]
 pub struct Simulation {
     /// The object store everything reads and writes.
@@ -102,13 +103,14 @@ pub struct Simulation {
     /// For a snapshot: the loader's warnings, then its summary, as lines for stderr.
     pub load_report: Vec<String>,
     controller: ControllerHandle,
+    scheduler: SchedulerHandle,
     kubelets: KubeletHandle,
     self_heal: Option<SelfHealHandle>,
 }
 
 impl Simulation {
-    /// Builds and loads the store and starts the controller and kubelets on
-    /// the current tokio runtime.
+    /// Builds and loads the store and starts the controller, the scheduler
+    /// and the kubelets on the current tokio runtime.
     pub fn start(options: &EmbeddedOptions) -> Result<Simulation, SimError> {
         let named = options.scenario.as_deref().unwrap_or("default");
         let base = Scenario::load(named)?;
@@ -164,6 +166,14 @@ impl Simulation {
         };
         let scenario = Arc::new(scenario);
         let controller = controller::spawn(store.clone(), clock);
+        let scheduler = scheduler::spawn(
+            store.clone(),
+            clock,
+            SchedulerOptions {
+                first_attempt_after: scenario.timing.schedule,
+                speed: options.speed,
+            },
+        );
         let kubelets = kubelet::spawn(
             store.clone(),
             clock,
@@ -180,17 +190,19 @@ impl Simulation {
             loaded,
             load_report,
             controller,
+            scheduler,
             kubelets,
             self_heal,
         })
     }
 
-    /// Stops the controller and kubelets.
+    /// Stops the controller, the scheduler and the kubelets.
     pub async fn shutdown(self) {
         if let Some(self_heal) = self.self_heal {
             self_heal.shutdown().await;
         }
         self.controller.shutdown().await;
+        self.scheduler.shutdown().await;
         self.kubelets.shutdown().await;
     }
 }

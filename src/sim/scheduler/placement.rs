@@ -1,8 +1,9 @@
 //! The placement filters of upstream's default profile that run before the
-//! resource ones, in its order, each with its upstream reason: NodeUnschedulable
-//! (`node(s) were unschedulable`), TaintToleration (`node(s) had untolerated
-//! taint {key: value}`) and NodeAffinity (`node(s) didn't match Pod's node
-//! affinity/selector`), plus NodeAffinity's PreFilter, which narrows a pod
+//! resource ones, in its order, each with its upstream reason (the words are
+//! the fit engine's, which formats the FailedScheduling message):
+//! NodeUnschedulable (`node(s) were unschedulable`), TaintToleration
+//! (`node(s) had untolerated taint {key: value}`) and NodeAffinity (`node(s)
+//! didn't match Pod's node affinity/selector`), plus NodeAffinity's PreFilter, which narrows a pod
 //! whose required terms all name nodes by `matchFields metadata.name` to
 //! those nodes (a daemon pod to its one node).
 //!
@@ -11,6 +12,7 @@
 //! the scheduler does. All three rejections are unresolvable: preempting
 //! pods cannot change them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Affinity, PodSpec, Toleration};
@@ -19,18 +21,13 @@ use serde::Deserialize;
 use crate::engine::affinity::{
     METADATA_NAME_FIELD, node_selector_reasons, required_affinity_reasons,
 };
+use crate::engine::fit::{NODE_AFFINITY_MISMATCH, NODE_UNSCHEDULABLE, untolerated_taint};
 use crate::engine::taints::{NO_SCHEDULE, TAINT_UNSCHEDULABLE, tolerates, untolerated_taints};
 use crate::model::{Node, Taint};
 
-/// Upstream `nodeunschedulable.ErrReasonUnschedulable`.
-pub const REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
-/// Upstream `nodeaffinity.ErrReasonPod`.
-pub const REASON_AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
-/// The name upstream gives NodeAffinity in "didn't satisfy plugin(s)".
-pub const NODE_AFFINITY_PLUGIN: &str = "NodeAffinity";
-
 /// The parts of a pod's spec the placement filters read: nodeSelector,
-/// affinity, tolerations (as a `PodSpec`, the engine's input).
+/// affinity, tolerations (as a `PodSpec`, the engine's input), and the
+/// scheduler it names.
 #[derive(Clone, Debug, Default)]
 pub struct Placement {
     spec: PodSpec,
@@ -45,6 +42,8 @@ struct WirePlacement {
     affinity: Option<Affinity>,
     #[serde(default)]
     tolerations: Option<Vec<Toleration>>,
+    #[serde(default)]
+    scheduler_name: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for Placement {
@@ -55,6 +54,7 @@ impl<'de> Deserialize<'de> for Placement {
                 node_selector: wire.node_selector,
                 affinity: wire.affinity,
                 tolerations: wire.tolerations,
+                scheduler_name: wire.scheduler_name,
                 ..PodSpec::default()
             },
         })
@@ -62,6 +62,11 @@ impl<'de> Deserialize<'de> for Placement {
 }
 
 impl Placement {
+    /// `spec.schedulerName`.
+    pub fn scheduler_name(&self) -> Option<&str> {
+        self.spec.scheduler_name.as_deref()
+    }
+
     /// The pod's tolerations.
     pub fn tolerations(&self) -> &[Toleration] {
         self.spec.tolerations.as_deref().unwrap_or_default()
@@ -69,22 +74,18 @@ impl Placement {
 
     /// The first placement filter `node` fails, as upstream words it; `None`
     /// when it passes all three.
-    pub fn rejection(&self, node: &Node) -> Option<String> {
+    pub fn rejection(&self, node: &Node) -> Option<Cow<'static, str>> {
         if node.spec.unschedulable && !self.tolerates_cordon() {
-            return Some(REASON_UNSCHEDULABLE.to_owned());
+            return Some(NODE_UNSCHEDULABLE.into());
         }
         if let Some(taint) = untolerated_taints(&node.spec.taints, self.tolerations()).first() {
-            return Some(format!(
-                "node(s) had untolerated taint {{{}: {}}}",
-                taint.key,
-                taint.value()
-            ));
+            return Some(untolerated_taint(&taint.key, taint.value()).into());
         }
         let selector = self.spec.node_selector.as_ref();
         if !node_selector_reasons(selector, Some(&node.labels)).is_empty()
             || !required_affinity_reasons(&self.spec, node).is_empty()
         {
-            return Some(REASON_AFFINITY.to_owned());
+            return Some(NODE_AFFINITY_MISMATCH.into());
         }
         None
     }

@@ -1,6 +1,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::engine::fit::{NODE_AFFINITY_MISMATCH, NODE_UNSCHEDULABLE};
 use crate::engine::fixtures::node;
 
 fn placement(spec: &Value) -> Placement {
@@ -23,7 +24,7 @@ fn placement_filters_in_upstream_order_with_upstream_words() {
             "cordoned node",
             json!({}),
             node("n1").cordoned().build(),
-            Some(REASON_UNSCHEDULABLE.to_owned()),
+            Some(NODE_UNSCHEDULABLE.into()),
         ),
         (
             "cordoned node, cordon tolerated (daemon pods)",
@@ -32,10 +33,10 @@ fn placement_filters_in_upstream_order_with_upstream_words() {
             None,
         ),
         (
-            "untolerated NoSchedule taint, named with its value",
+            "untolerated NoSchedule taint, named as upstream's filter does",
             json!({}),
             node("n1").taint("dedicated", "gpu", "NoSchedule").build(),
-            Some("node(s) had untolerated taint {dedicated: gpu}".to_owned()),
+            Some("node(s) had untolerated taint {dedicated: gpu}".into()),
         ),
         (
             "PreferNoSchedule never filters",
@@ -47,19 +48,19 @@ fn placement_filters_in_upstream_order_with_upstream_words() {
             "taint checked before affinity (upstream plugin order)",
             json!({"nodeSelector": {"disk": "ssd"}}),
             node("n1").taint("dedicated", "", "NoExecute").build(),
-            Some("node(s) had untolerated taint {dedicated: }".to_owned()),
+            Some("node(s) had untolerated taint {dedicated: }".into()),
         ),
         (
             "nodeSelector label missing",
             json!({"nodeSelector": {"disk": "ssd"}}),
             node("n1").build(),
-            Some(REASON_AFFINITY.to_owned()),
+            Some(NODE_AFFINITY_MISMATCH.into()),
         ),
         (
             "matchFields names another node",
             pinned_to(&["n2"]),
             node("n1").build(),
-            Some(REASON_AFFINITY.to_owned()),
+            Some(NODE_AFFINITY_MISMATCH.into()),
         ),
         (
             "matchFields names this node",
