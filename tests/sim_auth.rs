@@ -585,7 +585,11 @@ fn kubeconfig_is_private_refuses_symlinks_and_the_default_one_is_removed() {
     assert_eq!(mode & 0o777, 0o600);
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(130),
+        "stopped by a signal"
+    );
     assert!(!path.exists(), "{} left behind", path.display());
     let token_file = PathBuf::from(format!("{}.token", path.display()));
     assert!(!token_file.exists(), "{} left behind", token_file.display());

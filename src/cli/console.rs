@@ -74,12 +74,17 @@ pub struct DemoArgs {
     /// The DaemonSet to open, as NAMESPACE/NAME, NAME or ds/NAME (default: the scenario's first DaemonSet).
     #[arg(value_name = "DAEMONSET")]
     pub daemonset: Option<DsRef>,
-    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`, `capacity`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes instead of the scenario's pools (scale demo).
     #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
+    /// Rehearse your own DaemonSet: add the objects of these files (manifests, `-` for
+    /// stdin, or a dump) and open the console on their first DaemonSet. Nodes come from
+    /// the files when they hold any, else from --scenario's pools or --nodes; repeatable.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filename: Vec<PathBuf>,
     /// Where to write a kubeconfig for kubectl, kept after exit (default: a file
     /// in the temp directory, shown in the title and removed when the demo exits).
     #[arg(long, value_name = "FILE")]
@@ -108,6 +113,7 @@ pub fn run_demo(
     let options = EmbeddedOptions {
         scenario: args.scenario.clone(),
         nodes: args.nodes,
+        snapshot: args.filename.clone(),
         seed: args.seed,
         speed: args.speed,
         // Frequent bookmarks: the console tells a silent watch from a quiet one by them.
@@ -156,6 +162,9 @@ async fn open_embedded(
     let cluster = embedded::start(options)
         .await
         .context("starting the embedded cluster")?;
+    for line in &cluster.simulation.load_report {
+        tracing::info!(%line, "embedded cluster loaded");
+    }
     let keep = kubeconfig_out.is_some();
     let path = kubeconfig_out.unwrap_or_else(|| {
         std::env::temp_dir().join(format!(
@@ -176,16 +185,15 @@ async fn open_embedded(
         bookmark_interval: bookmark_interval
             .unwrap_or_else(|| crate::sim::server::ServeOptions::default().bookmark_interval),
     };
-    // Without a DaemonSet named, open on the scenario's first one (the tour's
-    // `kube-system/node-agent` in the default scenario); none: the list.
+    // Without a DaemonSet named, open on the files' first one, else the
+    // scenario's (the tour's `kube-system/node-agent`); none: the list.
     let first = cluster
         .simulation
-        .scenario
-        .daemon_sets
-        .first()
-        .map(|ds| DsRef {
-            namespace: Some(ds.namespace.clone()),
-            name: ds.name.clone(),
+        .first_daemon_set
+        .as_ref()
+        .map(|target| DsRef {
+            namespace: Some(target.namespace.clone()),
+            name: target.name.clone(),
         });
     let target = parse_target(
         pick.daemonset.or(first.as_ref()),

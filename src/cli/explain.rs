@@ -27,7 +27,8 @@ pub struct ExplainArgs {
     /// archive (tar, tar.gz, tar.xz, zip); repeatable; `-` reads stdin.
     /// A DaemonSet whose own status differs from what the snapshot's nodes and pods give is
     /// named on stderr (`-o json` keeps the explain contract exact and leaves it out).
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    /// Required: explain reads files, not a live cluster (`status` explains a live one).
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Only this DaemonSet: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`, `daemonset/NAME`,
     /// `daemonsets.apps/NAME` (in the -n namespace, else unique across namespaces).
@@ -128,6 +129,11 @@ fn present_list(present: &[String]) -> String {
 /// Runs `rollcall explain`: loads the snapshot, prints warnings on stderr and
 /// the report on stdout. Exit 0 on success; errors go to `cli::run` (exit 2).
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
+    if args.files.is_empty() {
+        anyhow::bail!(
+            "explain reads a snapshot: give it with -f, e.g. `kubectl get nodes,pods,ds,controllerrevisions -A -o json | rollcall explain -f -`; for a live cluster, `rollcall status DAEMONSET` explains every node"
+        );
+    }
     let loaded = crate::input::load_paths(&args.files).context("cannot load the snapshot")?;
     for warning in &loaded.warnings {
         out::warning(warning);

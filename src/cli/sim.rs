@@ -23,16 +23,20 @@ use crate::sim::store::ObjectKey;
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
 pub struct SimArgs {
-    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`, `capacity`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes (pools, zones, DaemonSets) for scale work.
     #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
-    /// Load a real cluster's export (`kubectl get nodes,pods,ds,controllerrevisions -A -o json`)
-    /// or a dump's directory or archive (tar, tar.gz, tar.xz, zip), `-` for stdin; repeatable.
-    /// Each DaemonSet keeps the dump's status in the annotation `rollcall.dev/dump-status`, so
-    /// `status` and the console say where the rehearsal's counts differ from it.
+    /// Add objects from files: your own manifests (`helm template … | rollcall sim -f -`), a
+    /// real cluster's export (`kubectl get nodes,pods,ds,controllerrevisions -A -o json`) or a
+    /// dump's directory or archive (tar, tar.gz, tar.xz, zip), `-` for stdin; repeatable.
+    /// Nodes come from the files when they hold any, else from --scenario's pools (default:
+    /// the default scenario) or --nodes; the files' DaemonSets replace the scenario's. The
+    /// start says which. A dump's DaemonSet keeps the dump's status in the annotation
+    /// `rollcall.dev/dump-status`, so `status` and the console say where the rehearsal's counts
+    /// differ from it.
     #[arg(
         short = 'f',
         long = "filename",
@@ -137,20 +141,6 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let cluster = embedded::start_with(options, serve)
         .await
         .context("cannot start the embedded cluster")?;
-    let loaded = cluster.simulation.loaded;
-    if !args.snapshot.is_empty() && loaded.nodes + loaded.daemon_sets + loaded.pods == 0 {
-        // An empty export (a failed `kubectl get > file`) would serve an empty cluster.
-        cluster.shutdown().await;
-        let files: Vec<String> = args
-            .snapshot
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
-        anyhow::bail!(
-            "no DaemonSets found in {} (no Nodes or Pods either; see the log for skipped objects)",
-            files.join(", ")
-        );
-    }
     if !faults.is_empty() {
         tracing::info!(?faults, "fault injection on");
         installed.install(faults);
@@ -238,7 +228,9 @@ async fn announce_and_wait(
     if let Some(churn) = churn {
         churn.shutdown().await;
     }
-    Ok(ExitCode::SUCCESS)
+    // Stopped by a signal, cleanly (kubeconfig removed): the code of an
+    // interrupted command, as every other rollcall command.
+    Ok(ExitCode::from(130))
 }
 
 /// A first resourceVersion above any earlier run's (microseconds since the

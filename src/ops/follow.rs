@@ -22,7 +22,7 @@ use crate::cluster::status::{StreamKind, StreamState, StreamStatus, still_loadin
 use crate::cluster::watch::{self, WatchHandle};
 use crate::ops::echo;
 use crate::ops::error::OpsError;
-use crate::ops::snapshot::{Snapshot, Target};
+use crate::ops::snapshot::{Snapshot, Target, with_not_found_hint};
 use crate::rows::RowCache;
 
 /// Where a follower says what it waits for (a headless command: stderr).
@@ -173,18 +173,29 @@ impl Follower {
         decide: impl FnOnce(&Snapshot<'_>) -> Result<R, OpsError>,
     ) -> Result<R, OpsError> {
         loop {
-            {
+            let gone = {
                 let mut cache = self.handle.shared.lock();
-                if self.complete(&cache)? {
-                    let changes = cache.take_changes();
-                    let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(snapshot) =
-                        refreshed_snapshot(&cache, &changes, &mut rows, &self.target)
-                    {
-                        return decide(&snapshot);
+                match self.complete(&cache) {
+                    Ok(true) => {
+                        let changes = cache.take_changes();
+                        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+                        if let Some(snapshot) =
+                            refreshed_snapshot(&cache, &changes, &mut rows, &self.target)
+                        {
+                            return decide(&snapshot);
+                        }
+                        self.say_waiting(&cache);
+                        None
                     }
+                    Ok(false) => {
+                        self.say_waiting(&cache);
+                        None
+                    }
+                    Err(gone) => Some(gone),
                 }
-                self.say_waiting(&cache);
+            };
+            if let Some(gone) = gone {
+                return Err(with_not_found_hint(&self.client, &self.target, gone).await);
             }
             self.loading_wait().await;
         }
@@ -224,8 +235,12 @@ impl Follower {
     /// Waits until a complete snapshot is available.
     pub async fn snapshot(&self) -> Result<Snapshot<'static>, OpsError> {
         loop {
-            if let Some(snapshot) = self.try_snapshot()? {
-                return Ok(snapshot);
+            match self.try_snapshot() {
+                Ok(Some(snapshot)) => return Ok(snapshot),
+                Ok(None) => {}
+                Err(gone) => {
+                    return Err(with_not_found_hint(&self.client, &self.target, gone).await);
+                }
             }
             self.say_waiting(&self.handle.shared.lock());
             self.loading_wait().await;

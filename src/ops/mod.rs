@@ -21,6 +21,7 @@ pub mod follow;
 pub mod interrupt;
 pub mod journal;
 pub mod journal_action;
+pub mod not_found;
 pub mod owner_guard;
 pub mod pause;
 pub mod preflight;

@@ -6,6 +6,7 @@
 //!
 //! Owns wiring and lifetimes only; the parts do the work.
 
+pub mod compose;
 pub mod load;
 
 use std::net::SocketAddr;
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::input::{SnapshotError, load_paths_whole};
+use crate::model::Target;
 use crate::sim::controller::{self, ControllerHandle};
 use crate::sim::fault::Faults;
 use crate::sim::generate::large::large_scenario;
@@ -88,6 +90,18 @@ impl Default for EmbeddedOptions {
     }
 }
 
+/// The `-f` arguments as messages name them (`-` is stdin).
+fn file_names(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| match p.to_str() {
+            Some("-") => "stdin".to_owned(),
+            _ => p.display().to_string(),
+        })
+        .collect();
+    names.join(", ")
+}
+
 /// The seed used when neither the options nor the scenario give one.
 const DEFAULT_SEED: u64 = 0x5eed;
 
@@ -100,8 +114,12 @@ pub struct Simulation {
     pub scenario: Arc<Scenario>,
     /// What was loaded at start.
     pub loaded: LoadStats,
-    /// For a snapshot: the loader's warnings, then its summary, as lines for stderr.
+    /// For a snapshot: the loader's warnings, its summary, then where the
+    /// nodes and DaemonSets came from, as lines for stderr.
     pub load_report: Vec<String>,
+    /// The DaemonSet a console opens on when none is named: the files' first,
+    /// else the scenario's first.
+    pub first_daemon_set: Option<Target>,
     controller: ControllerHandle,
     scheduler: SchedulerHandle,
     kubelets: KubeletHandle,
@@ -123,6 +141,7 @@ impl Simulation {
         });
         let clock = SimClock::start();
         let mut load_report = Vec::new();
+        let first_daemon_set;
         let (scenario, loaded) = if options.snapshot.is_empty() {
             let scenario = match options.nodes {
                 Some(nodes) if nodes > crate::input::limits::MAX_SIM_NODES => {
@@ -146,6 +165,10 @@ impl Simulation {
                 None => base,
             };
             let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
+            first_daemon_set = scenario.daemon_sets.first().map(|ds| Target {
+                namespace: ds.namespace.clone(),
+                name: ds.name.clone(),
+            });
             (scenario, stats)
         } else {
             let loaded = load_paths_whole(&options.snapshot)?;
@@ -154,15 +177,29 @@ impl Simulation {
                 load_report.push(format!("warning: {warning}"));
             }
             load_report.extend(loaded.summary.lines(&loaded.snapshot));
-            let mut scenario = if options.scenario.is_some() {
-                base
-            } else {
-                Scenario::empty()
+            let sources = file_names(&options.snapshot);
+            let plan = compose::compose(
+                compose::Asked {
+                    base: &base,
+                    scenario_named: options.scenario.is_some(),
+                    nodes: options.nodes,
+                    files: &sources,
+                },
+                &loaded.snapshot,
+            )?;
+            let mut stats = match &plan.generated {
+                Some(generated) => load::load_scenario(&store, generated, clock.now(), seed)?,
+                None => LoadStats::default(),
             };
-            scenario.pools.clear();
-            scenario.daemon_sets.clear();
-            let stats = load::load_snapshot(&store, &loaded, clock.now(), &mut load_report)?;
-            (scenario, stats)
+            stats.add(load::load_snapshot(
+                &store,
+                &loaded,
+                clock.now(),
+                &mut load_report,
+            )?);
+            load_report.push(plan.summary(&stats, &loaded.snapshot, &sources));
+            first_daemon_set = plan.first_daemon_set;
+            (plan.running, stats)
         };
         let scenario = Arc::new(scenario);
         let controller = controller::spawn(store.clone(), clock);
@@ -189,6 +226,7 @@ impl Simulation {
             scenario,
             loaded,
             load_report,
+            first_daemon_set,
             controller,
             scheduler,
             kubelets,

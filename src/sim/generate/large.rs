@@ -84,6 +84,10 @@ fn revision(image: &str) -> RevisionSpec {
         image: image.to_owned(),
         change_cause: None,
         env: BTreeMap::new(),
+        requests: None,
+        limits: None,
+        host_ports: Vec::new(),
+        priority_class_name: None,
     }
 }
 

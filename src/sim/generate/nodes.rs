@@ -19,11 +19,9 @@ use crate::sim::scenario::{NodeOverride, Pool};
 /// says otherwise (matches the server's `/version`).
 pub const KUBELET_VERSION: &str = "v1.32.4";
 
-/// The annotation the simulated kubelet reads to report `MemoryPressure`.
-pub const MEMORY_PRESSURE_ANNOTATION: &str = "sim.rollcall.dev/memory-pressure";
-
-/// The annotation the simulated kubelet reads to report `DiskPressure`.
-pub const DISK_PRESSURE_ANNOTATION: &str = "sim.rollcall.dev/disk-pressure";
+/// The annotations the simulated kubelet reads to report `MemoryPressure`
+/// and `DiskPressure` (the kubelet's one definition).
+pub use crate::sim::kubelet::pressure::{DISK_PRESSURE_ANNOTATION, MEMORY_PRESSURE_ANNOTATION};
 
 /// Everything that decides one generated node.
 #[derive(Clone, Debug)]

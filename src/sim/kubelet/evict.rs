@@ -13,16 +13,20 @@
 
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1 as api;
 use serde_json::Value;
 
 use super::clock::rfc3339;
 use super::eviction::{
-    Candidate, ContainerUse, UNREQUESTED_MEMORY, UNREQUESTED_STORAGE, binary_quantity,
-    eviction_message, rank, simulated_usage,
+    Candidate, ContainerUse, UNREQUESTED_MEMORY, UNREQUESTED_STORAGE, bytes, eviction_message,
+    rank, simulated_usage,
 };
 use super::fleet::{EvictionRound, Fleet, PodKey, Stage};
 use super::pod_status;
 use super::pressure::{self, Pressure};
+use crate::model::Pod;
+use crate::model::pod_requests::{container_limits, container_requests};
+use crate::model::quantity::parse_units;
 use crate::sim::controller::events::EventType;
 use crate::sim::resources::ResourceKind;
 
@@ -121,8 +125,8 @@ impl Fleet {
         let remaining = round
             .shortfall
             .map_or(usage, |s| s.saturating_sub(round.reclaimed));
-        let threshold = binary_quantity(MEMORY_THRESHOLD);
-        let available = binary_quantity(MEMORY_THRESHOLD.saturating_sub(remaining));
+        let threshold = bytes(MEMORY_THRESHOLD);
+        let available = bytes(MEMORY_THRESHOLD.saturating_sub(remaining));
         let message = eviction_message(
             pressure.resource(),
             (pressure == Pressure::Memory).then_some((threshold.as_str(), available.as_str())),
@@ -170,7 +174,10 @@ impl Fleet {
 }
 
 /// A pod as an eviction candidate, or None when the kubelet may not evict it
-/// (a static or mirror pod, or one already finished).
+/// (a static or mirror pod, or one already finished). Its request and
+/// priority are the model's (`spec.requests`, `spec.priority`); each
+/// container's request and limit, for its simulated usage and the message,
+/// are the model's per-container rule.
 fn candidate(key: PodKey, pod: &Value, pressure: Pressure) -> Option<Candidate<PodKey>> {
     let annotations = &pod["metadata"]["annotations"];
     let is_static = annotations["kubernetes.io/config.mirror"].is_string()
@@ -181,6 +188,9 @@ fn candidate(key: PodKey, pod: &Value, pressure: Pressure) -> Option<Candidate<P
     if is_static || matches!(phase, "Failed" | "Succeeded") {
         return None;
     }
+    let model: Pod = serde_json::from_value(pod.clone()).ok()?;
+    let containers: Vec<api::Container> =
+        serde_json::from_value(pod["spec"]["containers"].clone()).unwrap_or_default();
     let resource = pressure.resource();
     let unrequested = match pressure {
         Pressure::Memory => UNREQUESTED_MEMORY,
@@ -189,60 +199,33 @@ fn candidate(key: PodKey, pod: &Value, pressure: Pressure) -> Option<Candidate<P
     let set_usage = annotations[usage_annotation(pressure)]
         .as_str()
         .and_then(quantity_bytes);
-    let containers = pod["spec"]["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let amount = |v: i64| u64::try_from(v).ok().filter(|v| *v > 0);
+    let containers = containers
+        .iter()
         .enumerate()
         .map(|(i, c)| {
-            let amount = |field: &str| {
-                c["resources"][field][resource]
-                    .as_str()
-                    .and_then(quantity_bytes)
-            };
-            let (request, limit) = (amount("requests"), amount("limits"));
+            // Requests default to limits, as the API server defaults pods.
+            let request = amount(container_requests(c).requests.get(resource));
+            let limit = amount(container_limits(c).get(resource));
             let usage = set_usage
                 .filter(|_| i == 0)
                 .unwrap_or_else(|| simulated_usage(request, limit, unrequested));
             ContainerUse {
-                name: c["name"].as_str().unwrap_or_default().to_owned(),
-                // The API defaults a request to the limit when only a limit is set.
-                request: request.or(limit).unwrap_or(0),
+                name: c.name.clone(),
+                request: request.unwrap_or(0),
                 usage,
             }
         })
         .collect();
-    let priority = pod["spec"]["priority"]
-        .as_i64()
-        .and_then(|p| i32::try_from(p).ok())
-        .unwrap_or(0);
     Some(Candidate {
         key,
-        priority,
+        priority: model.spec.priority.unwrap_or(0),
+        request: amount(model.spec.requests.get(resource)).unwrap_or(0),
         containers,
     })
 }
 
 /// A quantity in bytes (None when malformed or negative).
 fn quantity_bytes(text: &str) -> Option<u64> {
-    // TEMPORARY until the fit branch's model::quantity lands.
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let number: u64 = number.parse().ok()?;
-    let factor: u64 = match suffix {
-        "" => 1,
-        "Ki" => 1 << 10,
-        "Mi" => 1 << 20,
-        "Gi" => 1 << 30,
-        "Ti" => 1 << 40,
-        "k" => 1_000,
-        "M" => 1_000_000,
-        "G" => 1_000_000_000,
-        "T" => 1_000_000_000_000,
-        _ => return None,
-    };
-    number.checked_mul(factor)
+    parse_units(text).ok().and_then(|v| u64::try_from(v).ok())
 }

@@ -20,6 +20,8 @@
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
+use crate::model::quantity::format_bytes_exact;
+
 /// Memory a container without a memory request uses in the sim.
 pub const UNREQUESTED_MEMORY: u64 = 128 << 20;
 /// Ephemeral storage a container without such a request uses in the sim.
@@ -43,23 +45,21 @@ pub struct Candidate<K> {
     pub key: K,
     /// `spec.priority` (0 when unset, as upstream `corev1helpers.PodPriority`).
     pub priority: i32,
+    /// The pod's effective request of the resource (upstream `podRequest`,
+    /// the model's `spec.requests`).
+    pub request: u64,
     /// Per container: request and usage of the resource under pressure.
     pub containers: Vec<ContainerUse>,
 }
 
 impl<K> Candidate<K> {
-    /// The pod's request: its containers' summed (upstream `podRequest`).
-    pub fn request(&self) -> u64 {
-        self.containers.iter().map(|c| c.request).sum()
-    }
-
     /// The pod's usage: its containers' summed.
     pub fn usage(&self) -> u64 {
         self.containers.iter().map(|c| c.usage).sum()
     }
 
     fn above_request(&self) -> i128 {
-        i128::from(self.usage()) - i128::from(self.request())
+        i128::from(self.usage()) - i128::from(self.request)
     }
 }
 
@@ -82,7 +82,7 @@ pub fn rank<K>(candidates: &mut [Candidate<K>]) {
 }
 
 fn compare<K>(a: &Candidate<K>, b: &Candidate<K>) -> Ordering {
-    let exceeds = |c: &Candidate<K>| c.usage() > c.request();
+    let exceeds = |c: &Candidate<K>| c.usage() > c.request;
     // exceedMemoryRequests: a pod over its requests goes before one within them.
     exceeds(b)
         .cmp(&exceeds(a))
@@ -90,23 +90,6 @@ fn compare<K>(a: &Candidate<K>, b: &Candidate<K>) -> Ordering {
         .then(a.priority.cmp(&b.priority))
         // memory: the larger consumption above requests goes first.
         .then(b.above_request().cmp(&a.above_request()))
-}
-
-/// A byte count as a Kubernetes binary quantity prints it (`resource.Quantity`
-/// `String` of a `BinarySI` quantity): the largest power-of-1024 suffix that
-/// divides it exactly, so 134217728 is `128Mi` and 86400000 is `84375Ki`.
-pub fn binary_quantity(bytes: u64) -> String {
-    const SUFFIXES: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
-    let mut value = bytes;
-    let mut suffix = "";
-    for next in SUFFIXES {
-        if value == 0 || !value.is_multiple_of(1024) {
-            break;
-        }
-        value /= 1024;
-        suffix = next;
-    }
-    format!("{value}{suffix}")
 }
 
 /// Upstream `evictionMessage`: the resource, the threshold met (when known,
@@ -129,11 +112,16 @@ pub fn eviction_message<K>(
             message,
             "Container {} was using {}, request is {}, has larger consumption of {resource}. ",
             c.name,
-            binary_quantity(c.usage),
-            binary_quantity(c.request),
+            bytes(c.usage),
+            bytes(c.request),
         );
     }
     message
+}
+
+/// A byte count as upstream prints a `BinarySI` quantity (`128Mi`).
+pub fn bytes(amount: u64) -> String {
+    format_bytes_exact(i64::try_from(amount).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
@@ -146,6 +134,7 @@ mod tests {
         Candidate {
             key,
             priority,
+            request,
             containers: vec![ContainerUse {
                 name: "c".to_owned(),
                 request,
@@ -249,24 +238,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn quantities_print_as_binary_si() {
-        for (bytes, text) in [
-            (0, "0"),
-            (1000, "1000"),
-            (134_217_728, "128Mi"),
-            (86_400_000, "84375Ki"),
-            (1 << 30, "1Gi"),
-        ] {
-            assert_eq!(binary_quantity(bytes), text);
-        }
-    }
-
     /// Upstream `evictionMessage`'s sentences (`nodeLowMessageFmt`,
     /// `thresholdMetMessageFmt`, `containerMessageFmt`).
     #[test]
     fn message_names_the_threshold_and_each_container_over_its_request() {
         let mut candidate = pod("p", 0, 0, 128 * MI);
+        candidate.request = 64 * MI;
         candidate.containers.push(ContainerUse {
             name: "sidecar".to_owned(),
             request: 64 * MI,

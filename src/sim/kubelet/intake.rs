@@ -178,7 +178,11 @@ impl Fleet {
         self.sync_unschedulable_taint(&name, node);
         if ready {
             self.sync_pressure(&name, node, &pressure);
-            let before = was.map(|(_, p)| p).unwrap_or_default();
+            // A node that was not Ready evicted nothing: its pressure starts now.
+            let before = match was {
+                Some((true, before)) => before,
+                _ => [None, None],
+            };
             self.pressure_changed(&name, &before, &pressure);
         }
         match (was_ready, ready) {

@@ -217,3 +217,42 @@ async fn a_sandbox_rule_keeps_the_pod_creating_with_repeated_events() {
     );
     sim.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn disk_pressure_taints_and_evicts_one_pod_for_ephemeral_storage() {
+    let sim = start("small");
+    let store = &sim.store;
+    settle(store, Duration::from_secs(20), "pods ready", |s| {
+        let pods = pods_on(s, "general-03");
+        !pods.is_empty() && pods.iter().all(Pod::is_ready)
+    })
+    .await;
+    annotate(
+        store,
+        "general-03",
+        "sim.rollcall.dev/disk-pressure",
+        Some("true"),
+    );
+    settle(store, Duration::from_secs(5), "one eviction", |s| {
+        events(s, "Evicted").len() == 1
+    })
+    .await;
+    assert!(
+        node_taints(store, "general-03")
+            .contains(&"node.kubernetes.io/disk-pressure:NoSchedule".to_owned())
+    );
+    let message = events(store, "Evicted")[0]
+        .message
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        message.starts_with("The node was low on resource: ephemeral-storage. Container ")
+            && message.contains(
+                " was using 1Gi, request is 0, has larger consumption of ephemeral-storage."
+            ),
+        "{message}"
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(events(store, "Evicted").len(), 1, "`true` is one eviction");
+    sim.shutdown().await;
+}

@@ -238,3 +238,36 @@ fn capacity_fields_are_validated_with_their_line() {
     assert_eq!(scenario.pools[0].extended_resources["nvidia.com/gpu"], 4);
     assert!(scenario.nodes[0].memory_pressure && scenario.nodes[0].disk_pressure);
 }
+
+#[test]
+fn workloads_and_classes_are_validated_with_their_line() {
+    let with = |extra: &str| format!("{MINIMAL}{extra}");
+    let cases = [
+        (
+            "a workload on an unknown pool",
+            with("workloads:\n  - name: web\n    image: w:1\n    pools: [gpux]\n"),
+            "t.yaml:12: workloads: \"web\": unknown pool \"gpux\"",
+        ),
+        (
+            "an unknown priority class",
+            with(
+                "workloads:\n  - name: web\n    image: w:1\n    pools: [general]\n    priorityClassName: nope\n",
+            ),
+            "t.yaml:13: unknown priorityClassName \"nope\"",
+        ),
+        (
+            "a user class above the ceiling",
+            with("priorityClasses:\n  - name: huge\n    value: 1000000001\n"),
+            "t.yaml:10: priorityClasses: \"huge\": value above",
+        ),
+        (
+            "a misspelt workload field",
+            with("workloads:\n  - name: web\n    image: w:1\n    hostPort: [80]\n"),
+            "t.yaml:12:",
+        ),
+    ];
+    for (case, text, expected) in cases {
+        let got = error_text(&text);
+        assert!(got.contains(expected), "{case}: {got}");
+    }
+}

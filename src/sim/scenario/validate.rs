@@ -24,6 +24,7 @@ pub(super) fn validate(scenario: &Scenario, text: &str) -> Result<(), Problem> {
     for rule in &scenario.images {
         checker.image_rule(rule)?;
     }
+    checker.workloads()?;
     for entry in &scenario.timeline {
         checker.timeline_entry(entry)?;
     }
@@ -31,6 +32,70 @@ pub(super) fn validate(scenario: &Scenario, text: &str) -> Result<(), Problem> {
         return Err(checker.problem("jitter", "timing.jitter must be between 0 and 1"));
     }
     Ok(())
+}
+
+impl Checker<'_> {
+    /// A priority class name a pod may use: a scenario class or a system one.
+    fn knows_priority_class(&self, name: Option<&str>) -> Result<(), Problem> {
+        let Some(name) = name else { return Ok(()) };
+        let known = self
+            .scenario
+            .priority_classes
+            .iter()
+            .any(|c| c.name == name)
+            || crate::sim::store::SYSTEM_PRIORITY_CLASSES
+                .iter()
+                .any(|(n, ..)| *n == name);
+        if known {
+            Ok(())
+        } else {
+            Err(self.problem(name, format!("unknown priorityClassName {name:?}")))
+        }
+    }
+
+    /// Workloads name known pools, nodes and classes; classes are in range.
+    fn workloads(&self) -> Result<(), Problem> {
+        for class in &self.scenario.priority_classes {
+            if i64::from(class.value) > crate::sim::store::HIGHEST_USER_DEFINABLE_PRIORITY {
+                return Err(self.problem(
+                    &class.name,
+                    format!(
+                        "priorityClasses: {:?}: value above the highest user-definable priority, {}",
+                        class.name,
+                        crate::sim::store::HIGHEST_USER_DEFINABLE_PRIORITY
+                    ),
+                ));
+            }
+        }
+        for workload in &self.scenario.workloads {
+            let here = |message: String| self.problem(&workload.name, message);
+            if let Some(pool) = workload.pools.iter().find(|p| !self.knows_pool(p)) {
+                return Err(self.problem(
+                    pool,
+                    format!("workloads: {:?}: unknown pool {pool:?}", workload.name),
+                ));
+            }
+            if let Some(node) = workload.nodes.iter().find(|n| !self.knows_node(n)) {
+                return Err(self.problem(
+                    node,
+                    format!("workloads: {:?}: unknown node {node:?}", workload.name),
+                ));
+            }
+            if !(1..=110).contains(&workload.per_node) {
+                return Err(here(format!(
+                    "workloads: {:?}: perNode must be between 1 and 110",
+                    workload.name
+                )));
+            }
+            self.knows_priority_class(workload.priority_class_name.as_deref())?;
+        }
+        for ds in &self.scenario.daemon_sets {
+            for revision in &ds.revisions {
+                self.knows_priority_class(revision.priority_class_name.as_deref())?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Upstream's rule for extended resources: a qualified `domain/name`

@@ -4,7 +4,8 @@
 //! `priorityClassName` (or the global default class, or 0), and a
 //! PriorityClass may be the global default only when no other class is.
 //! Every create goes through here, the DaemonSet controller's included;
-//! restored snapshot objects keep what they hold.
+//! restored objects keep what they hold, but a restored pod without a
+//! priority gets one.
 
 use serde_json::{Value, json};
 
@@ -64,6 +65,17 @@ pub(super) fn admit_create(
     }
 }
 
+/// A restored pod that has no `spec.priority` (a generated one; a real
+/// cluster's pods all have one) gets what admission would have given it,
+/// when its class is known; anything else is kept as it was.
+pub(super) fn fill_restored(state: &State, kind: ResourceKind, obj: &mut Value) {
+    if kind != ResourceKind::Pod || obj["spec"]["priority"].is_i64() {
+        return;
+    }
+    // A refusal leaves the pod untouched: every check comes before a write.
+    let _ = admit_pod_priority(&stored_classes(state), obj);
+}
+
 /// Admits a changed object of `kind` (a PriorityClass may not become a
 /// second global default).
 pub(super) fn admit_update(
@@ -100,6 +112,7 @@ fn only_one_default(classes: &[Class], obj: &Value, create: bool) -> Result<(), 
 /// and `spec.preemptionPolicy` (an unknown class is Forbidden); a pod
 /// without a class gets the global default's name and value, or 0. A
 /// priority or policy sent that differs from the computed one is Forbidden.
+/// Nothing is written unless the pod is admitted.
 fn admit_pod_priority(classes: &[Class], pod: &mut Value) -> Result<(), StoreError> {
     let name = object_name(pod);
     let forbidden = |message: String| StoreError::forbidden(ResourceKind::Pod, &name, &message);

@@ -67,8 +67,9 @@ impl Store {
             manager: options.manager.as_deref(),
         };
         let mut obj = strategy::prepare_create(kind, obj, mode, &stamp)?;
-        if mode == CreateMode::Api {
-            admission::admit_create(&state, kind, &mut obj)?;
+        match mode {
+            CreateMode::Api => admission::admit_create(&state, kind, &mut obj)?,
+            CreateMode::Restore => admission::fill_restored(&state, kind, &mut obj),
         }
         let key = key_of(kind, &obj);
         if state.objects(kind).contains_key(&key) {

@@ -14,7 +14,9 @@ use super::daemonset::{
 use super::priority_class::{
     default_priority_class, validate_priority_class, validate_priority_class_update,
 };
+use crate::engine::qos::qos_class;
 use crate::sim::resources::ResourceKind;
+use k8s_openapi::api::core::v1::PodSpec;
 
 /// Which part of an object a write targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,8 +75,17 @@ pub fn prepare_create(
     validate_identity(kind, &obj)?;
     match kind {
         ResourceKind::DaemonSet => create_daemonset(&mut obj, keep),
-        ResourceKind::Pod if !keep => {
-            obj["status"] = json!({"phase": "Pending"});
+        ResourceKind::Pod => {
+            if !keep {
+                obj["status"] = json!({"phase": "Pending"});
+            }
+            // Upstream's pod strategy sets the QoS class in PrepareForCreate;
+            // a restored pod keeps the one it has.
+            if obj["status"]["qosClass"].as_str().is_none()
+                && let Ok(spec) = serde_json::from_value::<PodSpec>(obj["spec"].clone())
+            {
+                obj["status"]["qosClass"] = json!(qos_class(&spec).as_str());
+            }
         }
         ResourceKind::Namespace if obj["status"]["phase"].as_str().is_none() => {
             obj["status"] = json!({"phase": "Active"});
@@ -432,6 +443,21 @@ mod tests {
             prepare_create(ResourceKind::Pod, pod, CreateMode::Api, &stamp(1)),
             Err(StoreError::Invalid { .. })
         ));
+    }
+
+    #[test]
+    fn created_pods_get_their_qos_class_as_upstream_prepare_for_create() {
+        let pod = |resources: Value| {
+            let obj = json!({"metadata": {"name": "p", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "i", "resources": resources}]}});
+            prepare_create(ResourceKind::Pod, obj, CreateMode::Api, &stamp(1)).unwrap()
+                ["status"]["qosClass"]
+                .clone()
+        };
+        let both = json!({"cpu": "100m", "memory": "64Mi"});
+        assert_eq!(pod(json!({"requests": both, "limits": both})), "Guaranteed");
+        assert_eq!(pod(json!({"requests": {"cpu": "100m"}})), "Burstable");
+        assert_eq!(pod(json!({})), "BestEffort");
     }
 
     #[test]
