@@ -203,14 +203,7 @@ impl Simulation {
         };
         let scenario = Arc::new(scenario);
         let controller = controller::spawn(store.clone(), clock);
-        let scheduler = scheduler::spawn(
-            store.clone(),
-            clock,
-            SchedulerOptions {
-                first_attempt_after: scenario.timing.schedule,
-                speed: options.speed,
-            },
-        );
+        let scheduler = spawn_scheduler(&store, clock, &scenario, options.speed);
         let kubelets = kubelet::spawn(
             store.clone(),
             clock,
@@ -243,6 +236,20 @@ impl Simulation {
         self.scheduler.shutdown().await;
         self.kubelets.shutdown().await;
     }
+}
+
+/// The scheduler, first trying a new pod after the scenario's `timing.schedule`.
+fn spawn_scheduler(
+    store: &Store,
+    clock: SimClock,
+    scenario: &Scenario,
+    speed: f64,
+) -> SchedulerHandle {
+    let options = SchedulerOptions {
+        first_attempt_after: scenario.timing.schedule,
+        speed,
+    };
+    scheduler::spawn(store.clone(), clock, options)
 }
 
 /// A running embedded cluster: the simulation behind a real HTTPS API server.

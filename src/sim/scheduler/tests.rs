@@ -79,8 +79,7 @@ async fn a_raised_revision_stays_pending_on_a_full_node_and_runs_on_a_roomy_one(
     let store = sim.store.clone();
     wait_until(&store, "agents ready", |s| agents_ready(s) == 5).await;
     // general-01 (3910m allocatable) gets a workload holding 3 CPUs, as
-    // important as the agents (system-node-critical): preempting the less
-    // important pods there would not make room.
+    // important as the agents (system-node-critical): nothing to preempt.
     create_filler(&store, "system-node-critical").await;
     raise_agent_requests(&store);
 
@@ -94,8 +93,8 @@ async fn a_raised_revision_stays_pending_on_a_full_node_and_runs_on_a_roomy_one(
     .await;
     let pending = pending.expect("pending replacement");
     let expected = "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't match Pod's \
-                    node affinity/selector. preemption: 0/5 nodes are available: 1 Insufficient cpu, \
-                    4 Preemption is not helpful for scheduling.";
+                    node affinity/selector. preemption: 0/5 nodes are available: 1 No preemption \
+                    victims found for incoming pod, 4 Preemption is not helpful for scheduling.";
     let condition = &pending["status"]["conditions"][0];
     assert_eq!(condition["type"], "PodScheduled");
     assert_eq!(condition["status"], "False");
@@ -250,4 +249,59 @@ fn raise_agent_requests(store: &Store) {
             },
         )
         .expect("requests raised");
+}
+
+/// The `capacity` scenario's traps, played out: after the old agent pod goes,
+/// the raised revision waits on a full general node (web and cache outrank
+/// it) and on the node whose port 9100 is held, runs on a roomy node, and
+/// preempts the low-priority batch pod on a batch node.
+#[tokio::test(start_paused = true)]
+async fn capacity_scenario_traps_play_out_after_deletes() {
+    let options = EmbeddedOptions {
+        scenario: Some("capacity".to_owned()),
+        ..EmbeddedOptions::default()
+    };
+    let sim = Simulation::start(&options).expect("starts");
+    let store = sim.store.clone();
+    wait_until(&store, "agents and batch ready", |s| {
+        agents_ready(s) >= 11
+            && pods(s, "default")
+                .iter()
+                .any(|p| p.name() == "batch-batch-01-1" && p.is_ready())
+    })
+    .await;
+    let nodes = ["general-01", "general-03", "general-04", "batch-01"];
+    let old: Vec<String> = nodes.iter().map(|n| delete_agent_on(&store, n)).collect();
+    let unschedulable = |s: &Store, node: &str, old: &str| {
+        replacement_for(s, node, old)
+            .filter(|p| p["status"]["conditions"][0]["reason"] == "Unschedulable")
+            .map(|p| p["status"]["conditions"][0]["message"].clone())
+    };
+    wait_until(&store, "the traps sprung", |s| {
+        unschedulable(s, "general-01", &old[0]).is_some()
+            && unschedulable(s, "general-03", &old[1]).is_some()
+            && agent_on(s, "general-04").is_some_and(|p| p.uid() != old[2] && p.is_ready())
+            && agent_on(s, "batch-01").is_some_and(|p| p.uid() != old[3] && p.is_ready())
+    })
+    .await;
+    assert_eq!(
+        unschedulable(&store, "general-01", &old[0]).unwrap_or_default(),
+        "0/12 nodes are available: 1 Insufficient cpu, 11 node(s) didn't match Pod's node \
+         affinity/selector. preemption: 0/12 nodes are available: 1 No preemption victims \
+         found for incoming pod, 11 Preemption is not helpful for scheduling."
+    );
+    assert_eq!(
+        unschedulable(&store, "general-03", &old[1]).unwrap_or_default(),
+        "0/12 nodes are available: 1 node(s) didn't have free ports for the requested pod \
+         ports, 11 node(s) didn't match Pod's node affinity/selector. preemption: 0/12 nodes \
+         are available: 1 No preemption victims found for incoming pod, 11 Preemption is not \
+         helpful for scheduling."
+    );
+    assert!(
+        events_of(&store, "batch-batch-01-1")
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Preempted")),
+        "the batch pod was preempted for the agent"
+    );
+    sim.shutdown().await;
 }
