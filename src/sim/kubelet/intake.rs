@@ -118,7 +118,6 @@ impl Fleet {
         else {
             return;
         };
-        let node = Some(node);
         let container = &pod["spec"]["containers"][0];
         let stage = initial_stage(pod);
         let restarts = pod["status"]["containerStatuses"][0]["restartCount"]
@@ -126,7 +125,7 @@ impl Fleet {
             .unwrap_or(0);
         let life = PodLife {
             uid: uid.to_owned(),
-            node: node.clone(),
+            node: Some(node.clone()),
             image: container["image"].as_str().unwrap_or_default().to_owned(),
             container: container["name"].as_str().unwrap_or_default().to_owned(),
             stage,
@@ -138,15 +137,15 @@ impl Fleet {
             grace: grace(pod),
         };
         self.pods.insert(key.clone(), life);
-        self.index(key, node.as_deref());
+        self.index(key, Some(&node));
+        // A pod not started yet is admitted first (upstream's kubelet admits
+        // every pod it is handed, bound by the scheduler or not).
+        if stage == Stage::Bound && !terminating && !self.admit(key, &node, pod) {
+            return;
+        }
         if terminating {
             self.begin_termination(key, grace(pod));
-        } else if stage != Stage::Ready
-            && node
-                .as_ref()
-                .and_then(|n| self.nodes.get(n))
-                .is_some_and(|n| n.ready)
-        {
+        } else if stage != Stage::Ready && self.nodes.get(&node).is_some_and(|n| n.ready) {
             self.resume(key);
         }
     }

@@ -442,7 +442,7 @@ impl Fleet {
         key: &PodKey,
         container: Option<&str>,
         type_: EventType,
-        reason: &'static str,
+        reason: &str,
         message: &str,
         component: &'static str,
     ) {

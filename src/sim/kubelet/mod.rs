@@ -9,6 +9,7 @@
 //! deletes daemon pods (the controller does) nor binds them (the scheduler,
 //! `sim::scheduler`, does).
 
+mod admission;
 pub mod clock;
 pub mod container_log;
 mod evict;

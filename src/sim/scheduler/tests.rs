@@ -305,3 +305,48 @@ async fn capacity_scenario_traps_play_out_after_deletes() {
     );
     sim.shutdown().await;
 }
+
+/// A pod created with `spec.nodeName` skips the scheduler: the kubelet
+/// rejects it when the node lacks room (upstream `predicateAdmitHandler`).
+#[tokio::test(start_paused = true)]
+async fn the_kubelet_rejects_a_pod_bound_past_its_nodes_room() {
+    let sim = Simulation::start(&small()).expect("starts");
+    let store = sim.store.clone();
+    wait_until(&store, "agents ready", |s| agents_ready(s) == 5).await;
+    store
+        .create(
+            ResourceKind::Pod,
+            json!({"metadata": {"name": "greedy", "namespace": "default"},
+                   "spec": {"nodeName": "general-01",
+                            "containers": [{"name": "c", "image": "greedy:1",
+                                            "resources": {"requests": {"cpu": "5"}}}]}}),
+        )
+        .expect("created");
+    let mut rejected = None;
+    wait_until(&store, "the pod rejected", |s| {
+        rejected = s
+            .get(ResourceKind::Pod, "default", "greedy")
+            .filter(|p| p["status"]["phase"] == "Failed");
+        rejected.is_some()
+    })
+    .await;
+    let rejected = rejected.expect("rejected pod");
+    assert_eq!(rejected["status"]["reason"], "OutOfcpu");
+    let message = rejected["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(
+            "Pod was rejected: Node didn't have enough resource: cpu, requested: 5000, used: "
+        ),
+        "{message}"
+    );
+    assert!(message.ends_with(", capacity: 3910"), "{message}");
+    let events = events_of(&store, "greedy");
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("OutOfcpu")
+                && e.type_.as_deref() == Some("Warning")),
+        "{events:?}"
+    );
+    sim.shutdown().await;
+}
