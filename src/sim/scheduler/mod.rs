@@ -8,12 +8,14 @@
 //! with upstream's FitError message) and preempts lower-priority pods where
 //! that makes room (DefaultPreemption).
 //!
-//! One task serves the whole cluster: a cache of nodes and their requested
-//! totals kept from store events ([`cache`]), a priority queue with
+//! One task serves the whole cluster: a cache of nodes and the pods counted
+//! on each, kept from store events ([`cache`]), a priority queue with
 //! upstream's back-off ([`queue`]), one decision per attempt ([`decide`],
-//! pure, on the engine's rules) and its writes ([`writes`]). Scoring,
-//! inter-pod affinity, topology spread, volumes and DRA are not modelled;
-//! among the nodes that fit, the least requested one is chosen.
+//! pure: placement on the engine's selector, affinity and taint rules, fit,
+//! victims and the FailedScheduling message from the fit engine) and its
+//! writes ([`writes`]). Scoring, inter-pod affinity, topology spread,
+//! volumes, DRA and nominated pods' reservations are not modelled; among the
+//! nodes that fit, the least requested one is chosen.
 //!
 //! Writes only pod bindings, pod status, victims' deletions and Events.
 
