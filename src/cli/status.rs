@@ -114,7 +114,7 @@ fn journal_revert(session: &crate::cli::act_args::Session, report: &StatusReport
     let Some(revert) = &report.revert else {
         return;
     };
-    let record = revert_record(&session.target.key(), revert);
+    let record = revert_record(&session.target, revert);
     if let Err(err) = session.executor.note_once(&record) {
         out::warning(&format!("cannot journal the revert: {err}"));
     }

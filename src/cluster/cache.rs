@@ -14,7 +14,7 @@ use kube::runtime::watcher;
 use super::node_pods::NodePods;
 use super::status::{StreamKind, StreamStatus};
 use super::store::{Applied, EventStore, KindStore, ObjectKey, map_event};
-use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
+use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, Target, slim_metadata};
 
 /// Whether a relist changed so many of `total` objects that recomputing
 /// every row is cheaper than naming each (the first list changes them all).
@@ -336,9 +336,11 @@ impl Cache {
         self.daemonsets.objects.values().map(Arc::as_ref)
     }
 
-    /// One DaemonSet by `namespace/name`.
-    pub fn daemonset(&self, key: &str) -> Option<&DaemonSet> {
-        self.daemonsets.objects.get(key).map(Arc::as_ref)
+    /// One DaemonSet.
+    pub fn daemonset(&self, target: &Target) -> Option<&DaemonSet> {
+        // The store's key, built inline for most names (no heap).
+        let key = compact_str::format_compact!("{}/{}", target.namespace, target.name);
+        self.daemonsets.objects.get(&key).map(Arc::as_ref)
     }
 
     /// The target's ControllerRevisions, unordered.

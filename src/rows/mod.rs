@@ -25,7 +25,7 @@ use crate::engine::eligibility::NodeVerdict;
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{NodeFacts, PlanOptions};
-use crate::model::{ControllerRevision, DaemonSet, Event, Node};
+use crate::model::{ControllerRevision, DaemonSet, Event, Node, Target};
 use store::{RowSet, Strings};
 
 /// Labels that name a node's pool, most specific first (shared with the rollout plan).
@@ -426,7 +426,7 @@ pub struct RowCache {
     /// Node names in natural order, rebuilt when nodes come or go.
     name_order: Vec<compact_str::CompactString>,
     revisions: Option<RevisionIndex>,
-    target: Option<String>,
+    target: Option<Target>,
     /// The rollout blocker's inputs over the rows, kept with them.
     tally: BlockerTally,
     /// The blocker, computed on first use after the tally changed or a
@@ -518,12 +518,12 @@ impl RowCache {
         self.next_due().is_some_and(|at| at < now)
     }
 
-    /// Brings the rows up to date with `changes` for the DaemonSet `target`
-    /// (`namespace/name`); recomputes only dirty nodes unless everything changed.
+    /// Brings the rows up to date with `changes` for the DaemonSet `target`;
+    /// recomputes only dirty nodes unless everything changed.
     pub fn refresh(
         &mut self,
         cache: &Cache,
-        target: Option<&str>,
+        target: Option<&Target>,
         changes: &Changes,
         now: jiff::Timestamp,
     ) -> RowChanges {
@@ -557,11 +557,11 @@ impl RowCache {
     fn refresh_rows(
         &mut self,
         cache: &Cache,
-        target: Option<&str>,
+        target: Option<&Target>,
         changes: &Changes,
         now: jiff::Timestamp,
     ) -> RowChanges {
-        let retarget = self.target.as_deref() != target;
+        let retarget = self.target.as_ref() != target;
         if first_lists_pending(cache) {
             // The grid shows "loading" until then: compute every row once,
             // when the lists are in, not once per list that completes.
@@ -586,7 +586,7 @@ impl RowCache {
         let Some(ds) = ds else {
             let membership = !self.rows.is_empty() || retarget;
             *self = Self {
-                target: target.map(str::to_owned),
+                target: target.cloned(),
                 ..Self::default()
             };
             return RowChanges {
@@ -612,7 +612,7 @@ impl RowCache {
                 })
             };
             self.revisions = Some(index);
-            self.target = target.map(str::to_owned);
+            self.target = target.cloned();
             self.tally = BlockerTally::of(self.rows.values().map(|r| (&r.coverage, r.node_ready)));
             self.blocker = OnceCell::new();
             let min_ready = min_ready_seconds(ds);
