@@ -40,6 +40,7 @@ fn pod(name: &str, node: &str) -> Pod {
         spec: PodSpec {
             node_name: Some(node.into()),
             containers: model::Few::new(),
+            ..PodSpec::default()
         },
         ..Pod::default()
     }

@@ -157,7 +157,7 @@ pub(crate) mod fixtures {
         pod.status.conditions.push(PodCondition {
             type_: "Ready".into(),
             status: "True".into(),
-            last_transition_time: None,
+            ..PodCondition::default()
         });
         pod.status.container_statuses.push(ContainerStatus {
             name: "agent".into(),

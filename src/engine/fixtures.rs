@@ -48,6 +48,7 @@ pub fn node(name: &str) -> NodeBuilder {
         },
         status: crate::model::NodeStatus {
             conditions: vec![NodeCondition::of("Ready", "True")],
+            ..crate::model::NodeStatus::default()
         },
         ..Node::default()
     })
@@ -111,6 +112,7 @@ pub fn pod(name: &str, node: &str, hash: &str) -> PodBuilder {
         spec: crate::model::PodSpec {
             node_name: Some(node.into()),
             containers: Few::new(),
+            ..crate::model::PodSpec::default()
         },
         status: crate::model::PodStatus {
             phase: Some("Pending".into()),
@@ -164,6 +166,7 @@ impl PodBuilder {
             type_: "Ready".into(),
             status: status.into(),
             last_transition_time: Some(at(seconds).into()),
+            ..PodCondition::default()
         });
     }
 

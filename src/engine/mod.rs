@@ -19,6 +19,7 @@ pub mod fixtures;
 pub mod health;
 pub mod owner;
 pub mod ownership;
+pub mod qos;
 pub mod reconcile;
 pub mod recorded_status;
 pub mod revision;

@@ -18,7 +18,13 @@ mod node;
 mod node_condition;
 mod owner;
 mod pod;
+pub mod pod_requests;
+mod pod_scheduling;
+mod pod_spec_wire;
+pub mod quantity;
 mod resource;
+pub mod resource_list;
+pub mod shared;
 pub mod snapshot;
 mod stamp;
 mod taint;
@@ -29,13 +35,18 @@ pub use event::{Event, InvolvedObject};
 pub use interned::Interned;
 pub use labels::{LabelSet, Labels};
 pub use meta::{Meta, MetaFields};
-pub use node::{Node, NodeSpec, NodeStatus};
+pub use node::{Node, NodeSpec, NodeStatus, NodeSystemInfo};
 pub use node_condition::{ConditionText, NodeCondition};
 pub use owner::{Owner, OwnerFields, Owners};
 pub use pod::{
-    ContainerState, ContainerStatus, Few, Pod, PodCondition, PodContainer, PodSpec, PodStatus,
-    RunningState, StateDetail,
+    ContainerState, ContainerStatus, Few, POD_SCHEDULED, Pod, PodCondition, PodContainer, PodSpec,
+    PodStatus, RunningState, StateDetail,
 };
+pub use pod_requests::HostPort;
+pub use pod_scheduling::PodScheduling;
+pub use quantity::QuantityError;
+pub use resource_list::ResourceList;
+pub use shared::Shared;
 
 pub use snapshot::Snapshot;
 pub use stamp::Stamp;

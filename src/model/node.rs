@@ -1,9 +1,15 @@
-//! The slim Node: identity, labels, taints, cordon state and conditions.
+//! The slim Node: identity, labels, taints, cordon state, conditions, what
+//! it can hold (allocatable) and its kubelet's version.
 
 use serde::{Deserialize, Serialize};
 
 use super::meta::{JoinedMeta, Meta, WireMeta, joined};
-use super::{Labels, NodeCondition, Taint};
+use super::shared::Shared;
+use super::{Interned, Labels, NodeCondition, ResourceList, Taint};
+
+fn is_zero(list: &Shared<ResourceList>) -> bool {
+    list.is_zero()
+}
 
 /// A node as rollcall sees it. Its labels live in [`Node::labels`] (interned,
 /// see [`Labels`]); `metadata.labels` stays `None`, and of the metadata only
@@ -77,13 +83,35 @@ pub struct NodeSpec {
     pub taints: Vec<Taint>,
 }
 
-/// The parts of `NodeStatus` the console shows.
+/// The parts of `NodeStatus` the console and the fit engine read.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
     /// `status.conditions`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<NodeCondition>,
+    /// `status.allocatable`: what pods' requests may add up to.
+    /// Shared with every node that has the same (one instance type).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub allocatable: Shared<ResourceList>,
+    /// `status.nodeInfo` (only the kubelet's version is kept).
+    #[serde(default, skip_serializing_if = "NodeSystemInfo::is_empty")]
+    pub node_info: NodeSystemInfo,
+}
+
+/// The parts of `status.nodeInfo` rollcall reads.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSystemInfo {
+    /// `kubeletVersion`, e.g. `v1.33.2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet_version: Option<Interned>,
+}
+
+impl NodeSystemInfo {
+    fn is_empty(&self) -> bool {
+        self.kubelet_version.is_none()
+    }
 }
 
 impl Node {

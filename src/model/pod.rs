@@ -1,9 +1,14 @@
-//! The slim Pod: owner, node, revision label, phase, readiness and container states.
+//! The slim Pod: owner, node, revision label, phase, readiness, container
+//! states, and what scheduling reads (effective requests, host ports,
+//! priority), computed once at decode (see [`super::pod_requests`]).
 
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::meta::{JoinedMeta, Meta, WireMeta, joined};
+use super::pod_scheduling::PodScheduling;
+use super::pod_spec_wire::{WirePodSpecIn, WirePodSpecOut};
+use super::shared::Shared;
 use super::{Interned, Labels, REVISION_HASH_LABEL, Stamp};
 
 /// A pod's containers, their statuses and its kept conditions: almost always
@@ -47,13 +52,23 @@ struct WirePodOut {
 impl From<WirePodIn> for Pod {
     fn from(wire: WirePodIn) -> Self {
         let (metadata, labels) = wire.metadata.split();
-        let mut spec = wire.spec;
-        spec.containers.shrink_to_fit();
+        let spec = wire.spec;
         let mut status = wire.status;
-        // Of the conditions only Ready is read (readiness and availability);
-        // the others (PodScheduled, Initialized, ...) are True on every
-        // running pod and would cost a quarter of it.
-        status.conditions.retain(|c| c.type_ == "Ready");
+        // Of the conditions only Ready is read (readiness and availability)
+        // and PodScheduled while it is not True (the scheduler's reason); the
+        // others (Initialized, ...) are True on every running pod and would
+        // cost a quarter of it.
+        status
+            .conditions
+            .retain(|c| c.type_ == "Ready" || (c.type_ == POD_SCHEDULED && c.status != "True"));
+        for condition in status
+            .conditions
+            .iter_mut()
+            .filter(|c| c.type_ != POD_SCHEDULED)
+        {
+            condition.reason = None;
+            condition.message = None;
+        }
         // serde leaves room for four; a pod's lists are read, never grown.
         status.conditions.shrink_to_fit();
         status.container_statuses.shrink_to_fit();
@@ -76,16 +91,29 @@ impl From<Pod> for WirePodOut {
     }
 }
 
-/// The parts of `PodSpec` rollcall reads.
+/// The condition type the scheduler writes (`False`, reason
+/// `Unschedulable`, while it cannot place the pod).
+pub const POD_SCHEDULED: &str = "PodScheduled";
+
+/// The parts of `PodSpec` rollcall reads. On the wire it is the API's shape
+/// (see [`super::pod_spec_wire`] for what encoding writes back).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(from = "WirePodSpecIn", into = "WirePodSpecOut")]
 pub struct PodSpec {
     /// `spec.nodeName`; `None` while unscheduled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<compact_str::CompactString>,
     /// Container names and images.
-    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
     pub containers: Few<PodContainer>,
+    /// Requests, host ports and priority, shared with every pod that has
+    /// the same; read them through `Deref` (`spec.requests`, ...).
+    pub scheduling: Shared<PodScheduling>,
+}
+
+impl std::ops::Deref for PodSpec {
+    type Target = PodScheduling;
+    fn deref(&self) -> &PodScheduling {
+        &self.scheduling
+    }
 }
 
 /// A container of the pod spec.
@@ -121,6 +149,12 @@ pub struct PodStatus {
     /// Per-container state.
     #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
     pub container_statuses: Few<ContainerStatus>,
+    /// The node the scheduler nominated after preempting pods there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominated_node_name: Option<Interned>,
+    /// `Guaranteed`, `Burstable` or `BestEffort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos_class: Option<Interned>,
 }
 
 /// One pod condition.
@@ -135,6 +169,13 @@ pub struct PodCondition {
     /// When the status last changed; the start of "available" for `Ready`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Stamp>,
+    /// Why (kept for `PodScheduled` only, e.g. `Unschedulable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Interned>,
+    /// The scheduler's message (kept for `PodScheduled` only; pods pending
+    /// for the same reason share it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Interned>,
 }
 
 /// One container's status.
@@ -232,6 +273,15 @@ impl Pod {
     /// Whether the pod has a deletion timestamp.
     pub fn is_terminating(&self) -> bool {
         self.metadata.deletion_timestamp.is_some()
+    }
+
+    /// The `PodScheduled` condition while it is not `True` (the scheduler's
+    /// reason and message), if reported.
+    pub fn unscheduled_condition(&self) -> Option<&PodCondition> {
+        self.status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == POD_SCHEDULED && c.status != "True")
     }
 
     /// The `Ready` condition, if reported.
