@@ -14,6 +14,7 @@ pub mod taints;
 // Revisions, coverage and planning ("plan" helper).
 pub mod blockers;
 pub mod coverage;
+pub mod fit;
 #[cfg(test)]
 pub mod fixtures;
 pub mod health;
