@@ -39,7 +39,16 @@ async fn flags_in_either_order_and_every_daemonset_form() {
     let env = small().await;
     let kubeconfig = env.kubeconfig.display().to_string();
     let k = kubeconfig.as_str();
-    let lines: [&[&str]; 7] = [
+    let lines: [&[&str]; 8] = [
+        // `-o` before the subcommand, as other global flags (kubectl habit).
+        &[
+            "-o",
+            "json",
+            "--kubeconfig",
+            k,
+            "status",
+            "kube-system/node-agent",
+        ],
         &[
             "--kubeconfig",
             k,
@@ -116,6 +125,56 @@ async fn flags_in_either_order_and_every_daemonset_form() {
         );
     }
     other_commands_take_every_form(&env).await;
+    errors_say_what_to_do_next(&env);
+}
+
+/// Errors name the way out: the namespace where the DaemonSet is, the nearest
+/// name, the server and context that did not answer, `-f` for explain.
+fn errors_say_what_to_do_next(env: &Env) {
+    let k = env.kubeconfig.display().to_string();
+    let expect = |args: &[&str], wanted: &str| {
+        let output = tokio::task::block_in_place(|| run_exact(env, args));
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(wanted), "{args:?}: {stderr}");
+    };
+    expect(
+        &["--kubeconfig", &k, "status", "default/node-agent"],
+        "a DaemonSet named node-agent exists in namespace kube-system (use kube-system/node-agent or -n kube-system)",
+    );
+    expect(
+        &["--kubeconfig", &k, "pause", "kube-system/node-agnet"],
+        "did you mean kube-system/node-agent?",
+    );
+    expect(&["explain"], "explain reads a snapshot: give it with -f");
+    let dead = env.dir.path().join("dead.kubeconfig");
+    std::fs::write(
+        &dead,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n\
+         users: [{name: u, user: {token: x}}]\ncontexts: [{name: prod, context: {cluster: c, user: u}}]\n\
+         current-context: prod\n",
+    )
+    .expect("write kubeconfig");
+    expect(
+        &[
+            "--kubeconfig",
+            &dead.display().to_string(),
+            "status",
+            "kube-system/x",
+        ],
+        "the API server https://127.0.0.1:1/ (context prod) did not answer",
+    );
+    let missing = env
+        .dir
+        .path()
+        .join("missing.kubeconfig")
+        .display()
+        .to_string();
+    let output =
+        tokio::task::block_in_place(|| run_exact(env, &["--kubeconfig", &missing, "status", "x"]));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("missing.kubeconfig").count(), 1, "{stderr}");
+    assert!(!stderr.contains("'\""), "nested quotes: {stderr}");
 }
 
 async fn other_commands_take_every_form(env: &Env) {

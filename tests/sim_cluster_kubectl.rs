@@ -462,3 +462,60 @@ async fn get_pods_watch_streams_the_replacement() {
     let _ = watch.wait();
     sim.cluster.shutdown().await;
 }
+
+/// `kubectl annotate` sets memory pressure on a running sim: the kubelet
+/// reports `MemoryPressure` True and taint-by-condition adds the
+/// `memory-pressure` NoSchedule taint; removing the annotation clears both.
+#[tokio::test(flavor = "multi_thread")]
+async fn annotated_memory_pressure_shows_in_describe_node() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = Sim::start().await;
+    sim.ready().await;
+    let annotation = "sim.rollcall.dev/memory-pressure";
+    sim.ok(&[
+        "annotate",
+        "node",
+        "general-02",
+        &format!("{annotation}=true"),
+    ])
+    .await;
+    let mut describe = String::new();
+    for _ in 0..100 {
+        describe = sim.ok(&["describe", "node", "general-02"]).await;
+        if describe.contains("node.kubernetes.io/memory-pressure:NoSchedule") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let condition = describe
+        .lines()
+        .find(|l| l.trim_start().starts_with("MemoryPressure"))
+        .unwrap_or_default();
+    assert!(
+        condition.contains("True") && condition.contains("KubeletHasInsufficientMemory"),
+        "{describe}"
+    );
+    assert!(
+        describe.contains("node.kubernetes.io/memory-pressure:NoSchedule"),
+        "{describe}"
+    );
+    sim.ok(&["annotate", "node", "general-02", &format!("{annotation}-")])
+        .await;
+    sim.wait("memory-pressure taint gone", |s| {
+        let node = s
+            .cluster
+            .simulation
+            .store
+            .get(ResourceKind::Node, "", "general-02")
+            .unwrap_or_default();
+        node["spec"]["taints"].as_array().is_none_or(|taints| {
+            !taints
+                .iter()
+                .any(|t| t["key"] == "node.kubernetes.io/memory-pressure")
+        })
+    })
+    .await;
+    sim.cluster.shutdown().await;
+}

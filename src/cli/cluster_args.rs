@@ -74,6 +74,28 @@ pub struct GlobalArgs {
     pub log_file: Option<PathBuf>,
 }
 
+/// The context and server this process connected to, for an error that
+/// surfaces far from the connection (a command's read that found the server
+/// gone): set once at connect, read only by [`unreachable_hint`].
+static CONNECTED: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+
+/// For an error that is "cannot reach the API server": which server and
+/// context did not answer, and what to check.
+pub fn unreachable_hint(err: &anyhow::Error) -> Option<String> {
+    let unreachable = err.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<crate::ops::error::OpsError>(),
+            Some(crate::ops::error::OpsError::Unreachable { .. })
+        )
+    });
+    let (context, server) = CONNECTED.get()?;
+    unreachable.then(|| {
+        format!(
+            "the API server {server} (context {context}) did not answer: is the cluster up, and is {context} the context you meant? (`kubectl config get-contexts` lists them; --context picks one)"
+        )
+    })
+}
+
 /// Connects as kubectl would with `options`; other failures get `what` as
 /// context, but "no cluster configured" is said alone: it is one sentence that
 /// already says what to do (`--kubeconfig`, or `rollcall demo`).
@@ -82,7 +104,10 @@ pub async fn connect_saying(
     what: &'static str,
 ) -> anyhow::Result<Connection> {
     match connect(options).await {
-        Ok(connection) => Ok(connection),
+        Ok(connection) => {
+            let _ = CONNECTED.set((connection.context.clone(), connection.server.clone()));
+            Ok(connection)
+        }
         Err(err @ ConnectError::NoCluster) => Err(err.into()),
         Err(err) => Err(anyhow::Error::new(err).context(what)),
     }

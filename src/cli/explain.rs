@@ -18,7 +18,7 @@ use crate::cli::out;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
 use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::vocabulary::Eligibility;
-use crate::model::{DaemonSet, DsRef, Pod, Snapshot};
+use crate::model::{DaemonSet, DsRef, Pod, Snapshot, Target};
 
 /// Arguments of `rollcall explain`.
 #[derive(Debug, clap::Args)]
@@ -27,7 +27,8 @@ pub struct ExplainArgs {
     /// archive (tar, tar.gz, tar.xz, zip); repeatable; `-` reads stdin.
     /// A DaemonSet whose own status differs from what the snapshot's nodes and pods give is
     /// named on stderr (`-o json` keeps the explain contract exact and leaves it out).
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    /// Required: explain reads files, not a live cluster (`status` explains a live one).
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Only this DaemonSet: `NAMESPACE/NAME`, or `NAME`, `ds/NAME`, `daemonset/NAME`,
     /// `daemonsets.apps/NAME` (in the -n namespace, else unique across namespaces).
@@ -128,6 +129,11 @@ fn present_list(present: &[String]) -> String {
 /// Runs `rollcall explain`: loads the snapshot, prints warnings on stderr and
 /// the report on stdout. Exit 0 on success; errors go to `cli::run` (exit 2).
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
+    if args.files.is_empty() {
+        anyhow::bail!(
+            "explain reads a snapshot: give it with -f, e.g. `kubectl get nodes,pods,ds,controllerrevisions -A -o json | rollcall explain -f -`; for a live cluster, `rollcall status DAEMONSET` explains every node"
+        );
+    }
     let loaded = crate::input::load_paths(&args.files).context("cannot load the snapshot")?;
     for warning in &loaded.warnings {
         out::warning(warning);
@@ -167,12 +173,11 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
 /// The verdict of every node of `snapshot` under every DaemonSet, or only
 /// under `only` (`NAMESPACE/NAME`, or a `NAME` unique across namespaces).
 pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport, ExplainError> {
-    let mut daemonsets: BTreeMap<(String, String), &DaemonSet> = BTreeMap::new();
-    for ds in &snapshot.daemonsets {
-        let namespace = ds.metadata.namespace.clone().unwrap_or_default();
-        let name = ds.metadata.name.clone().unwrap_or_default();
-        daemonsets.insert((namespace, name), ds);
-    }
+    let mut daemonsets: BTreeMap<Target, &DaemonSet> = snapshot
+        .daemonsets
+        .iter()
+        .map(|ds| (Target::of(ds), ds))
+        .collect();
     if let Some(wanted) = only {
         let key = select(&daemonsets, wanted)?;
         daemonsets.retain(|k, _| *k == key);
@@ -181,7 +186,7 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
     nodes.sort_by(|a, b| a.name().cmp(b.name()));
     let daemonsets = daemonsets
         .into_iter()
-        .map(|((namespace, name), ds)| {
+        .map(|(Target { namespace, name }, ds)| {
             // One pass over the pods per DaemonSet, not one per node.
             let with_pod: HashSet<&str> = snapshot
                 .pods
@@ -237,35 +242,31 @@ pub fn compare_recorded_status(
     warnings
 }
 
-fn select(
-    daemonsets: &BTreeMap<(String, String), &DaemonSet>,
-    wanted: &str,
-) -> Result<(String, String), ExplainError> {
-    let shown = |(namespace, name): &(String, String)| format!("{namespace}/{name}");
+fn select(daemonsets: &BTreeMap<Target, &DaemonSet>, wanted: &str) -> Result<Target, ExplainError> {
     let parsed: Option<DsRef> = wanted.parse().ok();
-    let matches: Vec<&(String, String)> = match &parsed {
+    let matches: Vec<&Target> = match &parsed {
         Some(DsRef {
             namespace: Some(namespace),
             name,
         }) => daemonsets
             .keys()
-            .filter(|(ns, n)| ns == namespace && n == name)
+            .filter(|t| t.namespace == *namespace && t.name == *name)
             .collect(),
         Some(DsRef {
             namespace: None,
             name,
-        }) => daemonsets.keys().filter(|(_, n)| n == name).collect(),
+        }) => daemonsets.keys().filter(|t| t.name == *name).collect(),
         None => Vec::new(),
     };
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(ExplainError::UnknownDaemonSet {
             wanted: wanted.to_owned(),
-            present: daemonsets.keys().map(shown).collect(),
+            present: daemonsets.keys().map(Target::key).collect(),
         }),
         many => Err(ExplainError::Ambiguous {
             wanted: wanted.to_owned(),
-            matches: many.iter().map(|k| shown(k)).collect(),
+            matches: many.iter().map(|t| t.key()).collect(),
         }),
     }
 }

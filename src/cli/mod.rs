@@ -5,6 +5,7 @@
 
 pub mod act_args;
 pub mod advance;
+mod argv;
 pub mod audit;
 pub mod auto;
 pub mod cluster_args;
@@ -112,9 +113,11 @@ pub fn command(name: &'static str) -> clap::Command {
 /// argument can carry escape sequences).
 pub fn parse() -> Cli {
     let mut args = std::env::args_os();
-    let name = display_name(args.next().as_deref());
+    let program = args.next();
+    let name = display_name(program.as_deref());
+    let args = argv::hoist_output(args.collect(), &command(name));
     let parsed = command(name)
-        .try_get_matches()
+        .try_get_matches_from(program.into_iter().chain(args))
         .and_then(|matches| from_matches(&matches))
         .map_err(|err| err.format(&mut command(name)));
     parsed.unwrap_or_else(|err| exit_with(&err))
@@ -232,6 +235,9 @@ pub fn run(mut cli: Cli) -> std::process::ExitCode {
         Ok(code) => code,
         Err(err) => {
             out::error(&err);
+            if let Some(hint) = cluster_args::unreachable_hint(&err) {
+                out::eline(&hint);
+            }
             std::process::ExitCode::from(2)
         }
     }

@@ -23,7 +23,7 @@ use crate::sim::store::ObjectKey;
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
 pub struct SimArgs {
-    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`, `capacity`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes (pools, zones, DaemonSets) for scale work.
@@ -228,7 +228,9 @@ async fn announce_and_wait(
     if let Some(churn) = churn {
         churn.shutdown().await;
     }
-    Ok(ExitCode::SUCCESS)
+    // Stopped by a signal, cleanly (kubeconfig removed): the code of an
+    // interrupted command, as every other rollcall command.
+    Ok(ExitCode::from(130))
 }
 
 /// A first resourceVersion above any earlier run's (microseconds since the

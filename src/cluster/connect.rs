@@ -101,6 +101,14 @@ pub enum ConnectError {
         #[source]
         source: KubeconfigError,
     },
+    /// A kubeconfig file could not be read (missing, unreadable).
+    #[error("cannot read kubeconfig {path}: {source}")]
+    KubeconfigUnreadable {
+        /// The file(s) tried.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The kubeconfig parsed but does not describe a usable cluster (missing context, bad URL, ...).
     #[error("kubeconfig {path}: {source}")]
     Config {
@@ -342,9 +350,16 @@ async fn load_kubeconfig(
     read: Result<Kubeconfig, KubeconfigError>,
     options: &ConnectOptions,
 ) -> Result<(kube::Config, String), ConnectError> {
-    let kubeconfig = read.map_err(|source| ConnectError::Kubeconfig {
-        path: label.clone(),
-        source,
+    let kubeconfig = read.map_err(|source| match source {
+        // kube's own text quotes a debug-printed path ('"/x"') after ours.
+        KubeconfigError::ReadConfig(source, _) => ConnectError::KubeconfigUnreadable {
+            path: label.clone(),
+            source,
+        },
+        source => ConnectError::Kubeconfig {
+            path: label.clone(),
+            source,
+        },
     })?;
     let context = options
         .context

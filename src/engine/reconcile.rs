@@ -2,8 +2,9 @@
 //! and pods to delete, each with a reason, plus the RollingUpdate budgets used.
 //!
 //! Follows upstream `manage`/`podsShouldBeOnNode` and `updateDaemonSet`. Unlike
-//! upstream it emits no events, keeps no failed-pod backoff and never calls the
-//! API: the plan is a value for the console to explain and the embedded
+//! upstream it emits no events, keeps no failed-pod backoff clock and never
+//! calls the API: the caller says which nodes are in their failed-pod backoff,
+//! and the plan is a value for the console to explain and the embedded
 //! controller to execute.
 
 use std::collections::BTreeMap;
@@ -58,7 +59,8 @@ pub struct PodAction {
 /// Why a pod is deleted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum DeleteReason {
-    /// Phase Failed (upstream also backs off; we do not keep that clock).
+    /// Phase Failed, and the node is not in its failed-pod backoff (upstream
+    /// records a `FailedDaemonPod` event and ticks that backoff).
     Failed,
     /// Phase Succeeded: a daemon pod must not exit.
     Succeeded,
@@ -91,6 +93,9 @@ pub struct ReconcilePlan {
     pub rolling_deferred: bool,
     /// Daemon pods bound to no node: they cannot be placed in the plan.
     pub unassigned: Vec<String>,
+    /// Failed pods not deleted this sync because their node is in its
+    /// failed-pod backoff (upstream requeues the DaemonSet after the delay).
+    pub failed_in_backoff: Vec<PodAction>,
 }
 
 impl ReconcilePlan {
@@ -120,16 +125,21 @@ pub fn plan_reconcile(
         .iter()
         .map(|n| (n, node_should_run_daemon_pod(n, ds)))
         .collect();
-    plan_reconcile_with_verdicts(ds, &verdicts, pods, revisions, now)
+    plan_reconcile_with_verdicts(ds, &verdicts, pods, revisions, now, &|_| false)
 }
 
-/// As [`plan_reconcile`], with the verdicts already computed (one per node).
+/// As [`plan_reconcile`], with the verdicts already computed (one per node)
+/// and `in_backoff` answering whether a node's failed daemon pods must wait
+/// out the controller's failed-pod backoff (upstream `failedPodsBackoff`
+/// `IsInBackOffSinceUpdate`): such a pod is neither deleted nor counted as
+/// live, and is listed in [`ReconcilePlan::failed_in_backoff`].
 pub fn plan_reconcile_with_verdicts(
     ds: &DaemonSet,
     verdicts: &[(&Node, NodeVerdict)],
     pods: &[Pod],
     revisions: &RevisionIndex,
     now: jiff::Timestamp,
+    in_backoff: &dyn Fn(&str) -> bool,
 ) -> ReconcilePlan {
     let mut plan = ReconcilePlan::default();
     let by_node = group_by_node(pods, &mut plan.unassigned);
@@ -143,7 +153,13 @@ pub fn plan_reconcile_with_verdicts(
     sorted.sort_by(|a, b| a.0.name().cmp(b.0.name()));
     for (node, verdict) in &sorted {
         let on_node = by_node.get(node.name()).map(Vec::as_slice);
-        pods_should_be_on_node(node.name(), verdict, on_node, surge, judge, &mut plan);
+        let held = in_backoff(node.name());
+        let node = NodeTurn {
+            name: node.name(),
+            verdict,
+            failed_held: held,
+        };
+        pods_should_be_on_node(&node, on_node, surge, judge, &mut plan);
     }
     let desired = sorted.iter().filter(|(_, v)| v.should_run).count();
     match rolling_budget(ds, i32::try_from(desired).unwrap_or(i32::MAX)) {
@@ -227,21 +243,31 @@ fn rolling_slots<'a>(
         .collect()
 }
 
+/// One node as [`pods_should_be_on_node`] sees it.
+struct NodeTurn<'a> {
+    name: &'a str,
+    verdict: &'a NodeVerdict,
+    /// The node is in its failed-pod backoff: failed pods stay this sync.
+    failed_held: bool,
+}
+
 /// Upstream `podsShouldBeOnNode` for one node (`pods` oldest first).
 ///
 /// Invariants: a node that should run and has no pod at all (terminating ones
-/// included) gets one; where pods may continue running, failed and succeeded pods
-/// are deleted, and of the live ones the oldest is kept (with surge: the oldest
-/// old and the oldest new, the old one deleted once it is not Ready or the new one
-/// is available); where pods may not continue, every non-terminating pod goes.
+/// included) gets one; where pods may continue running, failed pods are deleted
+/// unless the node is in its failed-pod backoff (then they stay, and count as
+/// neither deleted nor live), succeeded pods are deleted, and of the live ones
+/// the oldest is kept (with surge: the oldest old and the oldest new, the old
+/// one deleted once it is not Ready or the new one is available); where pods may
+/// not continue, every non-terminating pod goes.
 fn pods_should_be_on_node(
-    node: &str,
-    verdict: &NodeVerdict,
+    turn: &NodeTurn<'_>,
     pods: Option<&[&Pod]>,
     surge: bool,
     judge: Judge<'_>,
     plan: &mut ReconcilePlan,
 ) {
+    let (node, verdict) = (turn.name, turn.verdict);
     let Some(pods) = pods.filter(|p| !p.is_empty()) else {
         if verdict.should_run {
             plan.create_on.push(NodeAction {
@@ -261,7 +287,7 @@ fn pods_should_be_on_node(
         }
         return;
     }
-    let live = live_pods_deleting_finished(node, pods, plan);
+    let live = live_pods_deleting_finished(node, pods, turn.failed_held, plan);
     if !surge {
         for pod in live.iter().skip(1) {
             plan.delete
@@ -277,16 +303,22 @@ fn pods_should_be_on_node(
     }
 }
 
-/// Plans deletion of the node's failed and succeeded pods and returns the other
-/// non-terminating ones, oldest first.
+/// Plans deletion of the node's failed (unless `failed_held`) and succeeded
+/// pods and returns the other non-terminating ones, oldest first.
 fn live_pods_deleting_finished<'a>(
     node: &str,
     pods: &[&'a Pod],
+    failed_held: bool,
     plan: &mut ReconcilePlan,
 ) -> Vec<&'a Pod> {
     let mut live = Vec::new();
     for pod in pods.iter().copied().filter(|p| !p.is_terminating()) {
         let reason = match pod.status.phase.as_deref() {
+            Some("Failed") if failed_held => {
+                plan.failed_in_backoff
+                    .push(delete_action(pod, node, DeleteReason::Failed));
+                continue;
+            }
             Some("Failed") => DeleteReason::Failed,
             Some("Succeeded") => DeleteReason::Succeeded,
             _ => {

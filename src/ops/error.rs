@@ -139,7 +139,7 @@ pub fn from_kube(err: &kube::Error, attempt: &Attempt) -> OpsError {
         }
         kube::Error::HyperError(_) | kube::Error::Service(_) => OpsError::Unreachable {
             attempt: attempt.describe(),
-            message: error_chain(err),
+            message: root_cause(err),
         },
         // A body that could not be read or decoded: the answer was lost.
         other => OpsError::Transient {
@@ -188,6 +188,17 @@ impl OpsError {
     pub fn is_transient(&self) -> bool {
         matches!(self, Self::Unreachable { .. } | Self::Transient { .. })
     }
+}
+
+/// The innermost cause of a transport error (`Connection refused (os error
+/// 111)`): the layers above it (`ServiceError: client error (Connect): tcp
+/// connect error: …`) say nothing an operator can act on.
+fn root_cause(err: &dyn std::error::Error) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 fn error_chain(err: &dyn std::error::Error) -> String {

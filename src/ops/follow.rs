@@ -22,7 +22,7 @@ use crate::cluster::status::{StreamKind, StreamState, StreamStatus, still_loadin
 use crate::cluster::watch::{self, WatchHandle};
 use crate::ops::echo;
 use crate::ops::error::OpsError;
-use crate::ops::snapshot::{Snapshot, Target};
+use crate::ops::snapshot::{Snapshot, Target, with_not_found_hint};
 use crate::rows::RowCache;
 
 /// Where a follower says what it waits for (a headless command: stderr).
@@ -151,7 +151,7 @@ impl Follower {
                 .get(&kind)
                 .is_some_and(StreamStatus::settled)
         };
-        match cache.daemonset(&self.target.key()) {
+        match cache.daemonset(&self.target) {
             Some(_) => Ok(NEEDED.iter().all(|k| synced(*k))),
             None if synced(StreamKind::DaemonSets) => Err(OpsError::NotFound {
                 what: format!("daemonset {}", self.target.key()),
@@ -173,59 +173,50 @@ impl Follower {
         decide: impl FnOnce(&Snapshot<'_>) -> Result<R, OpsError>,
     ) -> Result<R, OpsError> {
         loop {
-            {
+            let gone = {
                 let mut cache = self.handle.shared.lock();
-                if self.complete(&cache)? {
-                    let changes = cache.take_changes();
-                    let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(snapshot) =
-                        refreshed_snapshot(&cache, &changes, &mut rows, &self.target)
-                    {
-                        return decide(&snapshot);
+                match self.complete(&cache) {
+                    Ok(true) => {
+                        let changes = cache.take_changes();
+                        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+                        if let Some(snapshot) =
+                            refreshed_snapshot(&cache, &changes, &mut rows, &self.target)
+                        {
+                            return decide(&snapshot);
+                        }
+                        self.say_waiting(&cache);
+                        None
                     }
+                    Ok(false) => {
+                        self.say_waiting(&cache);
+                        None
+                    }
+                    Err(gone) => Some(gone),
                 }
-                self.say_waiting(&cache);
+            };
+            if let Some(gone) = gone {
+                return Err(with_not_found_hint(&self.client, &self.target, gone).await);
             }
             self.loading_wait().await;
         }
     }
 
-    /// Reads the pods on `node` afresh (a LIST by `spec.nodeName`, past the
-    /// watch) into the view: before a gate fails a node for a timeout, it
-    /// judges on what the API server says now, not on a stream that may
-    /// have stalled. A pod the watch already shows newer is left as it is.
+    /// Reads the pods on `node` afresh into the view, past the watch
+    /// (see [`crate::ops::fresh_read`]).
     pub async fn read_pods_on(&self, node: &str) -> Result<(), OpsError> {
-        let url = crate::cluster::request::collection_url::<k8s_openapi::api::core::v1::Pod>(Some(
-            &self.target.namespace,
-        ));
-        let params = kube::api::ListParams::default().fields(&format!("spec.nodeName={node}"));
-        let pods = crate::cluster::request::list_all::<crate::model::Pod>(
-            &self.client,
-            &url,
-            &params,
-            None,
-        )
-        .await
-        .map_err(|err| OpsError::Transient {
-            attempt: format!("list pods on node {node}"),
-            message: err.to_string(),
-        })?;
-        let mut cache = self.handle.shared.lock();
-        let now = jiff::Timestamp::now();
-        for pod in pods {
-            cache.apply(
-                crate::cluster::cache::WatchUpdate::Pod(kube::runtime::watcher::Event::Apply(pod)),
-                now,
-            );
-        }
-        Ok(())
+        crate::ops::fresh_read::read_pods_on(&self.client, &self.handle.shared, &self.target, node)
+            .await
     }
 
     /// Waits until a complete snapshot is available.
     pub async fn snapshot(&self) -> Result<Snapshot<'static>, OpsError> {
         loop {
-            if let Some(snapshot) = self.try_snapshot()? {
-                return Ok(snapshot);
+            match self.try_snapshot() {
+                Ok(Some(snapshot)) => return Ok(snapshot),
+                Ok(None) => {}
+                Err(gone) => {
+                    return Err(with_not_found_hint(&self.client, &self.target, gone).await);
+                }
             }
             self.say_waiting(&self.handle.shared.lock());
             self.loading_wait().await;
@@ -246,7 +237,7 @@ impl Follower {
             {
                 let cache = self.handle.shared.lock();
                 let cached = cache
-                    .daemonset(&self.target.key())
+                    .daemonset(&self.target)
                     .and_then(|ds| ds.metadata.resource_version.as_deref());
                 if echo::reflects(cached, written) {
                     return Ok(());
@@ -302,7 +293,7 @@ pub fn refreshed_snapshot<'a>(
     rows: &'a mut RowCache,
     target: &Target,
 ) -> Option<Snapshot<'a>> {
-    rows.refresh(cache, Some(&target.key()), changes, jiff::Timestamp::now());
+    rows.refresh(cache, Some(target), changes, jiff::Timestamp::now());
     Snapshot::live(cache, target, &*rows)
 }
 

@@ -95,6 +95,44 @@ impl std::fmt::Debug for Objects<'_> {
     }
 }
 
+/// A DaemonSet that is not there gets a hint: the namespaces where one of
+/// that name exists, else the nearest name (best effort: a list that fails,
+/// e.g. forbidden across namespaces, falls back to the namespace asked).
+pub async fn with_not_found_hint(
+    client: &kube::Client,
+    target: &Target,
+    error: OpsError,
+) -> OpsError {
+    let OpsError::NotFound { what, message } = error else {
+        return error;
+    };
+    let params = ListParams::default();
+    let all = Api::<DaemonSet>::all(client.clone());
+    let listed = match all.list_metadata(&params).await {
+        Ok(list) => Some(list),
+        Err(_) => Api::<DaemonSet>::namespaced(client.clone(), &target.namespace)
+            .list_metadata(&params)
+            .await
+            .ok(),
+    };
+    let existing: Vec<Target> = listed
+        .map(|list| {
+            list.items
+                .into_iter()
+                .map(|ds| Target {
+                    namespace: ds.metadata.namespace.unwrap_or_default(),
+                    name: ds.metadata.name.unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let message = match super::not_found::hint(target, &existing) {
+        Some(hint) => format!("{message}; {hint}"),
+        None => message,
+    };
+    OpsError::NotFound { what, message }
+}
+
 impl Snapshot<'static> {
     /// Lists the DaemonSet, nodes, its pods and revisions.
     pub async fn load(client: &kube::Client, target: &Target) -> Result<Self, OpsError> {
@@ -110,10 +148,16 @@ impl Snapshot<'static> {
         say: impl Fn(&str),
     ) -> Result<Self, OpsError> {
         let ns = target.namespace.as_str();
-        let ds = Api::<DaemonSet>::namespaced(client.clone(), ns)
+        let ds = match Api::<DaemonSet>::namespaced(client.clone(), ns)
             .get(&target.name)
             .await
-            .map_err(|e| from_kube(&e, &attempt("get", "daemonsets.apps", &target.key())))?;
+        {
+            Ok(ds) => ds,
+            Err(e) => {
+                let error = from_kube(&e, &attempt("get", "daemonsets.apps", &target.key()));
+                return Err(with_not_found_hint(client, target, error).await);
+            }
+        };
         let labels = selector_labels(&ds)?;
         let params = ListParams::default().labels(&labels);
         // Nodes, pods and revisions at once: at scale the node list alone
@@ -176,7 +220,7 @@ impl Snapshot<'static> {
     /// Copies the target out of a watch cache (the headless follower, which
     /// keeps it across awaits); `None` until the DaemonSet has been seen.
     pub fn from_cache(cache: &Cache, target: &Target) -> Option<Self> {
-        let ds = cache.daemonset(&target.key())?.clone();
+        let ds = cache.daemonset(target)?.clone();
         let pods = cache
             .shared_pods()
             .filter(|pod| is_controlled_by(pod, &ds))
@@ -238,7 +282,7 @@ impl<'a> Snapshot<'a> {
     /// another current revision (the cache changed since the last refresh),
     /// the rows are computed afresh from the cache instead.
     pub fn live(cache: &'a Cache, target: &Target, rows: &'a dyn RowSource) -> Option<Self> {
-        let ds = cache.daemonset(&target.key())?.clone();
+        let ds = cache.daemonset(target)?.clone();
         let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
         let forbidden = cache.forbidden_kinds().into_iter().collect();
         let index = RevisionIndex::new(&ds, &revisions);

@@ -115,6 +115,13 @@ fn dispatch(effect: Option<Effect>, app: &mut App, watch: &WatchHandle, links: &
                 }
             }
         }
+        Some(Effect::ReadPodsOn { target, node }) => {
+            let asked = link.is_some_and(|l| l.read_pods_on(target, node.clone()));
+            if !asked {
+                let result = Err("fresh reads are not available in this console".to_owned());
+                app.ops_on_event(OpsEvent::FreshRead { node, result }, jiff::Timestamp::now());
+            }
+        }
         Some(Effect::FetchLogs(request)) => match &links.logs {
             Some(logs) => logs.fetch(request),
             None => app.logs_on_result(LogsResult {
@@ -191,6 +198,9 @@ async fn event_loop(
             }
             Some(event) = next_ops_event(&mut links.ops) => {
                 let now = jiff::Timestamp::now();
+                // A fresh read is in the cache before its answer comes: the
+                // rows take it in before the run judges on them.
+                app.refresh(&mut shared.lock(), now);
                 app.ops_on_event(event, now);
                 let effect = app.ops_on_change(&shared.lock(), now);
                 dispatch(effect, app, watch, links);

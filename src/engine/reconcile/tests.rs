@@ -24,18 +24,27 @@ fn run(case: &Case) -> ReconcilePlan {
     plan_reconcile(&case.ds, &case.nodes, &case.pods, &index(&case.ds), at(100))
 }
 
-fn check(case: &Case) {
-    let plan = run(case);
-    let creates: Vec<(&str, CreateReason)> = plan
+type Creates<'a> = Vec<(&'a str, CreateReason)>;
+type Deletes<'a> = Vec<(&'a str, DeleteReason)>;
+
+/// The plan's creates by node and deletes by pod name, with their reasons.
+fn summary(plan: &ReconcilePlan) -> (Creates<'_>, Deletes<'_>) {
+    let creates = plan
         .create_on
         .iter()
         .map(|a| (a.node.as_str(), a.reason))
         .collect();
-    let deletes: Vec<(&str, DeleteReason)> = plan
+    let deletes = plan
         .delete
         .iter()
         .map(|a| (a.name.as_str(), a.reason))
         .collect();
+    (creates, deletes)
+}
+
+fn check(case: &Case) {
+    let plan = run(case);
+    let (creates, deletes) = summary(&plan);
     assert_eq!(creates, case.creates, "{}: creates", case.name);
     assert_eq!(deletes, case.deletes, "{}: deletes", case.name);
 }
@@ -293,4 +302,95 @@ fn unassigned_pods_are_listed() {
     let plan = plan_reconcile(&ds, &[], &[p], &index(&ds), at(0));
     assert_eq!(plan.unassigned, vec!["floating".to_owned()]);
     assert!(plan.is_empty());
+}
+
+/// Upstream `podsShouldBeOnNode`: a failed daemon pod on a node in its
+/// `failedPodsBackoff` is skipped (`continue`: neither deleted nor counted as
+/// running, the DaemonSet requeued after the delay); out of backoff it is
+/// deleted (`FailedDaemonPod`) and the node gets a new pod once it is gone.
+#[test]
+fn failed_pods_wait_out_the_failed_pod_backoff() {
+    struct Row {
+        name: &'static str,
+        ds: DaemonSet,
+        pods: Vec<Pod>,
+        in_backoff: bool,
+        creates: Vec<(&'static str, CreateReason)>,
+        deletes: Vec<(&'static str, DeleteReason)>,
+        held: Vec<&'static str>,
+    }
+    let failed = || pod("p1", "n1", "new").phase("Failed").build();
+    let rows = vec![
+        Row {
+            name: "out of backoff: the failed pod is deleted",
+            ds: on_delete(),
+            pods: vec![failed()],
+            in_backoff: false,
+            creates: vec![],
+            deletes: vec![("p1", DeleteReason::Failed)],
+            held: vec![],
+        },
+        Row {
+            name: "in backoff: the failed pod stays, nothing is created",
+            ds: on_delete(),
+            pods: vec![failed()],
+            in_backoff: true,
+            creates: vec![],
+            deletes: vec![],
+            held: vec!["p1"],
+        },
+        Row {
+            name: "in backoff with surge: no live pod, so one is created beside it",
+            ds: surge(),
+            pods: vec![failed()],
+            in_backoff: true,
+            creates: vec![("n1", CreateReason::NoLivePod)],
+            deletes: vec![],
+            held: vec!["p1"],
+        },
+        Row {
+            name: "in backoff: a succeeded pod is still deleted",
+            ds: on_delete(),
+            pods: vec![pod("p2", "n1", "new").phase("Succeeded").build()],
+            in_backoff: true,
+            creates: vec![],
+            deletes: vec![("p2", DeleteReason::Succeeded)],
+            held: vec![],
+        },
+        Row {
+            name: "in backoff: a deleted failed pod is ignored, the node gets a new pod",
+            ds: on_delete(),
+            pods: vec![pod("p1", "n1", "new").phase("Failed").terminating().build()],
+            in_backoff: true,
+            creates: vec![("n1", CreateReason::MissingPod)],
+            deletes: vec![],
+            held: vec![],
+        },
+    ];
+    for row in rows {
+        let nodes = [node("n1").build()];
+        let verdicts: Vec<(&Node, NodeVerdict)> = nodes
+            .iter()
+            .map(|n| (n, node_should_run_daemon_pod(n, &row.ds)))
+            .collect();
+        let index = index(&row.ds);
+        let in_backoff = |n: &str| row.in_backoff && n == "n1";
+        let plan = plan_reconcile_with_verdicts(
+            &row.ds,
+            &verdicts,
+            &row.pods,
+            &index,
+            at(100),
+            &in_backoff,
+        );
+        let (creates, deletes) = summary(&plan);
+        let held: Vec<&str> = plan
+            .failed_in_backoff
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect();
+        assert_eq!(creates, row.creates, "{}: creates", row.name);
+        assert_eq!(deletes, row.deletes, "{}: deletes", row.name);
+        assert_eq!(held, row.held, "{}: held", row.name);
+    }
 }

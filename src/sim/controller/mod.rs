@@ -7,6 +7,7 @@
 //!
 //! Does not simulate kubelets or the scheduler (see [`crate::sim::kubelet`]).
 
+pub mod backoff;
 pub mod cache;
 pub mod events;
 pub mod history;

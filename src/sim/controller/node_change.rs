@@ -75,7 +75,7 @@ mod tests {
             .iter()
             .map(|n| (n, node_should_run_daemon_pod(n, ds)))
             .collect();
-        let plan = plan_reconcile_with_verdicts(ds, &verdicts, pods, &index, at(100));
+        let plan = plan_reconcile_with_verdicts(ds, &verdicts, pods, &index, at(100), &|_| false);
         let (status, _) = compute_status(ds, &verdicts, pods, &index, at(100));
         (
             plan.create_on.iter().map(|a| a.node.clone()).collect(),

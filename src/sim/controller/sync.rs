@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::ControllerError;
+use super::backoff::{FailedPodBackoff, backoff_key};
 use super::cache::{Cache, DsKey};
 use super::events::{EventRecorder, EventType, ObjectRef, Source};
 use super::history::{HistoryAction, HistoryPlan, adoptable_hash, plan_history};
@@ -17,7 +18,7 @@ use super::pod::DaemonPodTemplate;
 use super::status::compute_status;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
 use crate::engine::ownership::is_controlled_by;
-use crate::engine::reconcile::plan_reconcile_with_verdicts;
+use crate::engine::reconcile::{DeleteReason, PodAction, plan_reconcile_with_verdicts};
 use crate::engine::revision::RevisionIndex;
 use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
 use crate::sim::kubelet::clock::SimClock;
@@ -43,6 +44,7 @@ pub struct Controller {
     pub(super) cache: Cache,
     clock: SimClock,
     recorder: EventRecorder,
+    failed_pods_backoff: FailedPodBackoff,
 }
 
 impl Controller {
@@ -54,6 +56,7 @@ impl Controller {
             cache: Cache::default(),
             clock,
             recorder,
+            failed_pods_backoff: FailedPodBackoff::default(),
         }
     }
 
@@ -122,13 +125,23 @@ impl Controller {
             .map(|n| (n.as_ref(), node_should_run_daemon_pod(n, &ds)))
             .collect();
         let now = self.clock.now();
+        let key_of = |node: &str| backoff_key(ds_uid(&ds), observed_generation(&ds), node);
+        self.failed_pods_backoff.forget_expired(now);
+        let backoff = &self.failed_pods_backoff;
         let plan = plan_reconcile_with_verdicts(
             &ds,
             &verdicts,
             &controlled(self.cache.pods_of(key), &ds),
             &index,
             now,
+            &|node| backoff.in_backoff(&key_of(node), now),
         );
+        // Upstream requeues the DaemonSet after the delay of a node in backoff.
+        let backoff_requeue = plan
+            .failed_in_backoff
+            .iter()
+            .map(|held| self.failed_pods_backoff.delay(&key_of(&held.node)))
+            .min();
         // One pod template and one event reference per sync, not per pod: a
         // rollout of 65,000 nodes creates as many pods in one sync.
         let ds_ref = ObjectRef::of(ResourceKind::DaemonSet, &ds_json(&ds));
@@ -139,6 +152,7 @@ impl Controller {
             }
         }
         for action in &plan.delete {
+            self.record_finished_pod(&ds_ref, action, &key_of(&action.node));
             self.delete_pod(&ds_ref, &action.namespace, &action.name, &action.uid);
         }
         let (status, waiting) = compute_status(
@@ -149,9 +163,44 @@ impl Controller {
             now,
         );
         self.store_status(&ds, &status)?;
+        let waiting = waiting.then_some(Duration::from_secs(1));
         Ok(SyncOutcome {
-            requeue_after: waiting.then_some(Duration::from_secs(1)),
+            requeue_after: waiting.into_iter().chain(backoff_requeue).min(),
         })
+    }
+
+    /// Upstream `podsShouldBeOnNode`'s events for a failed or succeeded pod
+    /// it deletes; a failed one also ticks the node's failed-pod backoff.
+    fn record_finished_pod(&mut self, ds_ref: &ObjectRef, action: &PodAction, backoff_key: &str) {
+        let (ns, name, node) = (&action.namespace, &action.name, &action.node);
+        match action.reason {
+            DeleteReason::Failed => {
+                self.failed_pods_backoff.next(backoff_key, self.clock.now());
+                let message = format!(
+                    "Found failed daemon pod {ns}/{name} on node {node}, will try to kill it"
+                );
+                self.recorder.record(
+                    ds_ref,
+                    EventType::Warning,
+                    "FailedDaemonPod",
+                    &message,
+                    &SOURCE,
+                );
+            }
+            DeleteReason::Succeeded => {
+                let message = format!(
+                    "Found succeeded daemon pod {ns}/{name} on node {node}, will try to delete it"
+                );
+                self.recorder.record(
+                    ds_ref,
+                    EventType::Normal,
+                    "SucceededDaemonPod",
+                    &message,
+                    &SOURCE,
+                );
+            }
+            _ => {}
+        }
     }
 
     fn apply_history(
@@ -374,6 +423,17 @@ fn controlled<'a>(pods: &'a [Pod], ds: &DaemonSet) -> Cow<'a, [Pod]> {
                 .collect(),
         )
     }
+}
+
+fn ds_uid(ds: &DaemonSet) -> &str {
+    ds.metadata.uid.as_deref().unwrap_or_default()
+}
+
+fn observed_generation(ds: &DaemonSet) -> i64 {
+    ds.status
+        .as_ref()
+        .and_then(|s| s.observed_generation)
+        .unwrap_or(0)
 }
 
 fn ds_json(ds: &DaemonSet) -> Value {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::clock::SimClock;
+use super::pressure::{self, Pressure};
 use crate::sim::controller::events::EventRecorder;
 use crate::sim::scenario::Scenario;
 use crate::sim::store::Store;
@@ -29,6 +30,8 @@ pub enum Stage {
     Unscheduled,
     /// Bound; the kubelet has not started it yet.
     Bound,
+    /// The pod sandbox could not be created; the kubelet retries.
+    SandboxFailed,
     /// Pulling the image.
     Pulling,
     /// The pull failed (ErrImagePull); the back-off comes next.
@@ -68,6 +71,8 @@ pub struct PodLife {
     pub restarts: u32,
     /// Failed pulls so far.
     pub pull_failures: u32,
+    /// Failed pod sandbox creations so far.
+    pub sandbox_failures: u32,
     /// The token of the pending timer; older timers for this pod are stale.
     pub token: u64,
     /// When the current pull started (for the Pulled message).
@@ -87,6 +92,8 @@ pub struct NodeInfo {
     pub pool: Option<String>,
     /// UID, for events.
     pub uid: String,
+    /// The pressure annotations' values (memory, disk), when they ask for it.
+    pub pressure: [Option<Box<str>>; 2],
 }
 
 /// Tuning the fleet reads.
@@ -113,6 +120,20 @@ pub struct Fleet {
     pub(super) pods_by_node: HashMap<String, HashSet<PodKey>>,
     timers: BinaryHeap<Reverse<(Instant, u64, PodKey)>>,
     next_token: u64,
+    /// Eviction rounds under way, by node and pressure.
+    pub(super) evictions: HashMap<(String, Pressure), EvictionRound>,
+    eviction_timers: BinaryHeap<Reverse<(Instant, u64, String, Pressure)>>,
+}
+
+/// One spell of pressure on a node, as the eviction manager works it off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvictionRound {
+    /// How much simulated usage must be reclaimed (None: one eviction).
+    pub shortfall: Option<u64>,
+    /// Simulated usage reclaimed so far.
+    pub reclaimed: u64,
+    /// The token of the round's pending timer.
+    pub token: u64,
 }
 
 impl Fleet {
@@ -131,6 +152,8 @@ impl Fleet {
             pods_by_node: HashMap::new(),
             timers: BinaryHeap::new(),
             next_token: 0,
+            evictions: HashMap::new(),
+            eviction_timers: BinaryHeap::new(),
         }
     }
 
@@ -163,9 +186,45 @@ impl Fleet {
         }
     }
 
-    /// When the next timer is due.
+    /// When the next timer (a pod's step or an eviction) is due.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((at, _, _))| *at)
+        let pod = self.timers.peek().map(|Reverse((at, _, _))| *at);
+        let eviction = self.eviction_timers.peek().map(|Reverse((at, ..))| *at);
+        pod.into_iter().chain(eviction).min()
+    }
+
+    /// Schedules the node's next eviction for `pressure` after `after`,
+    /// replacing any pending one.
+    pub fn schedule_eviction(&mut self, node: &str, pressure: Pressure, after: Duration) {
+        self.next_token += 1;
+        let token = self.next_token;
+        if let Some(round) = self.evictions.get_mut(&(node.to_owned(), pressure)) {
+            round.token = token;
+            self.eviction_timers.push(Reverse((
+                Instant::now() + after,
+                token,
+                node.to_owned(),
+                pressure,
+            )));
+        }
+    }
+
+    /// Pops every eviction due by now whose round is still current.
+    pub fn due_evictions(&mut self) -> Vec<(String, Pressure)> {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        while let Some(Reverse((at, ..))) = self.eviction_timers.peek() {
+            if *at > now {
+                break;
+            }
+            if let Some(Reverse((_, token, node, pressure))) = self.eviction_timers.pop() {
+                let key = (node, pressure);
+                if self.evictions.get(&key).is_some_and(|r| r.token == token) {
+                    due.push(key);
+                }
+            }
+        }
+        due
     }
 
     /// Pops every timer due by now that is still current.
@@ -237,6 +296,7 @@ impl Fleet {
                 .as_str()
                 .unwrap_or_default()
                 .to_owned(),
+            pressure: Pressure::ALL.map(|p| pressure::requested(node, p).map(Box::from)),
         }
     }
 

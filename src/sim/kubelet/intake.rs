@@ -117,6 +117,7 @@ impl Fleet {
             stage,
             restarts: u32::try_from(restarts).unwrap_or(u32::MAX),
             pull_failures: 0,
+            sandbox_failures: 0,
             token: 0,
             pull_started: None,
             grace: grace(pod),
@@ -155,10 +156,21 @@ impl Fleet {
             .unwrap_or_default()
             .to_owned();
         let info = self.node_info(node);
-        let was_ready = self.nodes.get(&name).map(|n| n.ready);
+        let was = self.nodes.get(&name).map(|n| (n.ready, n.pressure.clone()));
+        let was_ready = was.as_ref().map(|(ready, _)| *ready);
         let ready = info.ready;
+        let pressure = info.pressure.clone();
         self.nodes.insert(name.clone(), info);
         self.sync_unschedulable_taint(&name, node);
+        if ready {
+            self.sync_pressure(&name, node, &pressure);
+            // A node that was not Ready evicted nothing: its pressure starts now.
+            let before = match was {
+                Some((true, before)) => before,
+                _ => [None, None],
+            };
+            self.pressure_changed(&name, &before, &pressure);
+        }
         match (was_ready, ready) {
             (Some(true), false) => self.node_went_away(&name),
             (Some(false) | None, true) => {

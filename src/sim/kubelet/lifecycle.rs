@@ -38,6 +38,7 @@ impl Fleet {
         match life.stage {
             Stage::Unscheduled => self.bind(key),
             Stage::Bound => self.accept(key),
+            Stage::SandboxFailed => self.create_sandbox(key),
             Stage::Pulling => self.finish_pull(key),
             Stage::PullFailed => self.pull_back_off(key),
             Stage::PullBackOff => self.start_pull(key),
@@ -61,7 +62,7 @@ impl Fleet {
             Stage::Bound => timing.pull_start,
             Stage::Pulling => timing.pull,
             Stage::PullFailed | Stage::Creating => timing.create,
-            Stage::PullBackOff | Stage::CrashBackOff => timing.backoff,
+            Stage::PullBackOff | Stage::CrashBackOff | Stage::SandboxFailed => timing.backoff,
             Stage::Starting => timing.start,
             Stage::Started => timing.ready,
             Stage::Terminating => timing.terminate,
@@ -129,7 +130,40 @@ impl Fleet {
     fn accept(&mut self, key: &PodKey) {
         let ip = self.node_of(key).map(|n| n.ip.clone()).unwrap_or_default();
         self.write_status(key, |pod, now| pod_status::accepted(pod, &ip, now));
-        self.start_pull(key);
+        self.create_sandbox(key);
+    }
+
+    /// Creates the pod sandbox, or fails to (the scenario's
+    /// `FailedCreatePodSandBox` rule): the pod stays Pending in
+    /// ContainerCreating and the kubelet retries with growing back-off,
+    /// recording upstream's `FailedCreatePodSandBox` event each time.
+    fn create_sandbox(&mut self, key: &PodKey) {
+        if self.failure(key) != Some(Failure::FailedCreatePodSandBox) {
+            self.start_pull(key);
+            return;
+        }
+        let sandbox = self.hex(64);
+        let detail = self.failure_message(key).unwrap_or_else(|| format!(
+            "failed to setup network for sandbox \"{sandbox}\": plugin type=\"loopback\" failed (add): failed to find plugin \"loopback\" in path [/opt/cni/bin]"
+        ));
+        let message =
+            format!("Failed to create pod sandbox: rpc error: code = Unknown desc = {detail}");
+        self.event(
+            key,
+            None,
+            EventType::Warning,
+            "FailedCreatePodSandBox",
+            &message,
+            "kubelet",
+        );
+        let failures = self.pods.get_mut(key).map_or(1, |l| {
+            l.sandbox_failures += 1;
+            l.sandbox_failures
+        });
+        let backoff = self.backoff(failures);
+        self.set_stage(key, Stage::SandboxFailed);
+        let after = backoff.div_f64(self.options.speed.max(0.001));
+        self.schedule(key, after);
     }
 
     fn start_pull(&mut self, key: &PodKey) {
@@ -323,7 +357,10 @@ impl Fleet {
         let Some(life) = self.pods.get_mut(key) else {
             return;
         };
-        let started = !matches!(life.stage, Stage::Unscheduled | Stage::Bound | Stage::Done);
+        let started = !matches!(
+            life.stage,
+            Stage::Unscheduled | Stage::Bound | Stage::SandboxFailed | Stage::Done
+        );
         life.stage = Stage::Terminating;
         life.grace = grace;
         let node_known = life
@@ -442,7 +479,7 @@ impl Fleet {
         self.event(key, Some(&container), type_, reason, message, "kubelet");
     }
 
-    fn event(
+    pub(super) fn event(
         &mut self,
         key: &PodKey,
         container: Option<&str>,

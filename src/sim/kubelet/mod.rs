@@ -10,13 +10,19 @@
 
 pub mod clock;
 pub mod container_log;
+mod evict;
+pub mod eviction;
 pub mod fleet;
 mod intake;
 mod lifecycle;
 pub mod node_status;
 pub mod pod_status;
+pub mod pressure;
 pub mod rules;
 mod timeline;
+
+#[cfg(test)]
+mod pressure_tests;
 
 use std::sync::Arc;
 
@@ -65,6 +71,9 @@ async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
     loop {
         for key in fleet.due() {
             fleet.fire(&key);
+        }
+        for (node, pressure) in fleet.due_evictions() {
+            fleet.evict_next(&node, pressure);
         }
         let next_entry = timeline.peek().map(|entry| start + entry.at.div_f64(speed));
         let wake = match (fleet.next_deadline(), next_entry) {

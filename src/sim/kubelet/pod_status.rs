@@ -69,13 +69,13 @@ pub fn scheduled(pod: &mut Value, node: &str, now: &str) {
 }
 
 /// The kubelet accepted the pod: Pending, Initialized, containers waiting
-/// in ContainerCreating, hostIP and startTime set.
+/// in ContainerCreating, hostIP and startTime set (the QoS class is
+/// admission's, never the kubelet's).
 pub fn accepted(pod: &mut Value, host_ip: &str, now: &str) {
     pod["status"]["phase"] = json!("Pending");
     pod["status"]["hostIP"] = json!(host_ip);
     pod["status"]["hostIPs"] = json!([{"ip": host_ip}]);
     pod["status"]["startTime"] = json!(now);
-    pod["status"]["qosClass"] = json!("Burstable");
     set_condition(pod, "PodReadyToStartContainers", "False", None, None, now);
     set_condition(pod, "Initialized", "True", None, None, now);
     set_condition(pod, "PodScheduled", "True", None, None, now);
@@ -188,6 +188,41 @@ pub fn crashed(pod: &mut Value, exit_code: i32, message: &str, backoff: Duration
             go_duration(backoff)
         );
         c["state"] = json!({"waiting": {"reason": "CrashLoopBackOff", "message": wait}});
+        c["ready"] = json!(false);
+        c["started"] = json!(false);
+    });
+}
+
+/// Marks `pod` evicted by the kubelet at `now` (upstream eviction manager
+/// `evictPod`): phase Failed, reason `Evicted` with the eviction message, the
+/// `DisruptionTarget` condition (`TerminationByKubelet`), not ready, and every
+/// container terminated (a running one killed, exit 137; one never started
+/// `ContainerStatusUnknown`, as the kubelet reports it).
+pub fn evicted(pod: &mut Value, message: &str, now: &str) {
+    not_ready(pod, now);
+    set_condition(
+        pod,
+        "DisruptionTarget",
+        "True",
+        Some("TerminationByKubelet"),
+        Some(message),
+        now,
+    );
+    pod["status"]["phase"] = json!("Failed");
+    pod["status"]["reason"] = json!("Evicted");
+    pod["status"]["message"] = json!(message);
+    each_container(pod, |c| {
+        let terminated = match c["state"]["running"]["startedAt"].as_str() {
+            Some(started) => json!({
+                "exitCode": 137, "reason": "Error", "startedAt": started, "finishedAt": now,
+                "containerID": c["containerID"].clone(),
+            }),
+            None => json!({
+                "exitCode": 137, "reason": "ContainerStatusUnknown", "finishedAt": now,
+                "message": "The container could not be located when the pod was terminated",
+            }),
+        };
+        c["state"] = json!({"terminated": terminated});
         c["ready"] = json!(false);
         c["started"] = json!(false);
     });

@@ -93,7 +93,11 @@ impl Fleet {
 
     /// Changes a node's spec and status (two writes, as the API splits them);
     /// true when `edit` changed something.
-    fn edit_node(&mut self, name: &str, edit: impl FnOnce(&mut serde_json::Value) -> bool) -> bool {
+    pub(super) fn edit_node(
+        &mut self,
+        name: &str,
+        edit: impl FnOnce(&mut serde_json::Value) -> bool,
+    ) -> bool {
         let Some(mut next) = self.store.get(ResourceKind::Node, "", name) else {
             return false;
         };
