@@ -113,7 +113,10 @@ async fn a_namespace_viewer_gets_a_limited_view_and_no_rollout_keys() {
         "{limitations:?}"
     );
     assert!(rows.iter().all(|n| n["fit"].is_null()), "{rows:?}");
-    assert!(said.contains(&format!("view limited: {USAGE_LIMITED}")), "{said}");
+    assert!(
+        said.contains(&format!("view limited: {USAGE_LIMITED}")),
+        "{said}"
+    );
 
     if !common::tool_available("tmux") {
         return;
