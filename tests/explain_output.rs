@@ -240,7 +240,9 @@ fn table_counts_nodes_that_may_keep_a_running_pod() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.starts_with("DaemonSet default/plain\n"), "{stdout}");
     assert!(
-        stdout.contains("gpu-1      no    ?    taint nvidia.com/gpu=present:NoSchedule not tolerated\n"),
+        stdout.contains(
+            "gpu-1      no    ?    taint nvidia.com/gpu=present:NoSchedule not tolerated\n"
+        ),
         "{stdout}"
     );
     // The unreachable node's NoSchedule twin is not among the default tolerations.
