@@ -115,4 +115,53 @@ async fn status_predicts_the_nodes_a_raised_template_will_not_fit() {
         said.contains("preempts  1 pod(s) on 1 node(s): general-01"),
         "{said}"
     );
+
+    explain_agrees_offline(&env, &report).await;
+}
+
+/// `explain -f` on a kubectl dump of the same cluster gives every node the
+/// same `fit` object as `status` (one function, live and offline).
+async fn explain_agrees_offline(env: &Env, report: &Value) {
+    let dump = env
+        .kubectl(&[
+            "get",
+            "nodes,pods,ds,controllerrevisions",
+            "-A",
+            "-o",
+            "json",
+        ])
+        .await;
+    let file = env.dir.path().join("dump.json");
+    std::fs::write(&file, dump).expect("dump written");
+    let output = env
+        .rollcall(&[
+            "explain",
+            "-f",
+            &file.display().to_string(),
+            DS,
+            "-o",
+            "json",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", text(&output));
+    let offline: Value = serde_json::from_slice(&output.stdout).expect("explain json");
+    let fits = |nodes: &Value| -> Vec<(String, Value)> {
+        let mut fits: Vec<(String, Value)> = nodes
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .map(|n| {
+                (
+                    n["name"].as_str().unwrap_or_default().to_owned(),
+                    n["fit"].clone(),
+                )
+            })
+            .collect();
+        fits.sort_by(|a, b| a.0.cmp(&b.0));
+        fits
+    };
+    assert_eq!(
+        fits(&offline["daemonsets"][0]["nodes"]),
+        fits(&report["nodes"])
+    );
 }
