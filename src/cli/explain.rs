@@ -239,7 +239,11 @@ pub fn compare_recorded_status(
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     for entry in &mut report.daemonsets {
-        let Some(ds) = snapshot.daemonset(&entry.namespace, &entry.name) else {
+        let target = crate::model::Target {
+            namespace: entry.namespace.clone(),
+            name: entry.name.clone(),
+        };
+        let Some(ds) = snapshot.daemonset(&target) else {
             continue;
         };
         entry.recorded_status = recorded_status::check(

@@ -74,13 +74,6 @@ pub async fn run_with_ops(
     let mut links = Links { ops: link, logs };
     let result = event_loop(&mut guard, &mut app, &watch, &mut links).await;
     drop(guard);
-    // The connection note (the kubeconfig kubectl needs, for the embedded
-    // cluster) is long; on the restored terminal it prints whole.
-    if let Some(note) = &app.info.note {
-        use std::io::Write as _;
-        let note = crate::sanitize::sanitize(note);
-        let _ = writeln!(std::io::stderr(), "rollcall: {note}");
-    }
     result
 }
 
