@@ -223,8 +223,10 @@ fn a_scheduled_pod_keeps_no_pod_scheduled_condition() {
 #[cfg(target_pointer_width = "64")]
 fn the_scheduling_part_costs_a_pod_one_pointer() {
     // Requests, host ports and priority held inline took 88 bytes a pod
-    // (a 488-byte pod, jemalloc's 512 class); shared, one pointer.
-    assert_eq!(std::mem::size_of::<crate::model::PodSpec>(), 56);
+    // (a 488-byte pod, jemalloc's 512 class); shared, one pointer. The
+    // node an unbound daemon pod is pinned to costs 16 more (a 424-byte
+    // pod, still the 448 class).
+    assert_eq!(std::mem::size_of::<crate::model::PodSpec>(), 72);
     assert_eq!(std::mem::size_of::<ResourceList>(), 48);
     assert_eq!(std::mem::size_of::<HostPort>(), 24);
 }
@@ -234,4 +236,42 @@ fn pods_of_one_template_share_their_scheduling_part() {
     let spec = json!({"containers": [container("a", &json!({"cpu": "100m"}))]});
     let (a, b) = (decoded(&spec), decoded(&spec));
     assert!(std::ptr::eq(&raw const *a.spec, &raw const *b.spec));
+}
+
+/// Upstream `GetTargetNodeName`: a daemon pod the controller created unbound
+/// is its node's by its required `matchFields metadata.name` term; a term
+/// naming several nodes, or terms naming different ones, pin nothing; a
+/// bound pod is its `nodeName`'s. Encoding writes the pin back.
+#[test]
+fn an_unbound_daemon_pod_is_its_pinned_nodes() {
+    let pinned = |terms: Value| -> Pod {
+        serde_json::from_value(
+            json!({"spec": {"containers": [], "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}}),
+        )
+        .unwrap()
+    };
+    let field = |values: Value| json!({"matchFields": [{"key": "metadata.name", "operator": "In", "values": values}]});
+    let one = pinned(json!([field(json!(["n1"]))]));
+    assert_eq!((one.node_name(), one.target_node()), (None, Some("n1")));
+    let again: Pod = serde_json::from_value(serde_json::to_value(&one).unwrap()).unwrap();
+    assert_eq!(again.target_node(), Some("n1"), "encoding keeps the pin");
+    assert_eq!(
+        pinned(json!([field(json!(["n1", "n2"]))])).target_node(),
+        None
+    );
+    assert_eq!(
+        pinned(json!([field(json!(["n1"])), field(json!(["n2"]))])).target_node(),
+        None
+    );
+    assert_eq!(
+        pinned(json!([field(json!(["n1"])), field(json!(["n1"]))])).target_node(),
+        Some("n1")
+    );
+    let bound: Pod = serde_json::from_value(json!({"spec": {"nodeName": "n2", "containers": [],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [field(json!(["n1"]))]}}}}}))
+    .unwrap();
+    assert_eq!(bound.target_node(), Some("n2"));
+    assert!(bound.spec.pinned_node.is_none(), "a bound pod keeps no pin");
 }
