@@ -175,13 +175,15 @@ async fn run(
     let mut base: SelectAll<UpdateStream> = SelectAll::new();
     base.push(node_stream(client));
     base.push(daemonset_stream(client, namespace.as_deref()));
-    base.push(usage_stream(client));
     {
         let mut cache = shared.lock();
         cache.stream_started(StreamKind::Nodes);
         cache.stream_started(StreamKind::DaemonSets);
-        cache.stream_started(StreamKind::NodeUsage);
     }
+    // Every pod of the cluster is the largest list and nothing waits for it:
+    // it starts once the node list is in, so over a slow link the lists a
+    // first view needs get the bandwidth first.
+    let mut usage_started = false;
     let mut targeted: SelectAll<UpdateStream> = SelectAll::new();
     let mut target: Option<Target> = None;
     let mut target_started = false;
@@ -225,9 +227,14 @@ async fn run(
             base = SelectAll::new();
             base.push(node_stream(client));
             base.push(daemonset_stream(client, namespace.as_deref()));
-            base.push(usage_stream(client));
+            usage_started = false;
             targeted = SelectAll::new();
             target_started = false;
+        }
+        if !usage_started && nodes_listed(&shared) {
+            base.push(usage_stream(client));
+            shared.lock().stream_started(StreamKind::NodeUsage);
+            usage_started = true;
         }
         if !target_started {
             start_targeted(
@@ -370,6 +377,15 @@ fn node_stream(client: &Streams) -> UpdateStream {
         WatchUpdate::NodeEvent,
     );
     futures::stream::select(nodes, events).boxed()
+}
+
+/// Whether the node list is in (the usage stream's cue to start).
+fn nodes_listed(shared: &Shared) -> bool {
+    shared
+        .lock()
+        .streams()
+        .get(&StreamKind::Nodes)
+        .is_some_and(super::status::StreamStatus::settled)
 }
 
 /// Every pod of the cluster, decoded as what it takes from its node.

@@ -355,20 +355,34 @@ impl StatusReport {
                 .map(|n| n.name.clone())
                 .collect()
         };
-        let unfit = named(|f| !f.fits);
-        if !unfit.is_empty() {
-            let why = self
-                .nodes
-                .iter()
-                .find_map(|n| n.fit.as_ref().filter(|f| !f.fits))
-                .and_then(|f| f.reasons.first())
-                .map(|r| format!(" — {}", crate::sanitize::sanitize(&r.message)))
-                .unwrap_or_default();
+        // One line per first reason (cpu, a host port, …), so no node is
+        // named under another node's reason; the message is the group's first.
+        let mut groups: Vec<(Option<&crate::engine::fit::ReasonCode>, String, Vec<String>)> =
+            Vec::new();
+        for node in &self.nodes {
+            let Some(fit) = node.fit.as_ref().filter(|f| !f.fits) else {
+                continue;
+            };
+            let (code, message) = fit.reasons.first().map_or((None, String::new()), |r| {
+                (Some(&r.code), r.message.clone())
+            });
+            match groups.iter_mut().find(|(c, _, _)| *c == code) {
+                Some((_, _, nodes)) => nodes.push(node.name.clone()),
+                None => groups.push((code, message, vec![node.name.clone()])),
+            }
+        }
+        for (index, (_, message, nodes)) in groups.iter().enumerate() {
+            let label = if index == 0 { "won't fit" } else { "" };
+            let why = if message.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", crate::sanitize::sanitize(message))
+            };
             let _ = writeln!(
                 out,
-                "won't fit  {} node(s): {}{why}",
-                unfit.len(),
-                names(&unfit)
+                "{label:<9}  {} node(s): {}{why}",
+                nodes.len(),
+                names(nodes)
             );
         }
         let preempting = named(|f| f.fits && !f.preempts.is_empty());
