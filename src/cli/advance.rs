@@ -17,6 +17,7 @@ use crate::model::DsRef;
 use crate::ops::advance::{AdvanceTarget, choose};
 use crate::ops::drive::{advance, follow_flights};
 use crate::ops::rbac::Operation;
+use crate::ops::run::fit::{UNKNOWN_FIT, step_fit};
 use crate::ops::run::settings::ensure_advance_by_hand;
 use crate::ops::snapshot::Snapshot;
 
@@ -37,6 +38,10 @@ pub struct AdvanceArgs {
     /// With --next: advance although pods already on the new revision are failing.
     #[arg(long)]
     pub despite_failing: bool,
+    /// Delete although the new revision's pod will not fit on the node (by
+    /// default such a node is refused, exit 1, nothing deleted).
+    #[arg(long)]
+    pub despite_fit: bool,
     /// Wait until the replacement pods are Ready and available.
     #[arg(long)]
     pub wait: bool,
@@ -108,6 +113,33 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             }
             _ => None,
         };
+        // Fit before anything is deleted: refused unless --despite-fit;
+        // preemptions named before the confirmation.
+        let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+        let judged = step_fit(&snapshot, &rows, &nodes);
+        if judged.unknown {
+            crate::cli::out::eline(&format!("note: {UNKNOWN_FIT}"));
+        }
+        if let Some(refusal) = judged.refusal() {
+            if !args.despite_fit {
+                return Ok(finish(
+                    &args.act,
+                    1,
+                    &format!("refused: {refusal} (--despite-fit)"),
+                ));
+            }
+            crate::cli::out::warning(&format!("despite fit: {refusal}"));
+        }
+        let dry_run = session.executor.dry_run().is_some();
+        for (node, preempts) in judged.preempt_notes() {
+            let verb = if dry_run { "would " } else { "" };
+            step(
+                &args.act,
+                "preempt",
+                &format!("node {node}: {verb}{preempts}"),
+                serde_json::json!({ "node": node, "preempts": preempts }),
+            );
+        }
         let list: Vec<String> = victims
             .iter()
             .map(|v| format!("{} (pod {})", v.node, v.pod))
@@ -120,6 +152,7 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             &session.executor,
             &snapshot,
             &AdvanceTarget::Nodes(victims.iter().map(|v| v.node.clone()).collect()),
+            &judged.preempt_notes(),
         )
         .await?;
         if let Some(code) = print_dry_run(&session, &args.act, None) {
