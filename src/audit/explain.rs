@@ -103,7 +103,7 @@ pub fn lookalike_pods_by_node<'a, P: std::borrow::Borrow<Pod>>(
         .filter(|p| !is_owned_by(p, ds))
         .filter(|p| label_selector_matches(selector, Some(&p.labels)));
     for pod in candidates {
-        if let Some(node) = pod.node_name() {
+        if let Some(node) = pod.target_node() {
             by_node.entry(node).or_default().push(pod);
         }
     }

@@ -22,6 +22,7 @@ pub fn limitation(kind: StreamKind) -> &'static str {
         }
         StreamKind::PodEvents => "cannot watch pod events (forbidden)",
         StreamKind::NodeEvents => "cannot watch node events (forbidden)",
+        StreamKind::NodeUsage => "cannot list pods in all namespaces (forbidden) — fit unknown",
     }
 }
 

@@ -14,7 +14,8 @@ use kube::runtime::watcher;
 use super::node_pods::NodePods;
 use super::status::{StreamKind, StreamStatus};
 use super::store::{Applied, EventStore, KindStore, ObjectKey, map_event};
-use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, slim_metadata};
+use super::usage::{NodeUsage, UsageChange, UsageStore};
+use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, UsagePod, slim_metadata};
 
 /// Whether a relist changed so many of `total` objects that recomputing
 /// every row is cheaper than naming each (the first list changes them all).
@@ -41,6 +42,8 @@ pub enum WatchUpdate {
     PodEvent(watcher::Event<Event>),
     /// An event about a node.
     NodeEvent(watcher::Event<Event>),
+    /// A pod of any namespace, as what it takes from its node.
+    Usage(watcher::Event<UsagePod>),
     /// A stream failed; the watcher retries with backoff.
     Error(StreamKind, String),
     /// A bookmark arrived: the stream is alive and caught up.
@@ -99,6 +102,8 @@ pub struct Cache {
     revisions: KindStore<ControllerRevision>,
     pod_events: EventStore,
     node_events: EventStore,
+    /// Every counted pod of the cluster by node, with totals (fit's input).
+    usage: UsageStore,
     /// Node name to the keys of the pods bound to it.
     pods_by_node: NodePods,
     streams: BTreeMap<StreamKind, StreamStatus>,
@@ -127,6 +132,7 @@ impl Cache {
                 | WatchUpdate::Revision(_)
                 | WatchUpdate::PodEvent(_)
                 | WatchUpdate::NodeEvent(_)
+                | WatchUpdate::Usage(_)
         );
         self.applied += u64::from(object);
         match update {
@@ -136,6 +142,7 @@ impl Cache {
             WatchUpdate::Revision(event) => self.apply_revision(event, now),
             WatchUpdate::PodEvent(event) => self.apply_event(StreamKind::PodEvents, event, now),
             WatchUpdate::NodeEvent(event) => self.apply_event(StreamKind::NodeEvents, event, now),
+            WatchUpdate::Usage(event) => self.apply_usage(event, now),
             WatchUpdate::Error(kind, message) => {
                 self.streams.entry(kind).or_default().failed(message, now);
                 self.changes.streams = true;
@@ -170,8 +177,9 @@ impl Cache {
             WatchUpdate::Forbidden(kind, message) => {
                 self.streams.entry(kind).or_default().forbid(message);
                 self.changes.streams = true;
-                // Without nodes, the rows come from the pods' node names.
-                self.changes.all_nodes |= kind == StreamKind::Nodes;
+                // Without nodes, the rows come from the pods' node names;
+                // without usage, every row's fit becomes unknown.
+                self.changes.all_nodes |= matches!(kind, StreamKind::Nodes | StreamKind::NodeUsage);
             }
         }
     }
@@ -286,6 +294,7 @@ impl Cache {
             StreamKind::Revisions => self.revisions.len(),
             StreamKind::PodEvents => self.pod_events.store.len(),
             StreamKind::NodeEvents => self.node_events.store.len(),
+            StreamKind::NodeUsage => self.usage.len(),
         }
     }
 
@@ -299,6 +308,7 @@ impl Cache {
             StreamKind::Revisions => self.revisions.relisted_so_far(),
             StreamKind::PodEvents => self.pod_events.store.relisted_so_far(),
             StreamKind::NodeEvents => self.node_events.store.relisted_so_far(),
+            StreamKind::NodeUsage => self.usage.relisted_so_far(),
         }? as u64;
         let total = self.streams.get(&kind)?.expected()?.max(so_far);
         Some(so_far * 100 / total.max(1))
@@ -354,6 +364,25 @@ impl Cache {
     /// The target's pods bound to `node`, in key order.
     pub fn pods_on(&self, node: &str) -> Vec<&Pod> {
         self.pods_by_node.on(node).collect()
+    }
+
+    /// Whether fit can be judged: the node usage stream has listed once and
+    /// is not forbidden (a stale one still says what it last knew).
+    pub fn usage_known(&self) -> bool {
+        self.streams
+            .get(&StreamKind::NodeUsage)
+            .is_some_and(|s| s.synced() && s.forbidden().is_none())
+    }
+
+    /// The pods counted against `node` and their summed requests; `None`
+    /// when none is (or usage is unknown: see [`Cache::usage_known`]).
+    pub fn usage_on(&self, node: &str) -> Option<&NodeUsage> {
+        self.usage.on(node)
+    }
+
+    /// A copy of the usage index when usage is known (pointers and totals).
+    pub fn usage_copy(&self) -> Option<super::usage::UsageByNode> {
+        self.usage_known().then(|| self.usage.by_node())
     }
 
     /// The most recent events about a pod (`namespace/name`), newest first.
@@ -489,7 +518,7 @@ impl Cache {
                 .pods
                 .objects
                 .get(&super::store::object_key(&pod.metadata))
-                .and_then(|old| old.node_name().map(str::to_owned)),
+                .and_then(|old| old.target_node().map(str::to_owned)),
             _ => None,
         };
         match self.pods.apply(event) {
@@ -501,7 +530,7 @@ impl Cache {
                     self.changes.all_nodes = true;
                 } else {
                     for (key, old) in relisted {
-                        self.pod_moved(&key, old.as_ref().and_then(|p| p.node_name()));
+                        self.pod_moved(&key, old.as_ref().and_then(|p| p.target_node()));
                     }
                 }
             }
@@ -518,11 +547,20 @@ impl Cache {
             self.changes.nodes.insert(node.into());
         }
         if let Some(pod) = self.pods.objects.get(key) {
-            if let Some(node) = pod.node_name() {
+            if let Some(node) = pod.target_node() {
                 self.changes.nodes.insert(node.into());
             }
             self.pods_by_node.insert(pod);
         }
+    }
+
+    fn apply_usage(&mut self, event: watcher::Event<UsagePod>, now: jiff::Timestamp) {
+        match self.usage.apply(event) {
+            UsageChange::None => {}
+            UsageChange::Nodes(nodes) => self.changes.nodes.extend(nodes),
+            UsageChange::All => self.changes.all_nodes = true,
+        }
+        self.mark_received(StreamKind::NodeUsage, self.usage.listing(), now);
     }
 
     fn apply_event(
@@ -567,7 +605,7 @@ impl Cache {
     fn event_object_changed(&mut self, kind: StreamKind, object: &str) {
         if kind == StreamKind::NodeEvents {
             self.changes.nodes.insert(object.into());
-        } else if let Some(node) = self.pods.objects.get(object).and_then(|p| p.node_name()) {
+        } else if let Some(node) = self.pods.objects.get(object).and_then(|p| p.target_node()) {
             self.changes.nodes.insert(node.into());
         }
     }

@@ -16,6 +16,7 @@ pub mod server_kind;
 pub mod status;
 pub mod store;
 pub mod stream;
+pub mod usage;
 pub mod watch;
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ impl NodePods {
     /// Adds `pod` under its node (replacing the pod of the same key there);
     /// a pod bound to no node is not indexed.
     pub fn insert(&mut self, pod: &Arc<Pod>) {
-        let Some(node) = pod.node_name() else {
+        let Some(node) = pod.target_node() else {
             return;
         };
         let hash = self.hasher.hash_one(node);
@@ -94,7 +94,7 @@ impl NodePods {
 /// The node a list's pods are bound to (every pod of a list is bound to it).
 fn node_of(pods: &OnNode) -> &str {
     pods.first()
-        .and_then(|pod| pod.node_name())
+        .and_then(|pod| pod.target_node())
         .unwrap_or_default()
 }
 

@@ -22,6 +22,10 @@ pub enum StreamKind {
     PodEvents,
     /// Events of nodes.
     NodeEvents,
+    /// Every pod of every namespace, as what it takes from its node
+    /// ([`crate::model::UsagePod`]): what fit reads. Optional: nothing waits
+    /// for it, and without it (forbidden, failing) fit is unknown.
+    NodeUsage,
 }
 
 impl StreamKind {
@@ -34,6 +38,7 @@ impl StreamKind {
             Self::Revisions => "revisions",
             Self::PodEvents => "pod events",
             Self::NodeEvents => "node events",
+            Self::NodeUsage => "node usage",
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The watch task: list-then-watch streams ([`super::stream`], with stall
 //! detection and visible throttling) for nodes, DaemonSets and, once a target
 //! DaemonSet is known, its pods, ControllerRevisions and the events of its
-//! pods and of nodes, merged into one stream and applied to the [`Cache`] by
+//! pods and of nodes, and every pod of the cluster as node usage (what fit
+//! reads; optional: a user who may not list pods cluster-wide goes without),
+//! merged into one stream and applied to the [`Cache`] by
 //! this one writer. When the server changed under us (state went backwards,
 //! a DaemonSet replaced without a delete) every stream is restarted, so
 //! everything is re-listed. After each change it sends a payload-free
@@ -25,7 +27,7 @@ use super::rhythm::Rhythm;
 use super::server_kind;
 use super::status::StreamKind;
 use super::stream::{self, Selector, Signal, StreamConfig};
-use crate::model::DaemonSet;
+use crate::model::{DaemonSet, UsagePod};
 
 /// The cache plus the change notification, shared by the writer and readers.
 #[derive(Debug, Default)]
@@ -173,10 +175,12 @@ async fn run(
     let mut base: SelectAll<UpdateStream> = SelectAll::new();
     base.push(node_stream(client));
     base.push(daemonset_stream(client, namespace.as_deref()));
+    base.push(usage_stream(client));
     {
         let mut cache = shared.lock();
         cache.stream_started(StreamKind::Nodes);
         cache.stream_started(StreamKind::DaemonSets);
+        cache.stream_started(StreamKind::NodeUsage);
     }
     let mut targeted: SelectAll<UpdateStream> = SelectAll::new();
     let mut target: Option<Target> = None;
@@ -221,6 +225,7 @@ async fn run(
             base = SelectAll::new();
             base.push(node_stream(client));
             base.push(daemonset_stream(client, namespace.as_deref()));
+            base.push(usage_stream(client));
             targeted = SelectAll::new();
             target_started = false;
         }
@@ -365,6 +370,17 @@ fn node_stream(client: &Streams) -> UpdateStream {
         WatchUpdate::NodeEvent,
     );
     futures::stream::select(nodes, events).boxed()
+}
+
+/// Every pod of the cluster, decoded as what it takes from its node.
+fn usage_stream(client: &Streams) -> UpdateStream {
+    typed_stream::<UsagePod>(
+        client,
+        None,
+        Selector::default(),
+        StreamKind::NodeUsage,
+        WatchUpdate::Usage,
+    )
 }
 
 fn daemonset_stream(client: &Streams, namespace: Option<&str>) -> UpdateStream {

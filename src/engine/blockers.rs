@@ -18,7 +18,7 @@ use jiff::Timestamp;
 pub use tally::{BlockerTally, Course, Holder, Share};
 
 use super::coverage::{NodeCoverage, PodCoverage};
-use super::health::{PodHealth, READY_TIMEOUT, pod_health};
+use super::health::{PodHealth, READY_TIMEOUT, UNSCHEDULABLE, pod_health};
 use super::rolling::{RollingBudget, UpdateStrategy, rolling_budget, update_strategy};
 use crate::model::{DaemonSet, Node};
 
@@ -119,6 +119,18 @@ fn why_unavailable(pod: Option<&PodCoverage>, node_ready: Option<bool>) -> Holde
         return holder("no daemon pod", Course::Moving);
     };
     match pod_health(pod) {
+        // A replacement the scheduler cannot place stays Pending for ever
+        // (upstream retries it, but nothing changes until room is made):
+        // named with the scheduler's words.
+        PodHealth::Failing { reason, detail } if reason == UNSCHEDULABLE => Holder {
+            why: detail
+                .map_or_else(
+                    || "pod Pending, unschedulable".to_owned(),
+                    |d| format!("pod Pending, unschedulable: {d}"),
+                )
+                .into(),
+            course: Course::Stalled,
+        },
         PodHealth::Failing { reason, .. } => Holder {
             why: reason.into(),
             course: Course::Stalled,
@@ -323,11 +335,44 @@ mod tests {
             .map(|n| {
                 let on: Vec<&crate::model::Pod> = pods
                     .iter()
-                    .filter(|p| p.node_name() == Some(n.name()))
+                    .filter(|p| p.target_node() == Some(n.name()))
                     .collect();
                 node_coverage(n, ds, &on, &index, at(3600))
             })
             .collect()
+    }
+
+    #[test]
+    fn rolling_update_stopped_by_an_unschedulable_replacement_names_it() {
+        // Upstream creates the replacement unbound, pinned to its node by
+        // node affinity; when it does not fit, the scheduler leaves it
+        // Pending with PodScheduled=False/Unschedulable and it holds the
+        // only maxUnavailable slot for ever.
+        let ds = daemonset("a:v2").build();
+        let nodes = vec![node("n1").build(), node("n6").build()];
+        let mut pending = pod("p6", "n6", "h2").build();
+        pending.spec.pinned_node = pending.spec.node_name.take().map(|n| n.as_str().into());
+        pending.status.conditions.push(crate::model::PodCondition {
+            type_: "PodScheduled".into(),
+            status: "False".into(),
+            reason: Some("Unschedulable".into()),
+            message: Some("0/2 nodes are available: 1 Insufficient cpu.".into()),
+            ..crate::model::PodCondition::default()
+        });
+        let pods = vec![pod("p1", "n1", "h1").ready_since(0).build(), pending];
+        let blocker = rollout_blocker(&ds, &rows_of(&ds, &nodes, &pods), &nodes, at(3600));
+        assert_eq!(
+            blocker.code,
+            BlockerCode::MaxUnavailableSpent,
+            "{blocker:?}"
+        );
+        assert!(
+            blocker.message.contains(
+                "n6 (pod Pending, unschedulable: 0/2 nodes are available: 1 Insufficient cpu.)"
+            ),
+            "{}",
+            blocker.message
+        );
     }
 
     #[test]

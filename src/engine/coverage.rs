@@ -191,7 +191,7 @@ fn controlled_by_node<'a, P: Borrow<Pod>>(
         .map(Borrow::borrow)
         .filter(|p| is_controlled_by(p, ds))
     {
-        if let Some(node) = pod.node_name() {
+        if let Some(node) = pod.target_node() {
             by_node.entry(node).or_default().push(pod);
         }
     }
@@ -377,10 +377,14 @@ pub fn sort_oldest_first(pods: &mut [&Pod]) {
     });
 }
 
-/// The reason a human should look at this pod, kubectl-style: a container's
-/// waiting/terminated reason, else the pod-level reason (`Evicted`), else a
-/// failed phase.
+/// The reason a human should look at this pod, kubectl-style: a pod-level
+/// problem first (a failed pod's own reason, `Evicted`, `OutOfcpu`; or
+/// `Unschedulable`: [`super::health::pod_level_problem`]), else a container's
+/// waiting/terminated reason, else the pod-level reason, else a failed phase.
 fn pod_problem(pod: &Pod) -> Option<Arc<str>> {
+    if let Some(reason) = super::health::pod_level_problem(pod) {
+        return Some(Arc::from(reason));
+    }
     let running_ok = |reason: &str| {
         matches!(
             reason,

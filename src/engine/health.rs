@@ -3,6 +3,10 @@
 //! the batch gate, `status` and the audit alike, so no two places can disagree
 //! about whether a pod is failing.
 //!
+//! Every problem has a stable code ([`ProblemCode`]) beside the kubelet's or
+//! the scheduler's reason: what `status -o json` gives each node and what the
+//! console marks, so a script and the grid read the same classification.
+//!
 //! Pure: reads a [`PodCoverage`] (itself built from the pod by
 //! [`super::coverage::pod_coverage`]); no clock.
 
@@ -31,7 +35,136 @@ pub const FAILING_REASONS: &[&str] = &[
     "ContainerCannotRun",
     "Evicted",
     "Failed",
+    UNSCHEDULABLE,
+    SANDBOX_FAILED,
 ];
+
+/// The reason rollcall gives a pod the scheduler cannot place: its
+/// `PodScheduled` condition is `False` with this reason (upstream's
+/// `v1.PodReasonUnschedulable`).
+pub const UNSCHEDULABLE: &str = "Unschedulable";
+
+/// The pod-level reason of a pod the kubelet evicted under node pressure
+/// (phase `Failed`).
+pub const EVICTED: &str = "Evicted";
+
+/// The kubelet's event when it cannot create the pod's sandbox; while it
+/// retries, the pod stays `Pending` with `ContainerCreating`, so only the
+/// event tells.
+pub const SANDBOX_FAILED: &str = "FailedCreatePodSandBox";
+
+/// Pod-level reasons of a pod the kubelet rejected at admission (phase
+/// `Failed`), besides `OutOf<resource>`: the predicate names of upstream's
+/// `pkg/kubelet/lifecycle/predicate.go` and its catch-alls.
+const ADMISSION_PREDICATES: &[&str] = &[
+    "NodeAffinity",
+    "NodeName",
+    "NodePorts",
+    "TaintToleration",
+    "UnexpectedAdmissionError",
+    "UnexpectedPredicateFailureType",
+];
+
+/// Whether a pod-level reason says the kubelet refused the pod at admission
+/// (`OutOfcpu`, `OutOfmemory`, `OutOfpods`, `NodePorts`, …).
+pub fn is_admission_rejection(reason: &str) -> bool {
+    (reason.len() > "OutOf".len() && reason.starts_with("OutOf"))
+        || ADMISSION_PREDICATES.contains(&reason)
+}
+
+/// A problem's stable code: `status -o json` gives it in each node's
+/// `problem.code`, beside the reason it was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProblemCode {
+    /// The scheduler cannot place the pod (`PodScheduled=False`, `Unschedulable`).
+    Unschedulable,
+    /// The kubelet evicted the pod (node pressure).
+    Evicted,
+    /// The kubelet refused the pod at admission (`OutOfcpu`, `NodePorts`, …).
+    Rejected,
+    /// The kubelet cannot create the pod's sandbox (`FailedCreatePodSandBox`).
+    SandboxFailed,
+    /// A container restarts in a loop (`CrashLoopBackOff`).
+    CrashLoop,
+    /// The image cannot be pulled (`ErrImagePull`, `ImagePullBackOff`, …).
+    ImagePull,
+    /// A container was killed for memory (`OOMKilled`).
+    OomKilled,
+    /// A container cannot be created or run (`CreateContainerConfigError`,
+    /// `RunContainerError`, a hook error, `Error`, …).
+    ContainerError,
+    /// The pod failed (phase `Failed`) for another reason.
+    Failed,
+    /// A reason that is not a failure (yet): the pod waits (`ContainerCreating`
+    /// is not one; an unknown waiting reason is).
+    Waiting,
+}
+
+impl ProblemCode {
+    /// The code of a reason (a container's, the pod's, or one of rollcall's
+    /// [`UNSCHEDULABLE`], [`SANDBOX_FAILED`]).
+    pub fn of(reason: &str) -> Self {
+        match reason {
+            UNSCHEDULABLE => Self::Unschedulable,
+            EVICTED => Self::Evicted,
+            SANDBOX_FAILED => Self::SandboxFailed,
+            "CrashLoopBackOff" => Self::CrashLoop,
+            "OOMKilled" => Self::OomKilled,
+            "Failed" => Self::Failed,
+            _ if IMAGE_PULL_REASONS.contains(&reason) => Self::ImagePull,
+            _ if is_admission_rejection(reason) => Self::Rejected,
+            _ if FAILING_REASONS.contains(&reason) => Self::ContainerError,
+            _ => Self::Waiting,
+        }
+    }
+}
+
+/// The pod-level reason that outranks its containers' (see
+/// [`super::coverage::pod_coverage`]): a `Failed` pod's own reason (`Evicted`,
+/// `OutOfcpu`), else [`UNSCHEDULABLE`] for a pod the scheduler reported it
+/// cannot place. A pod the scheduler nominated a node for (preemption made
+/// room; upstream binds it once the victims are gone) is on its way, not
+/// unschedulable.
+pub fn pod_level_problem(pod: &Pod) -> Option<&str> {
+    let phase = pod.status.phase.as_deref();
+    if phase == Some("Failed")
+        && let Some(reason) = pod.status.reason.as_deref().filter(|r| !r.is_empty())
+    {
+        return Some(reason);
+    }
+    let unschedulable = pod.node_name().is_none()
+        && matches!(phase, None | Some("Pending"))
+        && pod.status.nominated_node_name.is_none()
+        && pod
+            .unscheduled_condition()
+            .is_some_and(|c| c.status == "False" && c.reason.as_deref() == Some(UNSCHEDULABLE));
+    unschedulable.then_some(UNSCHEDULABLE)
+}
+
+/// The pod-level words behind [`pod_level_problem`]: the scheduler's message
+/// of an unschedulable pod, the kubelet's of a failed one.
+fn pod_level_detail(pod: &Pod) -> Option<&str> {
+    let detail = match pod_level_problem(pod)? {
+        UNSCHEDULABLE => pod.unscheduled_condition()?.message.as_deref(),
+        _ => pod.status.message.as_deref(),
+    };
+    detail.map(str::trim).filter(|d| !d.is_empty())
+}
+
+/// Marks `pod` as failing to get a sandbox when its latest event (`latest`:
+/// reason and message) is the kubelet's [`SANDBOX_FAILED`] and nothing worse
+/// is known: the kubelet retries and the pod only says `ContainerCreating`.
+pub fn note_sandbox_failure(pod: &mut PodCoverage, latest: Option<(&str, &str)>) {
+    let Some((SANDBOX_FAILED, message)) = latest else {
+        return;
+    };
+    if pod.ready || pod.terminating || pod_health(pod).is_failing() {
+        return;
+    }
+    pod.problem = Some(SANDBOX_FAILED.into());
+    pod.failure_detail = Some(bounded(message.trim().to_owned()));
+}
 
 /// Reasons of the image pull family (the gate names them apart).
 pub const IMAGE_PULL_REASONS: &[&str] = &[
@@ -74,6 +207,14 @@ impl PodHealth {
         matches!(self, Self::Failing { .. })
     }
 
+    /// The failing pod's problem code.
+    pub fn code(&self) -> Option<ProblemCode> {
+        match self {
+            Self::Failing { reason, .. } => Some(ProblemCode::of(reason)),
+            _ => None,
+        }
+    }
+
     /// The reason and detail in one line (`CrashLoopBackOff: exit code 1 …`),
     /// for failing pods.
     pub fn failure_text(&self) -> Option<String> {
@@ -89,7 +230,7 @@ impl PodHealth {
 
 /// Whether a reason (a container's or the pod's) means "failing".
 pub fn is_failing_reason(reason: &str) -> bool {
-    FAILING_REASONS.contains(&reason)
+    FAILING_REASONS.contains(&reason) || is_admission_rejection(reason)
 }
 
 /// The reason a pod with this problem (see [`PodCoverage::problem`]) and
@@ -122,12 +263,18 @@ pub fn pod_health(pod: &PodCoverage) -> PodHealth {
 /// The longest detail kept per pod: enough for an exit code and a message line.
 const DETAIL_MAX_CHARS: usize = 240;
 
-/// Why the pod's containers fail, in the container's own words: for the first
-/// container that is not running cleanly, the last termination (`exit code 1
-/// (Error): exec format error`) and the waiting message (`back-off 40s
-/// restarting failed container …`). `None` when nothing says more than the reason.
-/// The text is API data: callers sanitise it before drawing or printing.
+/// Why the pod fails, in the scheduler's or the kubelet's words for a
+/// pod-level problem ([`pod_level_problem`]: `0/5 nodes are available: …`,
+/// `The node was low on resource: memory. …`), else in the container's own:
+/// for the first container that is not running cleanly, the last termination
+/// (`exit code 1 (Error): exec format error`) and the waiting message
+/// (`back-off 40s restarting failed container …`). `None` when nothing says
+/// more than the reason. Bounded. The text is API data: callers sanitise it
+/// before drawing or printing.
 pub fn failure_detail(pod: &Pod) -> Option<String> {
+    if let Some(detail) = pod_level_detail(pod) {
+        return Some(bounded(detail.to_owned()));
+    }
     pod.status.container_statuses.iter().find_map(|c| {
         let mut parts = Vec::new();
         let terminated = c
@@ -167,15 +314,17 @@ pub fn failure_detail(pod: &Pod) -> Option<String> {
         {
             parts.push(message.to_owned());
         }
-        (!parts.is_empty()).then(|| {
-            let mut text = format!("container {}: {}", c.name, parts.join("; "));
-            if text.chars().count() > DETAIL_MAX_CHARS {
-                text = text.chars().take(DETAIL_MAX_CHARS - 1).collect();
-                text.push('…');
-            }
-            text
-        })
+        (!parts.is_empty()).then(|| bounded(format!("container {}: {}", c.name, parts.join("; "))))
     })
+}
+
+/// `text` cut to [`DETAIL_MAX_CHARS`] (with `…`).
+fn bounded(mut text: String) -> String {
+    if text.chars().count() > DETAIL_MAX_CHARS {
+        text = text.chars().take(DETAIL_MAX_CHARS - 1).collect();
+        text.push('…');
+    }
+    text
 }
 
 #[cfg(test)]
@@ -248,6 +397,151 @@ mod tests {
             };
             assert_eq!(got, want, "{name}");
         }
+    }
+
+    fn decoded(status: &serde_json::Value, node: Option<&str>) -> Pod {
+        let mut spec = serde_json::json!({
+            "containers": [{"name": "agent"}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}
+        });
+        if let Some(node) = node {
+            spec["nodeName"] = node.into();
+        }
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "agent-x", "namespace": "kube-system"},
+            "spec": spec,
+            "status": status.clone(),
+        }))
+        .unwrap()
+    }
+
+    /// (name, pod status, bound node, expected code, words in the detail).
+    type ProblemCase = (
+        &'static str,
+        serde_json::Value,
+        Option<&'static str>,
+        Option<ProblemCode>,
+        &'static str,
+    );
+
+    /// Pod-level problems, read as upstream writes them: the scheduler's
+    /// `PodScheduled=False/Unschedulable` on an unbound pod (none once it is
+    /// nominated: preemption made room), the kubelet's eviction
+    /// (`pkg/kubelet/eviction`: phase Failed, reason Evicted) and admission
+    /// rejection (`pkg/kubelet/lifecycle/predicate.go`: `OutOf<resource>`).
+    #[test]
+    fn pod_level_problem_table() {
+        let unschedulable = serde_json::json!({"phase": "Pending", "conditions": [{
+            "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "message": "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector."}]});
+        let mut nominated = unschedulable.clone();
+        nominated["nominatedNodeName"] = "n1".into();
+        let cases: [ProblemCase; 6] = [
+            (
+                "unschedulable",
+                unschedulable.clone(),
+                None,
+                Some(ProblemCode::Unschedulable),
+                "1 Insufficient cpu",
+            ),
+            ("nominated after preemption", nominated, None, None, ""),
+            (
+                "bound pods are scheduled",
+                unschedulable,
+                Some("n1"),
+                None,
+                "",
+            ),
+            (
+                "evicted",
+                serde_json::json!({"phase": "Failed", "reason": "Evicted",
+                    "message": "The node was low on resource: memory. Threshold quantity: 100Mi, available: 12Mi."}),
+                Some("n1"),
+                Some(ProblemCode::Evicted),
+                "low on resource: memory",
+            ),
+            (
+                "rejected at admission",
+                serde_json::json!({"phase": "Failed", "reason": "OutOfcpu",
+                    "message": "Pod Node didn't have enough resource: cpu, requested: 500, used: 3800, capacity: 3900"}),
+                Some("n1"),
+                Some(ProblemCode::Rejected),
+                "enough resource: cpu",
+            ),
+            (
+                "running",
+                serde_json::json!({"phase": "Running"}),
+                Some("n1"),
+                None,
+                "",
+            ),
+        ];
+        for (name, status, node, code, words) in cases {
+            let pod = decoded(&status, node);
+            assert_eq!(pod.target_node(), Some("n1"), "{name}");
+            let problem = pod_level_problem(&pod);
+            assert_eq!(problem.map(ProblemCode::of), code, "{name}");
+            if code.is_some() {
+                assert!(
+                    problem.is_some_and(is_failing_reason),
+                    "{name}: counts as failing"
+                );
+                let detail = failure_detail(&pod).unwrap_or_default();
+                assert!(detail.contains(words), "{name}: {detail}");
+            }
+        }
+    }
+
+    #[test]
+    fn codes_of_reasons() {
+        let cases = [
+            ("CrashLoopBackOff", ProblemCode::CrashLoop),
+            ("ErrImagePull", ProblemCode::ImagePull),
+            ("ImagePullBackOff", ProblemCode::ImagePull),
+            ("OOMKilled", ProblemCode::OomKilled),
+            ("CreateContainerConfigError", ProblemCode::ContainerError),
+            ("Failed", ProblemCode::Failed),
+            ("OutOfmemory", ProblemCode::Rejected),
+            ("NodePorts", ProblemCode::Rejected),
+            ("OutOf", ProblemCode::Waiting),
+            ("FailedCreatePodSandBox", ProblemCode::SandboxFailed),
+            ("SomethingNew", ProblemCode::Waiting),
+        ];
+        for (reason, code) in cases {
+            assert_eq!(ProblemCode::of(reason), code, "{reason}");
+        }
+        assert_eq!(
+            serde_json::to_value(ProblemCode::SandboxFailed).unwrap(),
+            serde_json::json!("sandboxFailed")
+        );
+    }
+
+    #[test]
+    fn a_sandbox_failure_is_read_from_the_latest_event() {
+        let mut pod = coverage_of(Some("ContainerCreating"), "Pending", false);
+        note_sandbox_failure(&mut pod, Some(("Scheduled", "assigned")));
+        assert!(!pod_health(&pod).is_failing());
+        note_sandbox_failure(
+            &mut pod,
+            Some((
+                SANDBOX_FAILED,
+                "Failed to create pod sandbox: rpc error: code = Unknown",
+            )),
+        );
+        let health = pod_health(&pod);
+        assert_eq!(health.code(), Some(ProblemCode::SandboxFailed));
+        assert!(
+            health
+                .failure_text()
+                .unwrap_or_default()
+                .contains("rpc error")
+        );
+        // A crash loop stays what it is.
+        let mut crashing = coverage_of(Some("CrashLoopBackOff"), "Running", false);
+        note_sandbox_failure(&mut crashing, Some((SANDBOX_FAILED, "x")));
+        assert_eq!(pod_health(&crashing).code(), Some(ProblemCode::CrashLoop));
     }
 
     #[test]

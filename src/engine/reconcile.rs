@@ -176,7 +176,7 @@ fn group_by_node<'a>(
 ) -> BTreeMap<String, Vec<&'a Pod>> {
     let mut by_node: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
     for pod in pods.iter().filter(|p| !is_deleted_terminal(p)) {
-        match pod.node_name() {
+        match pod.target_node() {
             Some(node) => by_node.entry(node.to_owned()).or_default().push(pod),
             None => unassigned.push(pod.name().to_owned()),
         }

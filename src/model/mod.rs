@@ -29,6 +29,7 @@ pub mod snapshot;
 mod stamp;
 mod taint;
 mod uid;
+mod usage_pod;
 
 pub use ds_ref::{DsRef, DsRefError, Target};
 pub use event::{Event, InvolvedObject};
@@ -52,6 +53,7 @@ pub use snapshot::Snapshot;
 pub use stamp::Stamp;
 pub use taint::Taint;
 pub use uid::Uid;
+pub use usage_pod::{UsageMeta, UsagePod};
 
 pub use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 pub use k8s_openapi::api::core::v1::Toleration;

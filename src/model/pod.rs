@@ -102,6 +102,11 @@ pub const POD_SCHEDULED: &str = "PodScheduled";
 pub struct PodSpec {
     /// `spec.nodeName`; `None` while unscheduled.
     pub node_name: Option<compact_str::CompactString>,
+    /// While unbound: the node a DaemonSet pinned the pod to by its required
+    /// node affinity (`matchFields metadata.name In [node]`); `None` once
+    /// bound or when the pod names no single node. Boxed: most pods are
+    /// bound, and `None` costs 16 bytes where an inline string took 24.
+    pub pinned_node: Option<Box<str>>,
     /// Container names and images.
     pub containers: Few<PodContainer>,
     /// Requests, host ports and priority, shared with every pod that has
@@ -263,6 +268,15 @@ impl Pod {
     /// The node the pod is bound to.
     pub fn node_name(&self) -> Option<&str> {
         self.spec.node_name.as_deref().filter(|n| !n.is_empty())
+    }
+
+    /// The node the pod is for: the one it is bound to, else the one its
+    /// node affinity pins it to (upstream `GetTargetNodeName`, which the
+    /// DaemonSet controller uses to file its pods by node: a daemon pod the
+    /// scheduler cannot place is still that node's pod).
+    pub fn target_node(&self) -> Option<&str> {
+        self.node_name()
+            .or_else(|| self.spec.pinned_node.as_deref().filter(|n| !n.is_empty()))
     }
 
     /// The `controller-revision-hash` label.

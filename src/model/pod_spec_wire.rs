@@ -30,6 +30,80 @@ pub(super) struct WirePodSpecIn {
     priority: Option<i32>,
     priority_class_name: Option<Interned>,
     preemption_policy: Option<Interned>,
+    affinity: WireAffinity,
+}
+
+/// `spec.affinity`, of which only the node a DaemonSet pins its pods to is
+/// read: the controller creates them unbound, with a required node affinity
+/// term `matchFields metadata.name In [node]` (upstream since 1.12).
+#[derive(Default, Deserialize, Serialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireAffinity {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_affinity: Option<WireNodeAffinity>,
+}
+
+#[derive(Default, Deserialize, Serialize)]
+#[serde(default)]
+struct WireNodeAffinity {
+    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution")]
+    required: Option<WireNodeSelector>,
+}
+
+#[derive(Default, Deserialize, Serialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireNodeSelector {
+    node_selector_terms: Vec<WireTerm>,
+}
+
+#[derive(Default, Deserialize, Serialize)]
+#[serde(default, rename_all = "camelCase")]
+struct WireTerm {
+    match_fields: Vec<WireRequirement>,
+}
+
+#[derive(Default, Deserialize, Serialize)]
+#[serde(default)]
+struct WireRequirement {
+    key: String,
+    operator: String,
+    values: Vec<compact_str::CompactString>,
+}
+
+impl WireAffinity {
+    /// Upstream `GetTargetNodeName` for a pod without `nodeName`: the one
+    /// node named by a `metadata.name In [node]` field requirement of its
+    /// required node affinity, when every term names the same single node.
+    fn target_node(self) -> Option<Box<str>> {
+        let terms = self.node_affinity?.required?.node_selector_terms;
+        let mut named = terms
+            .into_iter()
+            .flat_map(|t| t.match_fields)
+            .filter_map(|r| {
+                (r.key == "metadata.name" && r.operator == "In" && r.values.len() == 1)
+                    .then(|| r.values.into_iter().next())
+                    .flatten()
+            });
+        let first = named.next()?;
+        named.all(|n| n == first).then(|| first.as_str().into())
+    }
+
+    /// The term that pins a pod to `node`, as the DaemonSet controller writes it.
+    fn pinned_to(node: &str) -> Self {
+        WireAffinity {
+            node_affinity: Some(WireNodeAffinity {
+                required: Some(WireNodeSelector {
+                    node_selector_terms: vec![WireTerm {
+                        match_fields: vec![WireRequirement {
+                            key: "metadata.name".into(),
+                            operator: "In".into(),
+                            values: vec![node.into()],
+                        }],
+                    }],
+                }),
+            }),
+        }
+    }
 }
 
 #[derive(Default, Deserialize)]
@@ -101,8 +175,14 @@ impl From<WirePodSpecIn> for PodSpec {
             })
             .collect();
         kept.shrink_to_fit();
+        let pinned_node = if wire.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
+            None
+        } else {
+            wire.affinity.target_node()
+        };
         PodSpec {
             node_name: wire.node_name,
+            pinned_node,
             containers: kept,
             scheduling: Shared::new(PodScheduling {
                 requests,
@@ -131,6 +211,8 @@ pub(super) struct WirePodSpecOut {
     priority_class_name: Option<Interned>,
     #[serde(skip_serializing_if = "Option::is_none")]
     preemption_policy: Option<Interned>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    affinity: Option<WireAffinity>,
 }
 
 /// `{"requests": {...}}`.
@@ -186,6 +268,7 @@ impl From<PodSpec> for WirePodSpecOut {
             priority: spec.scheduling.priority,
             priority_class_name: spec.scheduling.priority_class_name.clone(),
             preemption_policy: spec.scheduling.preemption_policy.clone(),
+            affinity: spec.pinned_node.as_deref().map(WireAffinity::pinned_to),
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod snapshot;
 pub mod state;
 pub mod status;
 pub mod status_changes;
+pub mod status_kubelets;
 pub mod status_node;
 pub mod status_summary;
 pub mod write;

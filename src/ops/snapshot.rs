@@ -16,6 +16,7 @@ use crate::cluster::request::{ListProgress, collection_url, list_all};
 use crate::cluster::access::NODES_UNREADABLE;
 use crate::cluster::cache::Cache;
 use crate::cluster::status::{StreamKind, still_loading};
+use crate::cluster::usage::{NodeUsage, UsageByNode, UsageStore};
 use crate::engine::coverage::{
     NodeCoverage, Totals, named_coverage, node_coverage, unreadable_node_coverage,
 };
@@ -26,7 +27,7 @@ use crate::engine::rollout::{
     plan_head_of, plan_rollout_with,
 };
 use crate::engine::selector::Selector;
-use crate::model::{ControllerRevision, DaemonSet, Node, Pod};
+use crate::model::{ControllerRevision, DaemonSet, Node, Pod, UsagePod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::state::RolloutState;
 pub use crate::rows::source::RowSource;
@@ -67,6 +68,9 @@ enum Objects<'a> {
     Owned {
         nodes: Vec<Arc<Node>>,
         pods: Vec<Arc<Pod>>,
+        /// Every counted pod of the cluster by node (fit's input); `None`
+        /// when unknown (not listed, forbidden, failed).
+        usage: Option<Arc<UsageByNode>>,
     },
     /// Borrowed from the console: its watch cache and its row cache.
     Live {
@@ -78,7 +82,7 @@ enum Objects<'a> {
 impl std::fmt::Debug for Objects<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Owned { nodes, pods } => f
+            Self::Owned { nodes, pods, .. } => f
                 .debug_struct("Owned")
                 .field("nodes", &nodes.len())
                 .field("pods", &pods.len())
@@ -164,15 +168,19 @@ impl Snapshot<'static> {
         let pod_pages = params.clone().limit(LIST_PAGE_SIZE);
         let revision_api = Api::<ControllerRevision>::namespaced(client.clone(), ns);
         let (node_progress, pod_progress) = (ListProgress::default(), ListProgress::default());
+        // Every pod of the cluster, for fit: optional, so its failure
+        // never fails the snapshot (fit is unknown instead).
+        let usage_url = collection_url::<UsagePod>(None);
         let lists = async {
             tokio::join!(
                 list_all::<Node>(client, &node_url, &node_pages, Some(&node_progress)),
                 list_all::<Pod>(client, &pod_url, &pod_pages, Some(&pod_progress)),
                 revision_api.list(&params),
+                list_all::<UsagePod>(client, &usage_url, &node_pages, None),
             )
         };
         tokio::pin!(lists);
-        let (nodes, pods, revisions) = loop {
+        let (nodes, pods, revisions, usage) = loop {
             tokio::select! {
                 listed = &mut lists => break listed,
                 () = tokio::time::sleep(PROGRESS_EVERY) => {
@@ -196,7 +204,17 @@ impl Snapshot<'static> {
             &mut forbidden,
         )
         .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?;
-        Ok(Self::new(ds, nodes, pods, revisions).with_forbidden(forbidden))
+        let usage = match unless_forbidden(usage, StreamKind::NodeUsage, &mut forbidden) {
+            Ok(_) if forbidden.contains(&StreamKind::NodeUsage) => None,
+            Ok(pods) => Some(UsageStore::of_list(pods)),
+            Err(error) => {
+                tracing::warn!(%error, "listing pods in all namespaces failed: fit unknown");
+                None
+            }
+        };
+        Ok(Self::new(ds, nodes, pods, revisions)
+            .with_forbidden(forbidden)
+            .with_usage(usage))
     }
 
     /// Copies the target out of a watch cache (the headless follower, which
@@ -214,7 +232,11 @@ impl Snapshot<'static> {
             pods,
             cache.revisions().cloned().collect(),
         );
-        Some(snapshot.with_forbidden(cache.forbidden_kinds().into_iter().collect()))
+        Some(
+            snapshot
+                .with_forbidden(cache.forbidden_kinds().into_iter().collect())
+                .with_usage(cache.usage_copy()),
+        )
     }
 
     /// Builds a snapshot, keeping only the pods the DaemonSet controls.
@@ -234,8 +256,21 @@ impl Snapshot<'static> {
             ds,
             revisions,
             forbidden: BTreeSet::new(),
-            objects: Objects::Owned { nodes, pods },
+            objects: Objects::Owned {
+                nodes,
+                pods,
+                usage: None,
+            },
         }
+    }
+
+    /// Gives an owned snapshot the cluster's usage by node (`None`: unknown).
+    #[must_use]
+    pub fn with_usage(mut self, known: Option<UsageByNode>) -> Self {
+        if let Objects::Owned { usage, .. } = &mut self.objects {
+            *usage = known.map(Arc::new);
+        }
+        self
     }
 }
 
@@ -302,6 +337,15 @@ impl<'a> Snapshot<'a> {
         }
     }
 
+    /// What counts against `node` (fit's input): `None` when usage is
+    /// unknown, `Some(None)` when no pod counts there.
+    pub fn usage_on(&self, node: &str) -> Option<Option<&NodeUsage>> {
+        match &self.objects {
+            Objects::Owned { usage, .. } => usage.as_ref().map(|u| u.get(node)),
+            Objects::Live { cache, .. } => cache.usage_known().then(|| cache.usage_on(node)),
+        }
+    }
+
     /// Looks nodes up by name (an index over owned nodes, the cache's own
     /// map for a live snapshot).
     pub fn node_lookup(&self) -> NodeLookup<'_> {
@@ -354,7 +398,7 @@ impl<'a> Snapshot<'a> {
     /// changed) and computes nothing until asked.
     pub fn rows(&self, index: &RevisionIndex, now: jiff::Timestamp) -> Rows<'_> {
         match &self.objects {
-            Objects::Owned { nodes, pods } => {
+            Objects::Owned { nodes, pods, .. } => {
                 Rows::Computed(self.computed_rows(nodes, pods, index, now))
             }
             Objects::Live { cache, rows } => Rows::Live {
@@ -380,7 +424,7 @@ impl<'a> Snapshot<'a> {
         }
         let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
         for pod in pods {
-            if let Some(node) = pod.node_name() {
+            if let Some(node) = pod.target_node() {
                 by_node.entry(node).or_default().push(pod);
             }
         }

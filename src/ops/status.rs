@@ -17,9 +17,11 @@ use crate::ops::error::OpsError;
 use crate::ops::owner_guard::{Revert, reverted};
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
-pub use crate::ops::status_node::NodeStatus;
+use crate::ops::status_kubelets::{MinorNodes, kubelet_skew};
+pub use crate::ops::status_node::{NodeProblem, NodeStatus};
 use crate::ops::status_node::{eligibility_word, names};
 use crate::ops::status_summary::Summary;
+use crate::rows::fit::{FitTarget, node_fit};
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -58,6 +60,14 @@ pub struct StatusReport {
     pub recorded_status: Option<StatusDifference>,
     /// Counts by eligibility, revision and readiness; the problems.
     pub summary: Summary,
+    /// When the DaemonSet's nodes (eligible, or running its pod) run more
+    /// than one kubelet minor version: nodes per minor, `{"v1.30": 9,
+    /// "v1.29": 5}`; `null` otherwise. Skew is a known cause of sandbox
+    /// failures in a rollout.
+    pub kubelet_versions: Option<std::collections::BTreeMap<String, usize>>,
+    /// With [`StatusReport::kubelet_versions`]: the nodes of every minor but
+    /// the newest (`[{"version": "v1.29", "nodes": [...]}]`), oldest first.
+    pub kubelet_skew: Vec<MinorNodes>,
     /// One entry per node, by name.
     pub nodes: Vec<NodeStatus>,
     /// The nodes still to advance, in order.
@@ -99,6 +109,24 @@ pub struct SkippedEntry {
     pub reason: String,
 }
 
+/// The kubelet skew among the DaemonSet's nodes (eligible, or running its pod).
+fn skew_of<'a>(
+    rows: impl Iterator<Item = &'a crate::engine::coverage::NodeCoverage>,
+    lookup: &crate::ops::snapshot::NodeLookup<'_>,
+) -> crate::ops::status_kubelets::KubeletSkew {
+    kubelet_skew(
+        rows.filter(|row| row.verdict.should_run || !row.pods.is_empty())
+            .filter_map(|row| lookup.get(&row.node))
+            .map(|node| {
+                (
+                    node.name(),
+                    node.status.node_info.kubelet_version.as_deref(),
+                )
+            }),
+    )
+    .unwrap_or_default()
+}
+
 /// The one state word, a noticed revert taking precedence: what
 /// `rollcall status` and the console's plan view show.
 pub fn state_label(
@@ -126,6 +154,13 @@ impl StatusReport {
             .filter(|s| s.canary)
             .map(|s| s.node.as_str())
             .collect();
+        let lookup = snapshot.node_lookup();
+        let fit_target = FitTarget::of(&snapshot.ds, snapshot.pods());
+        let fit_of = |row: &crate::engine::coverage::NodeCoverage| {
+            let target = fit_target.as_ref()?;
+            let node = lookup.get(&row.node)?;
+            node_fit(target, node, row, snapshot.usage_on(&row.node))
+        };
         let nodes = rows
             .iter()
             .map(|row| {
@@ -150,14 +185,16 @@ impl StatusReport {
                     updated: pod.is_some_and(|p| p.updated),
                     ready: pod.is_some_and(|p| p.ready),
                     available: pod.is_some_and(|p| p.available),
-                    problem: pod.and_then(|p| p.problem.as_deref().map(str::to_owned)),
+                    problem: pod.and_then(NodeProblem::of),
                     failure: pod.and_then(|p| crate::engine::health::pod_health(p).failure_text()),
                     pod_count: live.len(),
+                    fit: fit_of(row),
                     canary: canaries.contains(row.node.as_str())
                         || state.canaries.contains(row.node.as_str()),
                 }
             })
             .collect();
+        let skew = skew_of(rows.iter(), &lookup);
         let blocker = crate::ops::state::blocker_with_pause(&state, snapshot.blocker(&rows, now));
         let target = snapshot.target();
         let revert = reverted(&snapshot.ds, &state);
@@ -173,6 +210,8 @@ impl StatusReport {
             revert,
             totals: Snapshot::totals(&rows),
             recorded_status: None,
+            kubelet_versions: (!skew.versions.is_empty()).then_some(skew.versions),
+            kubelet_skew: skew.behind,
             nodes,
             plan: plan
                 .steps
@@ -236,12 +275,25 @@ impl StatusReport {
         for limitation in &self.limitations {
             let _ = writeln!(out, "view limited: {limitation}");
         }
+        if let Some(versions) = &self.kubelet_versions {
+            let skew = crate::ops::status_kubelets::KubeletSkew {
+                versions: versions.clone(),
+                behind: self.kubelet_skew.clone(),
+            };
+            let _ = writeln!(
+                out,
+                "kubelets  {} minor versions: {}",
+                versions.len(),
+                crate::sanitize::sanitize(&skew.describe())
+            );
+        }
         let _ = writeln!(
             out,
             "why   {}",
             crate::sanitize::sanitize(&self.blocker.message)
         );
         out.push_str(&self.summary.render());
+        self.render_fit(&mut out);
         let _ = writeln!(out);
         let all = all || self.nodes.len() <= NODES_LISTED;
         if all {
@@ -274,7 +326,7 @@ impl StatusReport {
                     "{pod}{}",
                     n.failure
                         .as_ref()
-                        .or(n.problem.as_ref())
+                        .or(n.problem.as_ref().map(|p| &p.reason))
                         .map(|p| format!(" {p}"))
                         .unwrap_or_default()
                 ),
@@ -289,6 +341,49 @@ impl StatusReport {
                 revision,
                 yes_no(n.ready),
                 if n.canary { "canary" } else { "" },
+            );
+        }
+    }
+
+    /// The nodes the update revision's pod will not fit on, and those
+    /// where it preempts, named (capped).
+    fn render_fit(&self, out: &mut String) {
+        let named = |wanted: fn(&crate::engine::fit::Fit) -> bool| -> Vec<String> {
+            self.nodes
+                .iter()
+                .filter(|n| n.fit.as_ref().is_some_and(wanted))
+                .map(|n| n.name.clone())
+                .collect()
+        };
+        let unfit = named(|f| !f.fits);
+        if !unfit.is_empty() {
+            let why = self
+                .nodes
+                .iter()
+                .find_map(|n| n.fit.as_ref().filter(|f| !f.fits))
+                .and_then(|f| f.reasons.first())
+                .map(|r| format!(" — {}", crate::sanitize::sanitize(&r.message)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "won't fit  {} node(s): {}{why}",
+                unfit.len(),
+                names(&unfit)
+            );
+        }
+        let preempting = named(|f| f.fits && !f.preempts.is_empty());
+        if !preempting.is_empty() {
+            let victims: usize = self
+                .nodes
+                .iter()
+                .filter_map(|n| n.fit.as_ref())
+                .map(|f| f.preempts.len())
+                .sum();
+            let _ = writeln!(
+                out,
+                "preempts  {victims} pod(s) on {} node(s): {}",
+                preempting.len(),
+                names(&preempting)
             );
         }
     }

@@ -99,9 +99,10 @@ fn node_change(was: &NodeStatus, now: &NodeStatus) -> Option<String> {
     if was.ready != now.ready && now.pod.is_some() {
         parts.push(if now.ready { "Ready" } else { "not Ready" }.to_owned());
     }
-    if was.problem != now.problem {
-        parts.push(match (&was.problem, &now.problem) {
-            (_, Some(problem)) => problem.clone(),
+    let reason = |n: &NodeStatus| n.problem.as_ref().map(|p| p.reason.clone());
+    if reason(was) != reason(now) {
+        parts.push(match (reason(was), reason(now)) {
+            (_, Some(problem)) => problem,
             (Some(gone), None) => format!("{gone} cleared"),
             (None, None) => String::new(),
         });

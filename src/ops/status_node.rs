@@ -10,6 +10,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::engine::coverage::PodCoverage;
+use crate::engine::health::ProblemCode;
+
 /// How many node names a list shows before "+N more".
 pub const NAMES_SHOWN: usize = 5;
 
@@ -43,16 +46,52 @@ pub struct NodeStatus {
     pub ready: bool,
     /// Whether it is available (Ready for minReadySeconds).
     pub available: bool,
-    /// Its waiting/terminated reason, if any.
-    pub problem: Option<String>,
+    /// Its problem, if any: the code, the reason and the scheduler's,
+    /// kubelet's or container's words ([`NodeProblem`]).
+    pub problem: Option<NodeProblem>,
     /// When the pod is failing: the reason and the container's own words
     /// (last termination, waiting message), from the one health classification.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// How many live daemon pods the node has.
     pub pod_count: usize,
+    /// Preflight for the revision the rollout moves to: `{fits, reasons[{code,
+    /// message}], preempts[{namespace, name, priority}]}` (see
+    /// [`crate::rows::fit`]); `null` when the node runs it already, is not
+    /// eligible, or usage is unknown.
+    pub fit: Option<crate::engine::fit::Fit>,
     /// Marked or selected as a canary.
     pub canary: bool,
+}
+
+/// A node's problem in `status -o json`: `{"code": "unschedulable",
+/// "reason": "Unschedulable", "message": "0/14 nodes are available: …"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodeProblem {
+    /// The stable code ([`ProblemCode`]): `unschedulable`, `evicted`,
+    /// `rejected`, `sandboxFailed`, `crashLoop`, `imagePull`, `oomKilled`,
+    /// `containerError`, `failed`, or `waiting` (a reason that is not a
+    /// failure).
+    pub code: ProblemCode,
+    /// The reason it was read from (what `problem` held before it was an
+    /// object): `CrashLoopBackOff`, `Unschedulable`, `Evicted`, `OutOfcpu`,
+    /// `FailedCreatePodSandBox`, …
+    pub reason: String,
+    /// The scheduler's, the kubelet's or the container's own words, when a
+    /// failing pod has them (unsanitised API text, bounded).
+    pub message: Option<String>,
+}
+
+impl NodeProblem {
+    /// The problem of a daemon pod's row, if it has one.
+    pub fn of(pod: &PodCoverage) -> Option<Self> {
+        let reason = pod.problem.as_deref()?;
+        Some(NodeProblem {
+            code: ProblemCode::of(reason),
+            reason: reason.to_owned(),
+            message: pod.failure_detail.clone(),
+        })
+    }
 }
 
 /// The eligibility word for a node, the same as the console's (the one

@@ -62,7 +62,7 @@ pub struct Problem {
 /// The node's problem, if it has one.
 fn problem_of(node: &NodeStatus) -> Option<String> {
     if let Some(problem) = &node.problem {
-        return Some(problem.clone());
+        return Some(problem.reason.clone());
     }
     if node.pod_count > 1 {
         return Some(format!("{} pods", node.pod_count));

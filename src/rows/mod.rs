@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 
+pub mod fit;
 pub mod source;
 mod store;
 
@@ -105,6 +106,16 @@ pub struct NodeRow {
     pub control_plane: bool,
     /// The latest event about the node or its pod (boxed: most rows have none).
     pub event: Option<Box<EventSummary>>,
+    /// Preflight: will the pod of the revision the rollout moves to fit on
+    /// this node, and whom would it preempt ([`fit::node_fit`], the same
+    /// answer `status` and `explain` give). `fits` false: nothing can make
+    /// room (`reasons` say why, each with a stable `code`); `fits` true with
+    /// `preempts`: it fits once those pods are gone; `fits` true and no
+    /// `preempts`: it fits as is. `None` when there is nothing to ask (the
+    /// node runs the update revision, or is not eligible) or usage is
+    /// unknown (pods in all namespaces cannot be listed, or not yet).
+    /// Boxed: most rows have none once a rollout is done.
+    pub fit: Option<Box<crate::engine::fit::Fit>>,
 }
 
 impl NodeRow {
@@ -165,7 +176,17 @@ impl NodeRow {
         cache: &Cache,
         now: jiff::Timestamp,
     ) -> Self {
-        Self::compute_shared(node, ds, revisions, cache, now, &mut Strings::default())
+        let target = fit::FitTarget::of(ds, cache.pods());
+        let mut strings = Strings::default();
+        Self::compute_shared(
+            node,
+            ds,
+            revisions,
+            cache,
+            now,
+            target.as_ref(),
+            &mut strings,
+        )
     }
 
     /// [`NodeRow::compute`], with repeated strings taken from `strings`.
@@ -175,6 +196,7 @@ impl NodeRow {
         revisions: &RevisionIndex,
         cache: &Cache,
         now: jiff::Timestamp,
+        fit_target: Option<&fit::FitTarget>,
         strings: &mut Strings,
     ) -> Self {
         // Only pods the DaemonSet controls count (upstream getDaemonPods adopts
@@ -182,8 +204,13 @@ impl NodeRow {
         let mut pods = cache.pods_on(node.name());
         pods.retain(|pod| is_controlled_by(pod, ds));
         let mut coverage = node_coverage(node, ds, &pods, revisions, now);
+        note_sandbox_failures(&mut coverage, cache, ds.metadata.namespace.as_deref());
         share_pod_strings(&mut coverage, strings);
         let event = latest_event(cache, node.name(), &pods);
+        let usage = cache.usage_known().then(|| cache.usage_on(node.name()));
+        let fit = fit_target
+            .and_then(|target| fit::node_fit(target, node, &coverage, usage))
+            .map(Box::new);
         let pool = first_label(node, POOL_LABELS);
         let zone = first_label(node, ZONE_LABELS);
         Self {
@@ -201,6 +228,7 @@ impl NodeRow {
             group_key: pool.or(zone).map(|(key, _)| key),
             control_plane: crate::engine::rollout::is_control_plane(node),
             event,
+            fit,
             coverage,
         }
     }
@@ -234,6 +262,7 @@ impl NodeRow {
         }
         let verdict = NodeVerdict::unknown(crate::cluster::access::NODES_UNREADABLE);
         let mut coverage = named_coverage(node, verdict, ds, &pods, revisions, now);
+        note_sandbox_failures(&mut coverage, cache, ds.metadata.namespace.as_deref());
         share_pod_strings(&mut coverage, strings);
         Some(Self {
             state: classify(&coverage),
@@ -245,6 +274,7 @@ impl NodeRow {
             group_key: None,
             control_plane: false,
             event: latest_event(cache, node, &pods),
+            fit: None,
             coverage,
         })
     }
@@ -304,6 +334,26 @@ fn compute_all(
         }
     });
     rows
+}
+
+/// Marks the pods whose latest event says the kubelet cannot create their
+/// sandbox ([`crate::engine::health::note_sandbox_failure`]): only the
+/// events tell, and only the watch has them.
+fn note_sandbox_failures(coverage: &mut NodeCoverage, cache: &Cache, namespace: Option<&str>) {
+    let Some(namespace) = namespace else {
+        return;
+    };
+    for pod in &mut coverage.pods {
+        let key = format!("{namespace}/{}", pod.name);
+        let latest = cache.pod_events(&key).into_iter().next();
+        let latest = latest.map(|e| {
+            (
+                e.reason.as_deref().unwrap_or_default(),
+                e.message.as_deref().unwrap_or_default(),
+            )
+        });
+        crate::engine::health::note_sandbox_failure(pod, latest);
+    }
 }
 
 /// Replaces the pods' repeated strings (hash, phase, problem) by shared copies.
@@ -426,6 +476,9 @@ pub struct RowCache {
     /// Node names in natural order, rebuilt when nodes come or go.
     name_order: Vec<compact_str::CompactString>,
     revisions: Option<RevisionIndex>,
+    /// What every row's fit asks: the update revision's pod (made with the
+    /// revisions, from the DaemonSet's template).
+    fit_target: Option<fit::FitTarget>,
     target: Option<String>,
     /// The rollout blocker's inputs over the rows, kept with them.
     tally: BlockerTally,
@@ -597,6 +650,10 @@ impl RowCache {
         if retarget || all_nodes || self.revisions.is_none() {
             let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
             let index = RevisionIndex::new(ds, &revisions);
+            // The template (and so the demand) changes only with the spec,
+            // which recomputes every row: the target is made here, once.
+            self.fit_target = fit::FitTarget::of(ds, cache.pods());
+            let fit_target = self.fit_target.as_ref();
             let strings = &mut self.strings;
             self.rows = if cache.forbidden(StreamKind::Nodes) {
                 cache
@@ -608,7 +665,7 @@ impl RowCache {
             } else {
                 let nodes: Vec<&Node> = cache.nodes().collect();
                 compute_all(&nodes, strings, |node, strings| {
-                    NodeRow::compute_shared(node, ds, &index, cache, now, strings)
+                    NodeRow::compute_shared(node, ds, &index, cache, now, fit_target, strings)
                 })
             };
             self.revisions = Some(index);
@@ -652,11 +709,12 @@ impl RowCache {
         };
         let unreadable = cache.forbidden(StreamKind::Nodes);
         let min_ready = min_ready_seconds(ds);
+        let fit_target = self.fit_target.as_ref();
         let strings = &mut self.strings;
         for name in nodes {
             let row = match cache.node(name) {
                 Some(node) => Some(NodeRow::compute_shared(
-                    node, ds, index, cache, now, strings,
+                    node, ds, index, cache, now, fit_target, strings,
                 )),
                 None if unreadable => {
                     NodeRow::compute_unreadable_shared(name, ds, index, cache, now, strings)

@@ -191,6 +191,7 @@ mod tests {
             group_key: None,
             control_plane: false,
             event: None,
+            fit: None,
         }
     }
 

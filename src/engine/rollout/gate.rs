@@ -131,8 +131,9 @@ pub enum GateVerdict {
 /// Invariants: `Passed` only when every member's replacement runs the current
 /// revision, is Ready and available, has no restarts beyond the baseline and has
 /// been Ready for `soak`; the first failing member (in batch order) decides
-/// `Failed`; fail-fast signals (crash loop, image pull, restarts, failed phase, a
-/// vanished or foreign pod) win over waiting; an empty batch passes.
+/// `Failed`; fail-fast signals (crash loop, image pull, restarts, failed phase,
+/// an unschedulable, evicted or rejected pod, a sandbox that cannot be
+/// created, a vanished or foreign pod) win over waiting; an empty batch passes.
 pub fn gate(batch: &[BatchMember], now: Timestamp, policy: &GatePolicy) -> GateVerdict {
     let mut waiting = Vec::new();
     for member in batch {

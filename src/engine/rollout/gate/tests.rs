@@ -156,6 +156,51 @@ fn gate_table() {
                 detail: None,
             }),
         ),
+        // Upstream leaves an unschedulable pod Pending for ever: waiting out
+        // the Ready timeout would only delay the same answer.
+        (
+            "an unschedulable replacement fails at once, in the scheduler's words",
+            with(|p| {
+                p.ready = false;
+                p.phase = Some("Pending".into());
+                p.ready_since = None;
+                p.problem = Some("Unschedulable".into());
+                p.failure_detail = Some("0/3 nodes are available: 1 Insufficient cpu.".into());
+            }),
+            5,
+            failed(GateFailure::Failing {
+                reason: "Unschedulable".into(),
+                detail: Some("0/3 nodes are available: 1 Insufficient cpu.".into()),
+            }),
+        ),
+        (
+            "an evicted replacement fails at once, in the kubelet's words",
+            with(|p| {
+                p.ready = false;
+                p.phase = Some("Failed".into());
+                p.problem = Some("Evicted".into());
+                p.failure_detail = Some("The node was low on resource: memory.".into());
+            }),
+            30,
+            failed(GateFailure::Failing {
+                reason: "Evicted".into(),
+                detail: Some("The node was low on resource: memory.".into()),
+            }),
+        ),
+        (
+            "a sandbox that cannot be created fails at once, in the kubelet's words",
+            with(|p| {
+                p.ready = false;
+                p.phase = Some("Pending".into());
+                p.problem = Some("FailedCreatePodSandBox".into());
+                p.failure_detail = Some("Failed to create pod sandbox: rpc error".into());
+            }),
+            30,
+            failed(GateFailure::Failing {
+                reason: "FailedCreatePodSandBox".into(),
+                detail: Some("Failed to create pod sandbox: rpc error".into()),
+            }),
+        ),
         (
             "a restart during soak fails",
             with(|p| p.restarts = 1),
