@@ -13,8 +13,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, StepOutput, block_on, confirm, finish, install_interrupt, open, parse_duration, precheck,
-    print_dry_run, progress_printer,
+    ActArgs, StepOutput, block_on, confirm, finish, install_interrupt, open, parse_duration,
+    precheck, print_dry_run, progress_printer,
 };
 use crate::cli::cluster_args::ClusterArgs;
 use crate::engine::selector::Selector;

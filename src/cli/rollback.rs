@@ -28,6 +28,10 @@ use crate::ops::snapshot::Target;
 
 /// Arguments of `rollcall rollback`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one of the command's independent flags"
+)]
 pub struct RollbackArgs {
     /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
     /// `daemonset/NAME` or `daemonsets.apps/NAME`.

@@ -106,7 +106,14 @@ pub async fn advance(
     let no_exclusion = std::collections::BTreeSet::new();
     let plan = snapshot.plan_for(&rows, &state, target, &no_exclusion, false)?;
     let victims = choose(&plan, target, &no_exclusion)?;
-    delete_victims(executor, snapshot, &victims, JournalAction::Advance, preempts).await
+    delete_victims(
+        executor,
+        snapshot,
+        &victims,
+        JournalAction::Advance,
+        preempts,
+    )
+    .await
 }
 
 /// The gate for nodes advanced by hand: one batch, no soak, Ready within

@@ -13,6 +13,7 @@
 use crate::engine::fit::{Fit, FitReason, Victim};
 use crate::ops::snapshot::{Rows, Snapshot};
 use crate::ops::write::WriteRequest;
+use crate::rows::fit::{FitTarget, node_fit};
 
 /// What one node of a step answers.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,25 +58,24 @@ pub struct StepFit {
     pub unknown: bool,
 }
 
-/// Whether `snapshot` knows what counts against its nodes (the pods of all
-/// namespaces). The usage stream is not in this build: fit is unknown, and
-/// said so once, never guessed from the DaemonSet's own pods.
-pub fn usage_known(_snapshot: &Snapshot<'_>) -> bool {
-    false
-}
-
-/// The fit of `snapshot`'s update revision on `node` (see [`NodeFit::of`]).
-fn node_answer(snapshot: &Snapshot<'_>, _rows: &Rows<'_>, _node: &str) -> NodeFit {
-    NodeFit::of(usage_known(snapshot), None)
-}
-
-/// The step of `nodes` judged on `snapshot` and its `rows`.
+/// The step of `nodes` judged on `snapshot` and its `rows`: each node's
+/// preflight fit of the revision the rollout moves to (the rows' rule,
+/// computed for these nodes only).
 pub fn step_fit(snapshot: &Snapshot<'_>, rows: &Rows<'_>, nodes: &[&str]) -> StepFit {
-    StepFit::judge(
-        nodes
-            .iter()
-            .map(|node| (*node, node_answer(snapshot, rows, node))),
-    )
+    let known = snapshot.usage_known();
+    if !known {
+        return StepFit::judge(nodes.iter().map(|node| (*node, NodeFit::Unknown)));
+    }
+    let target = FitTarget::of(&snapshot.ds, snapshot.pods());
+    let lookup = snapshot.node_lookup();
+    StepFit::judge(nodes.iter().map(|name| {
+        let fit = target.as_ref().and_then(|target| {
+            let node = lookup.get(name)?;
+            let row = rows.get(name)?;
+            node_fit(target, node, row, snapshot.usage_on(name))
+        });
+        (*name, NodeFit::of(known, fit.as_ref()))
+    }))
 }
 
 /// What is said once when fit cannot be checked.
@@ -138,11 +138,11 @@ pub fn note_preemptions(requests: &mut [WriteRequest], notes: &[(String, String)
         let Some((_, text)) = notes.iter().find(|(n, _)| Some(n.as_str()) == node) else {
             continue;
         };
-        let note = match request.record.note.take() {
+        let joined = match request.record.note.take() {
             Some(earlier) => format!("{earlier}; {text}"),
             None => text.clone(),
         };
-        request.record.note = Some(note);
+        request.record.note = Some(joined);
     }
 }
 
@@ -251,7 +251,12 @@ mod tests {
         };
         let cases = [
             ("usage unknown", false, Some(&wont), NodeFit::Unknown),
-            ("nothing asked", true, None, NodeFit::Fits { preempts: vec![] }),
+            (
+                "nothing asked",
+                true,
+                None,
+                NodeFit::Fits { preempts: vec![] },
+            ),
             (
                 "will not fit",
                 true,

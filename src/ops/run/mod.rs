@@ -20,6 +20,8 @@ pub mod settings;
 pub mod words;
 
 #[cfg(test)]
+mod fit_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::engine::rolling::UpdateStrategy;
@@ -115,7 +117,7 @@ impl Run {
         if let Some(strategy) = &taken_over {
             notes.push(takeover_note(strategy));
         }
-        if !fit::usage_known(snapshot) {
+        if !snapshot.usage_known() {
             notes.push(fit::UNKNOWN_FIT.to_owned());
         }
         // A run that takes over an expired run which had taken the rollout
