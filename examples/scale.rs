@@ -781,8 +781,7 @@ async fn console_child(
     let started = Instant::now();
     let cpu_before = cpu_secs();
     let handle = watch::spawn(client.clone(), None, Some(target.clone()));
-    let (namespace, target_key) = (target.namespace.clone(), target.key());
-    let mut app = App::new(ConsoleInfo::default(), Some(target), (200, 60));
+    let mut app = App::new(ConsoleInfo::default(), Some(target.clone()), (200, 60));
     let shared = std::sync::Arc::clone(&handle.shared);
     let mut phases = LoadPhases::default();
     loop {
@@ -826,7 +825,7 @@ async fn console_child(
         peak_mb()
     );
     churn_phase(&mut app, &shared).await?;
-    let absorbed = absorb::capacity(&client, &mut app, &shared, &namespace, &target_key).await?;
+    let absorbed = absorb::capacity(&client, &mut app, &shared, &target).await?;
     println!("absorb {absorbed}");
     drop(handle);
     Ok(())

@@ -18,6 +18,15 @@ use serde_json::{Value, json};
 
 use rollcall::audit::live::{LiveError, read_consistent};
 use rollcall::audit::{Roster, compare};
+use rollcall::model::Target;
+
+/// The DaemonSet the scripted server serves.
+fn node_agent() -> Target {
+    Target {
+        namespace: "kube-system".into(),
+        name: "node-agent".into(),
+    }
+}
 
 /// What the scripted server serves.
 struct Script {
@@ -118,7 +127,7 @@ fn client(url: &str) -> kube::Client {
 async fn stable_read_pages_through_nodes_and_audits_clean() {
     let s = script(vec![4]);
     let url = serve(s.clone()).await;
-    let read = read_consistent(&client(&url), "kube-system", "node-agent", 5)
+    let read = read_consistent(&client(&url), &node_agent(), 5)
         .await
         .unwrap();
     assert_eq!(read.attempts, 1);
@@ -138,7 +147,7 @@ async fn generation_change_during_the_read_retries() {
     // Attempt 1 sees 4 then 5; attempt 2 sees 5 and 5.
     let s = script(vec![4, 5]);
     let url = serve(s.clone()).await;
-    let read = read_consistent(&client(&url), "kube-system", "node-agent", 5)
+    let read = read_consistent(&client(&url), &node_agent(), 5)
         .await
         .unwrap();
     assert_eq!(read.attempts, 2);
@@ -150,7 +159,7 @@ async fn generation_change_during_the_read_retries() {
 async fn a_daemonset_that_never_settles_gives_up_after_the_bound() {
     let s = script((1..=20).collect());
     let url = serve(s.clone()).await;
-    let err = read_consistent(&client(&url), "kube-system", "node-agent", 5)
+    let err = read_consistent(&client(&url), &node_agent(), 5)
         .await
         .unwrap_err();
     assert!(
@@ -163,7 +172,7 @@ async fn a_daemonset_that_never_settles_gives_up_after_the_bound() {
 #[tokio::test]
 async fn missing_daemonset_is_not_found() {
     let url = serve(script(vec![])).await;
-    let err = read_consistent(&client(&url), "kube-system", "node-agent", 5)
+    let err = read_consistent(&client(&url), &node_agent(), 5)
         .await
         .unwrap_err();
     assert_eq!(

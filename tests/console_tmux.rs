@@ -3,12 +3,17 @@
 //! `tmux capture-pane`, checks every node of the scenario with its eligibility,
 //! revision and readiness, then changes the cluster with the real kubectl (a
 //! NoExecute taint, a pod delete) and waits for the screen to show it. Every
-//! wait is bounded; timings never decide pass/fail beyond that bound.
+//! wait is bounded; timings never decide pass/fail beyond that bound. And the
+//! console on a `rollcall sim` whose watches stall soon after start: not live
+//! within the documented bound, converged once the stall is over.
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use common::kubectl;
-use common::tmux::{row, start_demo, wait_until};
+use common::sim::{SimProcess, spawn_sim};
+use common::tmux::{Tmux, row, start_demo, wait_until};
 
 /// Nodes of `assets/scenarios/small.yaml`.
 const NODES: [&str; 5] = [
@@ -121,6 +126,97 @@ fn a_hand_advance_is_followed_to_its_end() {
     assert!(
         row(&screen, "general-01").is_some_and(|r| r.contains("r2") && r.contains("Ready")),
         "{screen}"
+    );
+    tmux.send("q");
+    wait_until("the console to quit on q", || !tmux.running());
+}
+
+/// Every watch goes silent 5 s after `rollcall sim` starts (headers sent, no
+/// byte: a hung proxy), while each request also takes 2 s more (so a relist
+/// does not hide the stall at once). The console, started before the stall
+/// and before it could learn the bookmark rhythm, assumes the embedded
+/// cluster's interval from `/version` (1 s here: a bound of 2 × 1 s + 1 s)
+/// and stops saying live within that bound (docs/console.md); a taint made
+/// with kubectl during the stall is on screen, live again, after it ends.
+#[test]
+fn behind_watches_that_stall_after_start_the_console_is_not_live_then_converges() {
+    if !common::tool_available("tmux") || !common::tool_available("kubectl") {
+        return;
+    }
+    let stall_at = Duration::from_secs(5);
+    let stall_for = Duration::from_secs(10);
+    let bound = Duration::from_secs(3);
+    // Sampling (250 ms), drawing and a loaded machine.
+    let slack = Duration::from_secs(3);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let cache = dir.path().join("kube-cache");
+    let window = format!("{}s+{}s", stall_at.as_secs(), stall_for.as_secs());
+    let faults = format!("stall-watches={window},latency:2s={window}");
+    // The fault windows count from the sim's start, a little after this.
+    let origin = Instant::now();
+    let (child, _) = spawn_sim(&[
+        "sim",
+        "--scenario",
+        "small",
+        "--bookmark-interval",
+        "1",
+        "--fault",
+        &faults,
+        "--kubeconfig-out",
+        &kubeconfig.display().to_string(),
+    ]);
+    let _sim = SimProcess(child);
+    let console = format!(
+        "{} --kubeconfig {} --log-file {} kube-system/node-agent",
+        common::rollcall_bin().display(),
+        kubeconfig.display(),
+        dir.path().join("rollcall.log").display()
+    );
+    let tmux = Tmux::start("stall", 200, 40, &console);
+    tmux.wait_until(
+        "the grid, live, before the stall",
+        origin + stall_at,
+        |screen| screen.contains("● live") && NODES.iter().all(|node| row(screen, node).is_some()),
+    );
+    // kubectl's discovery before the stall: during it, each request waits 2 s.
+    kubectl(&kubeconfig, &cache, &["get", "nodes"]);
+
+    let screen = tmux.wait_until(
+        "not live within the bound after the stall began",
+        origin + stall_at + bound + slack,
+        |screen| !screen.contains("● live") && screen.contains("stale"),
+    );
+    assert!(screen.contains("watch stalled"), "{screen}");
+    println!(
+        "stalled watches: not live {} ms after the stall began (bound {} ms)",
+        origin.elapsed().saturating_sub(stall_at).as_millis(),
+        bound.as_millis()
+    );
+
+    // Made during the stall: only a re-listed or new watch can bring it.
+    kubectl(
+        &kubeconfig,
+        &cache,
+        &["taint", "node", "general-02", "maintenance=now:NoExecute"],
+    );
+    assert!(
+        origin.elapsed() < stall_at + stall_for,
+        "the taint landed after the stall"
+    );
+    tmux.wait_until(
+        "the taint on screen and live again after the stall",
+        origin + stall_at + stall_for + bound + slack,
+        |screen| {
+            screen.contains("● live")
+                && row(screen, "general-02")
+                    .is_some_and(|line| line.contains("taint maintenance=now"))
+        },
+    );
+    println!(
+        "stalled watches: the taint on screen and live {} ms after the stall began (it lasts {} ms)",
+        origin.elapsed().saturating_sub(stall_at).as_millis(),
+        stall_for.as_millis()
     );
     tmux.send("q");
     wait_until("the console to quit on q", || !tmux.running());

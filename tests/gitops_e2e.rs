@@ -428,7 +428,14 @@ async fn the_console_journals_a_revert_once_as_it_sees_it() {
         "ctx".into(),
         "me".into(),
     );
-    let task = rollcall::ops::revert_watch::spawn(client, "kube-system", "cni-agent", executor);
+    let task = rollcall::ops::revert_watch::spawn(
+        client,
+        &rollcall::model::Target {
+            namespace: "kube-system".into(),
+            name: "cni-agent".into(),
+        },
+        executor,
+    );
     // A pause as rollcall writes it: strategy OnDelete plus the stored state.
     let patch = serde_json::json!({
         "metadata": {"annotations": {

@@ -39,7 +39,12 @@ impl Console {
             "embedded".into(),
             user.into(),
         );
-        let link = ops_link::start(env.client.clone(), executor, Some("kube-system".into()));
+        let link = ops_link::start(
+            env.client.clone(),
+            executor,
+            Some("kube-system".into()),
+            std::sync::Arc::clone(&watch.shared),
+        );
         let info = ConsoleInfo {
             context: "embedded".into(),
             server: String::new(),

@@ -499,3 +499,45 @@ async fn older_and_newer_kubectl_negotiate_discovery() {
     }
     cluster.server.shutdown().await;
 }
+
+/// `kubectl get/create priorityclass` and a pod's class resolved into
+/// `spec.priority` by the `Priority` admission plugin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn priority_classes_and_pod_priority() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let cluster = Cluster::start(Authorizer::allow_all()).await;
+    let classes = cluster.ok(&["get", "priorityclasses"]).await;
+    assert_eq!(
+        header(&classes),
+        ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+    );
+    assert!(
+        classes.contains("system-node-critical") && classes.contains("2000001000"),
+        "{classes}"
+    );
+    cluster
+        .ok(&["create", "priorityclass", "low", "--value=100"])
+        .await;
+    cluster
+        .ok(&[
+            "run",
+            "batch-1",
+            "--image=batch:v1",
+            "--overrides={\"spec\":{\"priorityClassName\":\"low\"}}",
+        ])
+        .await;
+    let priority = cluster
+        .ok(&["get", "pod", "batch-1", "-o", "jsonpath={.spec.priority}"])
+        .await;
+    assert_eq!(priority, "100");
+    let refused = cluster
+        .kubectl(&["delete", "pc", "system-cluster-critical"])
+        .await;
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("Error from server (Forbidden)"),
+        "{refused:?}"
+    );
+    cluster.server.shutdown().await;
+}

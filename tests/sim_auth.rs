@@ -10,11 +10,12 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::sim::spawn_sim;
 use common::{rollcall_bin, tool_available};
 
 const DS: &str = "kube-system/log-shipper";
@@ -102,47 +103,6 @@ impl Drop for Sim {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Spawns `rollcall sim ARGS` and waits for its banner; returns the child and
-/// the banner's lines.
-fn spawn_sim(args: &[&str]) -> (Child, Vec<String>) {
-    let mut child = Command::new(rollcall_bin())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            let done = line.contains("stop with Ctrl-C");
-            let _ = tx.send(line);
-            if done {
-                return;
-            }
-        }
-    });
-    let mut lines = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(line) => {
-                let done = line.contains("stop with Ctrl-C");
-                lines.push(line);
-                if done {
-                    return (child, lines);
-                }
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("rollcall sim did not start: {lines:?}");
 }
 
 fn text(output: &Output) -> String {
@@ -585,7 +545,11 @@ fn kubeconfig_is_private_refuses_symlinks_and_the_default_one_is_removed() {
     assert_eq!(mode & 0o777, 0o600);
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(130),
+        "stopped by a signal"
+    );
     assert!(!path.exists(), "{} left behind", path.display());
     let token_file = PathBuf::from(format!("{}.token", path.display()));
     assert!(!token_file.exists(), "{} left behind", token_file.display());

@@ -17,7 +17,7 @@ use kube::runtime::watcher;
 use rollcall::cluster::cache::WatchUpdate;
 use rollcall::cluster::request::collection_url;
 use rollcall::cluster::watch;
-use rollcall::model::Pod;
+use rollcall::model::{Pod, Target};
 use rollcall::tui::app::App;
 use serde_json::Value;
 
@@ -31,10 +31,9 @@ pub(crate) async fn capacity(
     client: &kube::Client,
     app: &mut App,
     shared: &watch::Shared,
-    namespace: &str,
-    target: &str,
+    target: &Target,
 ) -> anyhow::Result<String> {
-    let lines = watch_lines(client, shared, namespace, target).await?;
+    let lines = watch_lines(client, shared, target).await?;
     let events = lines.len();
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 60))?;
     let frame_interval = rollcall::tui::run::FRAME_INTERVAL;
@@ -122,10 +121,9 @@ pub(crate) async fn capacity(
 async fn watch_lines(
     client: &kube::Client,
     shared: &watch::Shared,
-    namespace: &str,
-    target: &str,
+    target: &Target,
 ) -> anyhow::Result<Vec<String>> {
-    let url = collection_url::<Pod>(Some(namespace));
+    let url = collection_url::<Pod>(Some(&target.namespace));
     // The target's pods, by its selector's labels.
     let selector = {
         let cache = shared.lock();

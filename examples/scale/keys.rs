@@ -323,7 +323,7 @@ fn roster_costs(
     app: &mut App,
     shared: &watch::Shared,
 ) -> anyhow::Result<(Timings, Timings, Timings)> {
-    let target = app.ui.target_key();
+    let target = app.ui.target.clone();
     let roster = {
         let cache = shared.lock();
         Roster::from_entries(
@@ -338,12 +338,12 @@ fn roster_costs(
     for _ in 0..ROUNDS {
         let cache = shared.lock();
         let started = Instant::now();
-        let snapshot = RosterSnapshot::take(&cache, target.as_deref());
+        let snapshot = RosterSnapshot::take(&cache, target.as_ref());
         let copied = started.elapsed();
         copy.add(copied);
         snapshot.context("the roster snapshot is not complete")?;
         let started = Instant::now();
-        state.recompute_now(&cache, target.as_deref());
+        state.recompute_now(&cache, target.as_ref());
         // The comparison alone: the whole recompute less its copy.
         compare.add(started.elapsed().saturating_sub(copied));
         if state.report().is_none() {
@@ -355,7 +355,7 @@ fn roster_costs(
         change_one_pod(&mut cache, i)?;
         let changes = cache.take_changes();
         let started = Instant::now();
-        state.note_changes(&changes, &cache, target.as_deref());
+        state.note_changes(&changes, &cache, target.as_ref());
         change.add(started.elapsed());
     }
     Ok((copy, compare, change))

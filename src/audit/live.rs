@@ -11,7 +11,7 @@ use kube::Api;
 use kube::api::ListParams;
 
 use crate::cluster::request::{self, Object, collection_url};
-use crate::model::{DaemonSet, Event, Node, Pod};
+use crate::model::{DaemonSet, Event, Node, Pod, Target};
 
 /// How many times the read is attempted before giving up on a moving DaemonSet.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -39,12 +39,10 @@ pub struct LiveRead {
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     /// The DaemonSet does not exist.
-    #[error("daemonset {namespace}/{name} not found")]
+    #[error("daemonset {target} not found")]
     NotFound {
-        /// Namespace asked for.
-        namespace: String,
-        /// Name asked for.
-        name: String,
+        /// The DaemonSet asked for.
+        target: Target,
     },
     /// An API call failed.
     #[error("cannot {what}")]
@@ -57,13 +55,11 @@ pub enum LiveError {
     },
     /// The DaemonSet kept changing between reads.
     #[error(
-        "daemonset {namespace}/{name} changed (UID or generation) during each of {attempts} reads; try again when it is stable"
+        "daemonset {target} changed (UID or generation) during each of {attempts} reads; try again when it is stable"
     )]
     Unstable {
-        /// Namespace.
-        namespace: String,
-        /// Name.
-        name: String,
+        /// The DaemonSet.
+        target: Target,
         /// Attempts made.
         attempts: u32,
     },
@@ -73,13 +69,13 @@ pub enum LiveError {
 /// generation are the same before and after the lists.
 pub async fn read_consistent(
     client: &kube::Client,
-    namespace: &str,
-    name: &str,
+    target: &Target,
     max_attempts: u32,
 ) -> Result<LiveRead, LiveError> {
+    let namespace = target.namespace.as_str();
     let daemonsets: Api<DaemonSet> = Api::namespaced(client.clone(), namespace);
     for attempt in 1..=max_attempts.max(1) {
-        let before = get_daemonset(&daemonsets, namespace, name).await?;
+        let before = get_daemonset(&daemonsets, target).await?;
         let nodes = list_all::<Node>(client, None, "list nodes").await?;
         let pods = list_all::<Pod>(
             client,
@@ -88,7 +84,7 @@ pub async fn read_consistent(
         )
         .await?;
         let events = list_events(client, namespace).await;
-        let after = get_daemonset(&daemonsets, namespace, name).await?;
+        let after = get_daemonset(&daemonsets, target).await?;
         if same_state(&before, &after) {
             return Ok(LiveRead {
                 daemonset: after,
@@ -100,12 +96,11 @@ pub async fn read_consistent(
         }
         tracing::info!(
             attempt,
-            "daemonset {namespace}/{name} changed during the read; reading again"
+            "daemonset {target} changed during the read; reading again"
         );
     }
     Err(LiveError::Unstable {
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
+        target: target.clone(),
         attempts: max_attempts.max(1),
     })
 }
@@ -134,19 +129,14 @@ pub fn same_state(before: &DaemonSet, after: &DaemonSet) -> bool {
         && before.metadata.generation == after.metadata.generation
 }
 
-async fn get_daemonset(
-    api: &Api<DaemonSet>,
-    namespace: &str,
-    name: &str,
-) -> Result<DaemonSet, LiveError> {
-    match api.get_opt(name).await {
+async fn get_daemonset(api: &Api<DaemonSet>, target: &Target) -> Result<DaemonSet, LiveError> {
+    match api.get_opt(&target.name).await {
         Ok(Some(ds)) => Ok(ds),
         Ok(None) => Err(LiveError::NotFound {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
+            target: target.clone(),
         }),
         Err(source) => Err(LiveError::Api {
-            what: format!("get daemonset {namespace}/{name}"),
+            what: format!("get daemonset {target}"),
             source,
         }),
     }

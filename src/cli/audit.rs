@@ -212,14 +212,9 @@ fn read_live(args: &AuditArgs, ds_arg: &DsRef) -> anyhow::Result<AuditInput> {
     runtime()?.block_on(async {
         let connection = connect_cluster(&args.cluster).await?;
         let target = ds_arg.resolve(args.cluster.namespace.as_deref(), &connection.namespace)?;
-        let read = live::read_consistent(
-            &connection.client,
-            &target.namespace,
-            &target.name,
-            MAX_ATTEMPTS,
-        )
-        .await
-        .with_context(|| format!("cluster {}", connection.server))?;
+        let read = live::read_consistent(&connection.client, &target, MAX_ATTEMPTS)
+            .await
+            .with_context(|| format!("cluster {}", connection.server))?;
         Ok(AuditInput {
             daemonset: read.daemonset,
             nodes: read.nodes,

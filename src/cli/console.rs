@@ -74,7 +74,7 @@ pub struct DemoArgs {
     /// The DaemonSet to open, as NAMESPACE/NAME, NAME or ds/NAME (default: the scenario's first DaemonSet).
     #[arg(value_name = "DAEMONSET")]
     pub daemonset: Option<DsRef>,
-    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`, `capacity`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes instead of the scenario's pools (scale demo).
@@ -296,19 +296,19 @@ pub async fn open_console_with(
         actor.clone(),
     );
     // Reverts by a GitOps controller are journaled as the console notices them.
-    let reverts = target.as_ref().map(|t| {
-        crate::ops::revert_watch::spawn(
-            connection.client.clone(),
-            &t.namespace,
-            &t.name,
-            executor.clone(),
-        )
-    });
-    let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope.clone());
+    let reverts = target
+        .as_ref()
+        .map(|t| crate::ops::revert_watch::spawn(connection.client.clone(), t, executor.clone()));
+    let simulated = connection.server_kind.simulated();
+    let handle = watch::spawn(connection.watch_client, scope.clone(), target.clone());
+    let link = crate::tui::ops_link::start(
+        connection.client.clone(),
+        executor,
+        scope,
+        std::sync::Arc::clone(&handle.shared),
+    );
     let console = crate::tui::ops::OpsConsole::new(ops.read_only, actor);
     let logs = crate::tui::logs_link::start(connection.client.clone());
-    let simulated = connection.server_kind.simulated();
-    let handle = watch::spawn(connection.watch_client, scope, target.clone());
     let result = crate::tui::run::run_with_ops(
         handle,
         info,

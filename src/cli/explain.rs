@@ -18,7 +18,7 @@ use crate::cli::out;
 use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
 use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::vocabulary::Eligibility;
-use crate::model::{DaemonSet, DsRef, Pod, Snapshot};
+use crate::model::{DaemonSet, DsRef, Pod, Snapshot, Target};
 
 /// Arguments of `rollcall explain`.
 #[derive(Debug, clap::Args)]
@@ -173,12 +173,11 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
 /// The verdict of every node of `snapshot` under every DaemonSet, or only
 /// under `only` (`NAMESPACE/NAME`, or a `NAME` unique across namespaces).
 pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport, ExplainError> {
-    let mut daemonsets: BTreeMap<(String, String), &DaemonSet> = BTreeMap::new();
-    for ds in &snapshot.daemonsets {
-        let namespace = ds.metadata.namespace.clone().unwrap_or_default();
-        let name = ds.metadata.name.clone().unwrap_or_default();
-        daemonsets.insert((namespace, name), ds);
-    }
+    let mut daemonsets: BTreeMap<Target, &DaemonSet> = snapshot
+        .daemonsets
+        .iter()
+        .map(|ds| (Target::of(ds), ds))
+        .collect();
     if let Some(wanted) = only {
         let key = select(&daemonsets, wanted)?;
         daemonsets.retain(|k, _| *k == key);
@@ -187,7 +186,7 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
     nodes.sort_by(|a, b| a.name().cmp(b.name()));
     let daemonsets = daemonsets
         .into_iter()
-        .map(|((namespace, name), ds)| {
+        .map(|(Target { namespace, name }, ds)| {
             // One pass over the pods per DaemonSet, not one per node.
             let with_pod: HashSet<&str> = snapshot
                 .pods
@@ -243,35 +242,31 @@ pub fn compare_recorded_status(
     warnings
 }
 
-fn select(
-    daemonsets: &BTreeMap<(String, String), &DaemonSet>,
-    wanted: &str,
-) -> Result<(String, String), ExplainError> {
-    let shown = |(namespace, name): &(String, String)| format!("{namespace}/{name}");
+fn select(daemonsets: &BTreeMap<Target, &DaemonSet>, wanted: &str) -> Result<Target, ExplainError> {
     let parsed: Option<DsRef> = wanted.parse().ok();
-    let matches: Vec<&(String, String)> = match &parsed {
+    let matches: Vec<&Target> = match &parsed {
         Some(DsRef {
             namespace: Some(namespace),
             name,
         }) => daemonsets
             .keys()
-            .filter(|(ns, n)| ns == namespace && n == name)
+            .filter(|t| t.namespace == *namespace && t.name == *name)
             .collect(),
         Some(DsRef {
             namespace: None,
             name,
-        }) => daemonsets.keys().filter(|(_, n)| n == name).collect(),
+        }) => daemonsets.keys().filter(|t| t.name == *name).collect(),
         None => Vec::new(),
     };
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(ExplainError::UnknownDaemonSet {
             wanted: wanted.to_owned(),
-            present: daemonsets.keys().map(shown).collect(),
+            present: daemonsets.keys().map(Target::key).collect(),
         }),
         many => Err(ExplainError::Ambiguous {
             wanted: wanted.to_owned(),
-            matches: many.iter().map(|k| shown(k)).collect(),
+            matches: many.iter().map(|t| t.key()).collect(),
         }),
     }
 }

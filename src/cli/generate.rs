@@ -28,14 +28,62 @@ pub fn completion_script(shell: clap_complete::Shell, name: &str) -> Vec<u8> {
     out
 }
 
+/// One of clap_mangen's section renderers.
+type Section = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
+
 /// The man page in roff.
+///
+/// One page: its SUBCOMMANDS section names each as `rollcall SUB` with its
+/// summary and points at `rollcall SUB --help`, instead of clap_mangen's
+/// references to `rollcall-SUB(1)` pages that are not installed.
 pub fn man_page() -> anyhow::Result<Vec<u8>> {
     let command = super::command("rollcall");
+    let man = clap_mangen::Man::new(command.clone());
     let mut out = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut out)
+    let sections: [Section; 4] = [
+        clap_mangen::Man::render_title,
+        clap_mangen::Man::render_name_section,
+        clap_mangen::Man::render_synopsis_section,
+        clap_mangen::Man::render_description_section,
+    ];
+    for section in sections {
+        section(&man, &mut out).context("cannot render the man page")?;
+    }
+    man.render_options_section(&mut out)
         .context("cannot render the man page")?;
+    out.extend_from_slice(b".SH SUBCOMMANDS\n");
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let about = sub.get_about().map(ToString::to_string).unwrap_or_default();
+        out.extend_from_slice(
+            format!(
+                ".TP\n\\fBrollcall {}\\fR\n{}\n",
+                roff_text(sub.get_name()),
+                roff_text(&about)
+            )
+            .as_bytes(),
+        );
+    }
+    out.extend_from_slice(
+        b".PP\nEach subcommand's options: \\fBrollcall SUBCOMMAND \\-\\-help\\fR.\n",
+    );
+    for section in [
+        clap_mangen::Man::render_extra_section,
+        clap_mangen::Man::render_version_section,
+    ] {
+        section(&man, &mut out).context("cannot render the man page")?;
+    }
     Ok(out)
+}
+
+/// Text for a roff line: backslashes and dashes escaped, a leading control
+/// character neutralised.
+fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\\\").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
 }
 
 /// Runs `rollcall completion SHELL`.
@@ -84,9 +132,11 @@ mod tests {
             page.starts_with(".ie") || page.contains(".TH rollcall"),
             "{page}"
         );
+        assert!(page.contains(".SH SUBCOMMANDS"), "{page}");
+        assert!(page.contains("\\fBrollcall status\\fR"), "{page}");
         assert!(
-            page.contains(".SH SUBCOMMANDS") || page.contains("rollcall\\-status"),
-            "{page}"
+            !page.contains("rollcall\\-auto(1)"),
+            "no page for it is installed"
         );
         assert!(page.contains("kubeconfig"), "{page}");
     }

@@ -23,7 +23,7 @@ use crate::sim::store::ObjectKey;
 /// Arguments of `rollcall sim`.
 #[derive(Clone, Debug, Args)]
 pub struct SimArgs {
-    /// A built-in scenario (`default`, `small`, `gitops`) or a scenario YAML file.
+    /// A built-in scenario (`default`, `small`, `gitops`, `capacity`) or a scenario YAML file.
     #[arg(long, value_name = "NAME|FILE")]
     pub scenario: Option<String>,
     /// Generate a cluster of N nodes (pools, zones, DaemonSets) for scale work.
@@ -190,6 +190,7 @@ async fn announce_and_wait(
     // The scenario name comes from a file: printed through the sanitiser.
     out::stdout(&format!(
         "embedded cluster {} ({} nodes, {} daemonsets, {} pods) at {}\n\
+         daemonsets: {}\n\
          kubeconfig: {} (contexts rollcall-sim, rollcall-sim-cert, rollcall-sim-exec, rollcall-sim-viewer, rollcall-sim-tokenfile, rollcall-sim-tls-name{})\n\
          try: kubectl --kubeconfig {} get ds -A\n\
          stop with Ctrl-C\n",
@@ -198,6 +199,7 @@ async fn announce_and_wait(
         loaded.daemon_sets,
         loaded.pods,
         cluster.server.url(),
+        daemon_set_names(&cluster.simulation.store),
         path.display(),
         if args.kubeconfig_out.is_some() {
             ""
@@ -228,7 +230,38 @@ async fn announce_and_wait(
     if let Some(churn) = churn {
         churn.shutdown().await;
     }
-    Ok(ExitCode::SUCCESS)
+    // Stopped by a signal, cleanly (kubeconfig removed): the code of an
+    // interrupted command, as every other rollcall command.
+    Ok(ExitCode::from(130))
+}
+
+/// The DaemonSets served, `namespace/name`, the first few (the banner's line
+/// saying what there is to open).
+fn daemon_set_names(store: &crate::sim::store::Store) -> String {
+    const SHOWN: usize = 6;
+    let (daemon_sets, _) = store.list(crate::sim::resources::ResourceKind::DaemonSet, None);
+    let mut names: Vec<String> = daemon_sets
+        .iter()
+        .map(|ds| {
+            let meta = &ds["metadata"];
+            format!(
+                "{}/{}",
+                meta["namespace"].as_str().unwrap_or_default(),
+                meta["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    let more = names.len().saturating_sub(SHOWN);
+    names.truncate(SHOWN);
+    let line = names.join(", ");
+    if more > 0 {
+        format!("{line} (+{more} more)")
+    } else {
+        line
+    }
 }
 
 /// A first resourceVersion above any earlier run's (microseconds since the

@@ -73,30 +73,38 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         }
         let follower = crate::cli::act_args::follow(&session);
         let mut last: Option<StatusReport> = None;
-        loop {
-            // Rows computed at each change, in node-name order as the report
-            // lists them (the report is as large as the cluster either way).
-            let snapshot = follower.snapshot().await?;
-            let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
-            journal_revert(&session, &report);
-            match (&last, args.output) {
-                (None, _) => print(&render(&report, args)?, args.output)?,
-                (Some(before), Output::Json) => {
-                    if serde_json::to_value(before)? != serde_json::to_value(&report)? {
-                        print(&render(&report, args)?, args.output)?;
+        let watching = async {
+            loop {
+                // Rows computed at each change, in node-name order as the report
+                // lists them (the report is as large as the cluster either way).
+                let snapshot = follower.snapshot().await?;
+                let report = StatusReport::build(&snapshot, jiff::Timestamp::now())?;
+                journal_revert(&session, &report);
+                match (&last, args.output) {
+                    (None, _) => print(&render(&report, args)?, args.output)?,
+                    (Some(before), Output::Json) => {
+                        if serde_json::to_value(before)? != serde_json::to_value(&report)? {
+                            print(&render(&report, args)?, args.output)?;
+                        }
+                    }
+                    (Some(before), Output::Table) => {
+                        let changes = changes(before, &report);
+                        if !changes.is_empty() {
+                            let now = jiff::Timestamp::now().round(jiff::Unit::Second)?;
+                            out::line(&format!("{now}  {}", changes.join(" · ")));
+                        }
                     }
                 }
-                (Some(before), Output::Table) => {
-                    let changes = changes(before, &report);
-                    if !changes.is_empty() {
-                        let now = jiff::Timestamp::now().round(jiff::Unit::Second)?;
-                        out::line(&format!("{now}  {}", changes.join(" · ")));
-                    }
-                }
+                std::io::Write::flush(&mut std::io::stdout())?;
+                last = Some(report);
+                follower.changed_or(None).await;
             }
-            std::io::Write::flush(&mut std::io::stdout())?;
-            last = Some(report);
-            follower.changed_or(None).await;
+        };
+        // SIGINT or SIGTERM ends the watch as an interrupted command (130),
+        // whichever of the two the terminal or a supervisor sends.
+        tokio::select! {
+            result = watching => result,
+            () = crate::ops::interrupt::wait_for_signal() => Ok(std::process::ExitCode::from(130)),
         }
     })
 }
@@ -106,7 +114,7 @@ fn journal_revert(session: &crate::cli::act_args::Session, report: &StatusReport
     let Some(revert) = &report.revert else {
         return;
     };
-    let record = revert_record(&session.target.key(), revert);
+    let record = revert_record(&session.target, revert);
     if let Err(err) = session.executor.note_once(&record) {
         out::warning(&format!("cannot journal the revert: {err}"));
     }

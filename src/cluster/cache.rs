@@ -15,7 +15,9 @@ use super::node_pods::NodePods;
 use super::status::{StreamKind, StreamStatus};
 use super::store::{Applied, EventStore, KindStore, ObjectKey, map_event};
 use super::usage::{NodeUsage, UsageChange, UsageStore};
-use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, UsagePod, slim_metadata};
+use crate::model::{
+    ControllerRevision, DaemonSet, Event, Node, Pod, Target, UsagePod, slim_metadata,
+};
 
 /// Whether a relist changed so many of `total` objects that recomputing
 /// every row is cheaper than naming each (the first list changes them all).
@@ -346,9 +348,11 @@ impl Cache {
         self.daemonsets.objects.values().map(Arc::as_ref)
     }
 
-    /// One DaemonSet by `namespace/name`.
-    pub fn daemonset(&self, key: &str) -> Option<&DaemonSet> {
-        self.daemonsets.objects.get(key).map(Arc::as_ref)
+    /// One DaemonSet.
+    pub fn daemonset(&self, target: &Target) -> Option<&DaemonSet> {
+        // The store's key, built inline for most names (no heap).
+        let key = compact_str::format_compact!("{}/{}", target.namespace, target.name);
+        self.daemonsets.objects.get(&key).map(Arc::as_ref)
     }
 
     /// The target's ControllerRevisions, unordered.

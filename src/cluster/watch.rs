@@ -289,7 +289,7 @@ fn start_targeted(
     let Some(target) = target else { return };
     let mut cache = shared.lock();
     let Some(selector) = cache
-        .daemonset(&target.key())
+        .daemonset(target)
         .and_then(|ds| ds.spec.as_ref())
         .map(|spec| spec.selector.clone())
     else {

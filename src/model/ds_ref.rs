@@ -59,6 +59,14 @@ impl Target {
         self.to_string()
     }
 
+    /// The identity of `ds` as the API server names it.
+    pub fn of(ds: &crate::model::DaemonSet) -> Self {
+        Self {
+            namespace: ds.metadata.namespace.clone().unwrap_or_default(),
+            name: ds.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+
     /// Parses a cache key `namespace/name` (both parts required).
     pub fn from_key(key: &str) -> Option<Self> {
         let parsed: DsRef = key.parse().ok()?;

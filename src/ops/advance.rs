@@ -175,7 +175,7 @@ pub fn delete_requests(
             },
             record: Record {
                 action,
-                daemonset: target.key(),
+                daemonset: target.clone(),
                 node: Some(v.node.clone()),
                 pod: Some(v.pod.clone()),
                 revision_from: v.revision_from,

@@ -17,6 +17,10 @@ use crate::engine::rollout::{GateFailure, GatePolicy, GateVerdict, RolloutPlan, 
 use crate::ops::advance::{AdvanceTarget, InFlight, Victim, choose, failure_text};
 use crate::ops::error::OpsError;
 
+/// How long a node waits before its pods are read afresh again after a
+/// failed fresh read (the API server may be briefly unreachable or throttling).
+pub const READ_AGAIN_AFTER: Duration = Duration::from_secs(5);
+
 /// How auto-advance proceeds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AutoPolicy {
@@ -80,6 +84,9 @@ pub struct AutoRun {
     fresh_reads: bool,
     /// Nodes read afresh since their deadline passed.
     verified: BTreeSet<String>,
+    /// Nodes whose fresh read failed, and when to read them again: until
+    /// then the wait goes on (a failed read is no verdict on the pod).
+    read_again_at: BTreeMap<String, jiff::Timestamp>,
 }
 
 impl AutoRun {
@@ -97,6 +104,7 @@ impl AutoRun {
             failed: None,
             fresh_reads: false,
             verified: BTreeSet::new(),
+            read_again_at: BTreeMap::new(),
         }
     }
 
@@ -110,7 +118,17 @@ impl AutoRun {
 
     /// Reports that `node`'s pods were just read afresh into the view.
     pub fn verified(&mut self, node: &str) {
+        self.read_again_at.remove(node);
         self.verified.insert(node.to_owned());
+    }
+
+    /// Reports that reading `node`'s pods afresh failed at `now`: the node
+    /// is not failed on a view that may be stale; its wait is extended by
+    /// [`READ_AGAIN_AFTER`], then it is read again.
+    pub fn read_failed(&mut self, node: &str, now: jiff::Timestamp) {
+        let again = jiff::SignedDuration::try_from(READ_AGAIN_AFTER).unwrap_or_default();
+        self.read_again_at
+            .insert(node.to_owned(), now.checked_add(again).unwrap_or(now));
     }
 
     /// A run that moves only the nodes of `order`, in that order (a rollback
@@ -306,7 +324,13 @@ impl AutoRun {
                     && matches!(reason, GateFailure::NotReadyInTime { .. })
                     && !self.verified.contains(&node)
                 {
-                    return Some(Step::Verify { node });
+                    return Some(match self.read_again_at.get(&node) {
+                        Some(&again) if now < again => Step::Wait {
+                            wake_at: Some(again),
+                            waiting: vec![(node, WaitingFor::Ready { deadline: again })],
+                        },
+                        _ => Step::Verify { node },
+                    });
                 }
                 let reason = failure_text(&reason);
                 self.failed = Some((node.clone(), reason.clone()));
@@ -606,6 +630,36 @@ mod tests {
             } else {
                 assert!(matches!(next, Step::Pause { .. }), "{name}: {next:?}");
             }
+        }
+    }
+
+    /// A fresh read that fails says nothing about the pod: the node waits
+    /// [`READ_AGAIN_AFTER`] more and is read again, never failed on the view.
+    #[test]
+    fn a_failed_fresh_read_extends_the_wait_and_reads_again() {
+        let state = RolloutState::default();
+        let pending = pod("agent-n1-new", "n1", NEW).created(1).build();
+        let stale_view = snapshot(
+            ds(false, &[]),
+            &NODES,
+            replace(all_old(&NODES), vec![pending]),
+        );
+        let mut run = AutoRun::new(policy(1)).with_fresh_reads();
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        step(&mut run, &start, &state, t(0));
+        run.deleted("n1", Ok(()), t(0));
+        assert!(matches!(
+            step(&mut run, &stale_view, &state, t(301)),
+            Step::Verify { .. }
+        ));
+        run.read_failed("n1", t(301));
+        match step(&mut run, &stale_view, &state, t(303)) {
+            Step::Wait { wake_at, .. } => assert_eq!(wake_at, Some(t(306))),
+            other => panic!("expected a longer wait, got {other:?}"),
+        }
+        match step(&mut run, &stale_view, &state, t(306)) {
+            Step::Verify { node } => assert_eq!(node, "n1"),
+            other => panic!("expected a second fresh read, got {other:?}"),
         }
     }
 }

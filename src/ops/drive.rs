@@ -148,10 +148,11 @@ pub async fn follow_flights(
         match step {
             None => return Ok(Ok(())),
             Some(Step::Pause { node, reason }) => return Ok(Err((node, reason))),
-            Some(Step::Verify { node }) => {
-                let _ = follower.read_pods_on(&node).await;
-                run.verified(&node);
-            }
+            Some(Step::Verify { node }) => match follower.read_pods_on(&node).await {
+                Ok(()) => run.verified(&node),
+                // No verdict: wait longer and read again.
+                Err(_) => run.read_failed(&node, jiff::Timestamp::now()),
+            },
             Some(Step::Wait { wake_at, .. }) => follower.changed_or(wake_at).await,
             Some(_) => follower.changed_or(None).await,
         }
@@ -219,15 +220,19 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
             }
             Turn::Renewed(heartbeat) => write_recorded(ctx, &heartbeat).await?,
             Turn::Verify { node } => {
-                // A failed read is not a verdict: the gate then judges on the view.
-                if let Err(err) = ctx.follower.read_pods_on(&node).await {
-                    (ctx.progress)(Progress::new(
-                        "retry",
-                        Some(&node),
-                        format!("could not read the node's pods afresh: {err}"),
-                    ));
+                // A failed read is not a verdict: the wait is extended and
+                // the node read again, never failed on a view that may be stale.
+                match ctx.follower.read_pods_on(&node).await {
+                    Ok(()) => run.verified(&node),
+                    Err(err) => {
+                        (ctx.progress)(Progress::new(
+                            "retry",
+                            Some(&node),
+                            format!("could not read the node's pods afresh: {err}"),
+                        ));
+                        run.read_failed(&node, jiff::Timestamp::now());
+                    }
                 }
-                run.verified(&node);
             }
             Turn::BatchChosen { record, deletes } => {
                 write_recorded(ctx, &record).await?;

@@ -151,7 +151,7 @@ impl Follower {
                 .get(&kind)
                 .is_some_and(StreamStatus::settled)
         };
-        match cache.daemonset(&self.target.key()) {
+        match cache.daemonset(&self.target) {
             Some(_) => Ok(NEEDED.iter().all(|k| synced(*k))),
             None if synced(StreamKind::DaemonSets) => Err(OpsError::NotFound {
                 what: format!("daemonset {}", self.target.key()),
@@ -201,35 +201,11 @@ impl Follower {
         }
     }
 
-    /// Reads the pods on `node` afresh (a LIST by `spec.nodeName`, past the
-    /// watch) into the view: before a gate fails a node for a timeout, it
-    /// judges on what the API server says now, not on a stream that may
-    /// have stalled. A pod the watch already shows newer is left as it is.
+    /// Reads the pods on `node` afresh into the view, past the watch
+    /// (see [`crate::ops::fresh_read`]).
     pub async fn read_pods_on(&self, node: &str) -> Result<(), OpsError> {
-        let url = crate::cluster::request::collection_url::<k8s_openapi::api::core::v1::Pod>(Some(
-            &self.target.namespace,
-        ));
-        let params = kube::api::ListParams::default().fields(&format!("spec.nodeName={node}"));
-        let pods = crate::cluster::request::list_all::<crate::model::Pod>(
-            &self.client,
-            &url,
-            &params,
-            None,
-        )
-        .await
-        .map_err(|err| OpsError::Transient {
-            attempt: format!("list pods on node {node}"),
-            message: err.to_string(),
-        })?;
-        let mut cache = self.handle.shared.lock();
-        let now = jiff::Timestamp::now();
-        for pod in pods {
-            cache.apply(
-                crate::cluster::cache::WatchUpdate::Pod(kube::runtime::watcher::Event::Apply(pod)),
-                now,
-            );
-        }
-        Ok(())
+        crate::ops::fresh_read::read_pods_on(&self.client, &self.handle.shared, &self.target, node)
+            .await
     }
 
     /// Waits until a complete snapshot is available.
@@ -261,7 +237,7 @@ impl Follower {
             {
                 let cache = self.handle.shared.lock();
                 let cached = cache
-                    .daemonset(&self.target.key())
+                    .daemonset(&self.target)
                     .and_then(|ds| ds.metadata.resource_version.as_deref());
                 if echo::reflects(cached, written) {
                     return Ok(());
@@ -317,7 +293,7 @@ pub fn refreshed_snapshot<'a>(
     rows: &'a mut RowCache,
     target: &Target,
 ) -> Option<Snapshot<'a>> {
-    rows.refresh(cache, Some(&target.key()), changes, jiff::Timestamp::now());
+    rows.refresh(cache, Some(target), changes, jiff::Timestamp::now());
     Snapshot::live(cache, target, &*rows)
 }
 

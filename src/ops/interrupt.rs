@@ -86,8 +86,10 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// Resolves on the first SIGINT or SIGTERM (Ctrl-C only where there are no
+/// Unix signals).
 #[cfg(unix)]
-async fn wait_for_signal() {
+pub async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {
@@ -102,8 +104,9 @@ async fn wait_for_signal() {
     }
 }
 
+/// Resolves on the first Ctrl-C.
 #[cfg(not(unix))]
-async fn wait_for_signal() {
+pub async fn wait_for_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 

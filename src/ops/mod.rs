@@ -18,6 +18,7 @@ pub mod drive;
 pub mod echo;
 pub mod error;
 pub mod follow;
+pub mod fresh_read;
 pub mod interrupt;
 pub mod journal;
 pub mod journal_action;

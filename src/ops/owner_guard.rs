@@ -203,12 +203,13 @@ impl Revert {
 }
 
 /// The journal line for a noticed revert (`revert-noticed`, with the words).
-pub fn revert_record(daemonset: &str, revert: &Revert) -> Record {
+pub fn revert_record(daemonset: &crate::model::Target, revert: &Revert) -> Record {
     Record {
-        action: crate::ops::journal_action::JournalAction::RevertNoticed,
-        daemonset: daemonset.to_owned(),
         note: Some(revert.describe()),
-        ..Record::default()
+        ..Record::new(
+            crate::ops::journal_action::JournalAction::RevertNoticed,
+            daemonset.clone(),
+        )
     }
 }
 

@@ -189,11 +189,9 @@ fn record(
     journal_note: Option<String>,
 ) -> Record {
     Record {
-        action,
-        daemonset: snapshot.target().key(),
         node,
         note: journal_note,
-        ..Record::default()
+        ..Record::new(action, snapshot.target())
     }
 }
 

@@ -9,7 +9,7 @@ use futures::StreamExt as _;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt as _, watcher};
 
-use crate::model::DaemonSet;
+use crate::model::{DaemonSet, Target};
 use crate::ops::owner_guard::{revert_record, reverted};
 use crate::ops::state::RolloutState;
 use crate::ops::write::Executor;
@@ -17,13 +17,12 @@ use crate::ops::write::Executor;
 /// Starts the task; it ends with the runtime (or when the stream does).
 pub fn spawn(
     client: kube::Client,
-    namespace: &str,
-    name: &str,
+    target: &Target,
     executor: Executor,
 ) -> tokio::task::JoinHandle<()> {
-    let api: Api<DaemonSet> = Api::namespaced(client, namespace);
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let key = format!("{namespace}/{name}");
+    let api: Api<DaemonSet> = Api::namespaced(client, &target.namespace);
+    let config = watcher::Config::default().fields(&format!("metadata.name={}", target.name));
+    let key = target.clone();
     tokio::spawn(async move {
         let mut stream = watcher(api, config)
             .default_backoff()

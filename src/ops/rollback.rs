@@ -107,11 +107,12 @@ pub fn plan(snapshot: &Snapshot<'_>, to: Option<i64>) -> Result<RollbackPlan, Op
             data,
         },
         record: Record {
-            action: crate::ops::journal_action::JournalAction::Rollback,
-            daemonset: target.key(),
             revision_from: from,
             revision_to: Some(target_rev.number),
-            ..Record::default()
+            ..Record::new(
+                crate::ops::journal_action::JournalAction::Rollback,
+                target.clone(),
+            )
         },
     });
     Ok(RollbackPlan {

@@ -220,7 +220,7 @@ impl Snapshot<'static> {
     /// Copies the target out of a watch cache (the headless follower, which
     /// keeps it across awaits); `None` until the DaemonSet has been seen.
     pub fn from_cache(cache: &Cache, target: &Target) -> Option<Self> {
-        let ds = cache.daemonset(&target.key())?.clone();
+        let ds = cache.daemonset(target)?.clone();
         let pods = cache
             .shared_pods()
             .filter(|pod| is_controlled_by(pod, &ds))
@@ -282,7 +282,7 @@ impl<'a> Snapshot<'a> {
     /// another current revision (the cache changed since the last refresh),
     /// the rows are computed afresh from the cache instead.
     pub fn live(cache: &'a Cache, target: &Target, rows: &'a dyn RowSource) -> Option<Self> {
-        let ds = cache.daemonset(&target.key())?.clone();
+        let ds = cache.daemonset(target)?.clone();
         let revisions: Vec<ControllerRevision> = cache.revisions().cloned().collect();
         let forbidden = cache.forbidden_kinds().into_iter().collect();
         let index = RevisionIndex::new(&ds, &revisions);

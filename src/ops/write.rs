@@ -17,6 +17,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::model::Target;
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::journal::{Journal, JournalEntry};
 use crate::ops::journal_action::JournalAction;
@@ -173,12 +174,12 @@ impl Write {
 }
 
 /// What the journal line should say about a write besides its result.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
     /// The action.
     pub action: JournalAction,
-    /// `NAMESPACE/NAME` of the DaemonSet.
-    pub daemonset: String,
+    /// The DaemonSet (`NAMESPACE/NAME` in the journal).
+    pub daemonset: Target,
     /// The node, if the write is about one.
     pub node: Option<String>,
     /// The pod name, if any.
@@ -189,6 +190,21 @@ pub struct Record {
     pub revision_to: Option<i64>,
     /// A note for the journal line (e.g. the auto-pause reason).
     pub note: Option<String>,
+}
+
+impl Record {
+    /// `action` on `daemonset`, with nothing else to say yet.
+    pub fn new(action: JournalAction, daemonset: Target) -> Self {
+        Self {
+            action,
+            daemonset,
+            node: None,
+            pod: None,
+            revision_from: None,
+            revision_to: None,
+            note: None,
+        }
+    }
 }
 
 /// A write plus what to journal about it.
@@ -220,10 +236,8 @@ impl WriteRequest {
                 resource_version: None,
             },
             record: Record {
-                action,
-                daemonset: target.key(),
                 node,
-                ..Record::default()
+                ..Record::new(action, target)
             },
         }
     }
@@ -359,7 +373,7 @@ impl Executor {
             time: jiff::Timestamp::now().to_string(),
             context: self.context.clone(),
             user: self.actor.clone(),
-            daemonset: record.daemonset.clone(),
+            daemonset: record.daemonset.key(),
             action: record.action,
             node: record.node.clone(),
             result: "ok".to_owned(),
@@ -436,7 +450,7 @@ impl Executor {
             time: jiff::Timestamp::now().to_string(),
             context: self.context.clone(),
             user: self.actor.clone(),
-            daemonset: request.record.daemonset.clone(),
+            daemonset: request.record.daemonset.key(),
             action: request.record.action,
             node: request.record.node.clone(),
             pod: request.record.pod.clone(),
@@ -596,6 +610,13 @@ mod tests {
 mod executor_tests {
     use super::*;
 
+    fn test_target() -> Target {
+        Target {
+            namespace: "ns".into(),
+            name: "ds".into(),
+        }
+    }
+
     #[tokio::test]
     async fn dry_run_records_and_sends_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -612,10 +633,7 @@ mod executor_tests {
                 name: "p".into(),
                 uid: "u".into(),
             },
-            record: Record {
-                action: JournalAction::Advance,
-                ..Record::default()
-            },
+            record: Record::new(JournalAction::Advance, test_target()),
         };
         assert_eq!(executor.run(&request).await.unwrap(), Outcome::PodDeleted);
         let dry_run = executor.dry_run().unwrap();
@@ -642,10 +660,7 @@ mod executor_tests {
                 name: "p".into(),
                 uid: "u".into(),
             },
-            record: Record {
-                action: JournalAction::Advance,
-                ..Record::default()
-            },
+            record: Record::new(JournalAction::Advance, test_target()),
         };
         let err = executor.run(&request).await.unwrap_err();
         assert!(matches!(err, OpsError::ReadOnly { .. }), "{err:?}");
@@ -669,9 +684,8 @@ mod executor_tests {
                 uid: "u".into(),
             },
             record: Record {
-                action: JournalAction::Advance,
                 node: Some("n1".into()),
-                ..Record::default()
+                ..Record::new(JournalAction::Advance, test_target())
             },
         };
         let err = executor.run(&request).await.unwrap_err();

@@ -26,7 +26,7 @@ use crate::engine::eligibility::NodeVerdict;
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{NodeFacts, PlanOptions};
-use crate::model::{ControllerRevision, DaemonSet, Event, Node};
+use crate::model::{ControllerRevision, DaemonSet, Event, Node, Target};
 use store::{RowSet, Strings};
 
 /// Labels that name a node's pool, most specific first (shared with the rollout plan).
@@ -479,7 +479,7 @@ pub struct RowCache {
     /// What every row's fit asks: the update revision's pod (made with the
     /// revisions, from the DaemonSet's template).
     fit_target: Option<fit::FitTarget>,
-    target: Option<String>,
+    target: Option<Target>,
     /// The rollout blocker's inputs over the rows, kept with them.
     tally: BlockerTally,
     /// The blocker, computed on first use after the tally changed or a
@@ -571,12 +571,12 @@ impl RowCache {
         self.next_due().is_some_and(|at| at < now)
     }
 
-    /// Brings the rows up to date with `changes` for the DaemonSet `target`
-    /// (`namespace/name`); recomputes only dirty nodes unless everything changed.
+    /// Brings the rows up to date with `changes` for the DaemonSet `target`;
+    /// recomputes only dirty nodes unless everything changed.
     pub fn refresh(
         &mut self,
         cache: &Cache,
-        target: Option<&str>,
+        target: Option<&Target>,
         changes: &Changes,
         now: jiff::Timestamp,
     ) -> RowChanges {
@@ -610,11 +610,11 @@ impl RowCache {
     fn refresh_rows(
         &mut self,
         cache: &Cache,
-        target: Option<&str>,
+        target: Option<&Target>,
         changes: &Changes,
         now: jiff::Timestamp,
     ) -> RowChanges {
-        let retarget = self.target.as_deref() != target;
+        let retarget = self.target.as_ref() != target;
         if first_lists_pending(cache) {
             // The grid shows "loading" until then: compute every row once,
             // when the lists are in, not once per list that completes.
@@ -639,7 +639,7 @@ impl RowCache {
         let Some(ds) = ds else {
             let membership = !self.rows.is_empty() || retarget;
             *self = Self {
-                target: target.map(str::to_owned),
+                target: target.cloned(),
                 ..Self::default()
             };
             return RowChanges {
@@ -669,7 +669,7 @@ impl RowCache {
                 })
             };
             self.revisions = Some(index);
-            self.target = target.map(str::to_owned);
+            self.target = target.cloned();
             self.tally = BlockerTally::of(self.rows.values().map(|r| (&r.coverage, r.node_ready)));
             self.blocker = OnceCell::new();
             let min_ready = min_ready_seconds(ds);

@@ -20,17 +20,20 @@ pub enum ResourceKind {
     DaemonSet,
     /// `apps/v1 ControllerRevision`, namespaced.
     ControllerRevision,
+    /// `scheduling.k8s.io/v1 PriorityClass`, cluster-scoped.
+    PriorityClass,
 }
 
 impl ResourceKind {
     /// Every kind, in discovery order.
-    pub const ALL: [ResourceKind; 6] = [
+    pub const ALL: [ResourceKind; 7] = [
         ResourceKind::Node,
         ResourceKind::Pod,
         ResourceKind::Event,
         ResourceKind::Namespace,
         ResourceKind::DaemonSet,
         ResourceKind::ControllerRevision,
+        ResourceKind::PriorityClass,
     ];
 
     /// The object `kind` (`DaemonSet`).
@@ -42,6 +45,7 @@ impl ResourceKind {
             ResourceKind::Namespace => "Namespace",
             ResourceKind::DaemonSet => "DaemonSet",
             ResourceKind::ControllerRevision => "ControllerRevision",
+            ResourceKind::PriorityClass => "PriorityClass",
         }
     }
 
@@ -59,6 +63,7 @@ impl ResourceKind {
             ResourceKind::Namespace => "namespaces",
             ResourceKind::DaemonSet => "daemonsets",
             ResourceKind::ControllerRevision => "controllerrevisions",
+            ResourceKind::PriorityClass => "priorityclasses",
         }
     }
 
@@ -71,6 +76,7 @@ impl ResourceKind {
     pub fn group(self) -> &'static str {
         match self {
             ResourceKind::DaemonSet | ResourceKind::ControllerRevision => "apps",
+            ResourceKind::PriorityClass => "scheduling.k8s.io",
             _ => "",
         }
     }
@@ -84,13 +90,17 @@ impl ResourceKind {
     pub fn api_version(self) -> &'static str {
         match self.group() {
             "" => "v1",
-            _ => "apps/v1",
+            "apps" => "apps/v1",
+            _ => "scheduling.k8s.io/v1",
         }
     }
 
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(self) -> bool {
-        !matches!(self, ResourceKind::Node | ResourceKind::Namespace)
+        !matches!(
+            self,
+            ResourceKind::Node | ResourceKind::Namespace | ResourceKind::PriorityClass
+        )
     }
 
     /// Whether the kind has a `/status` subresource (and so a spec/status split
@@ -114,6 +124,7 @@ impl ResourceKind {
             ResourceKind::Namespace => &["ns"],
             ResourceKind::DaemonSet => &["ds"],
             ResourceKind::ControllerRevision => &[],
+            ResourceKind::PriorityClass => &["pc"],
         }
     }
 
@@ -188,5 +199,10 @@ mod tests {
         );
         assert!(!ResourceKind::Node.namespaced());
         assert!(ResourceKind::Event.namespaced());
+        assert!(!ResourceKind::PriorityClass.namespaced());
+        assert_eq!(
+            ResourceKind::PriorityClass.api_version(),
+            "scheduling.k8s.io/v1"
+        );
     }
 }

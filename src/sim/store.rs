@@ -11,7 +11,8 @@
 //!
 //! Conventions: `namespace` is `""` for cluster-scoped kinds (nodes,
 //! namespaces); `list*` take `None` for all namespaces. A new store already
-//! holds the `default` and `kube-system` namespaces, and creating an object in
+//! holds the `default` and `kube-system` namespaces and the two system
+//! PriorityClasses, and creating an object in
 //! an unknown namespace creates that namespace. Writes follow the upstream
 //! strategies (see `strategy.rs`, `daemonset.rs`): the server sets uid,
 //! creationTimestamp and resourceVersion, DaemonSets get `generation` bumps,
@@ -38,6 +39,7 @@
 //! # Ok(()) }
 //! ```
 
+mod admission;
 mod daemonset;
 mod delete;
 mod history;
@@ -45,6 +47,7 @@ pub mod managed;
 mod mutate;
 mod object;
 mod optimistic;
+mod priority_class;
 mod strategy;
 mod subscription;
 #[cfg(test)]
@@ -60,6 +63,7 @@ use serde_json::Value;
 pub use daemonset::TEMPLATE_GENERATION_ANNOTATION;
 pub use history::{EventType, StoreEvent};
 pub use object::{ObjectKey, StoredObject};
+pub use priority_class::{HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES};
 pub use strategy::{CreateMode, Subresource, is_dns_subdomain};
 pub use subscription::Subscription;
 pub use types::{
@@ -149,6 +153,10 @@ impl Store {
         };
         for namespace in ["default", "kube-system"] {
             store.ensure_namespace(namespace);
+        }
+        for class in priority_class::system_priority_classes() {
+            // A fresh store cannot hold them yet, and they are valid.
+            let _ = store.create(ResourceKind::PriorityClass, class);
         }
         store
     }

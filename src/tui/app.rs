@@ -107,11 +107,11 @@ impl App {
             return false;
         }
         if let Some(roster) = &mut self.roster {
-            roster.note_changes(&changes, cache, self.ui.target_key().as_deref());
+            roster.note_changes(&changes, cache, self.ui.target.as_ref());
         }
         let rows = self
             .rows
-            .refresh(cache, self.ui.target_key().as_deref(), &changes, now);
+            .refresh(cache, self.ui.target.as_ref(), &changes, now);
         let labels_matter =
             matches!(self.ui.filter, Filter::Labels(_)) && !changes.nodes.is_empty();
         // Name order without groups cannot change when a row's state does.
@@ -167,11 +167,10 @@ impl App {
     /// On the event loop's tick: collects and starts roster comparisons, and
     /// re-orders the grid when a new report arrived. Returns whether to redraw.
     pub fn roster_tick(&mut self, cache: &Cache, now: std::time::Instant) -> bool {
-        let target = self.ui.target_key();
         let Some(roster) = &mut self.roster else {
             return false;
         };
-        if !roster.poll(cache, target.as_deref(), now) {
+        if !roster.poll(cache, self.ui.target.as_ref(), now) {
             return false;
         }
         self.rebuild_index(cache);
@@ -501,7 +500,7 @@ impl App {
             }
             Screen::Picker(view) => {
                 let keys = picker::entries(cache, &self.ui.filter_text);
-                let target = Target::from_key(keys.get(view.selected)?)?;
+                let target = keys.get(view.selected)?.clone();
                 self.ui.target = Some(target.clone());
                 self.ui.screen = Screen::Grid;
                 self.ui.filter_text.clear();
@@ -522,8 +521,7 @@ impl App {
             .ui
             .target
             .as_ref()
-            .map(Target::key)
-            .and_then(|target| keys.iter().position(|key| *key == target))
+            .and_then(|target| keys.iter().position(|key| key == target))
             .unwrap_or(0);
         let page = list_height(self.ui.size);
         self.ui.screen = Screen::Picker(PickerView {
@@ -598,7 +596,12 @@ impl App {
 
     /// Lines of the history's template diff (for clamping its scroll).
     fn diff_length(&self, cache: &Cache) -> usize {
-        let Some(ds) = self.ui.target_key().and_then(|key| cache.daemonset(&key)) else {
+        let Some(ds) = self
+            .ui
+            .target
+            .as_ref()
+            .and_then(|target| cache.daemonset(target))
+        else {
             return 0;
         };
         let inputs = Inputs {

@@ -227,7 +227,7 @@ fn picking_a_daemonset_retargets_the_watches() {
     app.update(Action::PickDaemonSet, &cache, now());
     let keys = super::view_model::picker::entries(&cache, "");
     assert_eq!(keys.len(), 2, "{keys:?}");
-    let shown = keys.iter().position(|k| k == "kube-system/agent");
+    let shown = keys.iter().position(|k| k.key() == "kube-system/agent");
     assert_eq!(Some(app.ui.picker().selected), shown, "{keys:?}");
     assert_eq!(shown, Some(1), "{keys:?}");
     assert_eq!(app.update(Action::Quit, &cache, now()), Some(Effect::Quit));

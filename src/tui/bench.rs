@@ -166,7 +166,12 @@ fn row_cache_memory() {
     let changes = cache.take_changes();
     let before = rss_bytes().unwrap_or(0);
     let mut rows = RowCache::default();
-    rows.refresh(&cache, Some("kube-system/agent"), &changes, now());
+    rows.refresh(
+        &cache,
+        crate::model::Target::from_key("kube-system/agent").as_ref(),
+        &changes,
+        now(),
+    );
     let after = rss_bytes().unwrap_or(0);
     assert_eq!(rows.len(), NODES);
     #[allow(clippy::cast_precision_loss, reason = "display only")]

@@ -1,6 +1,6 @@
 //! What a part of the console hands back to the event loop: the [`Effect`]
 //! to run outside the UI (quit, refocus the watches, rollout writes, a log
-//! fetch) and whether a component took an action ([`Handled`]). Plain values;
+//! fetch, a fresh read of a node's pods) and whether a component took an action ([`Handled`]). Plain values;
 //! sits below the app and its components so each can return them.
 
 use super::logs_request::LogsRequest;
@@ -18,6 +18,15 @@ pub enum Effect {
     Writes(Vec<(u64, WriteRequest)>),
     /// Fetch a pod's log on the effects side (the answer opens in the logs overlay).
     FetchLogs(LogsRequest),
+    /// Read the pods on `node` afresh, past the watch, into the cache (a
+    /// gate about to fail the node for a timeout); the answer comes back as
+    /// [`super::ops::OpsEvent::FreshRead`].
+    ReadPodsOn {
+        /// The DaemonSet whose namespace is read.
+        target: Target,
+        /// The node.
+        node: String,
+    },
 }
 
 /// What a part of the console (the rollout keys, the logs overlay) did with an action.

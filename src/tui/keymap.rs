@@ -108,6 +108,9 @@ pub enum Context {
     FilterInput,
     /// A confirmation dialog is open.
     Confirm,
+    /// The dialog that asks to advance past failing pods: answered only by
+    /// its own key, never by the `y` of an ordinary confirmation.
+    FailingConfirm,
     /// Picking a revision to roll back to.
     RollbackPicker,
     /// Reading the rollout plan.
@@ -132,6 +135,7 @@ impl Context {
             Self::History => "Revision history",
             Self::FilterInput => "Filter input",
             Self::Confirm => "Confirmation",
+            Self::FailingConfirm => "Failing-pods dialog",
             Self::RollbackPicker => "Rollback dialog",
             Self::PlanView => "Rollout plan",
             Self::Help => "Help",
@@ -226,11 +230,17 @@ pub struct Binding {
 
 /// Lists, and the overlays that scroll line by line with the same keys
 /// (help, node detail, plan, confirmations).
-const SCROLLS: &[Context] = &[Context::List, Context::Confirm, Context::PlanView];
+const SCROLLS: &[Context] = &[
+    Context::List,
+    Context::Confirm,
+    Context::FailingConfirm,
+    Context::PlanView,
+];
 /// As [`SCROLLS`], plus the rollback dialog (where ↑/↓ pick a revision).
 const PAGES: &[Context] = &[
     Context::List,
     Context::Confirm,
+    Context::FailingConfirm,
     Context::PlanView,
     Context::RollbackPicker,
 ];
@@ -240,7 +250,7 @@ const PAGES: &[Context] = &[
 pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Global], keys: &[Key::char('q')], action: Action::Quit, hint: Some("quit"), help: "quit the console" },
     Binding { contexts: &[Context::Global, Context::FilterInput], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
-    Binding { contexts: &[Context::Global, Context::FilterInput, Context::Confirm, Context::RollbackPicker, Context::PlanView, Context::AutoForm], keys: &[Key::char('?')], action: Action::Help, hint: Some("help"), help: "show or hide this help" },
+    Binding { contexts: &[Context::Global, Context::FilterInput, Context::Confirm, Context::FailingConfirm, Context::RollbackPicker, Context::PlanView, Context::AutoForm], keys: &[Key::char('?')], action: Action::Help, hint: Some("help"), help: "show or hide this help" },
     Binding { contexts: &[Context::Global], keys: &[Key::plain(KeyCode::Esc)], action: Action::Back, hint: Some("back"), help: "close the view, overlay or filter" },
     Binding { contexts: SCROLLS, keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::Up, hint: None, help: "move / scroll up" },
     Binding { contexts: SCROLLS, keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::Down, hint: None, help: "move / scroll down" },
@@ -259,8 +269,8 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Esc)], action: Action::Back, hint: Some("cancel"), help: "clear the filter" },
     Binding { contexts: &[Context::FilterInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
     Binding { contexts: &[Context::Confirm], keys: &[Key::char('y')], action: Action::Confirm, hint: Some("yes"), help: "do it (only y: Enter does nothing here)" },
-    Binding { contexts: &[Context::Confirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "do nothing" },
-    Binding { contexts: &[Context::Confirm], keys: &[Key::char('F')], action: Action::ConfirmDespite, hint: None, help: "in the failing-pods dialog only: move nodes onto the failing revision anyway" },
+    Binding { contexts: &[Context::FailingConfirm], keys: &[Key::char('F')], action: Action::ConfirmDespite, hint: Some("advance anyway"), help: "move nodes onto the failing revision anyway (y does nothing here)" },
+    Binding { contexts: &[Context::Confirm, Context::FailingConfirm], keys: &[Key::char('n'), Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "do nothing" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('a')], action: Action::AdvanceSelected, hint: Some("advance"), help: "advance the selected node (delete its old pod; asks first)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('n')], action: Action::AdvanceNext, hint: Some("next"), help: "advance the next node of the plan (asks first)" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('c'), Key::char(' ')], action: Action::ToggleCanary, hint: Some("canary"), help: "mark or unmark the selected node as a canary" },
@@ -269,7 +279,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Grid, Context::Detail, Context::History], keys: &[Key::char('r')], action: Action::Rollback, hint: Some("rollback"), help: "roll back: pick a revision, see the diff, confirm" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('P')], action: Action::ShowPlan, hint: Some("plan"), help: "show the rollout plan: order, canaries, skipped nodes and why" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('l')], action: Action::ShowLogs, hint: Some("logs"), help: "the node's pod log; after a crash, the previous run's" },
-    Binding { contexts: &[Context::Confirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
+    Binding { contexts: &[Context::Confirm, Context::FailingConfirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
     Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::Cancel, hint: Some("close"), help: "close the plan" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "newer revision" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Down), Key::char('j')], action: Action::DialogDown, hint: None, help: "older revision" },
@@ -290,6 +300,7 @@ pub fn active_contexts(screen: Context) -> Vec<Context> {
         // Dialogs and text input are modal: only their own keys apply.
         Context::FilterInput
         | Context::Confirm
+        | Context::FailingConfirm
         | Context::RollbackPicker
         | Context::PlanView
         | Context::AutoForm => {
@@ -355,6 +366,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::History,
         Context::FilterInput,
         Context::Confirm,
+        Context::FailingConfirm,
         Context::RollbackPicker,
         Context::PlanView,
         Context::AutoForm,

@@ -676,6 +676,7 @@ fn every_keymap_context_offers_help_last() {
         Context::History,
         Context::FilterInput,
         Context::Confirm,
+        Context::FailingConfirm,
         Context::RollbackPicker,
         Context::PlanView,
         Context::AutoForm,

@@ -199,7 +199,7 @@ proptest! {
         let mut cache = cluster(&ds);
         let mut rows = RowCache::default();
         let changed = cache.take_changes();
-        rows.refresh(&cache, Some("kube-system/agent"), &changed, now());
+        rows.refresh(&cache, crate::model::Target::from_key("kube-system/agent").as_ref(), &changed, now());
         let state = RolloutState {
             canaries: canaries.iter().map(|i| format!("node-{i}")).collect(),
             ..RolloutState::default()
@@ -221,7 +221,7 @@ proptest! {
         for change in &changes {
             apply(&mut cache, change);
             let changed = cache.take_changes();
-            rows.refresh(&cache, Some("kube-system/agent"), &changed, now());
+            rows.refresh(&cache, crate::model::Target::from_key("kube-system/agent").as_ref(), &changed, now());
             let live = Snapshot::live(&cache, &target(), &rows).ok_or_else(|| fail("no live snapshot"))?;
             prop_assert!(live.is_live(), "the row cache is in step: no copy");
             let scratch = Snapshot::from_cache(&cache, &target()).ok_or_else(|| fail("no snapshot"))?;

@@ -82,6 +82,15 @@ fn auto_started(cache: &mut Cache) -> (App, Vec<(u64, crate::ops::write::WriteRe
         panic!("the failing-pods dialog: {:?}", app.ops.modal)
     };
     assert!(confirm.title.contains("failing"), "{}", confirm.title);
+    // The footer names the key that answers it, not an ordinary dialog's y.
+    let context = app.ops.context().expect("a dialog");
+    assert_eq!(context, Context::FailingConfirm);
+    let footer = super::keymap::hints(context);
+    assert!(
+        footer.contains(&("F".to_owned(), "advance anyway")),
+        "{footer:?}"
+    );
+    assert!(!footer.iter().any(|(key, _)| key == "y"), "{footer:?}");
     assert!(
         app.update(Action::Confirm, cache, now()).is_none(),
         "y does not answer it"
@@ -339,7 +348,7 @@ fn auto_advance_waits_until_the_watch_shows_its_own_write() {
         "the cache does not hold the write yet"
     );
     let mut echoed = cache
-        .daemonset("kube-system/agent")
+        .daemonset(&crate::model::Target::from_key("kube-system/agent").expect("a key"))
         .cloned()
         .expect("target");
     echoed.metadata.resource_version = Some("41".into());

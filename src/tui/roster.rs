@@ -25,7 +25,7 @@ use crate::audit::{AuditReport, InputError, NodeAuditStatus, Roster, compare};
 use crate::cluster::cache::{Cache, Changes};
 use crate::cluster::status::{StreamKind, StreamStatus};
 use crate::cluster::store::ObjectKey;
-use crate::model::{DaemonSet, Node, Pod};
+use crate::model::{DaemonSet, Node, Pod, Target};
 
 /// Shortest time between the starts of two comparisons.
 pub const MIN_INTERVAL: Duration = Duration::from_secs(1);
@@ -51,7 +51,7 @@ impl Snapshot {
     /// Takes the target DaemonSet (a copy), every node and the pods of the
     /// DaemonSet's namespace (owned pods live there; both shared); `None` until
     /// the lists are complete.
-    pub fn take(cache: &Cache, target: Option<&str>) -> Option<Self> {
+    pub fn take(cache: &Cache, target: Option<&Target>) -> Option<Self> {
         let synced = NEEDED_STREAMS
             .iter()
             .all(|kind| cache.streams().get(kind).is_some_and(StreamStatus::synced));
@@ -82,7 +82,7 @@ pub struct RosterState {
     /// Nodes, pods or the DaemonSet changed since the last comparison started.
     stale: bool,
     /// The target the report is about.
-    target: Option<String>,
+    target: Option<Target>,
     last_start: Option<Instant>,
     /// How long the last snapshot copy took.
     last_copy: Duration,
@@ -110,11 +110,11 @@ impl RosterState {
     /// is current; else (every node changed, the DaemonSet's spec, the
     /// target, a comparison still running) marks it stale for a comparison
     /// from scratch. A DaemonSet's status alone changes nothing it reports.
-    pub fn note_changes(&mut self, changes: &Changes, cache: &Cache, target: Option<&str>) {
+    pub fn note_changes(&mut self, changes: &Changes, cache: &Cache, target: Option<&Target>) {
         if changes.nodes.is_empty() && !changes.all_nodes {
             return;
         }
-        let current = !self.stale && self.job.is_none() && self.target.as_deref() == target;
+        let current = !self.stale && self.job.is_none() && self.target.as_ref() == target;
         let ds = target.and_then(|key| cache.daemonset(key));
         let (Some(report), Some(ds), false) =
             (self.report.as_mut(), ds, changes.all_nodes || !current)
@@ -148,7 +148,7 @@ impl RosterState {
     }
 
     /// Runs a comparison now, on the calling thread (tests, and small clusters).
-    pub fn recompute_now(&mut self, cache: &Cache, target: Option<&str>) {
+    pub fn recompute_now(&mut self, cache: &Cache, target: Option<&Target>) {
         self.retarget(target);
         if let Some(snapshot) = Snapshot::take(cache, target) {
             self.stale = false;
@@ -161,7 +161,7 @@ impl RosterState {
     /// stale and the last start is at least [`MIN_INTERVAL`] ago (longer when
     /// the snapshot copy is slow, see `COPY_SHARE`). Returns whether the
     /// report changed.
-    pub fn poll(&mut self, cache: &Cache, target: Option<&str>, now: Instant) -> bool {
+    pub fn poll(&mut self, cache: &Cache, target: Option<&Target>, now: Instant) -> bool {
         let mut changed = self.retarget(target);
         if let Some(job) = &self.job {
             match job.try_recv() {
@@ -196,12 +196,12 @@ impl RosterState {
     }
 
     /// Forgets the report when the target changed; returns whether one was shown.
-    fn retarget(&mut self, target: Option<&str>) -> bool {
-        if self.target.as_deref() == target {
+    fn retarget(&mut self, target: Option<&Target>) -> bool {
+        if self.target.as_ref() == target {
             return false;
         }
         let had_report = self.report.is_some() || self.error.is_some();
-        self.target = target.map(str::to_owned);
+        self.target = target.cloned();
         self.report = None;
         self.error = None;
         self.absent.clear();

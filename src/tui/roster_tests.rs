@@ -48,9 +48,9 @@ fn app_with_roster(cache: &mut Cache, size: (u16, u16)) -> App {
     );
     app.roster = Some(RosterState::new(roster()));
     app.refresh(cache, now());
-    let target = app.ui.target_key();
+    let target = app.ui.target.clone();
     if let Some(state) = &mut app.roster {
-        state.recompute_now(cache, target.as_deref());
+        state.recompute_now(cache, target.as_ref());
     }
     app.rebuild_index(cache);
     app
@@ -178,7 +178,11 @@ fn a_name_filter_applies_to_absent_rows_and_a_label_filter_hides_them() {
 fn no_comparison_before_the_lists_are_complete() {
     let cache = Cache::new();
     let mut state = RosterState::new(roster());
-    assert!(!state.poll(&cache, Some("kube-system/agent"), Instant::now()));
+    assert!(!state.poll(
+        &cache,
+        crate::model::Target::from_key("kube-system/agent").as_ref(),
+        Instant::now()
+    ));
     assert!(state.report().is_none());
 }
 
@@ -187,7 +191,8 @@ fn comparisons_are_throttled_and_run_off_the_caller() {
     let mut cache = fixtures::mid_rollout();
     let _ = cache.take_changes();
     let mut state = RosterState::new(roster());
-    let target = Some("kube-system/agent");
+    let agent = crate::model::Target::from_key("kube-system/agent");
+    let target = agent.as_ref();
     let start = Instant::now();
     // The first poll starts a comparison on its own thread.
     state.poll(&cache, target, start);
@@ -230,7 +235,8 @@ fn node_changes_update_the_report_in_place() {
     use kube::runtime::watcher;
     let mut cache = fixtures::mid_rollout();
     let _ = cache.take_changes();
-    let target = Some("kube-system/agent");
+    let agent = crate::model::Target::from_key("kube-system/agent");
+    let target = agent.as_ref();
     let mut state = RosterState::new(roster());
     state.recompute_now(&cache, target);
     let before = state.report().map(crate::audit::AuditReport::problem_count);
@@ -293,11 +299,18 @@ fn roster_scale_65k() {
     let entries = names.iter().map(|n| (n.clone(), format!("uid-{n}")));
     let roster = Roster::from_entries(entries).unwrap();
     let started = Instant::now();
-    let snapshot = super::roster::Snapshot::take(&cache, Some("kube-system/agent")).unwrap();
+    let snapshot = super::roster::Snapshot::take(
+        &cache,
+        crate::model::Target::from_key("kube-system/agent").as_ref(),
+    )
+    .unwrap();
     let copied = started.elapsed();
     let mut state = RosterState::new(roster);
     let started = Instant::now();
-    state.recompute_now(&cache, Some("kube-system/agent"));
+    state.recompute_now(
+        &cache,
+        crate::model::Target::from_key("kube-system/agent").as_ref(),
+    );
     let total = started.elapsed();
     drop(snapshot);
     let report = state.report().unwrap();

@@ -33,7 +33,9 @@ impl Versioned for ObjectMeta {
 }
 
 const NODES: usize = 12;
-const TARGET: &str = "kube-system/agent";
+fn target() -> crate::model::Target {
+    crate::model::Target::from_key("kube-system/agent").expect("a key")
+}
 
 fn node_named(i: usize, ready: bool) -> Node {
     let builder = node(&format!("node-{i}"));
@@ -135,11 +137,11 @@ proptest! {
         let mut cache = cluster(&ds);
         let mut rows = RowCache::default();
         let changed = cache.take_changes();
-        rows.refresh(&cache, Some(TARGET), &changed, now());
+        rows.refresh(&cache, Some(&target()), &changed, now());
         for change in &changes {
             apply(&mut cache, change);
             let changed = cache.take_changes();
-            rows.refresh(&cache, Some(TARGET), &changed, now());
+            rows.refresh(&cache, Some(&target()), &changed, now());
             let from_scratch = rollout_blocker_with(
                 &ds,
                 rows.iter().map(|r| (&r.coverage, r.node_ready)),
@@ -281,7 +283,7 @@ proptest! {
         let mut rows = RowCache::default();
         let changed = cache.take_changes();
         let mut clock = 3600;
-        rows.refresh(&cache, Some(TARGET), &changed, at(clock));
+        rows.refresh(&cache, Some(&target()), &changed, at(clock));
         for step in &steps {
             server.step(&mut cache, step);
             if let Step::Tick(seconds) = step {
@@ -289,10 +291,10 @@ proptest! {
             }
             let changed = cache.take_changes();
             prop_assert!(!changed.all_nodes || matches!(step, Step::RelistPods(_) | Step::RelistNodes(_)));
-            rows.refresh(&cache, Some(TARGET), &changed, at(clock));
+            rows.refresh(&cache, Some(&target()), &changed, at(clock));
             let mut fresh = RowCache::default();
             let everything = Changes { all_nodes: true, ..Changes::default() };
-            fresh.refresh(&cache, Some(TARGET), &everything, at(clock));
+            fresh.refresh(&cache, Some(&target()), &everything, at(clock));
             let kept: Vec<_> = rows.in_name_order().collect();
             let rebuilt: Vec<_> = fresh.in_name_order().collect();
             prop_assert_eq!(kept, rebuilt, "after {:?}", step);
@@ -325,12 +327,12 @@ fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
     );
     let mut rows = RowCache::default();
     let changed = cache.take_changes();
-    rows.refresh(&cache, Some(TARGET), &changed, now());
+    rows.refresh(&cache, Some(&target()), &changed, now());
     assert!(rows.is_empty(), "rows computed while pods were listing");
 
     cache.apply(WatchUpdate::Pod(watcher::Event::InitDone), now());
     let changed = cache.take_changes();
-    let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
+    let refreshed = rows.refresh(&cache, Some(&target()), &changed, now());
     assert!(refreshed.membership);
     assert_eq!(rows.len(), NODES);
     assert!(rows.get("node-0").and_then(|r| r.pod()).is_some());
@@ -339,7 +341,7 @@ fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
     // change of one pod recomputes that node's row only.
     apply(&mut cache, &Change::Pod(3, 0, 4));
     let changed = cache.take_changes();
-    let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
+    let refreshed = rows.refresh(&cache, Some(&target()), &changed, now());
     assert!(
         !refreshed.membership,
         "one pod's change recomputed every row"
@@ -363,7 +365,7 @@ fn rows_wait_for_first_lists_but_not_for_a_failed_stream() {
     );
     let mut rows = RowCache::default();
     let changed = failed.take_changes();
-    rows.refresh(&failed, Some(TARGET), &changed, now());
+    rows.refresh(&failed, Some(&target()), &changed, now());
     assert_eq!(rows.len(), NODES, "a failed stream held the rows back");
 }
 
@@ -393,7 +395,7 @@ fn a_relist_recomputes_only_what_it_changed() {
     list(&mut cache, WatchUpdate::Pod, Vec::new());
     let mut rows = RowCache::default();
     let changed = cache.take_changes();
-    rows.refresh(&cache, Some(TARGET), &changed, now());
+    rows.refresh(&cache, Some(&target()), &changed, now());
 
     let mut status_only = server.stamp(stamped);
     if let Some(status) = status_only.status.as_mut() {
@@ -412,7 +414,7 @@ fn a_relist_recomputes_only_what_it_changed() {
     let changed = cache.take_changes();
     assert!(!changed.all_nodes);
     assert_eq!(changed.nodes, ["node-4".into()].into());
-    let refreshed = rows.refresh(&cache, Some(TARGET), &changed, now());
+    let refreshed = rows.refresh(&cache, Some(&target()), &changed, now());
     assert!(!refreshed.membership);
     assert_eq!(refreshed.nodes, ["node-4".into()].into());
 }
@@ -433,7 +435,7 @@ fn a_row_turns_available_by_the_clock_alone() {
     );
     let mut rows = RowCache::default();
     let changed = cache.take_changes();
-    rows.refresh(&cache, Some(TARGET), &changed, at(3600));
+    rows.refresh(&cache, Some(&target()), &changed, at(3600));
     let available = |rows: &RowCache| {
         rows.get("node-0")
             .and_then(|r| r.pod())
@@ -451,7 +453,7 @@ fn a_row_turns_available_by_the_clock_alone() {
     );
 
     let nothing = Changes::default();
-    let out = rows.refresh(&cache, Some(TARGET), &nothing, at(3621));
+    let out = rows.refresh(&cache, Some(&target()), &nothing, at(3621));
     assert_eq!(available(&rows), Some(true));
     assert!(out.nodes.contains("node-0"), "{out:?}");
     assert_eq!(rows.next_due(), None);
@@ -460,7 +462,7 @@ fn a_row_turns_available_by_the_clock_alone() {
         all_nodes: true,
         ..Changes::default()
     };
-    fresh.refresh(&cache, Some(TARGET), &everything, at(3621));
+    fresh.refresh(&cache, Some(&target()), &everything, at(3621));
     assert_eq!(rows.blocker(&ds), fresh.blocker(&ds));
     assert_eq!(
         rows.blocker(&ds).message,
@@ -485,7 +487,7 @@ fn a_spent_budget_turns_stuck_by_the_clock_alone() {
     );
     let mut rows = RowCache::default();
     let changed = cache.take_changes();
-    rows.refresh(&cache, Some(TARGET), &changed, at(3600));
+    rows.refresh(&cache, Some(&target()), &changed, at(3600));
     assert_eq!(rows.blocker(&ds).code, BlockerCode::Progressing);
     assert_eq!(
         rows.blocker(&ds).message,
@@ -496,7 +498,7 @@ fn a_spent_budget_turns_stuck_by_the_clock_alone() {
     assert!(!rows.due(at(3610)));
 
     let nothing = Changes::default();
-    let out = rows.refresh(&cache, Some(TARGET), &nothing, at(3611));
+    let out = rows.refresh(&cache, Some(&target()), &nothing, at(3611));
     assert!(out.nodes.is_empty(), "no row changed: {out:?}");
     assert_eq!(rows.blocker(&ds).code, BlockerCode::MaxUnavailableSpent);
     assert_eq!(
@@ -519,7 +521,7 @@ fn the_console_refreshes_a_row_that_turns_available_with_no_change() {
     );
     let mut app = super::app::App::new(
         super::view_model::ConsoleInfo::default(),
-        crate::model::Target::from_key(TARGET),
+        Some(target()),
         (100, 24),
     );
     assert!(app.refresh(&mut cache, at(3600)));
@@ -556,7 +558,7 @@ fn rows_computed_on_several_threads_equal_rows_computed_one_by_one() {
         all_nodes: true,
         ..cache.take_changes()
     };
-    rows.refresh(&cache, Some(TARGET), &everything, at(3600));
+    rows.refresh(&cache, Some(&target()), &everything, at(3600));
     assert_eq!(rows.len(), count);
     let revisions: Vec<_> = cache.revisions().cloned().collect();
     let index = crate::engine::revision::RevisionIndex::new(&ds, &revisions);

@@ -74,13 +74,6 @@ pub async fn run_with_ops(
     let mut links = Links { ops: link, logs };
     let result = event_loop(&mut guard, &mut app, &watch, &mut links).await;
     drop(guard);
-    // The connection note (the kubeconfig kubectl needs, for the embedded
-    // cluster) is long; on the restored terminal it prints whole.
-    if let Some(note) = &app.info.note {
-        use std::io::Write as _;
-        let note = crate::sanitize::sanitize(note);
-        let _ = writeln!(std::io::stderr(), "rollcall: {note}");
-    }
     result
 }
 
@@ -113,6 +106,13 @@ fn dispatch(effect: Option<Effect>, app: &mut App, watch: &WatchHandle, links: &
                     app.ui
                         .error("rollout writes are not available in this console");
                 }
+            }
+        }
+        Some(Effect::ReadPodsOn { target, node }) => {
+            let asked = link.is_some_and(|l| l.read_pods_on(target, node.clone()));
+            if !asked {
+                let result = Err("fresh reads are not available in this console".to_owned());
+                app.ops_on_event(OpsEvent::FreshRead { node, result }, jiff::Timestamp::now());
             }
         }
         Some(Effect::FetchLogs(request)) => match &links.logs {
@@ -191,6 +191,9 @@ async fn event_loop(
             }
             Some(event) = next_ops_event(&mut links.ops) => {
                 let now = jiff::Timestamp::now();
+                // A fresh read is in the cache before its answer comes: the
+                // rows take it in before the run judges on them.
+                app.refresh(&mut shared.lock(), now);
                 app.ops_on_event(event, now);
                 let effect = app.ops_on_change(&shared.lock(), now);
                 dispatch(effect, app, watch, links);

@@ -5,6 +5,8 @@
 //! then the end) produces the same writes with the same journal records.
 //! A property test over random histories: replacements that turn Ready
 //! sooner or later, never, or crash-loop; cordoned and NotReady nodes.
+//! Both read a node's pods afresh before a timeout fails it: behind a stale
+//! pod watch the console writes what headless writes behind a live one.
 
 use std::collections::BTreeMap;
 
@@ -48,6 +50,9 @@ struct Cluster {
     replacements: BTreeMap<String, Replacement>,
     /// The writes made, in order.
     writes: Vec<WriteRequest>,
+    /// A stale pod watch: the pods as the watch shows them (a replacement
+    /// stays as created) until a fresh read of their node.
+    watched_pods: Option<Vec<Pod>>,
 }
 
 impl Cluster {
@@ -81,7 +86,29 @@ impl Cluster {
             pods,
             replacements,
             writes: Vec::new(),
+            watched_pods: None,
         }
+    }
+
+    /// The same cluster seen through a pod watch that delivers no updates
+    /// to a pod after its creation.
+    fn behind_a_stale_watch(mut self) -> Self {
+        self.watched_pods = Some(self.pods.clone());
+        self
+    }
+
+    /// A fresh read of `node`'s pods: the watch's view of them is the truth.
+    fn read_pods_on(&mut self, node: &str) {
+        let Some(watched) = self.watched_pods.as_mut() else {
+            return;
+        };
+        watched.retain(|p| p.node_name() != Some(node));
+        watched.extend(
+            self.pods
+                .iter()
+                .filter(|p| p.node_name() == Some(node))
+                .cloned(),
+        );
     }
 
     fn cache(&self) -> Cache {
@@ -94,7 +121,8 @@ impl Cluster {
             WatchUpdate::Revision,
             vec![revision_of(&v1, "h1", 1), revision_of(&self.ds, "h2", 2)],
         );
-        list(&mut cache, WatchUpdate::Pod, self.pods.clone());
+        let pods = self.watched_pods.as_ref().unwrap_or(&self.pods);
+        list(&mut cache, WatchUpdate::Pod, pods.clone());
         list(&mut cache, WatchUpdate::PodEvent, Vec::new());
         list(&mut cache, WatchUpdate::NodeEvent, Vec::new());
         cache
@@ -112,6 +140,10 @@ impl Cluster {
                 let node = old.node_name().unwrap_or_default().to_owned();
                 let builder =
                     pod(&format!("agent-{node}-new{seconds}"), &node, "h2").created(seconds);
+                if let Some(watched) = self.watched_pods.as_mut() {
+                    watched.retain(|p| p.name() != name.as_str());
+                    watched.push(builder.clone().phase("Pending").build());
+                }
                 let replacement = match self.replacements.get(&node) {
                     Some(Replacement::ReadyAfter(after)) => builder.ready_since(seconds + after),
                     Some(Replacement::Crashes) => {
@@ -177,17 +209,27 @@ fn console(mut cluster: Cluster, ticks: i64) -> Vec<WriteRequest> {
             app.refresh(&mut cache, now);
             effect = app.ops_on_change(&cache, now);
         }
-        // Every write answered at once, then the change it made is seen.
-        while let Some(Effect::Writes(sent)) = effect.take() {
-            for (id, request) in sent {
-                let outcome = cluster.apply(&request, seconds);
-                let event = OpsEvent::Write(Box::new(WriteEvent {
-                    id,
-                    request,
-                    result: Ok(outcome),
-                    journal_error: None,
-                }));
-                app.ops_on_event(event, now);
+        // Every write and read answered at once, then the change it made is seen.
+        while let Some(next) = effect.take() {
+            match next {
+                Effect::Writes(sent) => {
+                    for (id, request) in sent {
+                        let outcome = cluster.apply(&request, seconds);
+                        let event = OpsEvent::Write(Box::new(WriteEvent {
+                            id,
+                            request,
+                            result: Ok(outcome),
+                            journal_error: None,
+                        }));
+                        app.ops_on_event(event, now);
+                    }
+                }
+                Effect::ReadPodsOn { node, .. } => {
+                    cluster.read_pods_on(&node);
+                    let result = Ok(());
+                    app.ops_on_event(OpsEvent::FreshRead { node, result }, now);
+                }
+                other => panic!("unexpected effect {other:?}"),
             }
             cache = cluster.cache();
             app.refresh(&mut cache, now);
@@ -207,9 +249,10 @@ fn headless(mut cluster: Cluster, ticks: i64) -> Vec<WriteRequest> {
     let snapshot = Snapshot::from_cache(&cache, &target()).expect("snapshot");
     let settings = RunSettings::auto(DEFAULT_POLICY);
     let now = Cluster::snapshot_time(start);
-    let Ok((mut run, started)) = Run::start(&snapshot, settings, ACTOR, now) else {
+    let Ok((run, started)) = Run::start(&snapshot, settings, ACTOR, now) else {
         return cluster.writes;
     };
+    let mut run = run.with_fresh_reads();
     cluster.apply(&started.write, start);
     for tick in 0..ticks {
         let seconds = start + tick * 5;
@@ -227,7 +270,10 @@ fn headless(mut cluster: Cluster, ticks: i64) -> Vec<WriteRequest> {
                 Turn::Renewed(write) => {
                     cluster.apply(&write, seconds);
                 }
-                Turn::Verify { node } => run.verified(&node),
+                Turn::Verify { node } => {
+                    cluster.read_pods_on(&node);
+                    run.verified(&node);
+                }
                 Turn::BatchChosen { record, deletes } => {
                     cluster.apply(&record, seconds);
                     for (victim, request) in deletes {
@@ -270,6 +316,32 @@ fn a_scripted_rollout_writes_the_same_from_the_console_and_headless() {
     assert!(actions.contains(&"auto-advance"), "{actions:?}");
     assert_eq!(actions.last(), Some(&"auto-done"), "{actions:?}");
     assert_eq!(from_console, from_headless);
+}
+
+/// A pod watch that stalled after the replacements were created: the view
+/// never shows them Ready, the fresh read before the timeout does, and every
+/// node passes, the console writing what headless writes. (Judged on the
+/// stale view, the first node would fail and the run pause.)
+#[test]
+fn behind_a_stale_watch_the_fresh_read_passes_ready_nodes() {
+    let shapes: Vec<(u8, Replacement)> = (0..3).map(|_| (0, Replacement::ReadyAfter(10))).collect();
+    let cluster = Cluster::new(&shapes).behind_a_stale_watch();
+    let from_console = console(cluster.clone(), 400);
+    let from_headless = headless(cluster, 400);
+    let actions: Vec<&str> = from_console
+        .iter()
+        .map(|w| w.record.action.as_str())
+        .collect();
+    assert_eq!(
+        actions.iter().filter(|a| **a == "auto-advance").count(),
+        3,
+        "{actions:?}"
+    );
+    assert_eq!(actions.last(), Some(&"auto-done"), "{actions:?}");
+    assert!(
+        from_console == from_headless,
+        "the console and headless wrote differently"
+    );
 }
 
 proptest! {

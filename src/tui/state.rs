@@ -127,11 +127,6 @@ impl UiState {
         }
     }
 
-    /// The cache key (`namespace/name`) of the DaemonSet shown.
-    pub fn target_key(&self) -> Option<String> {
-        self.target.as_ref().map(Target::key)
-    }
-
     /// The picker's position (the top when the picker is not shown).
     pub fn picker(&self) -> PickerView {
         match self.screen {

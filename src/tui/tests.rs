@@ -407,7 +407,7 @@ fn one_pod_event_recomputes_one_row() {
     assert!(!changes.all_nodes);
     let refreshed = app
         .rows
-        .refresh(&cache, app.ui.target_key().as_deref(), &changes, now());
+        .refresh(&cache, app.ui.target.as_ref(), &changes, now());
     assert_eq!(refreshed.nodes.iter().collect::<Vec<_>>(), ["node-03"]);
     assert!(!refreshed.membership);
 }

@@ -101,14 +101,23 @@ impl Tmux {
 
     /// Polls the screen until `check` holds; panics with the last screen after [`DEADLINE`].
     pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
+        self.wait_until(what, Instant::now() + DEADLINE, check)
+    }
+
+    /// Polls the screen until `check` holds; panics with the last screen at `deadline`.
+    pub fn wait_until(
+        &self,
+        what: &str,
+        deadline: Instant,
+        check: impl Fn(&str) -> bool,
+    ) -> String {
         loop {
             let screen = self.capture();
             if check(&screen) {
                 return screen;
             }
             assert!(
-                start.elapsed() < DEADLINE,
+                Instant::now() < deadline,
                 "timed out waiting for {what}; screen:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(250));

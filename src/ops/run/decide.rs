@@ -87,15 +87,7 @@ pub fn next_move(
         });
     }
     let rows = snapshot.rows(&index, now);
-    // The run's own settings choose its canaries, never the annotation as last
-    // seen: right after the start the view may not hold the start's own write
-    // yet (it read no selector, and the first batch went to edge-01 instead of
-    // the canaries), and an older run's selector must not carry over.
-    let planned = RolloutState {
-        canary_selector: settings.canary_selector.clone(),
-        mode: Mode::Auto,
-        ..state.clone()
-    };
+    let planned = planned_state(state, settings);
     // A bad selector is an error before anything else is judged.
     plan_options(&planned)?;
     // Every updated node is re-checked before a new batch, not only the last one.
@@ -171,6 +163,41 @@ pub fn next_move(
         }
         step => Ok(from_step(step)),
     }
+}
+
+/// The state a run plans from. The run's own settings choose its canaries,
+/// never the annotation as last seen: right after the start the view may not
+/// hold the start's own write yet (it read no selector, and the first batch
+/// went to edge-01 instead of the canaries), and an older run's selector must
+/// not carry over.
+fn planned_state(state: &RolloutState, settings: &RunSettings) -> RolloutState {
+    RolloutState {
+        canary_selector: settings.canary_selector.clone(),
+        mode: Mode::Auto,
+        ..state.clone()
+    }
+}
+
+/// Whether a run with `settings` has any node to move on `snapshot` at
+/// `now` (a template the controller has not snapshotted yet counts as yes:
+/// what is old cannot be told).
+pub fn has_nodes_to_move(
+    snapshot: &Snapshot<'_>,
+    state: &RolloutState,
+    settings: &RunSettings,
+    now: jiff::Timestamp,
+) -> Result<bool, OpsError> {
+    let index = snapshot.index();
+    if !index.current_matches_template() {
+        return Ok(true);
+    }
+    let rows = snapshot.rows(&index, now);
+    let plan = snapshot.plan_with(
+        &rows,
+        &planned_state(state, settings),
+        settings.include_cordoned,
+    )?;
+    Ok(!plan.steps.is_empty())
 }
 
 /// Nodes that should run the daemon pod, and those of them without an

@@ -219,11 +219,7 @@ pub(super) fn strategy_write(
     let target = snapshot.target();
     let resource_version = resource_version(snapshot)?;
     Ok(WriteRequest {
-        record: Record {
-            action: JournalAction::AutoStart,
-            daemonset: target.key(),
-            ..Record::default()
-        },
+        record: Record::new(JournalAction::AutoStart, target.clone()),
         write: Write::PatchStrategy {
             namespace: target.namespace,
             name: target.name,

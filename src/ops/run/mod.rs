@@ -84,7 +84,8 @@ pub enum Turn {
         deletes: Vec<(Victim, WriteRequest)>,
     },
     /// Before a timeout fails `node`: read its pods afresh, report it with
-    /// [`Run::verified`], then decide again (only with [`Run::with_fresh_reads`]).
+    /// [`Run::verified`] (or a failed read with [`Run::read_failed`]), then
+    /// decide again (only with [`Run::with_fresh_reads`]).
     Verify {
         /// The node.
         node: String,
@@ -107,13 +108,8 @@ impl Run {
         if let Some(text) = before.run_owner(now).expired_text() {
             notes.push(format!("taking over: {text}"));
         }
-        // A rollback's node moves run on an OnDelete DaemonSet only (a
-        // RollingUpdate rollback is the controller's); an auto run takes over.
-        let taken_over = if settings.rollback.is_none() {
-            takeover(snapshot).map_err(StartRefusal::Invalid)?
-        } else {
-            None
-        };
+        let taken_over =
+            takeover_for(snapshot, &before, &settings, now).map_err(StartRefusal::Invalid)?;
         if let Some(strategy) = &taken_over {
             notes.push(takeover_note(strategy));
         }
@@ -237,6 +233,12 @@ impl Run {
         self.gate.verified(node);
     }
 
+    /// Reports that reading `node`'s pods afresh failed at `now`: the node's
+    /// wait is extended and it is read again later, never failed on the view.
+    pub fn read_failed(&mut self, node: &str, now: jiff::Timestamp) {
+        self.gate.read_failed(node, now);
+    }
+
     /// Reports the server's answer to the delete on `node`.
     pub fn deleted(&mut self, node: &str, result: Result<(), &OpsError>, now: jiff::Timestamp) {
         self.gate.deleted(node, result, now);
@@ -317,6 +319,23 @@ impl Run {
             deletes: victims.into_iter().zip(requests).collect(),
         }
     }
+}
+
+/// The RollingUpdate strategy a run with `settings` takes over from the
+/// controller at its start, or why it may not (see [`takeover`]). A
+/// rollback's node moves run on an OnDelete DaemonSet only (a RollingUpdate
+/// rollback is the controller's), and with no node to move there is nothing
+/// to take over: no strategy is switched and switched back for nothing.
+pub fn takeover_for(
+    snapshot: &Snapshot<'_>,
+    state: &RolloutState,
+    settings: &RunSettings,
+    now: jiff::Timestamp,
+) -> Result<Option<UpdateStrategy>, OpsError> {
+    if settings.rollback.is_some() || !decide::has_nodes_to_move(snapshot, state, settings, now)? {
+        return Ok(None);
+    }
+    takeover(snapshot)
 }
 
 /// The state a run starts with: its settings, mode, heartbeat; a rollback

@@ -204,6 +204,43 @@ fn a_run_taking_over_an_expired_takeover_inherits_and_restores_the_strategy() {
     assert_eq!(strategy["type"], "RollingUpdate");
 }
 
+/// A RollingUpdate DaemonSet with every node already on the current
+/// revision: the run has nothing to roll, so it takes nothing over — no
+/// switch to OnDelete and back, only its start and its end.
+#[test]
+fn a_takeover_with_nothing_to_roll_writes_no_strategy() {
+    let all = nodes(3);
+    let original = rolling(IntOrString::Int(1));
+    let pods: Vec<_> = all.iter().map(|n| ready_pod(n, NEW, 1)).collect();
+    let snap = snapshot(original, &names(&all), pods);
+    let (mut run, started) = Run::start(&snap, settings(1), "ana", t(0)).expect("starts");
+    assert!(
+        matches!(started.write.write, Write::PatchState { .. }),
+        "{:?}",
+        started.write
+    );
+    assert!(run.taken_over().is_none());
+    assert!(
+        !started
+            .notes
+            .iter()
+            .any(|n| n.contains("takes the rollout over")),
+        "{:?}",
+        started.notes
+    );
+    let Turn::Finished(end) = next_turn(&mut run, &snap, t(1)) else {
+        panic!("nothing to roll ends the run")
+    };
+    assert_eq!(end.exit_code(), 0, "{end:?}");
+    let closing = run.closing(&end, &snap, t(1)).expect("decides");
+    assert!(
+        closing
+            .as_ref()
+            .is_some_and(|w| matches!(w.write, Write::PatchState { .. })),
+        "{closing:?}"
+    );
+}
+
 /// A spent budget holds back only nodes still to move: with every node on
 /// the new revision and one NotReady (its pod spends maxUnavailable 1), the
 /// run ends instead of waiting for ever.

@@ -1,7 +1,8 @@
 //! Table cells per kind, computed as the upstream apiserver printers (1.32)
 //! compute them: pod READY/STATUS/RESTARTS, node STATUS with
 //! `,SchedulingDisabled` and ROLES, DaemonSet counters and selectors,
-//! ControllerRevision owner, event object and source, and AGE as upstream
+//! ControllerRevision owner, event object and source, PriorityClass value,
+//! default and preemption policy, and AGE as upstream
 //! `HumanDuration`. Pure functions of the object and `now`.
 
 use jiff::Timestamp;
@@ -21,6 +22,13 @@ pub fn cells(kind: ResourceKind, object: &Value, now: Timestamp) -> Vec<Value> {
             json!(name(object)),
             json!(text_or(&object["status"]["phase"], "Active")),
             json!(age(object, now)),
+        ],
+        ResourceKind::PriorityClass => vec![
+            json!(name(object)),
+            json!(object["value"].as_i64().unwrap_or_default()),
+            json!(object["globalDefault"].as_bool().unwrap_or_default()),
+            json!(age(object, now)),
+            json!(object["preemptionPolicy"].as_str().unwrap_or_default()),
         ],
     }
 }

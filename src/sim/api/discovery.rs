@@ -59,7 +59,7 @@ pub fn core_versions(server_address: &str) -> Value {
         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]})
 }
 
-const GROUPS: [&str; 2] = ["apps", "authorization.k8s.io"];
+const GROUPS: [&str; 3] = ["apps", "authorization.k8s.io", "scheduling.k8s.io"];
 
 /// Legacy `/apis`.
 pub fn group_list() -> Value {

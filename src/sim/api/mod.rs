@@ -10,6 +10,7 @@ pub mod list;
 pub mod logs;
 pub mod openapi;
 pub mod patch;
+mod protobuf;
 pub mod query;
 pub mod request_log;
 pub mod routes;

@@ -12,12 +12,16 @@ pub fn index() -> Value {
     json!({"paths": {
         "api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=rollcall-core"},
         "apis/apps/v1": {"serverRelativeURL": "/openapi/v3/apis/apps/v1?hash=rollcall-apps"},
+        "apis/scheduling.k8s.io/v1": {
+            "serverRelativeURL": "/openapi/v3/apis/scheduling.k8s.io/v1?hash=rollcall-scheduling"
+        },
     }})
 }
 
-/// `/openapi/v3/api/v1` or `/openapi/v3/apis/apps/v1` (`group` is `""` or `apps`).
+/// `/openapi/v3/api/v1` or `/openapi/v3/apis/{group}/v1` for a group that
+/// has a kind in the kinds table (`""`, `apps`, `scheduling.k8s.io`).
 pub fn group_version(group: &str) -> Option<Value> {
-    if !group.is_empty() && group != "apps" {
+    if !ResourceKind::ALL.iter().any(|k| k.group() == group) {
         return None;
     }
     let mut paths = serde_json::Map::new();
@@ -61,5 +65,10 @@ mod tests {
         let core = group_version("").unwrap();
         assert!(core["paths"]["/api/v1/nodes/{name}"]["patch"].is_object());
         assert!(group_version("batch").is_none());
+        let scheduling = group_version("scheduling.k8s.io").unwrap();
+        assert!(
+            scheduling["paths"]["/apis/scheduling.k8s.io/v1/priorityclasses/{name}"]["patch"]
+                .is_object()
+        );
     }
 }

@@ -6,11 +6,9 @@
 
 use serde_json::{Value, json};
 
+use super::protobuf::{PROTOBUF_MAGIC, field_bytes};
 use super::status::ApiError;
 use crate::sim::auth::{Attributes, Authorizer, Identity};
-
-/// The 4-byte prefix of a Kubernetes protobuf body.
-pub(super) const PROTOBUF_MAGIC: &[u8] = b"k8s\0";
 
 /// Answers a review body (JSON or protobuf, by Content-Type).
 pub fn review(
@@ -96,42 +94,6 @@ fn decode_protobuf(body: &[u8]) -> Option<Attributes> {
         verb: text(2),
         ..Attributes::default()
     })
-}
-
-/// The last length-delimited field `number` of a protobuf message.
-pub(super) fn field_bytes(mut message: &[u8], number: u64) -> Option<&[u8]> {
-    let mut found = None;
-    while !message.is_empty() {
-        let (tag, rest) = varint(message)?;
-        message = rest;
-        match tag & 7 {
-            0 => message = varint(message)?.1,
-            1 => message = message.get(8..)?,
-            2 => {
-                let (len, rest) = varint(message)?;
-                let len = usize::try_from(len).ok()?;
-                let value = rest.get(..len)?;
-                if tag >> 3 == number {
-                    found = Some(value);
-                }
-                message = rest.get(len..)?;
-            }
-            5 => message = message.get(4..)?,
-            _ => return None,
-        }
-    }
-    found
-}
-
-fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let mut value = 0u64;
-    for (i, byte) in bytes.iter().enumerate().take(10) {
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((value, &bytes[i + 1..]));
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::ssar::{PROTOBUF_MAGIC, field_bytes};
+use super::protobuf::{PROTOBUF_MAGIC, field_bytes};
 use super::status::ApiError;
 use crate::sim::auth::{Authorizer, Identity};
 

@@ -142,6 +142,10 @@ impl From<StoreError> for ApiError {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", message)
                     .with_details(details)
             }
+            StoreError::Forbidden { kind, name, .. } => {
+                ApiError::new(StatusCode::FORBIDDEN, "Forbidden", message)
+                    .with_details(object_details(*kind, name))
+            }
             StoreError::Gone { .. } => ApiError::expired(message),
             StoreError::BadRequest(_) => ApiError::bad_request(message),
             StoreError::Decode(_) | StoreError::Internal(_) => {

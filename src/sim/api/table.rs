@@ -72,6 +72,15 @@ fn columns(kind: ResourceKind) -> &'static [Column] {
             ("Status", "string", 0),
             ("Age", "string", 0),
         ],
+        // Upstream's printers list PreemptionPolicy without a priority, so
+        // `kubectl get priorityclasses` shows it by default.
+        ResourceKind::PriorityClass => &[
+            ("Name", "string", 0),
+            ("Value", "integer", 0),
+            ("Global-Default", "boolean", 0),
+            ("Age", "string", 0),
+            ("PreemptionPolicy", "string", 0),
+        ],
     }
 }
 

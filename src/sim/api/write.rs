@@ -11,6 +11,7 @@ use super::patch::{self, PatchType};
 use super::status::ApiError;
 use super::table::{self, IncludeObject};
 use super::{ApiState, RequestInfo, ResourcePath, json_response};
+use crate::sim::resources::ResourceKind;
 use crate::sim::store::managed;
 use crate::sim::store::{
     CreateMode, DeleteOptions, Preconditions, StoreError, StoredObject, Subresource, WriteOptions,
@@ -30,6 +31,22 @@ fn namespace(path: &ResourcePath) -> &str {
 
 fn name(path: &ResourcePath) -> &str {
     path.name.as_deref().unwrap_or_default()
+}
+
+/// The body of a create or update: JSON, or protobuf for the one kind
+/// kubectl's typed clients send that way (`kubectl create priorityclass`).
+fn parse_body(info: &RequestInfo, kind: ResourceKind, body: &[u8]) -> Result<Value, ApiError> {
+    let content_type = info.header(header::CONTENT_TYPE);
+    if !content_type.starts_with("application/vnd.kubernetes.protobuf") {
+        return parse_json(body);
+    }
+    match kind {
+        ResourceKind::PriorityClass => super::protobuf::priority_class(body)
+            .ok_or_else(|| ApiError::bad_request("malformed protobuf PriorityClass")),
+        _ => Err(ApiError::unsupported_media_type(
+            "application/json, application/yaml",
+        )),
+    }
 }
 
 fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
@@ -112,7 +129,7 @@ pub fn create(
     if path.kind.namespaced() && path.namespace.is_none() {
         return Err(ApiError::method_not_allowed(&info.method));
     }
-    let mut obj = parse_json(body)?;
+    let mut obj = parse_body(info, path.kind, body)?;
     align_identity(&mut obj, path)?;
     let options = write_options(info);
     let created = state
@@ -128,7 +145,7 @@ pub fn update(
     path: &ResourcePath,
     body: &[u8],
 ) -> Result<Response<Body>, ApiError> {
-    let mut obj = parse_json(body)?;
+    let mut obj = parse_body(info, path.kind, body)?;
     align_identity(&mut obj, path)?;
     let options = write_options(info);
     let updated = state

@@ -13,6 +13,7 @@ use crate::engine::recorded_status;
 use crate::input::LoadedSnapshot;
 use crate::model::Node;
 use crate::sim::generate::nodes::{NodeShape, node_object, uuid};
+use crate::sim::generate::plain_pods;
 use crate::sim::generate::workloads::{Generated, generate};
 use crate::sim::kubelet::clock::rfc3339;
 use crate::sim::resources::ResourceKind;
@@ -43,17 +44,25 @@ impl LoadStats {
 }
 
 fn restore(store: &Store, kind: ResourceKind, object: Value) -> Result<(), SimError> {
+    put(store, kind, object, false)
+}
+
+/// Stores an object restored as built (`create` false) or through the API's
+/// create path, admission included (`create` true).
+fn put(store: &Store, kind: ResourceKind, object: Value, create: bool) -> Result<(), SimError> {
     let name = object["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    store
-        .restore(kind, object)
-        .map(drop)
-        .map_err(|source| SimError::Load {
-            what: format!("{} {name}", kind.kind()),
-            source,
-        })
+    let stored = if create {
+        store.create(kind, object)
+    } else {
+        store.restore(kind, object)
+    };
+    stored.map(drop).map_err(|source| SimError::Load {
+        what: format!("{} {name}", kind.kind()),
+        source,
+    })
 }
 
 /// Loads `scenario` as of `now`, with `seed` deciding every random choice.
@@ -66,6 +75,10 @@ pub fn load_scenario(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut stats = LoadStats::default();
     let mut typed_nodes: Vec<(Node, String)> = Vec::new();
+    let mut node_pools: Vec<(String, String)> = Vec::new();
+    for class in plain_pods::priority_classes(scenario) {
+        put(store, ResourceKind::PriorityClass, class, true)?;
+    }
     for pool in &scenario.pools {
         let age = pool
             .age
@@ -81,6 +94,7 @@ pub fn load_scenario(
                 created: now.checked_sub(offset).unwrap_or(now),
                 override_: scenario.nodes.iter().find(|o| o.name == name),
             };
+            node_pools.push((name.clone(), pool.name.clone()));
             let mut node = node_object(&shape, &mut rng);
             node["metadata"]["uid"] = json!(uuid(&mut rng));
             let ip = node["status"]["addresses"][0]["address"]
@@ -122,6 +136,11 @@ pub fn load_scenario(
             }
         },
     )?;
+    // Workload pods start Pending, bound: the kubelets bring them up.
+    for pod in plain_pods::workload_pods(scenario, &node_pools) {
+        stats.pods += 1;
+        put(store, ResourceKind::Pod, pod, true)?;
+    }
     Ok(stats)
 }
 

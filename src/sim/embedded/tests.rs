@@ -227,3 +227,86 @@ fn event_reasons(store: &Store, pod: &str) -> Vec<String> {
         .filter_map(|e| e.reason)
         .collect()
 }
+
+/// The `capacity` scenario: priorities resolved at admission (workload pods
+/// created, agent pods restored), QoS classes set, capacity facts on the
+/// nodes, the workload pods brought up by the kubelets, and the pending
+/// revision's requests and host port in the DaemonSet's template.
+#[tokio::test(start_paused = true)]
+async fn capacity_scenario_has_priorities_qos_and_capacity_facts() {
+    let sim = Simulation::start(&EmbeddedOptions {
+        scenario: Some("capacity".to_owned()),
+        speed: 1.0,
+        ..EmbeddedOptions::default()
+    })
+    .expect("starts");
+    let pod = |store: &Store, name: &str| {
+        store
+            .get(ResourceKind::Pod, "default", name)
+            .unwrap_or_else(|| panic!("pod {name}"))
+    };
+    wait_until(&sim, Duration::from_secs(60), "workload pods ready", |s| {
+        ["web-general-01-1", "batch-batch-03-1", "trainer-gpu-02-1"]
+            .iter()
+            .all(|name| {
+                s.get_as::<Pod>(ResourceKind::Pod, "default", name)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|p| p.is_ready())
+            })
+    })
+    .await;
+    let store = &sim.store;
+    let batch = pod(store, "batch-batch-01-1");
+    assert_eq!(batch["spec"]["priority"], 100);
+    assert_eq!(batch["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+    assert_eq!(batch["status"]["qosClass"], "Burstable");
+    let web = pod(store, "web-general-02-1");
+    assert_eq!(web["spec"]["priority"], 100_000);
+    // Admission makes web Guaranteed (requests = limits); the kubelet's status
+    // writes keep the class (upstream's kubelet never changes it).
+    assert_eq!(web["status"]["qosClass"], "Guaranteed");
+    assert_eq!(
+        pod(store, "legacy-exporter-general-03-1")["spec"]["containers"][0]["ports"][0]["hostPort"],
+        9100
+    );
+    let agents = pods(store, "node-agent-");
+    assert_eq!(agents.len(), 12, "one agent pod on every node");
+    for agent in &agents {
+        let value = store
+            .get(ResourceKind::Pod, "kube-system", agent.name())
+            .expect("agent pod");
+        assert_eq!(value["spec"]["priority"], 2_000_001_000, "{}", agent.name());
+        assert_eq!(value["status"]["qosClass"], "Burstable");
+    }
+    let node = |name: &str| store.get(ResourceKind::Node, "", name).expect("node");
+    let general = node("general-01");
+    assert_eq!(general["status"]["allocatable"]["cpu"], "3910m");
+    assert_eq!(general["status"]["allocatable"]["pods"], "58");
+    assert_eq!(general["status"]["nodeInfo"]["kubeletVersion"], "v1.31.2");
+    assert_eq!(
+        node("batch-01")["status"]["nodeInfo"]["kubeletVersion"],
+        "v1.32.4"
+    );
+    assert_eq!(
+        node("gpu-01")["status"]["allocatable"]["nvidia.com/gpu"],
+        "4"
+    );
+    assert_eq!(
+        node("system-02")["metadata"]["annotations"]["sim.rollcall.dev/memory-pressure"],
+        "true"
+    );
+    let ds = store
+        .get(ResourceKind::DaemonSet, "kube-system", "node-agent")
+        .expect("node-agent");
+    let container = &ds["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["resources"]["requests"]["cpu"], "300m");
+    assert_eq!(container["ports"][0]["hostPort"], 9100);
+    let classes = store.list(ResourceKind::PriorityClass, None).0;
+    assert_eq!(
+        classes.len(),
+        4,
+        "two system classes and the scenario's two"
+    );
+    sim.shutdown().await;
+}

@@ -56,8 +56,14 @@ pub fn large_scenario(nodes: usize) -> Scenario {
             cpu: *cpu,
             memory_gib: *memory_gib,
             age: Some(Duration::from_secs(86_400 * 30)),
+            pods: 110,
+            ephemeral_storage_gib: 100,
+            extended_resources: BTreeMap::new(),
+            kubelet_version: None,
         };
         if *name == "gpu" {
+            pool.extended_resources
+                .insert("nvidia.com/gpu".to_owned(), 4);
             pool.labels
                 .insert("nvidia.com/gpu.present".to_owned(), "true".to_owned());
             pool.taints.push(Taint {
@@ -78,6 +84,10 @@ fn revision(image: &str) -> RevisionSpec {
         image: image.to_owned(),
         change_cause: None,
         env: BTreeMap::new(),
+        requests: None,
+        limits: None,
+        host_ports: Vec::new(),
+        priority_class_name: None,
     }
 }
 

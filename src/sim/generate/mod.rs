@@ -7,5 +7,7 @@
 
 mod images;
 pub mod large;
+mod needs;
 pub mod nodes;
+pub mod plain_pods;
 pub mod workloads;

@@ -1,6 +1,10 @@
 //! Realistic Node objects for scenario pools: the labels, annotations,
 //! capacity, conditions, addresses, nodeInfo and image list a cloud node
 //! carries (5–10 KB of JSON each, like real ones), deterministic for a seed.
+//! Allocatable is capacity less what a kubelet reserves (EKS's formulas:
+//! system and kube reserved CPU and memory, the 100Mi memory and 10 %
+//! nodefs hard eviction thresholds), with the pool's `--max-pods` and
+//! extended resources as a device plugin advertises them.
 
 use std::collections::BTreeMap;
 
@@ -11,8 +15,13 @@ use serde_json::{Value, json};
 use crate::sim::kubelet::node_status;
 use crate::sim::scenario::{NodeOverride, Pool};
 
-/// Kubelet version every generated node reports (matches the server's `/version`).
+/// Kubelet version generated nodes report unless their pool or override
+/// says otherwise (matches the server's `/version`).
 pub const KUBELET_VERSION: &str = "v1.32.4";
+
+/// The annotations the simulated kubelet reads to report `MemoryPressure`
+/// and `DiskPressure` (the kubelet's one definition).
+pub use crate::sim::kubelet::pressure::{DISK_PRESSURE_ANNOTATION, MEMORY_PRESSURE_ANNOTATION};
 
 /// Everything that decides one generated node.
 #[derive(Clone, Debug)]
@@ -115,16 +124,70 @@ fn apply_taints_and_flags(node: &mut Value, shape: &NodeShape<'_>, created: &str
     if !taints.is_empty() {
         node["spec"]["taints"] = serde_json::to_value(&taints).unwrap_or_default();
     }
-    if shape.override_.is_some_and(|o| o.not_ready) {
-        node_status::mark_unreachable(node, created);
+    if let Some(extra) = shape.override_ {
+        if extra.not_ready {
+            node_status::mark_unreachable(node, created);
+        }
+        for (set, key) in [
+            (extra.memory_pressure, MEMORY_PRESSURE_ANNOTATION),
+            (extra.disk_pressure, DISK_PRESSURE_ANNOTATION),
+        ] {
+            if set {
+                node["metadata"]["annotations"][key] = json!("true");
+            }
+        }
     }
+}
+
+/// The node's kubelet version: its override's, else its pool's, else the default.
+fn kubelet_version<'a>(shape: &'a NodeShape<'_>) -> &'a str {
+    shape
+        .override_
+        .and_then(|o| o.kubelet_version.as_deref())
+        .or(shape.pool.kubelet_version.as_deref())
+        .unwrap_or(KUBELET_VERSION)
+}
+
+/// `ephemeral-storage` capacity (KiB, less the filesystem's own overhead)
+/// and allocatable (bytes: 90 % of capacity, less 1 GiB kube-reserved).
+fn ephemeral_storage(gib: u32) -> (u64, u64) {
+    let capacity_ki = (u64::from(gib) * 1024 * 1024).saturating_sub(12_308);
+    let allocatable = (capacity_ki * 1024 / 10 * 9).saturating_sub(1 << 30);
+    (capacity_ki, allocatable)
+}
+
+/// Capacity and allocatable, with the pool's pods, storage and extended resources.
+fn resources(pool: &Pool) -> (Value, Value) {
+    let memory_ki = u64::from(pool.memory_gib) * 1024 * 1024 - 420_000;
+    let allocatable_memory_ki =
+        memory_ki.saturating_sub(u64::from(pool.memory_gib) * 60_000 + 300_000);
+    let (storage_ki, allocatable_storage) = ephemeral_storage(pool.ephemeral_storage_gib);
+    let mut capacity = json!({
+        "cpu": pool.cpu.to_string(),
+        "ephemeral-storage": format!("{storage_ki}Ki"),
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "memory": format!("{memory_ki}Ki"),
+        "pods": pool.pods.to_string(),
+    });
+    let mut allocatable = json!({
+        "cpu": format!("{}m", (u64::from(pool.cpu) * 1000).saturating_sub(90)),
+        "ephemeral-storage": allocatable_storage.to_string(),
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "memory": format!("{allocatable_memory_ki}Ki"),
+        "pods": pool.pods.to_string(),
+    });
+    for (name, count) in &pool.extended_resources {
+        capacity[name] = json!(count.to_string());
+        allocatable[name] = json!(count.to_string());
+    }
+    (capacity, allocatable)
 }
 
 fn status(shape: &NodeShape<'_>, name: &str, internal_ip: &str, rng: &mut StdRng) -> Value {
     let pool = shape.pool;
-    let memory_ki = u64::from(pool.memory_gib) * 1024 * 1024 - 420_000;
-    let allocatable_memory_ki =
-        memory_ki.saturating_sub(u64::from(pool.memory_gib) * 60_000 + 300_000);
+    let kubelet_version = kubelet_version(shape);
     let created = shape.created.to_string();
     let (kernel, os_image) = match pool.arch.as_str() {
         "arm64" => (
@@ -137,22 +200,6 @@ fn status(shape: &NodeShape<'_>, name: &str, internal_ip: &str, rng: &mut StdRng
         ),
     };
     let mut status = json!({
-        "capacity": {
-            "cpu": pool.cpu.to_string(),
-            "ephemeral-storage": "104845292Ki",
-            "hugepages-1Gi": "0",
-            "hugepages-2Mi": "0",
-            "memory": format!("{memory_ki}Ki"),
-            "pods": "110",
-        },
-        "allocatable": {
-            "cpu": format!("{}m", u64::from(pool.cpu) * 1000 - 90),
-            "ephemeral-storage": "95551679124",
-            "hugepages-1Gi": "0",
-            "hugepages-2Mi": "0",
-            "memory": format!("{allocatable_memory_ki}Ki"),
-            "pods": "110",
-        },
         "addresses": [
             {"type": "InternalIP", "address": internal_ip},
             {"type": "InternalDNS", "address": format!("ip-{}.{}.compute.internal", internal_ip.replace('.', "-"), "eu-west-1")},
@@ -164,14 +211,17 @@ fn status(shape: &NodeShape<'_>, name: &str, internal_ip: &str, rng: &mut StdRng
             "bootID": uuid(rng),
             "containerRuntimeVersion": "containerd://1.7.23",
             "kernelVersion": kernel,
-            "kubeProxyVersion": KUBELET_VERSION,
-            "kubeletVersion": KUBELET_VERSION,
+            "kubeProxyVersion": kubelet_version,
+            "kubeletVersion": kubelet_version,
             "machineID": format!("{:016x}{:016x}", rng.random::<u64>(), rng.random::<u64>()),
             "operatingSystem": "linux",
             "osImage": os_image,
             "systemUUID": uuid(rng),
         },
     });
+    let (capacity, allocatable) = resources(pool);
+    status["capacity"] = capacity;
+    status["allocatable"] = allocatable;
     status["conditions"] = node_status::healthy_conditions(&created, &created);
     status["images"] = super::images::node_images(rng);
     status
@@ -286,5 +336,46 @@ mod tests {
         assert!(!node.is_ready());
         let keys: Vec<_> = node.spec.taints.iter().map(|t| t.key.as_str()).collect();
         assert!(keys.contains(&"node.kubernetes.io/unreachable"), "{keys:?}");
+    }
+
+    #[test]
+    fn capacity_facts_follow_the_pool_and_the_override() {
+        let mut scenario = Scenario::load("default").expect("default");
+        let pool = &mut scenario.pools[1];
+        pool.pods = 58;
+        pool.extended_resources
+            .insert("nvidia.com/gpu".to_owned(), 4);
+        pool.kubelet_version = Some("v1.31.2".to_owned());
+        let pool = &scenario.pools[1];
+        let override_ = NodeOverride {
+            name: pool.node_name(2),
+            kubelet_version: Some("v1.30.6".to_owned()),
+            memory_pressure: true,
+            ..NodeOverride::default()
+        };
+        let shape = |index, override_| NodeShape {
+            pool,
+            index,
+            pool_label: "node-pool",
+            created: Timestamp::UNIX_EPOCH,
+            override_,
+        };
+        let plain = node_object(&shape(1, None), &mut StdRng::seed_from_u64(1));
+        let status = &plain["status"];
+        assert_eq!(status["capacity"]["pods"], "58");
+        assert_eq!(status["allocatable"]["pods"], "58");
+        assert_eq!(status["allocatable"]["nvidia.com/gpu"], "4");
+        assert_eq!(status["capacity"]["ephemeral-storage"], "104845292Ki");
+        // 90 % of capacity less 1 GiB: what a 100 GiB EKS node reports.
+        assert_eq!(status["allocatable"]["ephemeral-storage"], "95551679276");
+        assert_eq!(status["nodeInfo"]["kubeletVersion"], "v1.31.2");
+        assert!(plain["metadata"]["annotations"][MEMORY_PRESSURE_ANNOTATION].is_null());
+        let pressed = node_object(&shape(2, Some(&override_)), &mut StdRng::seed_from_u64(1));
+        assert_eq!(pressed["status"]["nodeInfo"]["kubeletVersion"], "v1.30.6");
+        assert_eq!(
+            pressed["metadata"]["annotations"][MEMORY_PRESSURE_ANNOTATION],
+            "true"
+        );
+        assert!(pressed["metadata"]["annotations"][DISK_PRESSURE_ANNOTATION].is_null());
     }
 }

@@ -11,9 +11,8 @@ use k8s_openapi::api::apps::v1::{
     DaemonSetSpec as K8sDaemonSetSpec, DaemonSetUpdateStrategy, RollingUpdateDaemonSet,
 };
 use k8s_openapi::api::core::v1::{
-    Container, EnvVar, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
+    Container, EnvVar, HTTPGetAction, PodSpec, PodTemplateSpec, Probe,
 };
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use rand::{Rng, rngs::StdRng};
@@ -60,17 +59,11 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
         image: Some(revision.image.clone()),
         image_pull_policy: Some("IfNotPresent".to_owned()),
         env: (!env.is_empty()).then_some(env),
-        resources: Some(ResourceRequirements {
-            requests: Some(BTreeMap::from([
-                ("cpu".to_owned(), Quantity("50m".to_owned())),
-                ("memory".to_owned(), Quantity("64Mi".to_owned())),
-            ])),
-            limits: Some(BTreeMap::from([(
-                "memory".to_owned(),
-                Quantity("256Mi".to_owned()),
-            )])),
-            ..ResourceRequirements::default()
-        }),
+        resources: Some(super::needs::resources(
+            revision.requests.as_ref().unwrap_or(&default_requests()),
+            revision.limits.as_ref().unwrap_or(&default_limits()),
+        )),
+        ports: super::needs::host_ports(&revision.host_ports),
         readiness_probe: Some(Probe {
             http_get: Some(HTTPGetAction {
                 path: Some("/healthz".to_owned()),
@@ -102,7 +95,12 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
             dns_policy: Some("ClusterFirst".to_owned()),
             host_network: spec.host_network.then_some(true),
             node_selector: Some(node_selector),
-            priority_class_name: Some("system-node-critical".to_owned()),
+            priority_class_name: Some(
+                revision
+                    .priority_class_name
+                    .clone()
+                    .unwrap_or_else(|| "system-node-critical".to_owned()),
+            ),
             restart_policy: Some("Always".to_owned()),
             scheduler_name: Some("default-scheduler".to_owned()),
             service_account_name: Some(spec.name.clone()),
@@ -111,6 +109,19 @@ pub fn template(spec: &DaemonSetSpec, revision: &RevisionSpec) -> PodTemplateSpe
             ..PodSpec::default()
         }),
     }
+}
+
+/// What a revision requests when the scenario does not say.
+fn default_requests() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("cpu".to_owned(), "50m".to_owned()),
+        ("memory".to_owned(), "64Mi".to_owned()),
+    ])
+}
+
+/// A revision's limits when the scenario does not say.
+fn default_limits() -> BTreeMap<String, String> {
+    BTreeMap::from([("memory".to_owned(), "256Mi".to_owned())])
 }
 
 fn selector_labels(spec: &DaemonSetSpec) -> BTreeMap<String, String> {

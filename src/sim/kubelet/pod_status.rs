@@ -69,13 +69,13 @@ pub fn scheduled(pod: &mut Value, node: &str, now: &str) {
 }
 
 /// The kubelet accepted the pod: Pending, Initialized, containers waiting
-/// in ContainerCreating, hostIP and startTime set.
+/// in ContainerCreating, hostIP and startTime set (the QoS class is
+/// admission's, never the kubelet's).
 pub fn accepted(pod: &mut Value, host_ip: &str, now: &str) {
     pod["status"]["phase"] = json!("Pending");
     pod["status"]["hostIP"] = json!(host_ip);
     pod["status"]["hostIPs"] = json!([{"ip": host_ip}]);
     pod["status"]["startTime"] = json!(now);
-    pod["status"]["qosClass"] = json!("Burstable");
     set_condition(pod, "PodReadyToStartContainers", "False", None, None, now);
     set_condition(pod, "Initialized", "True", None, None, now);
     set_condition(pod, "PodScheduled", "True", None, None, now);

@@ -20,6 +20,12 @@ pub enum Pressure {
     Disk,
 }
 
+/// The node annotation that sets memory pressure (`true`, or how much is short).
+pub const MEMORY_PRESSURE_ANNOTATION: &str = "sim.rollcall.dev/memory-pressure";
+
+/// The node annotation that sets disk pressure.
+pub const DISK_PRESSURE_ANNOTATION: &str = "sim.rollcall.dev/disk-pressure";
+
 impl Pressure {
     /// Both kinds.
     pub const ALL: [Pressure; 2] = [Pressure::Memory, Pressure::Disk];
@@ -27,8 +33,8 @@ impl Pressure {
     /// The node annotation that sets it.
     pub fn annotation(self) -> &'static str {
         match self {
-            Pressure::Memory => "sim.rollcall.dev/memory-pressure",
-            Pressure::Disk => "sim.rollcall.dev/disk-pressure",
+            Pressure::Memory => MEMORY_PRESSURE_ANNOTATION,
+            Pressure::Disk => DISK_PRESSURE_ANNOTATION,
         }
     }
 

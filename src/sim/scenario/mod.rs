@@ -36,6 +36,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         "gitops",
         include_str!("../../../assets/scenarios/gitops.yaml"),
     ),
+    (
+        "capacity",
+        include_str!("../../../assets/scenarios/capacity.yaml"),
+    ),
 ];
 
 /// A whole scenario file.
@@ -75,6 +79,72 @@ pub struct Scenario {
     /// it applied (`appliedBy` its manager) after others change it.
     #[serde(default)]
     pub self_heal: Option<SelfHeal>,
+    /// PriorityClasses created at start, besides the two system ones.
+    #[serde(default)]
+    pub priority_classes: Vec<PriorityClassSpec>,
+    /// Plain pods (owned by nothing) bound to the nodes of some pools.
+    #[serde(default)]
+    pub workloads: Vec<WorkloadSpec>,
+}
+
+/// A `scheduling.k8s.io/v1` PriorityClass.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PriorityClassSpec {
+    /// Name.
+    pub name: String,
+    /// The priority its pods get.
+    pub value: i32,
+    /// `PreemptLowerPriority` (default) or `Never`.
+    #[serde(default)]
+    pub preemption_policy: Option<String>,
+    /// What it is for.
+    #[serde(default)]
+    pub description: String,
+    /// Whether pods without a class get this one.
+    #[serde(default)]
+    pub global_default: bool,
+}
+
+/// Plain pods on the nodes of some pools, as other teams' workloads.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Name; pods are `<name>-<node>-<n>`.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default = "default_workload_namespace")]
+    pub namespace: String,
+    /// Pools whose nodes run it (empty: the `nodes` only).
+    #[serde(default)]
+    pub pools: Vec<String>,
+    /// Single nodes that run it, besides the pools'.
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    /// Pods per node (default 1).
+    #[serde(default = "default_per_node")]
+    pub per_node: usize,
+    /// The container image.
+    pub image: String,
+    /// `resources.requests` (`cpu: 500m`, `memory: 1Gi`, `nvidia.com/gpu: 1`).
+    #[serde(default)]
+    pub requests: Option<BTreeMap<String, String>>,
+    /// `resources.limits`.
+    #[serde(default)]
+    pub limits: Option<BTreeMap<String, String>>,
+    /// Container ports bound on the node (`hostPort`, TCP).
+    #[serde(default)]
+    pub host_ports: Vec<u16>,
+    /// `spec.priorityClassName`.
+    #[serde(default)]
+    pub priority_class_name: Option<String>,
+}
+
+fn default_workload_namespace() -> String {
+    "default".to_owned()
+}
+fn default_per_node() -> usize {
+    1
 }
 
 /// A simulated GitOps self-heal (Argo CD's `selfHeal: true`): a few seconds
@@ -194,6 +264,27 @@ pub struct Pool {
     /// Age of the nodes at start (default 30 days).
     #[serde(default, with = "duration::option")]
     pub age: Option<Duration>,
+    /// The kubelet's `--max-pods`: capacity and allocatable `pods` (default 110).
+    #[serde(default = "default_max_pods")]
+    pub pods: u32,
+    /// The node's root filesystem in GiB: `ephemeral-storage` capacity
+    /// (default 100; allocatable is 90 % of it less 1 GiB reserved).
+    #[serde(default = "default_ephemeral_storage")]
+    pub ephemeral_storage_gib: u32,
+    /// Extended resources a device plugin advertises per node
+    /// (`nvidia.com/gpu: 4`), in capacity and allocatable alike.
+    #[serde(default)]
+    pub extended_resources: BTreeMap<String, u32>,
+    /// `status.nodeInfo.kubeletVersion` (default the server's, `v1.32.4`).
+    #[serde(default)]
+    pub kubelet_version: Option<String>,
+}
+
+fn default_max_pods() -> u32 {
+    110
+}
+fn default_ephemeral_storage() -> u32 {
+    100
 }
 
 fn default_instance_type() -> String {
@@ -210,6 +301,10 @@ fn default_memory() -> u32 {
 }
 
 /// Changes to one generated node.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent yes/no facts the scenario YAML spells out one by one"
+)]
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodeOverride {
@@ -227,6 +322,17 @@ pub struct NodeOverride {
     /// Extra taints.
     #[serde(default)]
     pub taints: Vec<Taint>,
+    /// The node's kubelet version, instead of its pool's.
+    #[serde(default)]
+    pub kubelet_version: Option<String>,
+    /// Under memory pressure from the start: the node carries the
+    /// `sim.rollcall.dev/memory-pressure: "true"` annotation its simulated
+    /// kubelet reads.
+    #[serde(default)]
+    pub memory_pressure: bool,
+    /// Under disk pressure from the start (`sim.rollcall.dev/disk-pressure`).
+    #[serde(default)]
+    pub disk_pressure: bool,
 }
 
 /// A DaemonSet and the revisions it went through.
@@ -317,6 +423,20 @@ pub struct RevisionSpec {
     /// Container environment variables.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    // Requests and limits default to 50m CPU and 64Mi requested, 256Mi
+    // memory limit; the priority class to `system-node-critical`.
+    /// `resources.requests` (`cpu: 500m`, `memory: 1Gi`, `nvidia.com/gpu: 1`).
+    #[serde(default)]
+    pub requests: Option<BTreeMap<String, String>>,
+    /// `resources.limits`.
+    #[serde(default)]
+    pub limits: Option<BTreeMap<String, String>>,
+    /// Container ports bound on the node (`hostPort`, TCP).
+    #[serde(default)]
+    pub host_ports: Vec<u16>,
+    /// `spec.priorityClassName`.
+    #[serde(default)]
+    pub priority_class_name: Option<String>,
 }
 
 /// How an image behaves on some nodes.
@@ -444,6 +564,8 @@ impl Scenario {
             images: Vec::new(),
             timeline: Vec::new(),
             self_heal: None,
+            priority_classes: Vec::new(),
+            workloads: Vec::new(),
         }
     }
 

@@ -190,3 +190,84 @@ fn files_are_read_bounded_and_devices_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn capacity_fields_are_validated_with_their_line() {
+    let pool = |extra: &str| format!("name: t\npools:\n  - name: general\n    count: 2\n{extra}");
+    let cases = [
+        (
+            "a kubelet version without its v",
+            pool("    kubeletVersion: 1.30.6\n"),
+            "t.yaml:5: kubeletVersion \"1.30.6\" must look like v1.30.6",
+        ),
+        (
+            "no pods at all",
+            pool("    pods: 0\n"),
+            "t.yaml:5: pool \"general\": pods must be at least 1",
+        ),
+        (
+            "an extended resource in the kubernetes.io domain",
+            pool("    extendedResources:\n      kubernetes.io/gpu: 1\n"),
+            "t.yaml:6: pool \"general\": extended resource \"kubernetes.io/gpu\"",
+        ),
+        (
+            "an extended resource without a domain",
+            pool("    extendedResources:\n      gpu: 1\n"),
+            "t.yaml:6:",
+        ),
+        (
+            "a node override's kubelet version",
+            pool("nodes:\n  - name: general-01\n    kubeletVersion: v1.x\n"),
+            "t.yaml:7: kubeletVersion \"v1.x\"",
+        ),
+        (
+            "a misspelt pressure field",
+            pool("nodes:\n  - name: general-01\n    memPressure: true\n"),
+            "t.yaml:7:",
+        ),
+    ];
+    for (case, text, expected) in cases {
+        let got = error_text(&text);
+        assert!(got.contains(expected), "{case}: {got}");
+    }
+    let good = pool(
+        "    pods: 58\n    ephemeralStorageGib: 50\n    kubeletVersion: v1.30.6-eks-7f9249a\n    extendedResources:\n      nvidia.com/gpu: 4\nnodes:\n  - name: general-02\n    memoryPressure: true\n    diskPressure: true\n    kubeletVersion: v1.31.2\n",
+    );
+    let scenario = Scenario::parse("t.yaml", &good).expect("parses");
+    assert_eq!(scenario.pools[0].pods, 58);
+    assert_eq!(scenario.pools[0].extended_resources["nvidia.com/gpu"], 4);
+    assert!(scenario.nodes[0].memory_pressure && scenario.nodes[0].disk_pressure);
+}
+
+#[test]
+fn workloads_and_classes_are_validated_with_their_line() {
+    let with = |extra: &str| format!("{MINIMAL}{extra}");
+    let cases = [
+        (
+            "a workload on an unknown pool",
+            with("workloads:\n  - name: web\n    image: w:1\n    pools: [gpux]\n"),
+            "t.yaml:12: workloads: \"web\": unknown pool \"gpux\"",
+        ),
+        (
+            "an unknown priority class",
+            with(
+                "workloads:\n  - name: web\n    image: w:1\n    pools: [general]\n    priorityClassName: nope\n",
+            ),
+            "t.yaml:13: unknown priorityClassName \"nope\"",
+        ),
+        (
+            "a user class above the ceiling",
+            with("priorityClasses:\n  - name: huge\n    value: 1000000001\n"),
+            "t.yaml:10: priorityClasses: \"huge\": value above",
+        ),
+        (
+            "a misspelt workload field",
+            with("workloads:\n  - name: web\n    image: w:1\n    hostPort: [80]\n"),
+            "t.yaml:12:",
+        ),
+    ];
+    for (case, text, expected) in cases {
+        let got = error_text(&text);
+        assert!(got.contains(expected), "{case}: {got}");
+    }
+}

@@ -24,6 +24,7 @@ pub(super) fn validate(scenario: &Scenario, text: &str) -> Result<(), Problem> {
     for rule in &scenario.images {
         checker.image_rule(rule)?;
     }
+    checker.workloads()?;
     for entry in &scenario.timeline {
         checker.timeline_entry(entry)?;
     }
@@ -31,6 +32,99 @@ pub(super) fn validate(scenario: &Scenario, text: &str) -> Result<(), Problem> {
         return Err(checker.problem("jitter", "timing.jitter must be between 0 and 1"));
     }
     Ok(())
+}
+
+impl Checker<'_> {
+    /// A priority class name a pod may use: a scenario class or a system one.
+    fn knows_priority_class(&self, name: Option<&str>) -> Result<(), Problem> {
+        let Some(name) = name else { return Ok(()) };
+        let known = self
+            .scenario
+            .priority_classes
+            .iter()
+            .any(|c| c.name == name)
+            || crate::sim::store::SYSTEM_PRIORITY_CLASSES
+                .iter()
+                .any(|(n, ..)| *n == name);
+        if known {
+            Ok(())
+        } else {
+            Err(self.problem(name, format!("unknown priorityClassName {name:?}")))
+        }
+    }
+
+    /// Workloads name known pools, nodes and classes; classes are in range.
+    fn workloads(&self) -> Result<(), Problem> {
+        for class in &self.scenario.priority_classes {
+            if i64::from(class.value) > crate::sim::store::HIGHEST_USER_DEFINABLE_PRIORITY {
+                return Err(self.problem(
+                    &class.name,
+                    format!(
+                        "priorityClasses: {:?}: value above the highest user-definable priority, {}",
+                        class.name,
+                        crate::sim::store::HIGHEST_USER_DEFINABLE_PRIORITY
+                    ),
+                ));
+            }
+        }
+        for workload in &self.scenario.workloads {
+            let here = |message: String| self.problem(&workload.name, message);
+            if let Some(pool) = workload.pools.iter().find(|p| !self.knows_pool(p)) {
+                return Err(self.problem(
+                    pool,
+                    format!("workloads: {:?}: unknown pool {pool:?}", workload.name),
+                ));
+            }
+            if let Some(node) = workload.nodes.iter().find(|n| !self.knows_node(n)) {
+                return Err(self.problem(
+                    node,
+                    format!("workloads: {:?}: unknown node {node:?}", workload.name),
+                ));
+            }
+            if !(1..=110).contains(&workload.per_node) {
+                return Err(here(format!(
+                    "workloads: {:?}: perNode must be between 1 and 110",
+                    workload.name
+                )));
+            }
+            self.knows_priority_class(workload.priority_class_name.as_deref())?;
+        }
+        for ds in &self.scenario.daemon_sets {
+            for revision in &ds.revisions {
+                self.knows_priority_class(revision.priority_class_name.as_deref())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Upstream's rule for extended resources: a qualified `domain/name`
+/// outside the `kubernetes.io` domains (`IsExtendedResourceName`).
+fn is_extended_resource_name(name: &str) -> bool {
+    let Some((domain, rest)) = name.split_once('/') else {
+        return false;
+    };
+    let kubernetes = domain == "kubernetes.io" || domain.ends_with(".kubernetes.io");
+    !kubernetes
+        && !domain.is_empty()
+        && !rest.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/'))
+}
+
+/// `vMAJOR.MINOR.PATCH`, optionally with a suffix (`v1.30.6-eks-1234`).
+fn is_kubelet_version(version: &str) -> bool {
+    let Some(rest) = version.strip_prefix('v') else {
+        return false;
+    };
+    let core = rest.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 struct Checker<'a> {
@@ -85,8 +179,41 @@ impl Checker<'_> {
                     ),
                 ));
             }
+            self.capacity_facts(pool)?;
         }
         Ok(())
+    }
+
+    /// A pool's `pods`, `extendedResources` and `kubeletVersion`.
+    fn capacity_facts(&self, pool: &super::Pool) -> Result<(), Problem> {
+        if pool.pods == 0 {
+            return Err(self.problem(
+                "pods:",
+                format!("pool {:?}: pods must be at least 1", pool.name),
+            ));
+        }
+        for name in pool.extended_resources.keys() {
+            if !is_extended_resource_name(name) {
+                return Err(self.problem(
+                    name,
+                    format!(
+                        "pool {:?}: extended resource {name:?} must be a domain-qualified name outside kubernetes.io (like nvidia.com/gpu)",
+                        pool.name
+                    ),
+                ));
+            }
+        }
+        self.kubelet_version(pool.kubelet_version.as_deref())
+    }
+
+    fn kubelet_version(&self, version: Option<&str>) -> Result<(), Problem> {
+        match version {
+            Some(version) if !is_kubelet_version(version) => Err(self.problem(
+                version,
+                format!("kubeletVersion {version:?} must look like v1.30.6"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn knows_node(&self, node: &str) -> bool {
@@ -108,6 +235,7 @@ impl Checker<'_> {
                     format!("nodes: {:?} is not a node any pool generates", node.name),
                 ));
             }
+            self.kubelet_version(node.kubelet_version.as_deref())?;
         }
         Ok(())
     }

@@ -42,6 +42,7 @@ impl Store {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<DeleteOutcome, StoreError> {
+        super::priority_class::refuse_system_delete(kind, name)?;
         let key = ObjectKey::new(scope(kind, namespace), name);
         let mut state = self.write();
         let current =

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde_json::{Value, json};
 
+use super::admission;
 use super::history::{EventType, StoreEvent};
 use super::object::{ObjectKey, StoredObject};
 use super::strategy::{self, CreateMode, Subresource, WriteStamp};
@@ -65,7 +66,11 @@ impl Store {
             uid: &uid,
             manager: options.manager.as_deref(),
         };
-        let obj = strategy::prepare_create(kind, obj, mode, &stamp)?;
+        let mut obj = strategy::prepare_create(kind, obj, mode, &stamp)?;
+        match mode {
+            CreateMode::Api => admission::admit_create(&state, kind, &mut obj)?,
+            CreateMode::Restore => admission::fill_restored(&state, kind, &mut obj),
+        }
         let key = key_of(kind, &obj);
         if state.objects(kind).contains_key(&key) {
             return Err(StoreError::AlreadyExists {
@@ -172,9 +177,10 @@ impl Store {
             uid: "",
             manager: manager.as_deref(),
         };
-        let Some((_, stored)) = next_version(kind, &key, &current, sub, &stamp, change)? else {
+        let Some((next, stored)) = next_version(kind, &key, &current, sub, &stamp, change)? else {
             return Ok(current);
         };
+        admission::admit_update(&state, kind, &next)?;
         let stored = Arc::new(stored);
         if !dry_run {
             self.commit(&mut state, kind, EventType::Modified, &stored);

@@ -176,7 +176,9 @@ fn index_fields(kind: ResourceKind, value: &Value) -> Vec<(&'static str, String)
             ("source", "/source/component"),
             ("reportingComponent", "/reportingComponent"),
         ],
-        ResourceKind::DaemonSet | ResourceKind::ControllerRevision => &[],
+        ResourceKind::DaemonSet
+        | ResourceKind::ControllerRevision
+        | ResourceKind::PriorityClass => &[],
     };
     for (field, pointer) in extra {
         let mut found = text(pointer);

@@ -11,7 +11,12 @@ use super::StoreError;
 use super::daemonset::{
     bump_daemonset_generation, create_daemonset, default_daemonset, validate_daemonset,
 };
+use super::priority_class::{
+    default_priority_class, validate_priority_class, validate_priority_class_update,
+};
+use crate::engine::qos::qos_class;
 use crate::sim::resources::ResourceKind;
+use k8s_openapi::api::core::v1::PodSpec;
 
 /// Which part of an object a write targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,8 +75,17 @@ pub fn prepare_create(
     validate_identity(kind, &obj)?;
     match kind {
         ResourceKind::DaemonSet => create_daemonset(&mut obj, keep),
-        ResourceKind::Pod if !keep => {
-            obj["status"] = json!({"phase": "Pending"});
+        ResourceKind::Pod => {
+            if !keep {
+                obj["status"] = json!({"phase": "Pending"});
+            }
+            // Upstream's pod strategy sets the QoS class in PrepareForCreate;
+            // a restored pod keeps the one it has.
+            if obj["status"]["qosClass"].as_str().is_none()
+                && let Ok(spec) = serde_json::from_value::<PodSpec>(obj["spec"].clone())
+            {
+                obj["status"]["qosClass"] = json!(qos_class(&spec).as_str());
+            }
         }
         ResourceKind::Namespace if obj["status"]["phase"].as_str().is_none() => {
             obj["status"] = json!({"phase": "Active"});
@@ -80,6 +94,10 @@ pub fn prepare_create(
     }
     if kind == ResourceKind::DaemonSet {
         validate_daemonset(&obj)?;
+    }
+    if kind == ResourceKind::PriorityClass {
+        default_priority_class(&mut obj);
+        validate_priority_class(&obj)?;
     }
     if let Some(manager) = stamp.manager.filter(|_| !keep) {
         super::managed::record(None, &mut obj, manager, Subresource::Main, stamp.now);
@@ -133,6 +151,10 @@ pub fn prepare_update(
             ));
         }
         bump_daemonset_generation(old, &mut next);
+    }
+    if kind == ResourceKind::PriorityClass {
+        default_priority_class(&mut next);
+        validate_priority_class_update(old, &next)?;
     }
     next["metadata"]["resourceVersion"] = json!(old_rv);
     if next == *old {
@@ -421,6 +443,21 @@ mod tests {
             prepare_create(ResourceKind::Pod, pod, CreateMode::Api, &stamp(1)),
             Err(StoreError::Invalid { .. })
         ));
+    }
+
+    #[test]
+    fn created_pods_get_their_qos_class_as_upstream_prepare_for_create() {
+        let pod = |resources: Value| {
+            let obj = json!({"metadata": {"name": "p", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "i", "resources": resources}]}});
+            prepare_create(ResourceKind::Pod, obj, CreateMode::Api, &stamp(1)).unwrap()
+                ["status"]["qosClass"]
+                .clone()
+        };
+        let both = json!({"cpu": "100m", "memory": "64Mi"});
+        assert_eq!(pod(json!({"requests": both, "limits": both})), "Guaranteed");
+        assert_eq!(pod(json!({"requests": {"cpu": "100m"}})), "Burstable");
+        assert_eq!(pod(json!({})), "BestEffort");
     }
 
     #[test]

@@ -49,6 +49,17 @@ pub enum StoreError {
         /// What is wrong with it.
         message: String,
     },
+    /// 403 Forbidden: an admission plugin or the registry refuses the write
+    /// (upstream `admission.NewForbidden`, `apierrors.NewForbidden`).
+    #[error("{} \"{name}\" is forbidden: {message}", kind.qualified_plural())]
+    Forbidden {
+        /// The kind written.
+        kind: ResourceKind,
+        /// The object name.
+        name: String,
+        /// Why, in upstream's words.
+        message: String,
+    },
     /// 410 Expired: the resourceVersion is older than the history window.
     #[error("too old resource version: {requested} ({oldest})")]
     Gone {
@@ -75,6 +86,15 @@ impl StoreError {
             kind,
             name: name.to_owned(),
             message: "the object has been modified; please apply your changes to the latest version and try again".to_owned(),
+        }
+    }
+
+    /// A refusal by admission or the registry.
+    pub fn forbidden(kind: ResourceKind, name: &str, message: &str) -> StoreError {
+        StoreError::Forbidden {
+            kind,
+            name: name.to_owned(),
+            message: message.to_owned(),
         }
     }
 

@@ -13,9 +13,9 @@ use crate::ops::echo;
 use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
 use crate::ops::run::settings::{
-    RunSettings, StartRefusal, check_start, ensure_actionable, takeover, takeover_note,
+    RunSettings, StartRefusal, check_start, ensure_actionable, takeover_note,
 };
-use crate::ops::run::{Run, RunEnd, Turn, words};
+use crate::ops::run::{Run, RunEnd, Turn, takeover_for, words};
 use crate::ops::write::WriteRequest;
 use crate::tui::auto_form::AutoForm;
 use crate::tui::confirm::{Confirm, Intent, Modal};
@@ -56,7 +56,9 @@ impl OpsConsole {
         if let Some(text) = before.run_owner(now).expired_text() {
             warnings.push(format!("{text}: this console takes it over"));
         }
-        if let Ok(Some(strategy)) = takeover(&snapshot) {
+        if let Ok(Some(strategy)) =
+            takeover_for(&snapshot, &before, &RunSettings::auto(DEFAULT_POLICY), now)
+        {
             warnings.push(takeover_note(&strategy));
         }
         // This run's settings start from the defaults, never from what an
@@ -156,6 +158,9 @@ impl OpsConsole {
             self.unechoed = None;
         }
         let console_run = self.auto.as_mut()?;
+        if console_run.reading.is_some() {
+            return None;
+        }
         if let Some(request) = console_run.queued.pop_front() {
             return Some(self.send_delete(request));
         }
@@ -169,10 +174,11 @@ impl OpsConsole {
         match turn {
             Turn::Wait { .. } => None,
             Turn::Renewed(heartbeat) => Some(Effect::Writes(self.submit(vec![heartbeat]))),
-            // The console's runs do not ask for fresh reads; answered at once.
+            // Read off the UI thread; the run decides again on the answer.
             Turn::Verify { node } => {
-                self.auto.as_mut()?.run.verified(&node);
-                None
+                let target = scope.target?.clone();
+                self.auto.as_mut()?.reading = Some(node.clone());
+                Some(Effect::ReadPodsOn { target, node })
             }
             Turn::BatchChosen { record, deletes } => {
                 let nodes: Vec<String> = deletes.iter().map(|(v, _)| v.node.clone()).collect();
@@ -192,6 +198,34 @@ impl OpsConsole {
                 Some(Effect::Writes(ids))
             }
             Turn::Finished(end) => self.end_run(scope, cache, &end, now),
+        }
+    }
+
+    /// Reports a fresh read of `node`'s pods to the run: read, it judges on
+    /// what was read; failed, the node's wait is extended and it is read again.
+    pub(super) fn on_fresh_read(
+        &mut self,
+        scope: &mut OpsScope<'_>,
+        node: &str,
+        result: Result<(), String>,
+        now: jiff::Timestamp,
+    ) {
+        let Some(console_run) = self.auto.as_mut() else {
+            return;
+        };
+        if console_run.reading.as_deref() != Some(node) {
+            return;
+        }
+        console_run.reading = None;
+        match result {
+            Ok(()) => console_run.run.verified(node),
+            Err(err) => {
+                console_run.run.read_failed(node, now);
+                scope.status.error(format!(
+                    "{}: could not read the pods on {node} afresh (waiting longer): {err}",
+                    console_run.run.label()
+                ));
+            }
         }
     }
 

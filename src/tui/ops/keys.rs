@@ -345,6 +345,7 @@ impl OpsConsole {
                     self.permissions = Some(permissions);
                 }
             }
+            OpsEvent::FreshRead { node, result } => self.on_fresh_read(scope, &node, result, now),
             OpsEvent::Write(event) => {
                 let event = *event;
                 let label = self.pending.remove(&event.id).unwrap_or_default();

@@ -25,7 +25,7 @@ mod rollback_dialog;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use super::confirm::Modal;
+use super::confirm::{Intent, Modal};
 use super::keymap::Context;
 use super::state::StatusLine;
 use crate::cluster::cache::Cache;
@@ -55,6 +55,14 @@ pub enum OpsEvent {
     Write(Box<WriteEvent>),
     /// The RBAC pre-check answered.
     Permissions(Permissions),
+    /// A fresh read of a node's pods ([`super::effect::Effect::ReadPodsOn`])
+    /// is in the cache, or failed with this message.
+    FreshRead {
+        /// The node read.
+        node: String,
+        /// `Err`: why the read failed.
+        result: Result<(), String>,
+    },
 }
 
 /// What the rollout operations take from the console around them, on each
@@ -102,14 +110,19 @@ pub struct ConsoleRun {
     /// The batch's deletes not sent yet: one at a time, each answered before
     /// the next, none after a refusal (as the headless executor runs them).
     queued: VecDeque<WriteRequest>,
+    /// The node whose pods are being read afresh: the run waits for the answer.
+    reading: Option<String>,
 }
 
 impl ConsoleRun {
+    /// The console reads afresh off the UI thread before a timeout fails a
+    /// node, as the headless executor does.
     fn new(run: Run) -> Self {
         Self {
-            run,
+            run: run.with_fresh_reads(),
             deletes: BTreeMap::new(),
             queued: VecDeque::new(),
+            reading: None,
         }
     }
 }
@@ -152,8 +165,11 @@ impl OpsConsole {
 
     /// The keymap context of the open dialog, if any.
     pub fn context(&self) -> Option<Context> {
-        match self.modal {
-            Some(Modal::Confirm(_)) => Some(Context::Confirm),
+        match &self.modal {
+            Some(Modal::Confirm(confirm)) => Some(match confirm.intent {
+                Intent::DespiteFailing(_) => Context::FailingConfirm,
+                _ => Context::Confirm,
+            }),
             Some(Modal::Rollback(_)) => Some(Context::RollbackPicker),
             Some(Modal::Info { .. }) => Some(Context::PlanView),
             Some(Modal::AutoForm(_)) => Some(Context::AutoForm),

@@ -118,8 +118,9 @@ impl Canaries {
     fn of(input: &Inputs<'_>) -> Self {
         let state = input
             .ui
-            .target_key()
-            .and_then(|key| input.cache.daemonset(&key))
+            .target
+            .as_ref()
+            .and_then(|target| input.cache.daemonset(target))
             .and_then(|ds| {
                 crate::ops::state::RolloutState::from_annotations(ds.metadata.annotations.as_ref())
                     .ok()

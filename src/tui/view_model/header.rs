@@ -310,7 +310,12 @@ mod tests {
             list(&mut cache, WatchUpdate::Pod, pods.clone());
             let mut rows = RowCache::default();
             let changed = cache.take_changes();
-            rows.refresh(&cache, Some("kube-system/agent"), &changed, now());
+            rows.refresh(
+                &cache,
+                crate::model::Target::from_key("kube-system/agent").as_ref(),
+                &changed,
+                now(),
+            );
             let blocker = rows.blocker(&ds).clone();
             assert_eq!(
                 blocker.code,

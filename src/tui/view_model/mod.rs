@@ -17,6 +17,7 @@ pub use format::age;
 
 use crate::cluster::cache::Cache;
 use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
+use crate::model::Target;
 
 use super::index::GridIndex;
 use super::keymap;
@@ -110,7 +111,10 @@ pub struct Inputs<'a> {
 /// Builds the view model. Pure: same inputs, same output.
 pub fn build(input: &Inputs<'_>) -> ViewModel {
     let ui = input.ui;
-    let ds = ui.target_key().and_then(|key| input.cache.daemonset(&key));
+    let ds = ui
+        .target
+        .as_ref()
+        .and_then(|target| input.cache.daemonset(target));
     let blocker = ds.map(|ds| input.rows.blocker(ds));
     let blocking = grid::blocking_nodes(blocker);
     let header = ds.zip(blocker).map(|(ds, blocker)| HeaderVm {
@@ -118,7 +122,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         ..header::build(ds, input.rows, blocker.clone(), input.now)
     });
     ViewModel {
-        title: title(input.info, input.simulated, ui.target_key().as_deref()),
+        title: title(input.info, input.simulated, ui.target.as_ref()),
         header,
         body: body(input, &blocking),
         help: ui.help.then(|| help(input)),
@@ -148,7 +152,7 @@ fn help(input: &Inputs<'_>) -> pane::TextPane {
 /// The title line. On the embedded cluster `SIMULATED` comes right after the
 /// name, before anything that may be cut at the right edge (a long server
 /// URL or DaemonSet name): it is never mistaken for a real cluster.
-fn title(info: &ConsoleInfo, simulated: bool, target: Option<&str>) -> Vec<Cell> {
+fn title(info: &ConsoleInfo, simulated: bool, target: Option<&Target>) -> Vec<Cell> {
     let mut cells = vec![Cell::new("rollcall", Tone::Accent)];
     if simulated {
         cells.push(Cell::new(" SIMULATED", Tone::Warn));
@@ -192,10 +196,10 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<&str>) -> Body
             Tone::Warn,
         ));
     }
-    let missing_target = ui.target_key().filter(|key| {
+    let missing_target = ui.target.as_ref().filter(|target| {
         !matches!(ui.screen, Screen::Picker(_))
             && synced(&StreamKind::DaemonSets)
-            && input.cache.daemonset(key).is_none()
+            && input.cache.daemonset(target).is_none()
     });
     if let Some(target) = missing_target {
         return Body::Empty(Cell::new(
@@ -214,7 +218,11 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<&str>) -> Body
     if matches!(ui.screen, Screen::Picker(_)) {
         return Body::Picker(picker::build(input.cache, ui, input.now));
     }
-    let Some(ds) = ui.target_key().and_then(|key| input.cache.daemonset(&key)) else {
+    let Some(ds) = ui
+        .target
+        .as_ref()
+        .and_then(|target| input.cache.daemonset(target))
+    else {
         return Body::Empty(Cell::new(
             "no daemonset selected: D lists daemonsets",
             Tone::Dim,

@@ -2,7 +2,7 @@
 
 use super::{Cell, Tone, format};
 use crate::cluster::cache::Cache;
-use crate::model::DaemonSet;
+use crate::model::{DaemonSet, Target};
 use crate::tui::columns::list_height;
 use crate::tui::index::natural_cmp;
 use crate::tui::state::UiState;
@@ -29,21 +29,17 @@ pub struct PickerVm {
 
 /// The DaemonSets the picker lists, in order (`namespace/name` keys), filtered
 /// by the name substring of the applied filter.
-pub fn entries(cache: &Cache, filter: &str) -> Vec<String> {
+pub fn entries(cache: &Cache, filter: &str) -> Vec<Target> {
     let filter = filter.to_lowercase();
-    let mut keys: Vec<String> = cache
+    // Filtered and ordered by the `namespace/name` text people read.
+    let mut keyed: Vec<(String, Target)> = cache
         .daemonsets()
-        .map(|ds| {
-            format!(
-                "{}/{}",
-                ds.metadata.namespace.as_deref().unwrap_or_default(),
-                ds.metadata.name.as_deref().unwrap_or_default()
-            )
-        })
-        .filter(|key| key.to_lowercase().contains(&filter))
+        .map(Target::of)
+        .map(|target| (target.key(), target))
+        .filter(|(key, _)| key.to_lowercase().contains(&filter))
         .collect();
-    keys.sort_by(|a, b| natural_cmp(a, b));
-    keys
+    keyed.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    keyed.into_iter().map(|(_, target)| target).collect()
 }
 
 /// Builds the visible part of the picker.
@@ -55,9 +51,9 @@ pub fn build(cache: &Cache, ui: &UiState, now: jiff::Timestamp) -> PickerVm {
         .enumerate()
         .skip(ui.picker().offset)
         .take(height)
-        .filter_map(|(at, key)| {
+        .filter_map(|(at, target)| {
             cache
-                .daemonset(key)
+                .daemonset(target)
                 .map(|ds| (cells(ds, now), at == ui.picker().selected))
         })
         .collect();
