@@ -146,8 +146,24 @@ fn json_has_exactly_the_contract_fields() {
     let gpu = &ds["nodes"][1];
     assert_eq!(
         keys(gpu),
-        ["name", "reasons", "shouldContinueRunning", "shouldRun"]
+        [
+            "fit",
+            "name",
+            "reasons",
+            "shouldContinueRunning",
+            "shouldRun"
+        ]
     );
+    // Not eligible: nothing to ask; an eligible node of a dump with pods
+    // gets status's fit object.
+    assert!(gpu["fit"].is_null());
+    let worker = ds["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .find(|n| n["shouldRun"] == true)
+        .expect("an eligible node");
+    assert_eq!(keys(&worker["fit"]), ["fits", "preempts", "reasons"]);
     let reason = &gpu["reasons"][0];
     assert_eq!(reason["code"], "NodeAffinityMismatch");
     assert_eq!(reason["message"], "affinity term 1: pool NotIn [gpu,edge]");
@@ -181,13 +197,13 @@ fn table_lists_every_node_with_reasons_and_counts() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     let expected = "\
 DaemonSet logging/fluent-bit
-NODE       ELIG  REASON
-edge-1     no    affinity term 1: pool NotIn [gpu,edge]; taint dedicated=edge:NoExecute not tolerated
-gpu-1      no    affinity term 1: pool NotIn [gpu,edge]; taint nvidia.com/gpu=present:NoSchedule not tolerated
-worker-a1  yes
-worker-b2  no    nodeSelector disktype=ssd: label is hdd
-worker-c3  yes
-worker-d4  yes
+NODE       ELIG  FIT  REASON
+edge-1     no    -    affinity term 1: pool NotIn [gpu,edge]; taint dedicated=edge:NoExecute not tolerated
+gpu-1      no    -    affinity term 1: pool NotIn [gpu,edge]; taint nvidia.com/gpu=present:NoSchedule not tolerated
+worker-a1  yes   yes
+worker-b2  no    -    nodeSelector disktype=ssd: label is hdd
+worker-c3  yes   yes
+worker-d4  yes   yes
 6 nodes: 3 should run, 3 excluded
 ";
     assert_eq!(stdout, expected);
@@ -224,13 +240,15 @@ fn table_counts_nodes_that_may_keep_a_running_pod() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.starts_with("DaemonSet default/plain\n"), "{stdout}");
     assert!(
-        stdout.contains("gpu-1      no    taint nvidia.com/gpu=present:NoSchedule not tolerated\n"),
+        stdout.contains(
+            "gpu-1      no    ?    taint nvidia.com/gpu=present:NoSchedule not tolerated\n"
+        ),
         "{stdout}"
     );
     // The unreachable node's NoSchedule twin is not among the default tolerations.
     assert!(
         stdout.contains(
-            "worker-d4  no    taint node.kubernetes.io/unreachable:NoSchedule not tolerated\n"
+            "worker-d4  no    ?    taint node.kubernetes.io/unreachable:NoSchedule not tolerated\n"
         ),
         "{stdout}"
     );

@@ -17,6 +17,7 @@ use serde_json::Value;
 const VIEWER: &str = "rollcall-sim-viewer";
 const DS: &str = "kube-system/node-agent";
 const NODES_LIMITED: &str = "cannot list nodes (forbidden)";
+const USAGE_LIMITED: &str = "cannot list pods in all namespaces (forbidden) — fit unknown";
 
 /// Blocking work (tmux polling, sleeps) off the runtime's worker threads'
 /// duties, so the embedded cluster keeps serving meanwhile.
@@ -101,6 +102,21 @@ async fn a_namespace_viewer_gets_a_limited_view_and_no_rollout_keys() {
         "{rows:?}"
     );
     assert_eq!(report["summary"]["unknown"], expected.len());
+    // Pods in all namespaces cannot be listed either: fit is unknown on
+    // every node, said once, and nothing else is held back by it.
+    assert!(
+        limitations
+            .iter()
+            .filter(|l| l.as_str().is_some_and(|l| l.starts_with(USAGE_LIMITED)))
+            .count()
+            == 1,
+        "{limitations:?}"
+    );
+    assert!(rows.iter().all(|n| n["fit"].is_null()), "{rows:?}");
+    assert!(
+        said.contains(&format!("view limited: {USAGE_LIMITED}")),
+        "{said}"
+    );
 
     if !common::tool_available("tmux") {
         return;
@@ -149,14 +165,14 @@ async fn console_refuses_to_act(env: &Env, placed: &[(String, String)]) {
         tmux.wait_for("next refused with the reason", |screen| {
             screen.contains("advance disabled: not allowed to delete pods")
         });
-        // Evidence that the console has handled both refusals (nodes and
-        // node events) before the log is judged: each one's give-up line.
-        common::tmux::wait_until("both forbidden streams given up in the log", || {
+        // Evidence that the console has handled every refusal (nodes, node
+        // events, node usage) before the log is judged: each one's give-up line.
+        common::tmux::wait_until("every forbidden stream given up in the log", || {
             std::fs::read_to_string(&log)
                 .unwrap_or_default()
                 .matches("not retrying this stream")
                 .count()
-                >= 2
+                >= 3
         });
         tmux.send("q");
         common::tmux::wait_until("the console to quit", || !tmux.running());
@@ -177,13 +193,13 @@ async fn console_refuses_to_act(env: &Env, placed: &[(String, String)]) {
         .map(|l| l.split_once(' ').map_or(l, |(_, message)| message))
         .filter(|message| message.contains("403"))
         .collect();
-    // Nodes and node events: each given up once, never retried.
+    // Nodes, node events and node usage: each given up once, never retried.
     assert_eq!(
         refusals
             .iter()
             .filter(|l| l.contains("not retrying this stream"))
             .count(),
-        2,
+        3,
         "{logged}"
     );
     assert!(

@@ -20,6 +20,8 @@ use crate::engine::recorded_status::{self, StatusDifference};
 use crate::engine::vocabulary::Eligibility;
 use crate::model::{DaemonSet, DsRef, Pod, Snapshot, Target};
 
+mod fit_column;
+
 /// Arguments of `rollcall explain`.
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
@@ -75,6 +77,10 @@ pub struct DaemonSetExplanation {
     pub name: String,
     /// Every node, sorted by name.
     pub nodes: Vec<NodeExplanation>,
+    /// The dump holds pods, so fit could be judged (the FIT column says `?`
+    /// otherwise).
+    #[serde(skip)]
+    pub usage_known: bool,
     /// How the DaemonSet's own status differs from what the snapshot's nodes
     /// and pods give, and why; absent when they agree (or it has no status).
     /// Said on stderr only: the JSON shape of `explain` is a contract others
@@ -95,6 +101,10 @@ pub struct NodeExplanation {
     /// eligibility word: "keep" describes a pod that exists).
     #[serde(skip)]
     pub has_pod: bool,
+    /// Will the update revision's pod fit (the same object as `status -o
+    /// json`'s, computed from the dump's pods); `null` when the node runs it
+    /// already, is not eligible, or the dump holds no pods.
+    pub fit: Option<crate::engine::fit::Fit>,
 }
 
 /// Why `explain` cannot answer.
@@ -184,6 +194,8 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
     }
     let mut nodes: Vec<_> = snapshot.nodes.iter().collect();
     nodes.sort_by(|a, b| a.name().cmp(b.name()));
+    let usage = fit_column::dump_usage(snapshot);
+    let now = jiff::Timestamp::now();
     let daemonsets = daemonsets
         .into_iter()
         .map(|(Target { namespace, name }, ds)| {
@@ -196,6 +208,7 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
                 })
                 .filter_map(Pod::node_name)
                 .collect();
+            let mut fits = fit_column::fits(snapshot, ds, usage.as_ref(), now);
             DaemonSetExplanation {
                 namespace,
                 name,
@@ -205,8 +218,10 @@ pub fn explain(snapshot: &Snapshot, only: Option<&str>) -> Result<ExplainReport,
                         name: node.name().to_owned(),
                         verdict: node_should_run_daemon_pod(node, ds),
                         has_pod: with_pod.contains(node.name()),
+                        fit: fits.remove(node.name()),
                     })
                     .collect(),
+                usage_known: usage.is_some(),
                 recorded_status: None,
             }
         })
@@ -224,7 +239,11 @@ pub fn compare_recorded_status(
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     for entry in &mut report.daemonsets {
-        let Some(ds) = snapshot.daemonset(&entry.namespace, &entry.name) else {
+        let target = crate::model::Target {
+            namespace: entry.namespace.clone(),
+            name: entry.name.clone(),
+        };
+        let Some(ds) = snapshot.daemonset(&target) else {
             continue;
         };
         entry.recorded_status = recorded_status::check(
@@ -276,7 +295,7 @@ const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
 const RESET: &str = "\x1b[0m";
 
-/// The report as aligned text: per DaemonSet a heading, NODE / ELIG / REASON
+/// The report as aligned text: per DaemonSet a heading, NODE / ELIG / FIT / REASON
 /// rows (the console's and `status`'s words: yes, keep, no) and a count line.
 /// `color` adds ANSI colors.
 pub fn render_table(report: &ExplainReport, color: bool) -> String {
@@ -290,13 +309,13 @@ pub fn render_table(report: &ExplainReport, color: bool) -> String {
         }
         let heading = format!("DaemonSet {}/{}", clean(&ds.namespace), clean(&ds.name));
         let _ = writeln!(out, "{}", paint(&heading, BOLD, color));
-        render_rows(&mut out, &ds.nodes, color);
+        render_rows(&mut out, &ds.nodes, ds.usage_known, color);
         let _ = writeln!(out, "{}", count_line(&ds.nodes));
     }
     out
 }
 
-fn render_rows(out: &mut String, nodes: &[NodeExplanation], color: bool) {
+fn render_rows(out: &mut String, nodes: &[NodeExplanation], usage_known: bool, color: bool) {
     let names: Vec<String> = nodes.iter().map(|n| clean(&n.name)).collect();
     let width = names
         .iter()
@@ -304,8 +323,22 @@ fn render_rows(out: &mut String, nodes: &[NodeExplanation], color: bool) {
         .chain([4])
         .max()
         .unwrap_or(4);
-    let _ = writeln!(out, "{:<width$}  ELIG  REASON", "NODE");
-    for (node, name) in nodes.iter().zip(&names) {
+    let fits: Vec<String> = nodes
+        .iter()
+        .map(|n| clean(&fit_column::fit_word(n.fit.as_ref(), usage_known)))
+        .collect();
+    let fit_width = fits
+        .iter()
+        .map(|f| f.chars().count())
+        .chain([3])
+        .max()
+        .unwrap_or(3);
+    let _ = writeln!(
+        out,
+        "{:<width$}  ELIG  {:<fit_width$}  REASON",
+        "NODE", "FIT"
+    );
+    for ((node, name), fit) in nodes.iter().zip(&names).zip(&fits) {
         let elig = eligibility(Eligibility::of(&node.verdict, node.has_pod), color);
         let reason = node
             .verdict
@@ -315,7 +348,7 @@ fn render_rows(out: &mut String, nodes: &[NodeExplanation], color: bool) {
             .collect::<Vec<_>>()
             .join("; ");
         let padding = width - name.chars().count();
-        let line = format!("{name}{:padding$}  {elig}  {reason}", "");
+        let line = format!("{name}{:padding$}  {elig}  {fit:<fit_width$}  {reason}", "");
         let _ = writeln!(out, "{}", line.trim_end());
     }
 }

@@ -60,7 +60,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         )
         .await?;
         if !args.watch {
-            let snapshot = Snapshot::load_saying(
+            let snapshot = Snapshot::load_with_usage(
                 &session.connection.client,
                 &session.target,
                 crate::cli::out::eline,

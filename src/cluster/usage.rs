@@ -299,3 +299,67 @@ mod tests {
         assert_eq!(cpu(&store, "n4"), (100, 1));
     }
 }
+
+#[cfg(test)]
+mod cache_tests {
+    use super::super::cache::{Cache, WatchUpdate};
+    use super::super::status::StreamKind;
+    use super::*;
+
+    fn at() -> jiff::Timestamp {
+        jiff::Timestamp::UNIX_EPOCH
+    }
+
+    fn pod(name: &str, node: &str) -> UsagePod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": "1"},
+            "spec": {"nodeName": node, "containers": [{"name": "c",
+                "resources": {"requests": {"cpu": "100m"}}}]},
+            "status": {"phase": "Running"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn usage_is_known_once_listed_and_marks_only_its_nodes() {
+        let mut cache = Cache::new();
+        cache.stream_started(StreamKind::NodeUsage);
+        assert!(!cache.usage_known(), "not before the first list");
+        for event in [
+            watcher::Event::Init,
+            watcher::Event::InitApply(pod("a", "n1")),
+            watcher::Event::InitDone,
+        ] {
+            cache.apply(WatchUpdate::Usage(event), at());
+        }
+        assert!(cache.usage_known());
+        assert!(
+            cache.take_changes().all_nodes,
+            "the first list touches every row"
+        );
+        cache.apply(
+            WatchUpdate::Usage(watcher::Event::Apply(pod("b", "n2"))),
+            at(),
+        );
+        let changes = cache.take_changes();
+        assert!(!changes.all_nodes);
+        assert!(
+            changes.nodes.contains("n2") && changes.nodes.len() == 1,
+            "{changes:?}"
+        );
+        assert_eq!(cache.usage_on("n2").map(|u| u.requested.cpu), Some(100));
+    }
+
+    #[test]
+    fn forbidden_usage_is_unknown_and_recomputes_the_rows_once() {
+        let mut cache = Cache::new();
+        cache.stream_started(StreamKind::NodeUsage);
+        cache.apply(
+            WatchUpdate::Forbidden(StreamKind::NodeUsage, "403 Forbidden".into()),
+            at(),
+        );
+        assert!(!cache.usage_known());
+        assert!(cache.take_changes().all_nodes);
+        assert_eq!(cache.forbidden_kinds(), [StreamKind::NodeUsage]);
+    }
+}

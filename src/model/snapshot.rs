@@ -20,11 +20,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The DaemonSet `namespace/name`, if the snapshot has it.
-    pub fn daemonset(&self, namespace: &str, name: &str) -> Option<&DaemonSet> {
+    /// The DaemonSet `target`, if the snapshot has it.
+    pub fn daemonset(&self, target: &super::Target) -> Option<&DaemonSet> {
         self.daemonsets.iter().find(|ds| {
-            ds.metadata.namespace.as_deref().unwrap_or_default() == namespace
-                && ds.metadata.name.as_deref() == Some(name)
+            ds.metadata.namespace.as_deref().unwrap_or_default() == target.namespace
+                && ds.metadata.name.as_deref() == Some(target.name.as_str())
         })
     }
 

@@ -94,6 +94,26 @@ impl UsagePod {
     }
 }
 
+impl From<&super::Pod> for UsagePod {
+    /// A decoded pod's usage (a dump's pods, `explain -f`): the same
+    /// fields, counted by the same rule.
+    fn from(pod: &super::Pod) -> Self {
+        UsagePod {
+            metadata: UsageMeta {
+                name: pod.metadata.name.clone(),
+                namespace: pod.metadata.namespace.clone(),
+                resource_version: pod.metadata.resource_version.clone(),
+            },
+            node: pod
+                .node_name()
+                .filter(|_| !matches!(pod.status.phase.as_deref(), Some("Succeeded" | "Failed")))
+                .map(CompactString::from),
+            scheduling: pod.spec.scheduling.clone(),
+            start_time: pod.status.start_time,
+        }
+    }
+}
+
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct WireUsagePod {

@@ -147,6 +147,28 @@ impl Snapshot<'static> {
         target: &Target,
         say: impl Fn(&str),
     ) -> Result<Self, OpsError> {
+        Self::load_lists(client, target, say, false).await
+    }
+
+    /// As [`Snapshot::load_saying`], and every pod of the cluster as node
+    /// usage, for fit ([`Snapshot::usage_on`]): a list as long as the
+    /// cluster's pods, so only the commands that show or decide fit ask for
+    /// it. Optional: forbidden or failing, fit is unknown and nothing else
+    /// changes.
+    pub async fn load_with_usage(
+        client: &kube::Client,
+        target: &Target,
+        say: impl Fn(&str),
+    ) -> Result<Self, OpsError> {
+        Self::load_lists(client, target, say, true).await
+    }
+
+    async fn load_lists(
+        client: &kube::Client,
+        target: &Target,
+        say: impl Fn(&str),
+        with_usage: bool,
+    ) -> Result<Self, OpsError> {
         let ns = target.namespace.as_str();
         let ds = match Api::<DaemonSet>::namespaced(client.clone(), ns)
             .get(&target.name)
@@ -176,7 +198,13 @@ impl Snapshot<'static> {
                 list_all::<Node>(client, &node_url, &node_pages, Some(&node_progress)),
                 list_all::<Pod>(client, &pod_url, &pod_pages, Some(&pod_progress)),
                 revision_api.list(&params),
-                list_all::<UsagePod>(client, &usage_url, &node_pages, None),
+                async {
+                    if with_usage {
+                        Some(list_all::<UsagePod>(client, &usage_url, &node_pages, None).await)
+                    } else {
+                        None
+                    }
+                },
             )
         };
         tokio::pin!(lists);
@@ -204,10 +232,12 @@ impl Snapshot<'static> {
             &mut forbidden,
         )
         .map_err(|e| from_kube(&e, &attempt("list", "controllerrevisions.apps", ns)))?;
-        let usage = match unless_forbidden(usage, StreamKind::NodeUsage, &mut forbidden) {
-            Ok(_) if forbidden.contains(&StreamKind::NodeUsage) => None,
-            Ok(pods) => Some(UsageStore::of_list(pods)),
-            Err(error) => {
+        let usage = match usage.map(|u| unless_forbidden(u, StreamKind::NodeUsage, &mut forbidden))
+        {
+            None => None,
+            Some(Ok(_)) if forbidden.contains(&StreamKind::NodeUsage) => None,
+            Some(Ok(pods)) => Some(UsageStore::of_list(pods)),
+            Some(Err(error)) => {
                 tracing::warn!(%error, "listing pods in all namespaces failed: fit unknown");
                 None
             }

@@ -67,9 +67,9 @@ fn the_table_is_coloured_only_when_asked() {
     assert_eq!(
         plain,
         "DaemonSet infra/cni\n\
-         NODE    ELIG  REASON\n\
-         a-node  yes\n\
-         b-node  no    taint dedicated=gpu:NoSchedule not tolerated\n\
+         NODE    ELIG  FIT  REASON\n\
+         a-node  yes   ?\n\
+         b-node  no    ?    taint dedicated=gpu:NoSchedule not tolerated\n\
          2 nodes: 1 should run, 1 excluded (1 may keep a running pod)\n"
     );
     let coloured = render_table(&report, true);
@@ -78,7 +78,7 @@ fn the_table_is_coloured_only_when_asked() {
         "{coloured}"
     );
     assert!(
-        coloured.contains("\u{1b}[31mno\u{1b}[0m    taint"),
+        coloured.contains("\u{1b}[31mno\u{1b}[0m    ?    taint"),
         "{coloured}"
     );
     let stripped = coloured

@@ -57,8 +57,9 @@ fn a_list_mixing_kinds_loads_known_kinds_and_warns_about_the_rest() {
     let loaded = load(&[("all.json", MIXED_LIST)]).unwrap();
     let snapshot = &loaded.snapshot;
     assert_eq!(snapshot.daemonsets.len(), 1);
-    assert!(snapshot.daemonset("kube-system", "agent").is_some());
-    assert!(snapshot.daemonset("default", "agent").is_none());
+    let target = |key: &str| crate::model::Target::from_key(key).expect("ns/name");
+    assert!(snapshot.daemonset(&target("kube-system/agent")).is_some());
+    assert!(snapshot.daemonset(&target("default/agent")).is_none());
     assert!(!snapshot.is_empty());
     assert_eq!(snapshot.pods[0].node_name(), Some("a"));
     assert_eq!(snapshot.revisions[0].revision, 2);

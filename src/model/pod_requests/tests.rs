@@ -237,3 +237,41 @@ fn pods_of_one_template_share_their_scheduling_part() {
     let (a, b) = (decoded(&spec), decoded(&spec));
     assert!(std::ptr::eq(&raw const *a.spec, &raw const *b.spec));
 }
+
+/// Upstream `GetTargetNodeName`: a daemon pod the controller created unbound
+/// is its node's by its required `matchFields metadata.name` term; a term
+/// naming several nodes, or terms naming different ones, pin nothing; a
+/// bound pod is its `nodeName`'s. Encoding writes the pin back.
+#[test]
+fn an_unbound_daemon_pod_is_its_pinned_nodes() {
+    let pinned = |terms: Value| -> Pod {
+        serde_json::from_value(
+            json!({"spec": {"containers": [], "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}}),
+        )
+        .unwrap()
+    };
+    let field = |values: Value| json!({"matchFields": [{"key": "metadata.name", "operator": "In", "values": values}]});
+    let one = pinned(json!([field(json!(["n1"]))]));
+    assert_eq!((one.node_name(), one.target_node()), (None, Some("n1")));
+    let again: Pod = serde_json::from_value(serde_json::to_value(&one).unwrap()).unwrap();
+    assert_eq!(again.target_node(), Some("n1"), "encoding keeps the pin");
+    assert_eq!(
+        pinned(json!([field(json!(["n1", "n2"]))])).target_node(),
+        None
+    );
+    assert_eq!(
+        pinned(json!([field(json!(["n1"])), field(json!(["n2"]))])).target_node(),
+        None
+    );
+    assert_eq!(
+        pinned(json!([field(json!(["n1"])), field(json!(["n1"]))])).target_node(),
+        Some("n1")
+    );
+    let bound: Pod = serde_json::from_value(json!({"spec": {"nodeName": "n2", "containers": [],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [field(json!(["n1"]))]}}}}}))
+    .unwrap();
+    assert_eq!(bound.target_node(), Some("n2"));
+    assert!(bound.spec.pinned_node.is_none(), "a bound pod keeps no pin");
+}
