@@ -252,7 +252,7 @@ fn advancing_onto_a_template_that_will_not_fit_asks_and_esc_deletes_nothing() {
             ],
         )
     };
-    let raise = r#"[{"op":"add","path":"/spec/template/spec/containers/0/resources","value":{"requests":{"cpu":"64"}}}]"#;
+    let raise = common::NODE_AGENT_TO_64_CPU;
     kubectl(
         &kubeconfig,
         &cache,

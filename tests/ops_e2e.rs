@@ -336,7 +336,7 @@ async fn advance_refuses_a_node_the_new_pod_will_not_fit_unless_despite_fit() {
             .map(|(_, _, uid)| uid)
     };
     let before = uid_on(&env.pods_of("node-agent").await).expect("a pod on general-01");
-    let raise = r#"[{"op":"add","path":"/spec/template/spec/containers/0/resources","value":{"requests":{"cpu":"64"}}}]"#;
+    let raise = common::NODE_AGENT_TO_64_CPU;
     env.kubectl(&[
         "patch",
         "ds",

@@ -110,9 +110,12 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         };
         let client = &session.connection.client;
         let follower = args.wait.then(|| crate::cli::act_args::follow(&session));
+        // Fit is decided before the deletes: the usage of every node is read.
         let snapshot = match &follower {
             Some(f) => f.snapshot().await?,
-            None => Snapshot::load_saying(client, &session.target, crate::cli::out::eline).await?,
+            None => {
+                Snapshot::load_with_usage(client, &session.target, crate::cli::out::eline).await?
+            }
         };
         let state = snapshot.state()?;
         ensure_advance_by_hand(&snapshot, &state)?;
