@@ -420,7 +420,10 @@ fn completions_and_the_man_page_are_generated() {
         assert!(plain.contains("kubeconfig"), "{plain}");
         assert!(plain.contains("SUBCOMMANDS"), "{plain}");
         assert!(plain.contains("rollcall status"), "{plain}");
-        assert!(!plain.contains("rollcall-auto(1)"), "no such page is installed: {plain}");
+        assert!(
+            !plain.contains("rollcall-auto(1)"),
+            "no such page is installed: {plain}"
+        );
     }
 }
 

@@ -167,7 +167,12 @@ pub async fn run(ctx: &RunContext<'_>, run: Run, started: Started) -> Result<Run
     // This executor can read past the watch: a timeout is confirmed first.
     let mut run = run.with_fresh_reads();
     for note in &started.notes {
-        (ctx.progress)(Progress::new("takeover", None, note.clone()));
+        let kind = if note == crate::ops::run::fit::UNKNOWN_FIT {
+            "note"
+        } else {
+            "takeover"
+        };
+        (ctx.progress)(Progress::new(kind, None, note.clone()));
     }
     if let Err(err) = write_recorded(ctx, &started.write).await {
         // The start may be on the DaemonSet but unseen: pause it rather than
