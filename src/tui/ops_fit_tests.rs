@@ -147,3 +147,26 @@ fn auto_advance_whose_first_batch_will_not_fit_asks_before_starting() {
     let run = app.ops.auto.as_ref().expect("a run");
     assert!(run.run.settings().despite_fit && run.run.settings().despite_failing);
 }
+
+/// WHY marks the nodes whose next step fit affects, readable at 80×24:
+/// node-06 (old revision, 500m taken) `won't fit`, and with a preemptible
+/// job instead, `preempts 1`.
+#[test]
+fn why_marks_wont_fit_and_preempts_at_80x24() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    for (name, others) in [
+        ("wont_fit", [("node-06", "shop", "web", "500m", 0)]),
+        ("preempts", [("node-06", "batch", "job", "600m", -10)]),
+    ] {
+        let mut cache = cache_with(&others);
+        let mut app = app_on(&mut cache);
+        app.update(Action::Resize(80, 24), &cache, now());
+        let view = app.view_model(&cache, now());
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        terminal
+            .draw(|frame| frame.render_widget(&view, frame.area()))
+            .expect("draws");
+        insta::assert_snapshot!(format!("why_marks_{name}"), terminal.backend());
+    }
+}
