@@ -12,7 +12,7 @@ use std::sync::Arc;
 use kube::runtime::watcher;
 
 use super::store::{Applied, KindStore, Map, ObjectKey, object_key, object_key_bytes};
-use crate::model::{ResourceList, UsagePod};
+use crate::model::{Interned, ResourceList, UsagePod};
 
 /// One node's counted pods and their summed requests.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,8 +23,9 @@ pub struct NodeUsage {
     pub requested: ResourceList,
 }
 
-/// Counted pods by node, as a snapshot owns them.
-pub type UsageByNode = Map<ObjectKey, NodeUsage>;
+/// Counted pods by node, as a snapshot owns them; keyed by the node name
+/// the node's pods share (no copy of it per node).
+pub type UsageByNode = Map<Interned, NodeUsage>;
 
 /// What applying one event changed.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,7 +43,7 @@ pub enum UsageChange {
 #[derive(Debug, Default)]
 pub struct UsageStore {
     pods: KindStore<UsagePod>,
-    by_node: Map<ObjectKey, NodeUsage>,
+    by_node: UsageByNode,
 }
 
 impl UsageStore {
@@ -109,11 +110,11 @@ impl UsageStore {
 
     /// Adds `pod` to its node's pods and total; returns the node.
     fn put_in(&mut self, pod: &Arc<UsagePod>) -> Option<ObjectKey> {
-        let node = ObjectKey::from(pod.node_name()?);
+        let node = pod.node.as_ref().filter(|n| !n.is_empty())?;
         let usage = self.by_node.entry(node.clone()).or_default();
         usage.requested.add(pod.requests());
         usage.pods.push(Arc::clone(pod));
-        Some(node)
+        Some(ObjectKey::from(node.as_str()))
     }
 
     /// Takes the pod held under `key` (`old`) out of its node; returns the node.
@@ -126,11 +127,10 @@ impl UsageStore {
             .position(|p| object_key_bytes(&p.metadata).eq(key.bytes()))?;
         let gone = usage.pods.swap_remove(at);
         usage.requested.sub(gone.requests());
-        let node = ObjectKey::from(node);
         if usage.pods.is_empty() {
-            self.by_node.remove(&node);
+            self.by_node.remove(node);
         }
-        Some(node)
+        Some(ObjectKey::from(node))
     }
 
     /// The usage of `node`; `None` when no counted pod is bound there.

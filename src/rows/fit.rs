@@ -344,6 +344,31 @@ mod tests {
     }
 
     #[test]
+    fn a_rows_problem_code_is_its_failing_pods() {
+        let mut coverage = row(Some(("agent-old", false)), true);
+        let mut node_row = crate::rows::NodeRow {
+            coverage: coverage.clone(),
+            state: crate::rows::RowState::Old,
+            node_ready: Some(true),
+            cordoned: false,
+            taints: Box::default(),
+            pool: None,
+            zone: None,
+            group_key: None,
+            control_plane: false,
+            event: None,
+            fit: None,
+        };
+        assert_eq!(node_row.problem_code(), None);
+        coverage.pods[0].problem = Some("Unschedulable".into());
+        node_row.coverage = coverage;
+        assert_eq!(
+            node_row.problem_code(),
+            Some(crate::engine::health::ProblemCode::Unschedulable)
+        );
+    }
+
+    #[test]
     fn priority_of_the_template_table() {
         let pod_with = |class: &str, priority: i32| -> Pod {
             serde_json::from_value(json!({"metadata": {"name": "p"},

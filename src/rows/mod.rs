@@ -129,6 +129,15 @@ impl NodeRow {
         self.coverage.pods.first()
     }
 
+    /// The problem code of the row's pod while it fails (`unschedulable`,
+    /// `evicted`, `rejected`, `sandboxFailed`, `crashLoop`, …: the one
+    /// classification, [`crate::engine::health::ProblemCode`]); its reason
+    /// is the pod's `problem`, its words the pod's `failure_detail`.
+    pub fn problem_code(&self) -> Option<crate::engine::health::ProblemCode> {
+        self.pod()
+            .and_then(|pod| crate::engine::health::pod_health(pod).code())
+    }
+
     /// What the rollout plan reads about the node, from the row alone:
     /// valid for `options` that do not need the node's labels
     /// ([`PlanOptions::needs_node_labels`]). `None` for a node known only
