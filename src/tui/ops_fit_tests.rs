@@ -170,3 +170,22 @@ fn why_marks_wont_fit_and_preempts_at_80x24() {
         insta::assert_snapshot!(format!("why_marks_{name}"), terminal.backend());
     }
 }
+
+/// The plan (`P`) says fit per step: node-06 will not fit.
+#[test]
+fn the_plan_says_fit_per_step() {
+    let mut cache = cache_with(&[("node-06", "shop", "web", "500m", 0)]);
+    let mut app = app_on(&mut cache);
+    app.update(Action::ShowPlan, &cache, now());
+    let Some(Modal::Info { lines, .. }) = &app.ops.modal else {
+        panic!("the plan: {:?}", app.ops.modal)
+    };
+    let step = lines
+        .iter()
+        .find(|l| l.contains(". node-06"))
+        .expect("node-06 is a step");
+    assert!(
+        step.contains("— won't fit: Insufficient cpu: needs 900m, 500m free"),
+        "{step}"
+    );
+}

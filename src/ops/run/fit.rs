@@ -121,6 +121,15 @@ impl StepFit {
             .collect()
     }
 
+    /// What fit says of `node`'s step in the plan: `won't fit: …`,
+    /// `preempts …`, or `None` (it fits as is, or nothing is known).
+    pub fn step_note(&self, node: &str) -> Option<String> {
+        if let Some((_, reasons)) = self.wont_fit.iter().find(|(n, _)| n == node) {
+            return Some(wont_fit_text(reasons));
+        }
+        self.preempts_on(node)
+    }
+
     /// The victims on `node` in words (`None`: it preempts nothing).
     pub fn preempts_on(&self, node: &str) -> Option<String> {
         self.preempts
