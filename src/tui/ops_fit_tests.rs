@@ -189,3 +189,22 @@ fn the_plan_says_fit_per_step() {
         "{step}"
     );
 }
+
+/// The detail pane of node-06: allocatable, requested (and by whom), the
+/// daemon pod's requests, QoS and priority, and the new revision's fit.
+#[test]
+fn the_detail_pane_shows_capacity_and_fit() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let mut cache = cache_with(&[("node-06", "shop", "web", "500m", 0)]);
+    let mut app = app_on(&mut cache);
+    app.update(Action::Resize(120, 40), &cache, now());
+    select(&mut app, "node-06");
+    app.update(Action::Open, &cache, now());
+    let view = app.view_model(&cache, now());
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    terminal
+        .draw(|frame| frame.render_widget(&view, frame.area()))
+        .expect("draws");
+    insta::assert_snapshot!(terminal.backend());
+}
