@@ -62,6 +62,36 @@ pub fn changes(before: &StatusReport, after: &StatusReport) -> Vec<String> {
             moved.push(format!("{} {text}", node.name));
         }
     }
+    // Changes that move the plan without touching the node's row: a cordon, a
+    // NotReady node the plan now leaves out (and back). A node whose row
+    // changed already has its line (a node updated leaves the plan by itself).
+    let named: std::collections::BTreeSet<String> = moved
+        .iter()
+        .filter_map(|line: &String| line.split(' ').next().map(str::to_owned))
+        .collect();
+    let skipped_before: BTreeMap<&str, &str> = before
+        .skipped
+        .iter()
+        .map(|s| (s.node.as_str(), s.reason.as_str()))
+        .collect();
+    let skipped_after: BTreeMap<&str, &str> = after
+        .skipped
+        .iter()
+        .map(|s| (s.node.as_str(), s.reason.as_str()))
+        .collect();
+    for (node, reason) in &skipped_after {
+        if skipped_before.get(node) != Some(reason) && !named.contains(*node) {
+            moved.push(format!("{node} left out of the plan: {reason}"));
+        }
+    }
+    for node in skipped_before.keys() {
+        if !skipped_after.contains_key(node)
+            && !named.contains(*node)
+            && after.plan.iter().any(|p| p.node == *node)
+        {
+            moved.push(format!("{node} back in the plan"));
+        }
+    }
     let now: std::collections::BTreeSet<&str> =
         after.nodes.iter().map(|n| n.name.as_str()).collect();
     moved.extend(
@@ -157,5 +187,22 @@ mod tests {
             changes(&rehearsal, &after),
             ["counts agree with the dump's again"]
         );
+    }
+
+    #[test]
+    fn a_cordon_that_only_moves_the_plan_prints_its_line() {
+        let nodes = ["n1", "n2"];
+        let before = report(&nodes, all_old(&nodes));
+        let mut cordoned = before.clone();
+        cordoned.plan.retain(|p| p.node != "n2");
+        cordoned.skipped.push(crate::ops::status::SkippedEntry {
+            node: "n2".to_owned(),
+            reason: "cordoned".to_owned(),
+        });
+        assert_eq!(
+            changes(&before, &cordoned),
+            ["n2 left out of the plan: cordoned"]
+        );
+        assert_eq!(changes(&cordoned, &before), ["n2 back in the plan"]);
     }
 }

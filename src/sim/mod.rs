@@ -14,6 +14,7 @@ pub mod kubeconfig;
 pub mod kubelet;
 pub mod resources;
 pub mod scenario;
+pub mod scheduler;
 pub mod selfheal;
 pub mod server;
 pub mod store;

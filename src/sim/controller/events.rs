@@ -80,7 +80,7 @@ pub struct Source {
 }
 
 /// What makes two events the same for aggregation: uid, field path, reason, message.
-type EventKey = (String, Option<String>, &'static str, String);
+type EventKey = (String, Option<String>, String, String);
 
 /// Records Events into the store, aggregating repeats.
 #[derive(Debug)]
@@ -109,7 +109,7 @@ impl EventRecorder {
         &mut self,
         object: &ObjectRef,
         type_: EventType,
-        reason: &'static str,
+        reason: &str,
         message: &str,
         source: &Source,
     ) {
@@ -117,7 +117,7 @@ impl EventRecorder {
         let key = (
             object.uid.clone(),
             object.field_path.clone(),
-            reason,
+            reason.to_owned(),
             message.to_owned(),
         );
         if let Some((namespace, name)) = self.seen.get(&key)

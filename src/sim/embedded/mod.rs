@@ -1,6 +1,6 @@
 //! The embedded cluster in one call: a store filled from a scenario, a
-//! generated large cluster or a snapshot, the DaemonSet controller and the
-//! kubelets running on it ([`Simulation`]), and the HTTPS API server in
+//! generated large cluster or a snapshot, the DaemonSet controller, the
+//! scheduler and the kubelets running on it ([`Simulation`]), and the HTTPS API server in
 //! front ([`start`] → [`EmbeddedCluster`]). `rollcall sim` and `rollcall demo`
 //! both start it this way.
 //!
@@ -21,6 +21,7 @@ use crate::sim::generate::large::large_scenario;
 use crate::sim::kubelet::clock::SimClock;
 use crate::sim::kubelet::{self, KubeletHandle, KubeletOptions};
 use crate::sim::scenario::{Scenario, ScenarioError};
+use crate::sim::scheduler::{self, SchedulerHandle, SchedulerOptions};
 use crate::sim::selfheal::{self, SelfHealHandle};
 use crate::sim::server::{self, ServeOptions, ServerHandle};
 use crate::sim::store::{PodTermination, Store, StoreError, StoreOptions};
@@ -104,7 +105,7 @@ fn file_names(paths: &[PathBuf]) -> String {
 /// The seed used when neither the options nor the scenario give one.
 const DEFAULT_SEED: u64 = 0x5eed;
 
-/// Store, controller and kubelets, without the HTTP server.
+/// Store, controller, scheduler and kubelets, without the HTTP server.
 #[derive(Debug)]
 pub struct Simulation {
     /// The object store everything reads and writes.
@@ -120,13 +121,14 @@ pub struct Simulation {
     /// else the scenario's first.
     pub first_daemon_set: Option<Target>,
     controller: ControllerHandle,
+    scheduler: SchedulerHandle,
     kubelets: KubeletHandle,
     self_heal: Option<SelfHealHandle>,
 }
 
 impl Simulation {
-    /// Builds and loads the store and starts the controller and kubelets on
-    /// the current tokio runtime.
+    /// Builds and loads the store and starts the controller, the scheduler
+    /// and the kubelets on the current tokio runtime.
     pub fn start(options: &EmbeddedOptions) -> Result<Simulation, SimError> {
         let named = options.scenario.as_deref().unwrap_or("default");
         let base = Scenario::load(named)?;
@@ -201,6 +203,7 @@ impl Simulation {
         };
         let scenario = Arc::new(scenario);
         let controller = controller::spawn(store.clone(), clock);
+        let scheduler = spawn_scheduler(&store, clock, &scenario, options.speed);
         let kubelets = kubelet::spawn(
             store.clone(),
             clock,
@@ -218,19 +221,35 @@ impl Simulation {
             load_report,
             first_daemon_set,
             controller,
+            scheduler,
             kubelets,
             self_heal,
         })
     }
 
-    /// Stops the controller and kubelets.
+    /// Stops the controller, the scheduler and the kubelets.
     pub async fn shutdown(self) {
         if let Some(self_heal) = self.self_heal {
             self_heal.shutdown().await;
         }
         self.controller.shutdown().await;
+        self.scheduler.shutdown().await;
         self.kubelets.shutdown().await;
     }
+}
+
+/// The scheduler, first trying a new pod after the scenario's `timing.schedule`.
+fn spawn_scheduler(
+    store: &Store,
+    clock: SimClock,
+    scenario: &Scenario,
+    speed: f64,
+) -> SchedulerHandle {
+    let options = SchedulerOptions {
+        first_attempt_after: scenario.timing.schedule,
+        speed,
+    };
+    scheduler::spawn(store.clone(), clock, options)
 }
 
 /// A running embedded cluster: the simulation behind a real HTTPS API server.

@@ -276,7 +276,7 @@ async fn capacity_scenario_has_priorities_qos_and_capacity_facts() {
         let value = store
             .get(ResourceKind::Pod, "kube-system", agent.name())
             .expect("agent pod");
-        assert_eq!(value["spec"]["priority"], 2_000_001_000, "{}", agent.name());
+        assert_eq!(value["spec"]["priority"], 10_000, "{}", agent.name());
         assert_eq!(value["status"]["qosClass"], "Burstable");
     }
     let node = |name: &str| store.get(ResourceKind::Node, "", name).expect("node");
@@ -305,8 +305,8 @@ async fn capacity_scenario_has_priorities_qos_and_capacity_facts() {
     let classes = store.list(ResourceKind::PriorityClass, None).0;
     assert_eq!(
         classes.len(),
-        4,
-        "two system classes and the scenario's two"
+        5,
+        "two system classes and the scenario's three"
     );
     sim.shutdown().await;
 }

@@ -161,12 +161,9 @@ impl Fleet {
         keys.sort();
         keys.into_iter()
             .filter(|key| {
-                self.pods.get(key).is_some_and(|life| {
-                    !matches!(
-                        life.stage,
-                        Stage::Unscheduled | Stage::Terminating | Stage::Done
-                    )
-                })
+                self.pods
+                    .get(key)
+                    .is_some_and(|life| !matches!(life.stage, Stage::Terminating | Stage::Done))
             })
             .filter_map(|key| {
                 let pod = self.store.get(ResourceKind::Pod, &key.0, &key.1)?;

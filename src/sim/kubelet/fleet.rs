@@ -26,8 +26,6 @@ pub type PodKey = (String, String);
 /// Where a pod is in its life, as far as the kubelet drives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
-    /// Created, not yet bound to a node.
-    Unscheduled,
     /// Bound; the kubelet has not started it yet.
     Bound,
     /// The pod sandbox could not be created; the kubelet retries.
@@ -59,7 +57,7 @@ pub enum Stage {
 pub struct PodLife {
     /// The pod's uid (writes check it, so a re-created namesake is never touched).
     pub uid: String,
-    /// The node it is bound or pinned to.
+    /// The node it is bound to.
     pub node: Option<String>,
     /// Its first container's image (rules are keyed by image).
     pub image: String,

@@ -1,5 +1,5 @@
-//! What the kubelets learn from store events: new pods (bound, pinned or
-//! settled), deletions starting (Killing, then termination after the grace
+//! What the kubelets learn from store events: pods bound to their node (by
+//! the scheduler, or created with `spec.nodeName`), deletions starting (Killing, then termination after the grace
 //! period), pods gone, nodes changing readiness (pods marked not ready, as the
 //! node lifecycle controller does, and resumed when the node is back), nodes
 //! cordoned (the `node.kubernetes.io/unschedulable` taint follows
@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 
 use super::fleet::{Fleet, PodKey, PodLife, Stage};
 use super::pod_status;
-use crate::sim::controller::pod::pinned_node;
 use crate::sim::resources::ResourceKind;
 use crate::sim::store::{DeleteOptions, StoredObject, Subresource, WriteOptions};
 
@@ -26,13 +25,11 @@ fn pod_key(pod: &Value) -> PodKey {
     )
 }
 
-/// The stage a pod first seen in this state is at.
+/// The stage a bound pod first seen in this state is at.
 fn initial_stage(pod: &Value) -> Stage {
     let phase = pod["status"]["phase"].as_str().unwrap_or_default();
     if matches!(phase, "Succeeded" | "Failed") {
         Stage::Done
-    } else if pod["spec"]["nodeName"].as_str().is_none_or(str::is_empty) {
-        Stage::Unscheduled
     } else if pod_status::is_ready(pod) {
         Stage::Ready
     } else {
@@ -48,11 +45,20 @@ fn grace(pod: &Value) -> Duration {
     Duration::from_secs(seconds)
 }
 
-/// A pod's uid and deletion mark, decoded without the rest of its JSON.
+/// A pod's uid, deletion mark and node, decoded without the rest of its JSON.
 #[derive(Deserialize)]
 struct PodHead {
     #[serde(default)]
     metadata: HeadMeta,
+    #[serde(default)]
+    spec: HeadSpec,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadSpec {
+    #[serde(default)]
+    node_name: Option<String>,
 }
 
 #[derive(Default, Deserialize)]
@@ -66,15 +72,19 @@ struct HeadMeta {
 
 impl Fleet {
     /// Whether a created or changed pod can tell the kubelets anything that
-    /// [`Fleet::on_pod`] acts on: a pod they do not know, a namesake with
-    /// another uid, or a deletion that has not begun. A status change of a
-    /// known pod (the kubelets' own writes, churn) is no news, and is
-    /// answered from its uid and deletion mark without decoding the rest.
+    /// [`Fleet::on_pod`] acts on: a bound pod they do not know, a namesake
+    /// with another uid, or a deletion that has not begun. A status change of
+    /// a known pod (the kubelets' own writes, churn) or of a pod no node has
+    /// yet (the scheduler's) is no news, and is answered from its head
+    /// without decoding the rest.
     pub fn pod_has_news(&self, object: &StoredObject) -> bool {
         let Ok(head) = object.decode::<PodHead>() else {
             return true;
         };
         let key = (object.key.namespace.clone(), object.key.name.clone());
+        if !self.pods.contains_key(&key) && head.spec.node_name.is_none_or(|n| n.is_empty()) {
+            return false;
+        }
         self.pods.get(&key).is_none_or(|life| {
             life.uid != head.metadata.uid
                 || (head.metadata.deletion_timestamp.is_some() && life.stage != Stage::Terminating)
@@ -98,12 +108,16 @@ impl Fleet {
         self.adopt(&key, uid, pod, terminating);
     }
 
+    /// Starts driving a pod bound to a node; a pod no node has yet is the
+    /// scheduler's, not a kubelet's.
     fn adopt(&mut self, key: &PodKey, uid: &str, pod: &Value, terminating: bool) {
-        let node = pod["spec"]["nodeName"]
+        let Some(node) = pod["spec"]["nodeName"]
             .as_str()
             .filter(|n| !n.is_empty())
-            .or_else(|| pinned_node(pod))
-            .map(str::to_owned);
+            .map(str::to_owned)
+        else {
+            return;
+        };
         let container = &pod["spec"]["containers"][0];
         let stage = initial_stage(pod);
         let restarts = pod["status"]["containerStatuses"][0]["restartCount"]
@@ -111,7 +125,7 @@ impl Fleet {
             .unwrap_or(0);
         let life = PodLife {
             uid: uid.to_owned(),
-            node: node.clone(),
+            node: Some(node.clone()),
             image: container["image"].as_str().unwrap_or_default().to_owned(),
             container: container["name"].as_str().unwrap_or_default().to_owned(),
             stage,
@@ -123,16 +137,15 @@ impl Fleet {
             grace: grace(pod),
         };
         self.pods.insert(key.clone(), life);
-        self.index(key, node.as_deref());
+        self.index(key, Some(&node));
+        // A pod not started yet is admitted first (upstream's kubelet admits
+        // every pod it is handed, bound by the scheduler or not).
+        if stage == Stage::Bound && !terminating && !self.admit(key, &node, pod) {
+            return;
+        }
         if terminating {
             self.begin_termination(key, grace(pod));
-        } else if stage != Stage::Ready
-            && (stage == Stage::Unscheduled
-                || node
-                    .as_ref()
-                    .and_then(|n| self.nodes.get(n))
-                    .is_some_and(|n| n.ready))
-        {
+        } else if stage != Stage::Ready && self.nodes.get(&node).is_some_and(|n| n.ready) {
             self.resume(key);
         }
     }

@@ -1,13 +1,12 @@
-//! One step of a pod's life, fired by the fleet's timer: bind (the
-//! scheduler's part), accept, pull (or fail to), create, start, become Ready
+//! One step of a pod's life on its node, fired by the fleet's timer: accept, pull (or fail to), create, start, become Ready
 //! (or crash, or never pass readiness), back off, terminate. Each step writes
-//! the pod's status through the store, records the Events the kubelet (or
-//! scheduler) would, and schedules the next step. A step on a node that is
+//! the pod's status through the store, records the Events the kubelet
+//! would, and schedules the next step. A step on a node that is
 //! not Ready does nothing: the pod resumes when the node comes back.
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::clock::rfc3339;
 use super::fleet::{Fleet, PodKey, Stage};
@@ -32,11 +31,10 @@ impl Fleet {
             .as_ref()
             .and_then(|n| self.nodes.get(n))
             .is_some_and(|n| n.ready);
-        if !node_ready && !matches!(life.stage, Stage::Unscheduled | Stage::Terminating) {
+        if !node_ready && life.stage != Stage::Terminating {
             return;
         }
         match life.stage {
-            Stage::Unscheduled => self.bind(key),
             Stage::Bound => self.accept(key),
             Stage::SandboxFailed => self.create_sandbox(key),
             Stage::Pulling => self.finish_pull(key),
@@ -58,7 +56,6 @@ impl Fleet {
         };
         let timing = self.options.scenario.timing.clone();
         let base = match stage {
-            Stage::Unscheduled => timing.schedule,
             Stage::Bound => timing.pull_start,
             Stage::Pulling => timing.pull,
             Stage::PullFailed | Stage::Creating => timing.create,
@@ -86,45 +83,6 @@ impl Fleet {
         self.set_stage(key, stage);
         let after = self.delay(base);
         self.schedule(key, after);
-    }
-
-    fn bind(&mut self, key: &PodKey) {
-        let Some(node) = self.pods.get(key).and_then(|l| l.node.clone()) else {
-            return;
-        };
-        if !self.nodes.contains_key(&node) {
-            return;
-        }
-        let uid = self.uid(key);
-        let written = self.store.modify_with(
-            ResourceKind::Pod,
-            &key.0,
-            &key.1,
-            Subresource::Main,
-            WriteOptions::default(),
-            |pod| {
-                same_pod(pod, &uid)?;
-                let mut next = pod.clone();
-                next["spec"]["nodeName"] = json!(node);
-                Ok(next)
-            },
-        );
-        if written.is_err() {
-            return;
-        }
-        self.write_status(key, |pod, now| pod_status::scheduled(pod, &node, now));
-        let message = format!("Successfully assigned {}/{} to {node}", key.0, key.1);
-        self.event(
-            key,
-            None,
-            EventType::Normal,
-            "Scheduled",
-            &message,
-            "default-scheduler",
-        );
-        self.index(key, Some(&node));
-        let timing = self.options.scenario.timing.pull_start;
-        self.next(key, Stage::Bound, timing);
     }
 
     fn accept(&mut self, key: &PodKey) {
@@ -359,7 +317,7 @@ impl Fleet {
         };
         let started = !matches!(
             life.stage,
-            Stage::Unscheduled | Stage::Bound | Stage::SandboxFailed | Stage::Done
+            Stage::Bound | Stage::SandboxFailed | Stage::Done
         );
         life.stage = Stage::Terminating;
         life.grace = grace;
@@ -484,7 +442,7 @@ impl Fleet {
         key: &PodKey,
         container: Option<&str>,
         type_: EventType,
-        reason: &'static str,
+        reason: &str,
         message: &str,
         component: &'static str,
     ) {

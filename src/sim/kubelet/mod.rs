@@ -1,13 +1,15 @@
-//! Simulated kubelets (plus the small parts of the scheduler and the node
-//! lifecycle controller a daemon pod's life needs): pods go Pending →
+//! Simulated kubelets (plus the small part of the node lifecycle controller
+//! a daemon pod's life needs): pods bound to a node go Pending →
 //! ContainerCreating → Running → Ready after scenario delays on tokio time,
 //! image rules inject pull failures, crash loops and never-ready containers,
 //! deleted pods finish after their grace period, and nodes go NotReady,
 //! come back, join and leave on the scenario timeline.
 //!
-//! Writes only pod binding and status, node objects and Events; it never
-//! creates or deletes daemon pods (the controller does).
+//! Writes only pod status, node objects and Events; it never creates or
+//! deletes daemon pods (the controller does) nor binds them (the scheduler,
+//! `sim::scheduler`, does).
 
+mod admission;
 pub mod clock;
 pub mod container_log;
 mod evict;
