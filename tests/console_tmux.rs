@@ -221,3 +221,66 @@ fn behind_watches_that_stall_after_start_the_console_is_not_live_then_converges(
     tmux.send("q");
     wait_until("the console to quit on q", || !tmux.running());
 }
+
+/// The template raised to 64 cpu (the small scenario's nodes allocate under
+/// 4): `n` asks in a dialog of its own that names the node and why, and
+/// Esc, or `n`, cancels it with nothing deleted (kubectl sees the same pods).
+#[test]
+fn advancing_onto_a_template_that_will_not_fit_asks_and_esc_deletes_nothing() {
+    if !common::tool_available("tmux") || !common::tool_available("kubectl") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = dir.path().join("kube-cache");
+    let (tmux, kubeconfig) = start_demo("fit", dir.path(), 80, 24);
+    tmux.wait_for("every node with a ready pod", |screen| {
+        NODES
+            .iter()
+            .all(|node| row(screen, node).is_some_and(|line| line.contains("Ready")))
+    });
+    let uids = || {
+        kubectl(
+            &kubeconfig,
+            &cache,
+            &[
+                "get",
+                "pods",
+                "-n",
+                "kube-system",
+                "-o",
+                "jsonpath={.items[*].metadata.uid}",
+            ],
+        )
+    };
+    let raise = common::NODE_AGENT_TO_64_CPU;
+    kubectl(
+        &kubeconfig,
+        &cache,
+        &[
+            "patch",
+            "ds",
+            "node-agent",
+            "-n",
+            "kube-system",
+            "--type=json",
+            "-p",
+            raise,
+        ],
+    );
+    tmux.wait_for("the raised template's revision", |screen| {
+        screen.contains("revision 3")
+    });
+    let before = uids();
+    for cancel in ["Escape", "n"] {
+        tmux.send("n");
+        let screen = tmux.wait_for("the won't-fit dialog", |screen| {
+            screen.contains("won't fit: advance anyway?")
+        });
+        assert!(screen.contains("Insufficient cpu"), "{screen}");
+        tmux.send(cancel);
+        tmux.wait_for("the dialog gone", |screen| !screen.contains("anyway?"));
+    }
+    assert_eq!(uids(), before, "nothing deleted");
+    tmux.send("q");
+    wait_until("the console to quit on q", || !tmux.running());
+}

@@ -318,3 +318,64 @@ async fn the_followers_rows_follow_each_change_as_a_full_rebuild() {
     })
     .await;
 }
+
+/// Preflight fit before a delete: with the template raised to 64 cpu (the
+/// small scenario's nodes allocate under 4), `advance` refuses the node,
+/// exit 1, naming it and upstream's reason, and deletes nothing (kubectl
+/// still sees the pod); `--despite-fit` deletes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advance_refuses_a_node_the_new_pod_will_not_fit_unless_despite_fit() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let env = small().await;
+    let uid_on = |pods: &[Value]| {
+        placements(pods)
+            .into_iter()
+            .find(|(node, _, _)| node == "general-01")
+            .map(|(_, _, uid)| uid)
+    };
+    let before = uid_on(&env.pods_of("node-agent").await).expect("a pod on general-01");
+    let raise = common::NODE_AGENT_TO_64_CPU;
+    env.kubectl(&[
+        "patch",
+        "ds",
+        "node-agent",
+        "-n",
+        "kube-system",
+        "--type=json",
+        "-p",
+        raise,
+    ])
+    .await;
+    let advance = ["advance", DS, "--node", "general-01", "--yes"];
+    // The controller records the raised template as a revision first.
+    let mut refused = env.rollcall(&advance).await;
+    for _ in 0..50 {
+        if !text(&refused).contains("not yet recorded") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        refused = env.rollcall(&advance).await;
+    }
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("general-01: won't fit: Insufficient cpu: needs 64,"),
+        "{}",
+        text(&refused)
+    );
+    let still = uid_on(&env.pods_of("node-agent").await);
+    assert_eq!(still.as_deref(), Some(before.as_str()), "nothing deleted");
+
+    let mut despite = advance.to_vec();
+    despite.push("--despite-fit");
+    let moved = env.rollcall(&despite).await;
+    assert!(moved.status.success(), "{}", text(&moved));
+    assert!(text(&moved).contains("despite fit"), "{}", text(&moved));
+    let after = env
+        .wait_pods("node-agent", "the old pod on general-01 gone", |pods| {
+            uid_on(pods).is_none_or(|uid| uid != before)
+        })
+        .await;
+    assert_ne!(uid_on(&after), Some(before), "deleted despite fit");
+}

@@ -251,6 +251,7 @@ fn headless_auto_costs(
         canary_selector: None,
         rollback: None,
         despite_failing: true,
+        despite_fit: false,
         include_cordoned: false,
     };
     // The follower takes the cache's changes; here the console's stay for it.
@@ -275,7 +276,7 @@ fn headless_auto_costs(
         let started = Instant::now();
         let next = step(&cache, &mut rows, &mut run)?;
         first.add(started.elapsed());
-        let Next::Delete(victims) = next else {
+        let Next::Delete(victims, _) = next else {
             bail!("the headless run made no first batch: {next:?}");
         };
         for victim in &victims {
@@ -307,7 +308,7 @@ fn headless_auto_costs(
             jiff::Timestamp::now(),
         )?;
         copied.add(started.elapsed());
-        if !matches!(next, Next::Delete(_)) {
+        if !matches!(next, Next::Delete(..)) {
             bail!("the copied snapshot made no first batch: {next:?}");
         }
     }

@@ -9,16 +9,17 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, StepOutput, block_on, confirm, finish, open, parse_duration, precheck, print_dry_run,
-    step,
+    ActArgs, Session, StepOutput, block_on, confirm, finish, open, parse_duration, precheck,
+    print_dry_run, step,
 };
 use crate::cli::cluster_args::ClusterArgs;
 use crate::model::DsRef;
 use crate::ops::advance::{AdvanceTarget, choose};
 use crate::ops::drive::{advance, follow_flights};
 use crate::ops::rbac::Operation;
+use crate::ops::run::fit::{StepFit, UNKNOWN_FIT, step_fit};
 use crate::ops::run::settings::ensure_advance_by_hand;
-use crate::ops::snapshot::Snapshot;
+use crate::ops::snapshot::{Rows, Snapshot};
 
 /// Arguments of `rollcall advance`.
 #[derive(Debug, Args)]
@@ -37,6 +38,10 @@ pub struct AdvanceArgs {
     /// With --next: advance although pods already on the new revision are failing.
     #[arg(long)]
     pub despite_failing: bool,
+    /// Delete although the new revision's pod will not fit on the node (by
+    /// default such a node is refused, exit 1, nothing deleted).
+    #[arg(long)]
+    pub despite_fit: bool,
     /// Wait until the replacement pods are Ready and available.
     #[arg(long)]
     pub wait: bool,
@@ -51,6 +56,49 @@ pub struct AdvanceArgs {
     pub cluster: ClusterArgs,
 }
 
+/// `--next` refuses while pods already on the new revision are failing,
+/// unless `--despite-failing`.
+fn check_failing(args: &AdvanceArgs, rows: &Rows<'_>) -> Option<ExitCode> {
+    if args.next.is_none() || args.despite_failing {
+        return None;
+    }
+    let failing = crate::ops::preflight::failing_updated(rows);
+    (!failing.is_empty()).then(|| {
+        let why = crate::ops::preflight::failing_text(&failing, 10);
+        finish(&args.act, 1, &format!("refused: {why} (--despite-failing)"))
+    })
+}
+
+/// Fit before anything is deleted: a node that will not fit is refused
+/// (exit 1) unless `--despite-fit`; preemptions are named before the
+/// confirmation; an unknown fit is said.
+fn check_fit(args: &AdvanceArgs, session: &Session, judged: StepFit) -> Result<StepFit, ExitCode> {
+    if judged.unknown {
+        crate::cli::out::eline(&format!("note: {UNKNOWN_FIT}"));
+    }
+    if let Some(refusal) = judged.refusal() {
+        if !args.despite_fit {
+            let text = format!("refused: {refusal} (--despite-fit)");
+            return Err(finish(&args.act, 1, &text));
+        }
+        crate::cli::out::warning(&format!("despite fit: {refusal}"));
+    }
+    let verb = if session.executor.dry_run().is_some() {
+        "would "
+    } else {
+        ""
+    };
+    for (node, preempts) in judged.preempt_notes() {
+        step(
+            &args.act,
+            "preempt",
+            &format!("node {node}: {verb}{preempts}"),
+            serde_json::json!({ "node": node, "preempts": preempts }),
+        );
+    }
+    Ok(judged)
+}
+
 /// Runs `rollcall advance`.
 pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
     block_on(async {
@@ -62,9 +110,12 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         };
         let client = &session.connection.client;
         let follower = args.wait.then(|| crate::cli::act_args::follow(&session));
+        // Fit is decided before the deletes: the usage of every node is read.
         let snapshot = match &follower {
             Some(f) => f.snapshot().await?,
-            None => Snapshot::load_saying(client, &session.target, crate::cli::out::eline).await?,
+            None => {
+                Snapshot::load_with_usage(client, &session.target, crate::cli::out::eline).await?
+            }
         };
         let state = snapshot.state()?;
         ensure_advance_by_hand(&snapshot, &state)?;
@@ -73,16 +124,8 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
         }
         let index = snapshot.index();
         let rows = snapshot.rows(&index, jiff::Timestamp::now());
-        if args.next.is_some() && !args.despite_failing {
-            let failing = crate::ops::preflight::failing_updated(&rows);
-            if !failing.is_empty() {
-                let why = crate::ops::preflight::failing_text(&failing, 10);
-                return Ok(finish(
-                    &args.act,
-                    1,
-                    &format!("refused: {why} (--despite-failing)"),
-                ));
-            }
+        if let Some(refused) = check_failing(args, &rows) {
+            return Ok(refused);
         }
         let no_exclusion = std::collections::BTreeSet::new();
         let victims = choose(
@@ -108,6 +151,11 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             }
             _ => None,
         };
+        let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+        let judged = match check_fit(args, &session, step_fit(&snapshot, &rows, &nodes)) {
+            Ok(judged) => judged,
+            Err(refused) => return Ok(refused),
+        };
         let list: Vec<String> = victims
             .iter()
             .map(|v| format!("{} (pod {})", v.node, v.pod))
@@ -120,6 +168,7 @@ pub fn run(args: &AdvanceArgs) -> anyhow::Result<ExitCode> {
             &session.executor,
             &snapshot,
             &AdvanceTarget::Nodes(victims.iter().map(|v| v.node.clone()).collect()),
+            &judged.preempt_notes(),
         )
         .await?;
         if let Some(code) = print_dry_run(&session, &args.act, None) {

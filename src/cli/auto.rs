@@ -13,8 +13,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::act_args::{
-    ActArgs, block_on, confirm, finish, install_interrupt, open, parse_duration, precheck,
-    print_dry_run, progress_printer,
+    ActArgs, StepOutput, block_on, confirm, finish, install_interrupt, open, parse_duration,
+    precheck, print_dry_run, progress_printer,
 };
 use crate::cli::cluster_args::ClusterArgs;
 use crate::engine::selector::Selector;
@@ -40,6 +40,10 @@ pub struct AutoArgs {
     /// Start although pods already on the new revision are failing.
     #[arg(long)]
     pub despite_failing: bool,
+    /// Move a node although the new revision's pod will not fit there
+    /// (by default the run pauses before such a batch, naming the node and why).
+    #[arg(long)]
+    pub despite_fit: bool,
     /// Also move cordoned nodes (by default they are left, named, and the run
     /// ends incomplete with exit 1).
     #[arg(long)]
@@ -93,6 +97,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             canary_selector: args.canary.clone(),
             rollback: None,
             despite_failing: args.despite_failing,
+            despite_fit: args.despite_fit,
             include_cordoned: args.include_cordoned,
         };
         // Refuse before anything is written: a typo'd canary, failing pods.
@@ -126,6 +131,17 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
         };
         let end = execute(&ctx, run, started).await?;
         if dry_run {
+            // A first batch refused (its node will not fit) is what the run would do.
+            if let RunEnd::Paused { node, reason } = &end {
+                if args.act.output == StepOutput::Table {
+                    print_dry_run(&session, &args.act, None);
+                }
+                return Ok(finish(
+                    &args.act,
+                    1,
+                    &format!("would pause: node {node}: {reason}"),
+                ));
+            }
             let then = "(later batches follow as each batch passes its gate)";
             return Ok(print_dry_run(&session, &args.act, Some(then)).unwrap_or(ExitCode::SUCCESS));
         }

@@ -28,6 +28,10 @@ use crate::ops::snapshot::Target;
 
 /// Arguments of `rollcall rollback`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one of the command's independent flags"
+)]
 pub struct RollbackArgs {
     /// The DaemonSet: `NAME` (in the -n namespace), `NAMESPACE/NAME`, `ds/NAME`,
     /// `daemonset/NAME` or `daemonsets.apps/NAME`.
@@ -48,6 +52,10 @@ pub struct RollbackArgs {
     /// and the rollback ends incomplete with exit 1).
     #[arg(long)]
     pub include_cordoned: bool,
+    /// Move a node back although the revision's pod will not fit there (by
+    /// default the rollback pauses before such a node, naming it and why).
+    #[arg(long)]
+    pub despite_fit: bool,
     /// Patch the template even though a GitOps tool (Argo CD, Flux, Fleet)
     /// owns the spec and will likely put it back.
     #[arg(long)]
@@ -87,6 +95,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
         let options = RollbackOptions {
             timeout: args.timeout,
             include_cordoned: args.include_cordoned,
+            despite_fit: args.despite_fit,
         };
         let actor = session.executor.actor().to_owned();
         let start = start_rollback(

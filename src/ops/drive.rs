@@ -74,15 +74,13 @@ pub async fn delete_victims(
     snapshot: &Snapshot<'_>,
     victims: &[Victim],
     action: JournalAction,
+    preempts: &[(String, String)],
 ) -> Result<Vec<InFlight>, OpsError> {
     let revision_to = snapshot.index().current().map(|c| c.number);
     let mut flights = Vec::new();
-    for (victim, request) in victims.iter().zip(delete_requests(
-        &snapshot.target(),
-        victims,
-        revision_to,
-        action,
-    )) {
+    let mut requests = delete_requests(&snapshot.target(), victims, revision_to, action);
+    crate::ops::run::fit::note_preemptions(&mut requests, preempts);
+    for (victim, request) in victims.iter().zip(requests) {
         executor.run(&request).await?;
         flights.push(InFlight {
             victim: victim.clone(),
@@ -99,6 +97,7 @@ pub async fn advance(
     executor: &Executor,
     snapshot: &Snapshot<'_>,
     target: &AdvanceTarget,
+    preempts: &[(String, String)],
 ) -> Result<Vec<InFlight>, OpsError> {
     let state = snapshot.state()?;
     ensure_advance_by_hand(snapshot, &state)?;
@@ -107,7 +106,14 @@ pub async fn advance(
     let no_exclusion = std::collections::BTreeSet::new();
     let plan = snapshot.plan_for(&rows, &state, target, &no_exclusion, false)?;
     let victims = choose(&plan, target, &no_exclusion)?;
-    delete_victims(executor, snapshot, &victims, JournalAction::Advance).await
+    delete_victims(
+        executor,
+        snapshot,
+        &victims,
+        JournalAction::Advance,
+        preempts,
+    )
+    .await
 }
 
 /// The gate for nodes advanced by hand: one batch, no soak, Ready within
@@ -161,7 +167,12 @@ pub async fn run(ctx: &RunContext<'_>, run: Run, started: Started) -> Result<Run
     // This executor can read past the watch: a timeout is confirmed first.
     let mut run = run.with_fresh_reads();
     for note in &started.notes {
-        (ctx.progress)(Progress::new("takeover", None, note.clone()));
+        let kind = if note == crate::ops::run::fit::UNKNOWN_FIT {
+            "note"
+        } else {
+            "takeover"
+        };
+        (ctx.progress)(Progress::new(kind, None, note.clone()));
     }
     if let Err(err) = write_recorded(ctx, &started.write).await {
         // The start may be on the DaemonSet but unseen: pause it rather than
@@ -231,6 +242,7 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
             Turn::BatchChosen { record, deletes } => {
                 write_recorded(ctx, &record).await?;
                 for (victim, request) in &deletes {
+                    say_preemption(ctx, victim, request, dry_run);
                     let result = ctx.executor.run(request).await.map(|_| ());
                     say_delete(ctx, run, victim, request, result.as_ref(), dry_run);
                     run.deleted(
@@ -251,6 +263,20 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
             Turn::Finished(end) => return Ok(end),
         }
     }
+}
+
+/// Before a delete whose replacement preempts workloads: which (the
+/// delete's journal record carries the same words).
+fn say_preemption(ctx: &RunContext<'_>, victim: &Victim, request: &WriteRequest, dry_run: bool) {
+    let Some(preempts) = crate::ops::run::fit::preemption_of(request) else {
+        return;
+    };
+    let text = if dry_run {
+        format!("would {preempts}")
+    } else {
+        preempts.to_owned()
+    };
+    (ctx.progress)(Progress::new("preempt", Some(&victim.node), text));
 }
 
 /// The progress line of one delete of a batch.

@@ -376,6 +376,14 @@ impl<'a> Snapshot<'a> {
         }
     }
 
+    /// Whether fit can be judged: what counts against the nodes is known.
+    pub fn usage_known(&self) -> bool {
+        match &self.objects {
+            Objects::Owned { usage, .. } => usage.is_some(),
+            Objects::Live { cache, .. } => cache.usage_known(),
+        }
+    }
+
     /// Looks nodes up by name (an index over owned nodes, the cache's own
     /// map for a live snapshot).
     pub fn node_lookup(&self) -> NodeLookup<'_> {

@@ -26,6 +26,11 @@ pub struct AutoForm {
     pub warnings: Vec<String>,
     /// Whether starting overrides failing updated pods (then `y` is an explicit yes to that).
     pub despite_failing: bool,
+    /// The operator answered the failing-pods dialog with `F` already.
+    pub failing_accepted: bool,
+    /// The operator answered the won't-fit dialog with `y`: the run goes
+    /// despite fit.
+    pub despite_fit: bool,
 }
 
 impl AutoForm {
@@ -36,6 +41,8 @@ impl AutoForm {
             policy,
             warnings,
             despite_failing,
+            failing_accepted: false,
+            despite_fit: false,
         }
     }
 

@@ -38,6 +38,8 @@ mod layout_tests;
 #[cfg(test)]
 mod logs_tests;
 #[cfg(test)]
+mod ops_fit_tests;
+#[cfg(test)]
 mod ops_live_tests;
 #[cfg(test)]
 mod ops_tests;

@@ -213,6 +213,7 @@ proptest! {
             canary_selector: by_selector.then(|| "canary=yes".to_owned()),
             rollback: None,
             despite_failing: true,
+            despite_fit: false,
             include_cordoned: false,
         };
         let mut live_run = AutoRun::new(settings.policy);
@@ -228,7 +229,7 @@ proptest! {
             let live_next = next_move(&mut live_run, &live, &state, &settings, None, now()).map_err(fail)?;
             let scratch_next = next_move(&mut scratch_run, &scratch, &state, &settings, None, now()).map_err(fail)?;
             prop_assert_eq!(&live_next, &scratch_next, "after {:?}", change);
-            if let Next::Delete(victims) = &live_next {
+            if let Next::Delete(victims, _) = &live_next {
                 for victim in victims {
                     live_run.deleted(&victim.node, Ok(()), now());
                     scratch_run.deleted(&victim.node, Ok(()), now());

@@ -16,7 +16,7 @@ use crate::cluster::cache::Cache;
 use crate::ops::rbac::{Access, Operation, Permission, Permissions};
 use crate::ops::write::{Outcome, Write, WriteEvent};
 
-fn app_on(cache: &mut Cache) -> App {
+pub(super) fn app_on(cache: &mut Cache) -> App {
     let info = ConsoleInfo {
         context: "kind-test".into(),
         server: "https://127.0.0.1:6443/".into(),
@@ -32,11 +32,11 @@ fn app_on(cache: &mut Cache) -> App {
     app
 }
 
-fn select(app: &mut App, node: &str) {
+pub(super) fn select(app: &mut App, node: &str) {
     app.ui.selected_node = Some(node.to_owned());
 }
 
-fn writes(effect: Option<Effect>) -> Vec<(u64, crate::ops::write::WriteRequest)> {
+pub(super) fn writes(effect: Option<Effect>) -> Vec<(u64, crate::ops::write::WriteRequest)> {
     match effect {
         Some(Effect::Writes(writes)) => writes,
         other => panic!("expected writes, got {other:?}"),

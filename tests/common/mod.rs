@@ -32,6 +32,10 @@ pub fn tool_available(name: &str) -> bool {
     false
 }
 
+/// A JSON patch that raises the small scenario's node-agent template to 64
+/// cpu: more than any of its nodes allocates, so no replacement will fit.
+pub const NODE_AGENT_TO_64_CPU: &str = r#"[{"op":"add","path":"/spec/template/spec/containers/0/resources","value":{"requests":{"cpu":"64"}}}]"#;
+
 /// The path of the built `rollcall` binary.
 pub fn rollcall_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_rollcall"))

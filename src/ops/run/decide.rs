@@ -13,8 +13,9 @@ use crate::ops::advance::{AdvanceTarget, Victim, skip_text};
 use crate::ops::auto::{AutoRun, Step};
 use crate::ops::error::OpsError;
 use crate::ops::preflight::failing_updated;
+use crate::ops::run::fit::{step_fit, wont_fit_text};
 use crate::ops::run::settings::{RunSettings, unavailable_allowance};
-use crate::ops::snapshot::{Snapshot, plan_options};
+use crate::ops::snapshot::{Rows, Snapshot, plan_options};
 use crate::ops::state::{Mode, RolloutState};
 
 /// What a running auto-advance or rollback does next.
@@ -32,8 +33,10 @@ pub enum Next {
         /// Per node, what it waits for.
         waiting: Vec<(String, WaitingFor)>,
     },
-    /// Delete these pods (one at a time, each journalled), then report each result to the run.
-    Delete(Vec<Victim>),
+    /// Delete these pods (one at a time, each journalled), then report each
+    /// result to the run; with, per node whose replacement preempts
+    /// workloads, the victims in words (said before its delete).
+    Delete(Vec<Victim>, Vec<(String, String)>),
     /// Stop and pause the rollout: a gate failed or an updated pod is failing.
     Pause {
         /// The node.
@@ -145,6 +148,9 @@ pub fn next_move(
         return Ok(Next::OverBudget { unavailable });
     }
     match run.next_up_to(&plan, size) {
+        // Fit is re-checked before every batch: the nodes filled up since
+        // the run started, or the template changed.
+        Step::Delete(victims) => Ok(fit_checked(victims, snapshot, &rows, settings)),
         // Done: the whole plan names the nodes left behind (cordoned,
         // NotReady), so "completed" is said only when none are.
         Step::Completed { advanced } => {
@@ -206,10 +212,38 @@ fn budget_counts<'r>(rows: impl Iterator<Item = &'r NodeCoverage>) -> (usize, us
         })
 }
 
+/// A batch judged by fit: paused when a node's replacement will not fit
+/// (unless the run goes despite fit), else its deletes with the workloads
+/// each preempts.
+fn fit_checked(
+    victims: Vec<Victim>,
+    snapshot: &Snapshot<'_>,
+    rows: &Rows<'_>,
+    settings: &RunSettings,
+) -> Next {
+    let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+    let judged = step_fit(snapshot, rows, &nodes);
+    if !settings.despite_fit
+        && let Some((node, reasons)) = judged.wont_fit.first()
+    {
+        let others = judged.wont_fit.len() - 1;
+        let also = if others > 0 {
+            format!(" (and {others} more node(s) of the batch)")
+        } else {
+            String::new()
+        };
+        return Next::Pause {
+            node: node.clone(),
+            reason: format!("{}{also}", wont_fit_text(reasons)),
+        };
+    }
+    Next::Delete(victims, judged.preempt_notes())
+}
+
 /// The run's step as the next move.
 fn from_step(step: Step) -> Next {
     match step {
-        Step::Delete(victims) => Next::Delete(victims),
+        Step::Delete(victims) => Next::Delete(victims, Vec::new()),
         Step::Wait { wake_at, waiting } => Next::Wait { wake_at, waiting },
         Step::Pause { node, reason } => Next::Pause { node, reason },
         Step::Verify { node } => Next::Verify { node },
@@ -256,6 +290,7 @@ mod tests {
             canary_selector: None,
             rollback: None,
             despite_failing: false,
+            despite_fit: false,
             include_cordoned: false,
         }
     }
@@ -300,7 +335,7 @@ mod tests {
                 None,
                 t(100)
             ),
-            Ok(Next::Delete(_))
+            Ok(Next::Delete(..))
         ));
     }
 
@@ -329,7 +364,7 @@ mod tests {
             };
             let mut run = AutoRun::new(canaries.policy);
             match next_move(&mut run, &snap, &state, &canaries, None, t(0)) {
-                Ok(Next::Delete(victims)) => {
+                Ok(Next::Delete(victims, _)) => {
                     let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
                     assert_eq!(nodes, ["n3"], "view held {seen:?}");
                 }

@@ -14,10 +14,13 @@
 
 pub mod decide;
 pub mod end;
+pub mod fit;
 pub mod rollback;
 pub mod settings;
 pub mod words;
 
+#[cfg(test)]
+mod fit_tests;
 #[cfg(test)]
 mod tests;
 
@@ -109,6 +112,9 @@ impl Run {
             takeover_for(snapshot, &before, &settings, now).map_err(StartRefusal::Invalid)?;
         if let Some(strategy) = &taken_over {
             notes.push(takeover_note(strategy));
+        }
+        if !snapshot.usage_known() {
+            notes.push(fit::UNKNOWN_FIT.to_owned());
         }
         // A run that takes over an expired run which had taken the rollout
         // from the controller (the DaemonSet is OnDelete with its strategy
@@ -205,7 +211,7 @@ impl Run {
                 wake_at: Some(self.renewal_due()),
                 waiting: vec![(None, words::over_budget_text(unavailable))],
             },
-            Next::Delete(victims) => self.batch(snapshot, state, victims),
+            Next::Delete(victims, preempts) => self.batch(snapshot, state, victims, &preempts),
             Next::Pause { node, reason } => Turn::Finished(RunEnd::Paused { node, reason }),
             Next::Verify { node } => Turn::Verify { node },
             Next::Completed { advanced, left } => {
@@ -288,7 +294,13 @@ impl Run {
         ))
     }
 
-    fn batch(&self, snapshot: &Snapshot<'_>, state: RolloutState, victims: Vec<Victim>) -> Turn {
+    fn batch(
+        &self,
+        snapshot: &Snapshot<'_>,
+        state: RolloutState,
+        victims: Vec<Victim>,
+        preempts: &[(String, String)],
+    ) -> Turn {
         let revision_to = snapshot.index().current().map(|c| c.number);
         let after = RolloutState {
             batch_nodes: victims.iter().map(|v| v.node.clone()).collect(),
@@ -300,7 +312,8 @@ impl Run {
         } else {
             JournalAction::AutoAdvance
         };
-        let requests = delete_requests(&snapshot.target(), &victims, revision_to, action);
+        let mut requests = delete_requests(&snapshot.target(), &victims, revision_to, action);
+        fit::note_preemptions(&mut requests, preempts);
         Turn::BatchChosen {
             record,
             deletes: victims.into_iter().zip(requests).collect(),

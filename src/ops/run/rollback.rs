@@ -36,6 +36,8 @@ pub struct RollbackOptions {
     pub timeout: Duration,
     /// Also move back cordoned nodes.
     pub include_cordoned: bool,
+    /// Move a node back although its replacement will not fit.
+    pub despite_fit: bool,
 }
 
 /// Starts a rollback to revision `to` with `patch` (the plan's template
@@ -79,6 +81,7 @@ pub fn start_rollback(
         canary_selector: None,
         rollback: Some((order.clone(), to)),
         despite_failing: true,
+        despite_fit: options.despite_fit,
         include_cordoned: options.include_cordoned,
     };
     let (run, Started { write, .. }) =

@@ -30,6 +30,8 @@ pub struct RunSettings {
     pub rollback: Option<(Vec<String>, i64)>,
     /// Start although pods already on the target revision are failing.
     pub despite_failing: bool,
+    /// Move a node although its replacement will not fit (`--despite-fit`).
+    pub despite_fit: bool,
     /// Also move cordoned nodes.
     pub include_cordoned: bool,
 }
@@ -42,6 +44,7 @@ impl RunSettings {
             canary_selector: None,
             rollback: None,
             despite_failing: false,
+            despite_fit: false,
             include_cordoned: false,
         }
     }

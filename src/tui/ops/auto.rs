@@ -9,9 +9,11 @@
 
 use super::{ConsoleRun, DEFAULT_POLICY, OpsConsole, OpsScope};
 use crate::cluster::cache::Cache;
+use crate::ops::advance::{AdvanceTarget, choose};
 use crate::ops::echo;
 use crate::ops::preflight::failing_text;
 use crate::ops::rbac::Operation;
+use crate::ops::run::fit::{preemption_of, step_fit};
 use crate::ops::run::settings::{
     RunSettings, StartRefusal, check_start, ensure_actionable, takeover_note,
 };
@@ -20,6 +22,47 @@ use crate::ops::write::WriteRequest;
 use crate::tui::auto_form::AutoForm;
 use crate::tui::confirm::{Confirm, Intent, Modal};
 use crate::tui::effect::Effect;
+
+/// The dialog asked before a run whose first batch will not fit (`None`
+/// when it fits): its nodes and why, answered with `y` only; yes starts the
+/// run despite fit (no batch of it is refused for fit).
+fn first_batch_wont_fit(
+    snapshot: &crate::ops::snapshot::Snapshot<'_>,
+    form: &AutoForm,
+    despite_failing: bool,
+    now: jiff::Timestamp,
+) -> Result<Option<Confirm>, String> {
+    let state = snapshot.state().map_err(|e| e.to_string())?;
+    let index = snapshot.index();
+    let rows = snapshot.rows(&index, now);
+    let first = AdvanceTarget::Next(form.policy.batch);
+    let none = std::collections::BTreeSet::new();
+    let Ok(plan) = snapshot.plan_for(&rows, &state, &first, &none, false) else {
+        return Ok(None);
+    };
+    let Ok(victims) = choose(&plan, &first, &none) else {
+        return Ok(None);
+    };
+    let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+    let judged = step_fit(snapshot, &rows, &nodes);
+    if !judged.refuses() {
+        return Ok(None);
+    }
+    let mut title = String::new();
+    let mut lines = Vec::new();
+    super::keys::fit_lines(&judged, &mut title, &mut lines, "start auto-advance");
+    lines.push("yes: this run moves every batch despite fit".to_owned());
+    let form = AutoForm {
+        despite_fit: true,
+        failing_accepted: despite_failing,
+        ..form.clone()
+    };
+    Ok(Some(Confirm {
+        title,
+        lines,
+        intent: Intent::StartAuto(form),
+    }))
+}
 
 impl OpsConsole {
     pub(super) fn toggle_auto(
@@ -116,8 +159,15 @@ impl OpsConsole {
         now: jiff::Timestamp,
     ) -> Result<Option<Effect>, String> {
         let snapshot = scope.snapshot(cache)?;
+        if !form.despite_fit
+            && let Some(dialog) = first_batch_wont_fit(&snapshot, form, despite_failing, now)?
+        {
+            self.modal = Some(Modal::Confirm(Box::new(dialog)));
+            return Ok(None);
+        }
         let settings = RunSettings {
             despite_failing,
+            despite_fit: form.despite_fit,
             ..RunSettings::auto(form.policy)
         };
         let (run, started) = Run::start(&snapshot, settings, &self.actor, now)
@@ -181,7 +231,13 @@ impl OpsConsole {
                 Some(Effect::ReadPodsOn { target, node })
             }
             Turn::BatchChosen { record, deletes } => {
-                let nodes: Vec<String> = deletes.iter().map(|(v, _)| v.node.clone()).collect();
+                let nodes: Vec<String> = deletes
+                    .iter()
+                    .map(|(v, request)| match preemption_of(request) {
+                        Some(preempts) => format!("{} ({preempts})", v.node),
+                        None => v.node.clone(),
+                    })
+                    .collect();
                 let console_run = self.auto.as_mut()?;
                 console_run.queued = deletes.into_iter().map(|(_, request)| request).collect();
                 let first = console_run.queued.pop_front();

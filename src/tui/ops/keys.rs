@@ -12,11 +12,31 @@ use crate::ops::journal_action::JournalAction;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
 use crate::ops::run::RunEnd;
+use crate::ops::run::fit::{StepFit, note_preemptions, step_fit};
 use crate::ops::run::settings::ensure_advance_by_hand;
 use crate::ops::write::{Outcome, Write, WriteRequest};
 use crate::tui::confirm::{Confirm, Intent, Modal};
 use crate::tui::effect::{Effect, Handled};
 use crate::tui::keymap::Action;
+
+/// What a confirmation says about fit: a node that will not fit asks in
+/// its own words (still `y` only, never Enter), a preempting step names its
+/// victims. An unknown fit adds nothing: the console says once, where it
+/// shows its streams, that usage cannot be read.
+pub(super) fn fit_lines(judged: &StepFit, title: &mut String, lines: &mut Vec<String>, verb: &str) {
+    if let Some(refusal) = judged.refusal() {
+        let nodes: Vec<&str> = judged.wont_fit.iter().map(|(n, _)| n.as_str()).collect();
+        *title = format!("{} won't fit: {verb} anyway?", nodes.join(", "));
+        lines.insert(0, refusal);
+        lines.push(
+            "y deletes anyway (despite fit): the replacement will stay Pending until room is made"
+                .to_owned(),
+        );
+    }
+    for (node, preempts) in judged.preempt_notes() {
+        lines.push(format!("{node}: its replacement {preempts}"));
+    }
+}
 
 impl OpsConsole {
     /// Handles the rollout keys and dialog keys ([`Handled::Passed`] when `action` is not one).
@@ -96,7 +116,11 @@ impl OpsConsole {
             .map_err(|e| e.to_string())?;
         let victims = choose(&plan, &target, &no_exclusion).map_err(|e| e.to_string())?;
         let to = index.current().map(|c| c.number);
-        let requests = delete_requests(&snapshot.target(), &victims, to, JournalAction::Advance);
+        let nodes: Vec<&str> = victims.iter().map(|v| v.node.as_str()).collect();
+        let judged = step_fit(&snapshot, &rows, &nodes);
+        let mut requests =
+            delete_requests(&snapshot.target(), &victims, to, JournalAction::Advance);
+        note_preemptions(&mut requests, &judged.preempt_notes());
         let mut lines: Vec<String> = victims
             .iter()
             .map(|v| {
@@ -109,6 +133,7 @@ impl OpsConsole {
         let node = victims.first().map(|v| v.node.clone()).unwrap_or_default();
         let mut lines: Vec<String> = lines;
         let mut title = format!("advance node {node}?");
+        fit_lines(&judged, &mut title, &mut lines, "advance");
         let mut intent = Intent::Writes(requests);
         // The same refusal `advance --next` makes: a new node is not moved onto
         // a revision that is failing elsewhere without its own explicit answer.
@@ -305,7 +330,8 @@ impl OpsConsole {
                 self.end_run(scope, cache, &end, now)
             }
             Intent::StartAuto(form) => {
-                let result = self.start_auto(scope, cache, &form, false, now);
+                let accepted = form.failing_accepted;
+                let result = self.start_auto(scope, cache, &form, accepted, now);
                 Self::answer(scope, result)
             }
             // Only `F` answers it (see `dialog_despite`).

@@ -7,6 +7,7 @@ use super::{OpsConsole, OpsScope};
 use crate::cluster::cache::Cache;
 use crate::ops::advance::skip_text;
 use crate::ops::owner_guard::reverted;
+use crate::ops::run::fit::step_fit;
 use crate::ops::state::blocker_with_pause;
 use crate::ops::status::state_label;
 use crate::tui::confirm::Modal;
@@ -43,9 +44,15 @@ impl OpsConsole {
             ),
             format!("why: {}", blocker.message),
         ];
+        // Fit per step: the same judgement the step gets when it is taken.
+        let nodes: Vec<&str> = head.plan.steps.iter().map(|s| s.node.as_str()).collect();
+        let judged = step_fit(&snapshot, &rows, &nodes);
         lines.extend(head.plan.steps.iter().enumerate().map(|(i, step)| {
             let mark = crate::ops::advance::step_mark(step.canary, step.control_plane);
-            format!("{:>4}. {}{mark}  {}", i + 1, step.node, step.group)
+            let fit = judged
+                .step_note(&step.node)
+                .map_or_else(String::new, |note| format!("  — {note}"));
+            format!("{:>4}. {}{mark}  {}{fit}", i + 1, step.node, step.group)
         }));
         lines.extend(more(head.steps, head.plan.steps.len(), "to advance"));
         lines.extend(

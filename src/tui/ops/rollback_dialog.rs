@@ -120,6 +120,7 @@ impl OpsConsole {
         let options = crate::ops::run::rollback::RollbackOptions {
             timeout: DEFAULT_POLICY.timeout,
             include_cordoned: false,
+            despite_fit: false,
         };
         let start = crate::ops::run::rollback::start_rollback(
             &snapshot,

@@ -48,6 +48,8 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
         input.now,
     );
     if let Some(node) = node {
+        let pods = input.cache.pods_on(node_name);
+        super::detail_fit::capacity(&mut lines, input.cache, node, row, &pods);
         conditions(&mut lines, node, input.now);
         labels(&mut lines, node);
     }
@@ -71,7 +73,7 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     }
 }
 
-fn heading(lines: &mut Vec<Vec<Cell>>, text: &str) {
+pub(super) fn heading(lines: &mut Vec<Vec<Cell>>, text: &str) {
     if !lines.is_empty() {
         lines.push(Vec::new());
     }

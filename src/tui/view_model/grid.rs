@@ -393,11 +393,24 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
                     },
                 )
             } else {
-                Cell::empty()
+                fit_cell(row).unwrap_or_else(Cell::empty)
             }
         }
         ColumnId::Event => event_cell(row, now),
     }
+}
+
+/// The node's next step by fit (the rows' preflight): `won't fit: REASON`
+/// when nothing makes room, `preempts N` when the replacement removes
+/// workloads; `None` when it fits as is, or nothing is known.
+fn fit_cell(row: &NodeRow) -> Option<Cell> {
+    let fit = row.fit.as_deref()?;
+    if !fit.fits {
+        let reason = fit.reasons.first().map_or("", |r| r.message.as_str());
+        return Some(Cell::new(&format!("won't fit: {reason}"), Tone::Bad));
+    }
+    (!fit.preempts.is_empty())
+        .then(|| Cell::new(&format!("preempts {}", fit.preempts.len()), Tone::Warn))
 }
 
 /// A row that is not healthy: failing, missing, misscheduled or not ready.

@@ -5,6 +5,7 @@
 
 pub mod cell;
 pub mod detail;
+mod detail_fit;
 mod format;
 mod grid;
 mod header;
