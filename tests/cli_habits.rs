@@ -514,9 +514,12 @@ async fn status_watch_prints_timestamped_change_lines() {
         .await;
     assert!(advance.status.success(), "{}", text(&advance));
     let mut changes = Vec::new();
+    // The replacement is the node's pod from its creation (pinned by
+    // matchFields, upstream's GetTargetNodeName), so the node goes r1 → r2,
+    // or through "no pod" when the old one was gone first.
     while !changes
         .iter()
-        .any(|l: &String| l.contains("general-01 no pod → r2"))
+        .any(|l: &String| l.contains("general-01 no pod → r2") || l.contains("general-01 r1 → r2"))
     {
         let line = next_line(&mut rx).await;
         // `2026-12-01T01:49:27Z  ready 5 → 4 · …`: a timestamp, then the changes only.

@@ -393,11 +393,63 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
                     },
                 )
             } else {
-                fit_cell(row).unwrap_or_else(Cell::empty)
+                scheduling_problem_cell(row)
+                    .or_else(|| fit_cell(row))
+                    .unwrap_or_else(Cell::empty)
             }
         }
         ColumnId::Event => event_cell(row, now),
     }
+}
+
+/// Why the node's daemon pod cannot start, in a few words: `pending:
+/// Insufficient cpu` (the scheduler's reasons for this node, without the
+/// other nodes' counts), `evicted: The node was low on resource: memory.`,
+/// `rejected: OutOfcpu`, `sandbox: …`. The detail pane has the whole text.
+fn scheduling_problem_cell(row: &NodeRow) -> Option<Cell> {
+    use crate::engine::health::ProblemCode;
+    let pod = row.pod()?;
+    let code = row.problem_code()?;
+    let detail = pod.failure_detail.as_deref().unwrap_or_default();
+    let text = match code {
+        ProblemCode::Unschedulable => format!("pending: {}", scheduler_reason_here(detail)),
+        ProblemCode::Evicted => format!("evicted: {}", first_sentence(detail)),
+        ProblemCode::Rejected => format!("rejected: {}", pod.problem.as_deref().unwrap_or("")),
+        ProblemCode::SandboxFailed => format!("sandbox: {}", first_sentence(detail)),
+        _ => return None,
+    };
+    Some(Cell::new(text.trim_end_matches([' ', ':']), Tone::Bad))
+}
+
+/// The reasons of a FailedScheduling message that are about a daemon pod's
+/// own node: `0/12 nodes are available: 1 Insufficient cpu, 11 node(s)
+/// didn't match Pod's node affinity/selector. preemption: …` → `Insufficient
+/// cpu` (the other nodes are the pod's pinning, not its problem).
+fn scheduler_reason_here(message: &str) -> String {
+    let filters = message.split(". preemption:").next().unwrap_or(message);
+    let listed = filters
+        .split_once("are available: ")
+        .map_or(filters, |(_, rest)| rest);
+    let reasons: Vec<&str> = listed
+        .trim_end_matches('.')
+        .split(", ")
+        .filter(|r| !r.contains("didn't match Pod's node affinity/selector"))
+        .map(|r| {
+            r.split_once(' ')
+                .filter(|(count, _)| count.chars().all(|c| c.is_ascii_digit()))
+                .map_or(r, |(_, reason)| reason)
+        })
+        .collect();
+    if reasons.is_empty() {
+        filters.to_owned()
+    } else {
+        reasons.join(", ")
+    }
+}
+
+/// Up to the first `. ` (the kubelet's messages say the point first).
+fn first_sentence(text: &str) -> &str {
+    text.split_once(". ").map_or(text, |(first, _)| first)
 }
 
 /// The node's next step by fit (the rows' preflight): `won't fit: REASON`
@@ -406,11 +458,40 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
 fn fit_cell(row: &NodeRow) -> Option<Cell> {
     let fit = row.fit.as_deref()?;
     if !fit.fits {
-        let reason = fit.reasons.first().map_or("", |r| r.message.as_str());
+        let reason = fit.reasons.first().map_or_else(String::new, short_fit_reason);
         return Some(Cell::new(&format!("won't fit: {reason}"), Tone::Bad));
     }
     (!fit.preempts.is_empty())
         .then(|| Cell::new(&format!("preempts {}", fit.preempts.len()), Tone::Warn))
+}
+
+/// A fit reason in a few words for WHY (`cpu: needs 300m, 210m free`,
+/// `port 9100/TCP taken`); the detail pane has the upstream sentence, the
+/// holder and the allocatable.
+fn short_fit_reason(reason: &crate::engine::fit::FitReason) -> String {
+    use crate::engine::fit::Shortfall;
+    use crate::model::quantity::{format_bytes, format_milli};
+    match &reason.shortfall {
+        Some(Shortfall::Resource {
+            name,
+            requested,
+            used,
+            allocatable,
+        }) => {
+            let amount = |value: i64| match name.as_str() {
+                "cpu" => format_milli(value),
+                "memory" | "ephemeral-storage" => format_bytes(value),
+                _ => value.to_string(),
+            };
+            let free = allocatable.saturating_sub(*used).max(0);
+            format!("{name}: needs {}, {} free", amount(*requested), amount(free))
+        }
+        Some(Shortfall::Pods { allowed, .. }) => format!("node full ({allowed} pods)"),
+        Some(Shortfall::HostPort { port, .. }) => {
+            format!("port {}/{} taken", port.port, port.protocol)
+        }
+        None => reason.message.clone(),
+    }
 }
 
 /// A row that is not healthy: failing, missing, misscheduled or not ready.
@@ -505,5 +586,23 @@ fn event_cell(row: &NodeRow, now: jiff::Timestamp) -> Cell {
             if event.warning { Tone::Warn } else { Tone::Dim },
         ),
         None => Cell::empty(),
+    }
+}
+
+#[cfg(test)]
+mod scheduling_words_tests {
+    use super::scheduler_reason_here;
+
+    #[test]
+    fn a_daemon_pods_pending_reason_leaves_out_the_nodes_it_is_not_pinned_to() {
+        // upstream FitError text for a daemon pod pinned to one node by matchFields.
+        let message = "0/12 nodes are available: 1 Insufficient cpu, 11 node(s) didn't match Pod's node affinity/selector. preemption: 0/12 nodes are available: 1 No preemption victims found for incoming pod, 11 Preemption is not helpful for scheduling.";
+        assert_eq!(scheduler_reason_here(message), "Insufficient cpu");
+        let ports = "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 node(s) didn't match Pod's node affinity/selector.";
+        assert_eq!(
+            scheduler_reason_here(ports),
+            "node(s) didn't have free ports for the requested pod ports"
+        );
+        assert_eq!(scheduler_reason_here("odd text"), "odd text");
     }
 }
