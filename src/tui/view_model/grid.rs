@@ -458,7 +458,10 @@ fn first_sentence(text: &str) -> &str {
 fn fit_cell(row: &NodeRow) -> Option<Cell> {
     let fit = row.fit.as_deref()?;
     if !fit.fits {
-        let reason = fit.reasons.first().map_or_else(String::new, short_fit_reason);
+        let reason = fit
+            .reasons
+            .first()
+            .map_or_else(String::new, short_fit_reason);
         return Some(Cell::new(&format!("won't fit: {reason}"), Tone::Bad));
     }
     (!fit.preempts.is_empty())
@@ -484,7 +487,11 @@ fn short_fit_reason(reason: &crate::engine::fit::FitReason) -> String {
                 _ => value.to_string(),
             };
             let free = allocatable.saturating_sub(*used).max(0);
-            format!("{name}: needs {}, {} free", amount(*requested), amount(free))
+            format!(
+                "{name}: needs {}, {} free",
+                amount(*requested),
+                amount(free)
+            )
         }
         Some(Shortfall::Pods { allowed, .. }) => format!("node full ({allowed} pods)"),
         Some(Shortfall::HostPort { port, .. }) => {
