@@ -117,6 +117,78 @@ async fn status_predicts_the_nodes_a_raised_template_will_not_fit() {
     );
 
     explain_agrees_offline(&env, &report).await;
+    the_scheduler_agrees_after_the_deletes(&env, &report).await;
+}
+
+/// The node a daemon pod is for: bound, or pinned by the controller's
+/// `matchFields metadata.name` affinity while Pending (upstream GetTargetNodeName).
+fn target_node(pod: &Value) -> String {
+    pod["spec"]["nodeName"]
+        .as_str()
+        .or_else(|| {
+            pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                ["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+                .as_str()
+        })
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn unschedulable(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "PodScheduled" && c["reason"] == "Unschedulable")
+        })
+}
+
+/// Every node advanced anyway (`advance --next N --despite-fit`): the replacement stays Pending
+/// as unschedulable exactly where `status` predicted it would not fit, the
+/// predicted victim is preempted, and everywhere else the replacement binds.
+async fn the_scheduler_agrees_after_the_deletes(env: &Env, report: &Value) {
+    let predicted = nodes_where(report, |f| f["fits"] == false);
+    let nodes = report["nodes"].as_array().expect("nodes").len();
+    let every = nodes.to_string();
+    let advance = env
+        .rollcall(&["advance", DS, "--next", &every, "--despite-fit", "--yes"])
+        .await;
+    assert!(advance.status.success(), "{}", text(&advance));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    loop {
+        let pods = env.pods_of("node-agent").await;
+        // A preemptor is Unschedulable too until its victims are gone: it is
+        // settled once bound; an unschedulable pod with no nomination is final.
+        let settled = pods.len() == nodes
+            && pods.iter().all(|p| {
+                p["spec"]["nodeName"].is_string()
+                    || (unschedulable(p) && p["status"]["nominatedNodeName"].is_null())
+            });
+        let hog_gone = !env
+            .kubectl_output(&["get", "pod", "hog-low", "-n", "default"])
+            .await
+            .status
+            .success();
+        if settled && hog_gone {
+            let mut pending: Vec<String> = pods
+                .iter()
+                .filter(|p| unschedulable(p))
+                .map(target_node)
+                .collect();
+            pending.sort();
+            assert_eq!(
+                pending, predicted,
+                "the prediction was the scheduler's answer"
+            );
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "replacements never settled (hog-low gone: {hog_gone}): {pods:#?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
 }
 
 /// `explain -f` on a kubectl dump of the same cluster gives every node the
