@@ -1,8 +1,8 @@
 //! What every node gives away: the pods of all namespaces that count against
 //! it ([`UsagePod::counts`]) and their summed requests, kept per watch event
 //! (a pod's requests are added to or subtracted from its node's total; no
-//! node is re-summed). What fit reads (`crate::rows::fit`), fed by the node
-//! usage stream. Pods that do not count (unbound, `Succeeded`, `Failed`)
+//! node is re-summed). What the rows' fit reads, fed by the node usage
+//! stream. Pods that do not count (unbound, `Succeeded`, `Failed`)
 //! are not held at all.
 //!
 //! Synchronous and clock-free, like the rest of the cache.

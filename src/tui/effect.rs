@@ -20,7 +20,7 @@ pub enum Effect {
     FetchLogs(LogsRequest),
     /// Read the pods on `node` afresh, past the watch, into the cache (a
     /// gate about to fail the node for a timeout); the answer comes back as
-    /// [`super::ops::OpsEvent::FreshRead`].
+    /// the ops component's fresh-read event.
     ReadPodsOn {
         /// The DaemonSet whose namespace is read.
         target: Target,

@@ -49,6 +49,7 @@ pub fn build(input: &Inputs<'_>, ds: &DaemonSet) -> DetailVm {
     );
     if let Some(node) = node {
         let pods = input.cache.pods_on(node_name);
+        heading(&mut lines, "Capacity");
         super::detail_fit::capacity(&mut lines, input.cache, node, row, &pods);
         conditions(&mut lines, node, input.now);
         labels(&mut lines, node);

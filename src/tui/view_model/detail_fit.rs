@@ -13,7 +13,7 @@ use crate::rows::NodeRow;
 /// How many of the node's pods are named as its largest requesters.
 const TOP_PODS: usize = 3;
 
-/// Appends the capacity section for `node`.
+/// Appends the capacity section's lines for `node` (the caller writes its heading).
 pub fn capacity(
     lines: &mut Vec<Vec<Cell>>,
     cache: &Cache,
@@ -21,7 +21,6 @@ pub fn capacity(
     row: &NodeRow,
     pods: &[&Pod],
 ) {
-    super::detail::heading(lines, "Capacity");
     let allocatable = &*node.status.allocatable;
     lines.push(vec![
         Cell::new("  allocatable ", Tone::Dim),
