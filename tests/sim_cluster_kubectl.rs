@@ -13,32 +13,14 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use rollcall::model::Pod;
-use rollcall::sim::embedded::{self, EmbeddedCluster, EmbeddedOptions};
 use rollcall::sim::resources::ResourceKind;
 
-struct Sim {
-    cluster: EmbeddedCluster,
-    dir: tempfile::TempDir,
-}
+/// The small scenario at twice its speed.
+const SPEED: f64 = 2.0;
+
+type Sim = common::sim::InProcess;
 
 impl Sim {
-    async fn start() -> Sim {
-        let options = EmbeddedOptions {
-            scenario: Some("small".to_owned()),
-            speed: 2.0,
-            ..EmbeddedOptions::default()
-        };
-        let cluster = embedded::start(options)
-            .await
-            .expect("embedded cluster starts");
-        let dir = tempfile::tempdir().expect("temp dir");
-        cluster
-            .server
-            .write_kubeconfig(&dir.path().join("kubeconfig"))
-            .expect("kubeconfig written");
-        Sim { cluster, dir }
-    }
-
     fn command(&self, args: &[&str]) -> Command {
         let cache: PathBuf = tempfile::tempdir().expect("cache dir").keep();
         let mut command = Command::new("kubectl");
@@ -119,7 +101,7 @@ async fn get_and_describe_nodes_pods_and_daemonsets() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let nodes = sim.ok(&["get", "nodes"]).await;
     assert_eq!(
@@ -168,7 +150,7 @@ async fn labels_and_taints_add_and_remove_daemon_pods() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     assert!(sim.pod_on("edge-proxy-", "general-02").is_none());
     sim.ok(&["label", "node", "general-02", "example.com/proxy=true"])
@@ -205,7 +187,7 @@ async fn cordon_keeps_daemon_pods_and_shows_scheduling_disabled() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let before = sim
         .pod_on("node-agent-", "general-01")
@@ -268,7 +250,7 @@ async fn deleting_an_on_delete_pod_replaces_it_at_the_new_revision() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let old = sim
         .pod_on("node-agent-", "general-01")
@@ -323,7 +305,7 @@ async fn set_image_rollout_status_history_and_undo() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let ns = ["-n", "kube-system"];
     sim.ok(&[
@@ -396,7 +378,7 @@ async fn get_pods_watch_streams_the_replacement() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let mut watch = sim
         .command(&[
@@ -471,7 +453,7 @@ async fn annotated_memory_pressure_shows_in_describe_node() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let annotation = "sim.rollcall.dev/memory-pressure";
     sim.ok(&[

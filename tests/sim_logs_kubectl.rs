@@ -13,34 +13,16 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use rollcall::model::Pod;
-use rollcall::sim::embedded::{self, EmbeddedCluster, EmbeddedOptions};
 use rollcall::sim::resources::ResourceKind;
 
 const FAILURE: &str = "exec /usr/bin/node-agent: exec format error";
 
-struct Sim {
-    cluster: EmbeddedCluster,
-    dir: tempfile::TempDir,
-}
+/// The small scenario at twice its speed.
+const SPEED: f64 = 2.0;
+
+type Sim = common::sim::InProcess;
 
 impl Sim {
-    async fn start() -> Sim {
-        let options = EmbeddedOptions {
-            scenario: Some("small".to_owned()),
-            speed: 2.0,
-            ..EmbeddedOptions::default()
-        };
-        let cluster = embedded::start(options)
-            .await
-            .expect("embedded cluster starts");
-        let dir = tempfile::tempdir().expect("temp dir");
-        cluster
-            .server
-            .write_kubeconfig(&dir.path().join("kubeconfig"))
-            .expect("kubeconfig written");
-        Sim { cluster, dir }
-    }
-
     fn kubeconfig(&self) -> PathBuf {
         self.dir.path().join("kubeconfig")
     }
@@ -102,7 +84,7 @@ async fn advance_stops_on_the_crash_and_kubectl_reads_its_logs() {
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.wait("node-agent ready on edge-01", |s| {
         s.agent_on("edge-01").is_some_and(|p| p.is_ready())
     })

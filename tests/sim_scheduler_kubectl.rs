@@ -11,34 +11,15 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use rollcall::model::Pod;
-use rollcall::sim::embedded::{self, EmbeddedCluster, EmbeddedOptions};
 use rollcall::sim::resources::ResourceKind;
 
-struct Sim {
-    cluster: EmbeddedCluster,
-    dir: tempfile::TempDir,
-}
+/// A tenth of the small scenario's speed: a preempted pod takes about 2 s
+/// to terminate, long enough to see its preemptor nominated.
+const SPEED: f64 = 0.1;
+
+type Sim = common::sim::InProcess;
 
 impl Sim {
-    async fn start() -> Sim {
-        // A tenth of the small scenario's speed: a preempted pod takes about
-        // 2 s to terminate, long enough to see its preemptor nominated.
-        let options = EmbeddedOptions {
-            scenario: Some("small".to_owned()),
-            speed: 0.1,
-            ..EmbeddedOptions::default()
-        };
-        let cluster = embedded::start(options)
-            .await
-            .expect("embedded cluster starts");
-        let dir = tempfile::tempdir().expect("temp dir");
-        cluster
-            .server
-            .write_kubeconfig(&dir.path().join("kubeconfig"))
-            .expect("kubeconfig written");
-        Sim { cluster, dir }
-    }
-
     async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let cache: PathBuf = tempfile::tempdir().expect("cache dir").keep();
         let mut command = Command::new("kubectl");
@@ -116,7 +97,7 @@ async fn describe_shows_allocation_and_failed_scheduling_and_get_shows_the_nomin
     if !common::tool_available("kubectl") {
         return;
     }
-    let sim = Sim::start().await;
+    let sim = Sim::start("small", SPEED).await;
     sim.ok(
         &["create", "-f", "-"],
         Some(&pod_yaml("batch", "general-01", "3", None)),

@@ -1,4 +1,5 @@
-//! `rollcall sim` as a child process of a test: spawned, its banner read.
+//! The embedded cluster for a test: `rollcall sim` as a child process
+//! (spawned, its banner read), or in the test's own process ([`InProcess`]).
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -54,5 +55,34 @@ impl Drop for SimProcess {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// An embedded cluster in the test's own process on a built-in scenario, with
+/// a kubeconfig written for kubectl in a temporary directory.
+pub struct InProcess {
+    /// The cluster (API server, controller, kubelets, scheduler).
+    pub cluster: rollcall::sim::embedded::EmbeddedCluster,
+    /// Holds `kubeconfig`.
+    pub dir: tempfile::TempDir,
+}
+
+impl InProcess {
+    /// Starts `scenario` at `speed` (kubelet delays divided by it).
+    pub async fn start(scenario: &str, speed: f64) -> InProcess {
+        let options = rollcall::sim::embedded::EmbeddedOptions {
+            scenario: Some(scenario.to_owned()),
+            speed,
+            ..rollcall::sim::embedded::EmbeddedOptions::default()
+        };
+        let cluster = rollcall::sim::embedded::start(options)
+            .await
+            .expect("embedded cluster starts");
+        let dir = tempfile::tempdir().expect("temp dir");
+        cluster
+            .server
+            .write_kubeconfig(&dir.path().join("kubeconfig"))
+            .expect("kubeconfig written");
+        InProcess { cluster, dir }
     }
 }
