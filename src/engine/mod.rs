@@ -20,6 +20,7 @@ pub mod fixtures;
 pub mod health;
 pub mod owner;
 pub mod ownership;
+pub mod priority;
 pub mod qos;
 pub mod reconcile;
 pub mod recorded_status;

@@ -32,10 +32,7 @@ use crate::engine::fit::{BoundPod, Fit, NodeUse, PodDemand, fit};
 use crate::engine::rolling::{UpdateStrategy, update_strategy};
 use crate::model::{DaemonSet, Node, Pod};
 
-/// `system-cluster-critical`'s value (upstream `scheduling.SystemCriticalPriority`).
-pub const SYSTEM_CLUSTER_CRITICAL: i32 = 2_000_000_000;
-/// `system-node-critical`'s value (upstream: `SystemCriticalPriority + 1000`).
-pub const SYSTEM_NODE_CRITICAL: i32 = 2_000_001_000;
+pub use crate::engine::priority::{SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL};
 
 /// What every node of one DaemonSet is asked: the update revision's pod.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,14 +77,12 @@ pub fn template_priority<'a>(
         return None;
     }
     let class = spec.priority_class_name.as_deref()?;
-    match class {
-        "system-node-critical" => Some(SYSTEM_NODE_CRITICAL),
-        "system-cluster-critical" => Some(SYSTEM_CLUSTER_CRITICAL),
-        _ => own_pods
+    crate::engine::priority::system_class_priority(class).or_else(|| {
+        own_pods
             .into_iter()
             .filter(|p| p.spec.priority_class_name.as_deref() == Some(class))
-            .find_map(|p| p.spec.priority),
-    }
+            .find_map(|p| p.spec.priority)
+    })
 }
 
 /// Whether `maxSurge` lets the new pod start beside the old one: a count

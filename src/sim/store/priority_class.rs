@@ -19,20 +19,7 @@ const SYSTEM_PREFIX: &str = "system-";
 /// Upstream's `PreemptionPolicy` default for a class.
 pub const PREEMPT_LOWER_PRIORITY: &str = "PreemptLowerPriority";
 
-/// The system classes every cluster is bootstrapped with (upstream
-/// `SystemPriorityClasses`): name, value, description.
-pub const SYSTEM_PRIORITY_CLASSES: [(&str, i64, &str); 2] = [
-    (
-        "system-node-critical",
-        2_000_001_000,
-        "Used for system critical pods that must not be moved from their current node.",
-    ),
-    (
-        "system-cluster-critical",
-        2_000_000_000,
-        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
-    ),
-];
+pub use crate::engine::priority::SYSTEM_PRIORITY_CLASSES;
 
 /// The system classes as objects to create at start.
 pub fn system_priority_classes() -> impl Iterator<Item = Value> {
@@ -78,7 +65,7 @@ pub(super) fn validate_priority_class(obj: &Value) -> Result<(), StoreError> {
     if name.starts_with(SYSTEM_PREFIX) {
         let known = SYSTEM_PRIORITY_CLASSES
             .iter()
-            .any(|(n, v, _)| *n == name && *v == value);
+            .any(|(n, v, _)| *n == name && i64::from(*v) == value);
         if !known || obj["globalDefault"] == true {
             return Err(invalid(
                 "metadata.name",
