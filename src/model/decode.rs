@@ -118,6 +118,22 @@ pub fn decode_object(kind: &str, mut map: Map<String, Value>) -> Result<Option<D
     }))
 }
 
+/// A Node, Pod or core/v1 Event straight from its JSON text into its slim
+/// type, skipping what it does not read without building a tree of values
+/// (the bulk of a large dump). `None` for every other kind and for text that
+/// does not decode cleanly: [`decode_object`] then decides, naming and
+/// dropping malformed fields as it does for every object.
+pub fn decode_json_slim(kind: &str, api_version: &str, text: &[u8]) -> Option<Object> {
+    match kind {
+        "Node" => serde_json::from_slice(text).ok().map(Object::Node),
+        "Pod" => serde_json::from_slice(text).ok().map(Object::Pod),
+        "Event" if !api_version.starts_with("events.k8s.io/") => {
+            serde_json::from_slice(text).ok().map(Object::Event)
+        }
+        _ => None,
+    }
+}
+
 /// A stored template's `creationTimestamp: "null"` (a string, as some support
 /// bundles write it) means no timestamp; left in, the revision would never
 /// match its DaemonSet's template, whose copy of the field is dropped.
@@ -232,7 +248,12 @@ pub fn object_name(map: &Map<String, Value>) -> String {
             .and_then(Value::as_str)
             .unwrap_or_default()
     };
-    match (field("namespace"), field("name")) {
+    shown_name(field("namespace"), field("name"))
+}
+
+/// `namespace/name`, `name` or `(unnamed)`: how messages name an object.
+pub fn shown_name(namespace: &str, name: &str) -> String {
+    match (namespace, name) {
         (_, "") => "(unnamed)".to_owned(),
         ("", name) => name.to_owned(),
         (namespace, name) => format!("{namespace}/{name}"),

@@ -2,13 +2,80 @@
 //! malformed ones excluded with a warning naming the field, duplicates merged
 //! when identical and replaced with a warning naming both places when not.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
 use super::{ObjectKey, SnapshotLoader, stream};
 use crate::input::error::SnapshotError;
 use crate::input::limits::shorten;
 use crate::model::bounds;
-use crate::model::decode::{Object, decode_object, object_name};
+use crate::model::decode::{
+    Object, Rejected, decode_json_slim, decode_object, object_name, shown_name,
+};
+
+/// Why a List item stopped the file.
+pub(super) enum ItemError {
+    /// Its text is not JSON (positions relative to the item).
+    Syntax(serde_json::Error),
+    /// The loader refused it.
+    Loader(SnapshotError),
+}
+
+/// What decides an item's kind, read without decoding the rest.
+#[derive(Deserialize)]
+struct ItemHead<'a> {
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(rename = "apiVersion", borrow, default)]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(default)]
+    metadata: Option<IgnoredAny>,
+    /// Go's internal form (see `is_internal_form`) has these instead.
+    #[serde(rename = "ObjectMeta", default)]
+    go_metadata: Option<IgnoredAny>,
+    #[serde(rename = "Spec", default)]
+    go_spec: Option<IgnoredAny>,
+    #[serde(rename = "Status", default)]
+    go_status: Option<IgnoredAny>,
+    #[serde(rename = "Items", default)]
+    go_items: Option<IgnoredAny>,
+    #[serde(rename = "TypeMeta", default)]
+    go_type: Option<IgnoredAny>,
+    #[serde(rename = "ListMeta", default)]
+    go_list: Option<IgnoredAny>,
+}
+
+impl ItemHead<'_> {
+    /// Its own kind, else the List's for an item that is an API object.
+    fn kind<'k>(&'k self, implied: Option<&'k str>) -> Option<&'k str> {
+        match self.kind.as_deref() {
+            Some(kind) if !kind.is_empty() => Some(kind),
+            _ if self.metadata.is_some() && !self.is_internal_form() => implied,
+            _ => None,
+        }
+    }
+
+    /// As `is_internal_form`, for the fields it names.
+    fn is_internal_form(&self) -> bool {
+        [
+            &self.go_metadata,
+            &self.go_spec,
+            &self.go_status,
+            &self.go_items,
+            &self.go_type,
+            &self.go_list,
+        ]
+        .iter()
+        .any(|field| field.is_some())
+    }
+
+    fn api_version(&self) -> &str {
+        self.api_version.as_deref().unwrap_or_default()
+    }
+}
 
 impl SnapshotLoader {
     /// One object or one List; `item_kind` is the kind implied by an enclosing
@@ -114,10 +181,28 @@ impl SnapshotLoader {
                 return self.exclude(source_name, kind, &name, &why);
             }
         };
-        if let Err(oversized) = bounds::check(&decoded.object) {
+        let raw = matches!(decoded.object, Object::Node(_) | Object::Pod(_)).then_some(decoded.raw);
+        self.accept(source_name, kind, decoded.object, &decoded.dropped, raw);
+    }
+
+    /// A decoded object into the snapshot, unless it is past the API's limits.
+    fn accept(
+        &mut self,
+        source_name: &str,
+        kind: &str,
+        object: Object,
+        dropped: &[Rejected],
+        raw: Option<Value>,
+    ) {
+        let metadata = object.metadata();
+        let name = shown_name(
+            metadata.namespace().unwrap_or_default(),
+            metadata.name().unwrap_or_default(),
+        );
+        if let Err(oversized) = bounds::check(&object) {
             return self.exclude(source_name, kind, &name, &oversized.to_string());
         }
-        for field in &decoded.dropped {
+        for field in dropped {
             self.summary.fields_dropped += 1;
             self.warn(
                 source_name,
@@ -127,8 +212,51 @@ impl SnapshotLoader {
                 ),
             );
         }
-        let raw = matches!(decoded.object, Object::Node(_) | Object::Pod(_)).then_some(decoded.raw);
-        self.insert(source_name, decoded.object, raw);
+        self.insert(source_name, object, raw);
+    }
+
+    /// One element of a List's `items` from its JSON text. A Node, Pod or
+    /// core/v1 Event with its kind known decodes straight into its slim type;
+    /// anything else (or anything that does not decode cleanly, or a loader
+    /// that keeps objects whole) takes the object path. `implied` is the
+    /// List's kind for its items, `hint` the kind the file's place implies.
+    /// Returns the item when it has no kind yet (its List's `kind` follows).
+    pub(super) fn add_json_item(
+        &mut self,
+        source_name: &str,
+        text: &[u8],
+        implied: Option<&str>,
+        hint: Option<&str>,
+    ) -> Result<Option<Map<String, Value>>, ItemError> {
+        if self.whole.is_none()
+            && let Ok(head) = serde_json::from_slice::<ItemHead<'_>>(text)
+            && let Some(kind) = head.kind(implied)
+            && let Some(object) = decode_json_slim(kind, head.api_version(), text)
+        {
+            self.accept(source_name, kind, object, &[], None);
+            return Ok(None);
+        }
+        let value: Value = serde_json::from_slice(text).map_err(ItemError::Syntax)?;
+        let Value::Object(map) = value else {
+            self.warn(
+                source_name,
+                format!(
+                    "skipped a list item that is not an object: {}",
+                    stream::short(&value.to_string())
+                ),
+            );
+            return Ok(None);
+        };
+        let has_kind = map
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| !k.is_empty());
+        if !has_kind && implied.is_none() {
+            return Ok(Some(map));
+        }
+        self.add_map(source_name, map, implied.or(hint))
+            .map_err(ItemError::Loader)?;
+        Ok(None)
     }
 
     /// An object left out, with a warning saying why.

@@ -23,9 +23,12 @@ use crate::model::decode::Object;
 
 mod insert;
 mod logs;
+mod split;
 mod stream;
 
+use insert::ItemError;
 use logs::LogSections;
+use split::{Piece, Position};
 use stream::Context;
 
 /// The identity that decides "same object": kind, namespace, name.
@@ -86,21 +89,65 @@ impl SnapshotLoader {
         // `kubectl cluster-info dump` interleaves container logs between its
         // JSON Lists; the filter drops those sections line by line.
         let mut filter = LogSections::new(reader);
-        let mut context = Context {
-            loader: self,
-            source_name,
-            hint,
-            failure: None,
+        let result = self.read_json(source_name, &mut filter, hint);
+        self.summary.log_sections += filter.skipped;
+        result
+    }
+
+    /// JSON documents, each List's items decoded one by one as they stream
+    /// in (see `split`), the rest of each document as a whole.
+    fn read_json(
+        &mut self,
+        source_name: &str,
+        reader: impl Read,
+        hint: Option<&str>,
+    ) -> Result<(), SnapshotError> {
+        // Items with no kind of their own wait for their List's `kind`.
+        let mut waiting = Vec::new();
+        let sink = |piece: Piece<'_>| match piece {
+            Piece::Item {
+                bytes,
+                at,
+                list_kind,
+            } => {
+                let implied = list_kind.and_then(stream::item_kind_of_list);
+                match self.add_json_item(source_name, bytes, implied, hint) {
+                    Ok(Some(item)) => {
+                        waiting.push(item);
+                        Ok(())
+                    }
+                    Ok(None) => Ok(()),
+                    Err(ItemError::Loader(error)) => Err(error),
+                    Err(ItemError::Syntax(error)) => {
+                        Err(moved(json_error(source_name, error), |l, c| {
+                            at.offset(l, c)
+                        }))
+                    }
+                }
+            }
+            Piece::Document {
+                envelope,
+                list_kind,
+            } => {
+                let mut context = Context {
+                    loader: &mut *self,
+                    source_name,
+                    hint,
+                    failure: None,
+                };
+                let mut deserializer = serde_json::Deserializer::from_slice(&envelope.bytes);
+                let syntax = stream::read_json(&mut context, &mut deserializer).err();
+                let syntax = syntax
+                    .map(|e| moved(json_error(source_name, e), |l, c| envelope.position(l, c)));
+                conclude(context.failure, syntax)?;
+                let implied = list_kind.and_then(stream::item_kind_of_list);
+                for item in waiting.drain(..) {
+                    self.add_map(source_name, item, implied.or(hint))?;
+                }
+                Ok(())
+            }
         };
-        // serde_json asks its reader for one byte at a time: buffer them.
-        let buffered = BufReader::with_capacity(64 * 1024, &mut filter);
-        let mut deserializer = serde_json::Deserializer::from_reader(buffered);
-        let syntax = stream::read_json(&mut context, &mut deserializer).err();
-        let failure = context.failure;
-        if filter.skipped > 0 {
-            self.summary.log_sections += filter.skipped;
-        }
-        conclude(failure, syntax.map(|e| json_error(source_name, e)))
+        split::split(reader, sink, |error| read_error(source_name, error))
     }
 
     /// Adds the documents of one source's text (JSON when it starts with `{` or
@@ -117,21 +164,17 @@ impl SnapshotLoader {
         hint: Option<&str>,
     ) -> Result<(), SnapshotError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if text.trim_start().starts_with(['{', '[']) {
+            return self.read_json(source_name, text.as_bytes(), hint);
+        }
         let mut context = Context {
             loader: self,
             source_name,
             hint,
             failure: None,
         };
-        let syntax = if text.trim_start().starts_with(['{', '[']) {
-            let mut deserializer = serde_json::Deserializer::from_str(text);
-            let error = stream::read_json(&mut context, &mut deserializer).err();
-            error.map(|e| json_error(source_name, e))
-        } else {
-            let error = stream::read_yaml(&mut context, text).err();
-            error.map(|e| yaml_error(source_name, &e))
-        };
-        conclude(context.failure, syntax)
+        let syntax = stream::read_yaml(&mut context, text).err();
+        conclude(context.failure, syntax.map(|e| yaml_error(source_name, &e)))
     }
 
     /// Records a file that was not read, and why (for the summary); `warn`
@@ -206,6 +249,29 @@ fn conclude(
     match (failure, syntax) {
         (Some(error), _) | (None, Some(error)) => Err(error),
         (None, None) => Ok(()),
+    }
+}
+
+/// A syntax error's position moved from a piece of the input to the whole.
+fn moved(error: SnapshotError, to_whole: impl Fn(usize, usize) -> Position) -> SnapshotError {
+    match error {
+        SnapshotError::Syntax {
+            source_name,
+            format,
+            line: Some(line),
+            column: Some(column),
+            message,
+        } => {
+            let at = to_whole(line, column);
+            SnapshotError::Syntax {
+                source_name,
+                format,
+                line: Some(at.line),
+                column: Some(at.column),
+                message,
+            }
+        }
+        other => other,
     }
 }
 

@@ -172,9 +172,13 @@ impl<'de> Visitor<'de> for DocumentSeed<'_, '_> {
 fn implied_item_kind(item_kind: Option<&Value>) -> Option<String> {
     item_kind
         .and_then(Value::as_str)
-        .and_then(|k| k.strip_suffix("List"))
-        .filter(|k| !k.is_empty())
+        .and_then(item_kind_of_list)
         .map(str::to_owned)
+}
+
+/// `Node` for `NodeList`; nothing for `List` or a kind that is not a List's.
+pub(super) fn item_kind_of_list(list_kind: &str) -> Option<&str> {
+    list_kind.strip_suffix("List").filter(|k| !k.is_empty())
 }
 
 /// What an `items` field held.

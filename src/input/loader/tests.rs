@@ -436,3 +436,60 @@ fn objects_past_the_api_limits_are_excluded_with_the_limit() {
     );
     assert!(warning.len() < 300);
 }
+
+/// Items decoded straight from their text (the default loader) and through
+/// the object path (a loader that keeps objects whole) must be the same
+/// objects with the same warnings: the fast path is only a shortcut.
+#[test]
+fn items_decode_the_same_by_the_fast_path_and_the_object_path() {
+    let fixtures = [
+        "tests/fixtures/snapshots/nodes.json",
+        "tests/fixtures/snapshots/kube-system-list.json",
+        "tests/fixtures/audit/healthy.json",
+        "tests/fixtures/audit/incident-events.json",
+        "tests/fixtures/audit/incident-nodes-ds.json",
+    ];
+    let mut texts: Vec<(String, String)> = fixtures
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).expect(path);
+            ((*path).to_owned(), text)
+        })
+        .collect();
+    // What the fast path must hand back: a malformed timestamp (dropped with
+    // a warning), a malformed needed field (excluded), events.k8s.io events,
+    // kind-less items of a typed List, Go's internal form.
+    let odd = r#"{"kind": "List", "items": [
+      {"kind": "Node", "metadata": {"name": "n1", "creationTimestamp": "yesterday"}},
+      {"kind": "Pod", "metadata": {"name": "p1", "namespace": "x"}, "spec": {"nodeName": 7}},
+      {"kind": "Event", "apiVersion": "events.k8s.io/v1", "metadata": {"name": "e1", "namespace": "x"}, "regarding": {"kind": "Pod", "name": "p"}, "note": "n"},
+      {"kind": "Pod", "metadata": {"name": "p2", "namespace": "x"}, "spec": {"nodeName": "n1"}}
+    ]}"#;
+    texts.push(("odd".to_owned(), odd.to_owned()));
+    texts.push((
+        "kindless".to_owned(),
+        NODE_LIST_WITHOUT_ITEM_KINDS.to_owned(),
+    ));
+    let go = r#"{"kind": "NodeList", "items": [{"metadata": {"name": "g"}, "Spec": {}}]}"#;
+    texts.push(("go".to_owned(), go.to_owned()));
+    for (name, text) in &texts {
+        let mut fast = SnapshotLoader::default();
+        let mut whole = SnapshotLoader::keep_whole();
+        let fast_result = fast.add_text(name, text).map_err(|e| e.to_string());
+        let whole_result = whole.add_text(name, text).map_err(|e| e.to_string());
+        assert_eq!(fast_result, whole_result, "{name}");
+        let (fast, whole) = (fast.finish(), whole.finish());
+        assert_eq!(fast.snapshot, whole.snapshot, "{name}");
+        let messages = |l: &LoadedSnapshot| -> Vec<String> {
+            l.warnings.iter().map(|w| w.message.clone()).collect()
+        };
+        assert_eq!(messages(&fast), messages(&whole), "{name}");
+        assert!(
+            name == "go"
+                || !fast.snapshot.nodes.is_empty()
+                || !fast.snapshot.pods.is_empty()
+                || !fast.snapshot.events.is_empty(),
+            "{name} loaded nothing"
+        );
+    }
+}
