@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::ops::run::fit::{preempts_text, wont_fit_text};
 use crate::ops::status::StatusReport;
 use crate::ops::status_node::{NAMES_SHOWN, NodeStatus, eligibility_word};
 
@@ -137,6 +138,9 @@ fn node_change(was: &NodeStatus, now: &NodeStatus) -> Option<String> {
             (None, None) => String::new(),
         });
     }
+    if let Some(fit) = fit_change(was, now) {
+        parts.push(fit);
+    }
     if eligibility_word(was) != eligibility_word(now) {
         parts.push(format!(
             "eligible {} → {}",
@@ -145,6 +149,27 @@ fn node_change(was: &NodeStatus, now: &NodeStatus) -> Option<String> {
         ));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Whether the next revision fits changed: it stopped fitting (with why),
+/// fits again, or now needs preemption. Only when both reports judged it:
+/// a node whose pod moved to the target revision has nothing left to fit.
+fn fit_change(was: &NodeStatus, now: &NodeStatus) -> Option<String> {
+    let (Some(was), Some(now)) = (&was.fit, &now.fit) else {
+        return None;
+    };
+    match (was.fits, now.fits) {
+        (true, false) => Some(wont_fit_text(&now.reasons)),
+        (false, false) if was.reasons != now.reasons => Some(wont_fit_text(&now.reasons)),
+        (_, true) if !was.fits || was.preempts.len() != now.preempts.len() => {
+            Some(match (now.preempts.is_empty(), was.fits) {
+                (true, false) => "fits again".to_owned(),
+                (true, true) => "fits without preemption".to_owned(),
+                (false, _) => format!("fits if it {}", preempts_text(&now.preempts)),
+            })
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -204,5 +229,51 @@ mod tests {
             ["n2 left out of the plan: cordoned"]
         );
         assert_eq!(changes(&cordoned, &before), ["n2 back in the plan"]);
+    }
+
+    #[test]
+    fn a_node_that_stops_fitting_or_fits_again_prints_its_line() {
+        use crate::engine::fit::{Fit, FitReason, ReasonCode, Victim};
+        let nodes = ["n1", "n2"];
+        let before = report(&nodes, all_old(&nodes));
+        let judged = |fit: Fit| {
+            let mut report = before.clone();
+            report.nodes[1].fit = Some(fit);
+            report
+        };
+        let fits = judged(Fit {
+            fits: true,
+            ..Fit::default()
+        });
+        let full = judged(Fit {
+            fits: false,
+            reasons: vec![FitReason {
+                code: ReasonCode::InsufficientCpu,
+                message: "Insufficient cpu: needs 300m, 210m free".to_owned(),
+                shortfall: None,
+            }],
+            ..Fit::default()
+        });
+        let preempting = judged(Fit {
+            fits: true,
+            preempts: vec![Victim {
+                namespace: "batch".to_owned(),
+                name: "job-1".to_owned(),
+                priority: 100,
+            }],
+            ..Fit::default()
+        });
+        assert_eq!(
+            changes(&fits, &full),
+            ["n2 won't fit: Insufficient cpu: needs 300m, 210m free"]
+        );
+        assert_eq!(changes(&full, &fits), ["n2 fits again"]);
+        assert_eq!(
+            changes(&full, &preempting),
+            ["n2 fits if it preempts batch/job-1 (priority 100)"]
+        );
+        assert_eq!(changes(&preempting, &fits), ["n2 fits without preemption"]);
+        // Not judged on one side (its pod is on the target revision): silent.
+        assert!(changes(&before, &full).is_empty());
     }
 }
