@@ -23,7 +23,7 @@ use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::rbac::Operation;
 use crate::ops::rollback::{RollbackPlan, plan};
 use crate::ops::run::Started;
-use crate::ops::run::rollback::{RollbackOptions, start_rollback};
+use crate::ops::run::rollback::{RollbackOptions, rollback_nodes, start_rollback, unfit_nodes};
 use crate::ops::snapshot::Target;
 
 /// Arguments of `rollcall rollback`.
@@ -92,6 +92,15 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             Decision::Refuse(text) => anyhow::bail!("{}: {text}", session.target),
         }
         let to = rollback.to.number;
+        // A revision that will not fit is refused as an advance is (exit 1),
+        // before anything is patched.
+        if !args.despite_fit
+            && snapshot.update_strategy().is_on_delete()
+            && let Some(refusal) = unfit_nodes(&snapshot, &rollback_nodes(&snapshot), to)
+        {
+            let text = format!("refused: rollback to revision {to}: {refusal} (--despite-fit)");
+            return Ok(finish(&args.act, 1, &text));
+        }
         let options = RollbackOptions {
             timeout: args.timeout,
             include_cordoned: args.include_cordoned,

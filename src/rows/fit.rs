@@ -115,18 +115,48 @@ pub fn node_fit(
     if newest_live.is_some_and(|p| p.updated) {
         return None;
     }
+    let replaced = coverage.pods.iter().filter(|p| !p.updated);
+    Some(fit_replacing(
+        target,
+        node,
+        usage,
+        replaced.map(|p| p.name.as_str()),
+    ))
+}
+
+/// The fit of `target` on a node whose daemon pods all make way for it,
+/// whatever revision they run: a rollback's step, where the pods to move
+/// are the update revision's. `None` when usage is unknown or the node
+/// should run no pod.
+pub fn replacement_fit(
+    target: &FitTarget,
+    node: &Node,
+    coverage: &NodeCoverage,
+    usage: Option<Option<&NodeUsage>>,
+) -> Option<Fit> {
+    let usage = usage?;
+    if !coverage.verdict.should_run {
+        return None;
+    }
+    let replaced = coverage.pods.iter().map(|p| p.name.as_str());
+    Some(fit_replacing(target, node, usage, replaced))
+}
+
+/// The fit of `target` on `node` once the daemon pods named `replaced` are
+/// gone (none are, on a surge: the new pod starts beside the old).
+fn fit_replacing<'a>(
+    target: &FitTarget,
+    node: &Node,
+    usage: Option<&NodeUsage>,
+    replaced: impl Iterator<Item = &'a str>,
+) -> Fit {
     // Usage pods are known by `namespace/name` (the usage stream keeps no
     // UIDs): so are the old daemon pods left out.
     let namespace = target.namespace.as_str();
     let without: Vec<String> = if target.surge {
         Vec::new()
     } else {
-        coverage
-            .pods
-            .iter()
-            .filter(|p| !p.updated)
-            .map(|p| format!("{namespace}/{}", p.name))
-            .collect()
+        replaced.map(|name| format!("{namespace}/{name}")).collect()
     };
     let without: Vec<&str> = without.iter().map(String::as_str).collect();
     let node_use = NodeUse {
@@ -135,7 +165,7 @@ pub fn node_fit(
             .map(|u| u.pods.iter().map(|p| bound(p)).collect())
             .unwrap_or_default(),
     };
-    Some(fit(&target.demand, &node_use, &without))
+    fit(&target.demand, &node_use, &without)
 }
 
 /// A usage pod as the engine counts it; its `uid` is its `namespace/name`

@@ -13,7 +13,12 @@
 use crate::engine::fit::{Fit, FitReason, Victim};
 use crate::ops::snapshot::{Rows, Snapshot};
 use crate::ops::write::WriteRequest;
-use crate::rows::fit::{FitTarget, node_fit};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+
+use crate::cluster::usage::NodeUsage;
+use crate::engine::coverage::NodeCoverage;
+use crate::model::Node;
+use crate::rows::fit::{FitTarget, node_fit, replacement_fit};
 
 /// What one node of a step answers.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,17 +67,51 @@ pub struct StepFit {
 /// preflight fit of the revision the rollout moves to (the rows' rule,
 /// computed for these nodes only).
 pub fn step_fit(snapshot: &Snapshot<'_>, rows: &Rows<'_>, nodes: &[&str]) -> StepFit {
+    let target = FitTarget::of(&snapshot.ds, snapshot.pods());
+    judge_nodes(snapshot, rows, nodes, target.as_ref(), node_fit)
+}
+
+/// A rollback's nodes judged before its template patch: on each, the fit of
+/// `template` (the revision rolled back to) once the node's daemon pods are
+/// gone — so a rollback that cannot place its pods is refused before
+/// anything changes, as an advance is.
+pub fn rollback_fit(
+    snapshot: &Snapshot<'_>,
+    rows: &Rows<'_>,
+    nodes: &[&str],
+    template: &serde_json::Value,
+) -> StepFit {
+    let mut ds = snapshot.ds.clone();
+    let parsed = serde_json::from_value::<PodTemplateSpec>(template.clone()).ok();
+    let target = match (ds.spec.as_mut(), parsed) {
+        (Some(spec), Some(template)) => {
+            spec.template = template;
+            FitTarget::of(&ds, snapshot.pods())
+        }
+        _ => None,
+    };
+    judge_nodes(snapshot, rows, nodes, target.as_ref(), replacement_fit)
+}
+
+/// Each of `nodes` judged by `fit_of` against `target` (unknown for all
+/// when usage is).
+fn judge_nodes(
+    snapshot: &Snapshot<'_>,
+    rows: &Rows<'_>,
+    nodes: &[&str],
+    target: Option<&FitTarget>,
+    fit_of: impl Fn(&FitTarget, &Node, &NodeCoverage, Option<Option<&NodeUsage>>) -> Option<Fit>,
+) -> StepFit {
     let known = snapshot.usage_known();
     if !known {
         return StepFit::judge(nodes.iter().map(|node| (*node, NodeFit::Unknown)));
     }
-    let target = FitTarget::of(&snapshot.ds, snapshot.pods());
     let lookup = snapshot.node_lookup();
     StepFit::judge(nodes.iter().map(|name| {
-        let fit = target.as_ref().and_then(|target| {
+        let fit = target.and_then(|target| {
             let node = lookup.get(name)?;
             let row = rows.get(name)?;
-            node_fit(target, node, row, snapshot.usage_on(name))
+            fit_of(target, node, row, snapshot.usage_on(name))
         });
         (*name, NodeFit::of(known, fit.as_ref()))
     }))

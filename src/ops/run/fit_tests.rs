@@ -184,3 +184,47 @@ fn unknown_fit_refuses_nothing_and_is_said_at_the_start() {
         Turn::BatchChosen { .. }
     ));
 }
+
+/// A rollback whose revision asks for more than a node has once its pod is
+/// gone is refused before the template patch; `--despite-fit` lets it start.
+#[test]
+fn a_rollback_that_will_not_fit_is_refused_before_anything_changes() {
+    use crate::ops::run::rollback::{RollbackOptions, start_rollback};
+    let current = agent("100m");
+    let back = revision_of(&agent("950m"), OLD, 1);
+    let now = revision_of(&current, NEW, 2);
+    let pods: Vec<Pod> = NODES.iter().map(|n| ready_pod(n, NEW, 10)).collect();
+    let mut counted: Vec<UsagePod> = NODES
+        .iter()
+        .map(|n| usage_pod((n, "kube-system", &format!("agent-{n}-{NEW}"), "100m", 0)))
+        .collect();
+    counted.push(usage_pod(("n2", "batch", "job", "500m", 0)));
+    let nodes = NODES.iter().map(|n| {
+        let mut allocatable = ResourceList::default();
+        allocatable.set("cpu", 1000);
+        allocatable.set("pods", 110);
+        let mut node = node(n).build();
+        node.status.allocatable = Shared::new(allocatable);
+        node
+    });
+    let snapshot = Snapshot::new(current, nodes, pods, vec![back, now])
+        .with_usage(Some(UsageStore::of_list(counted)));
+    let plan = crate::ops::rollback::plan(&snapshot, Some(1)).expect("a plan");
+    let patch = plan.request.expect("a patch");
+    let options = |despite_fit| RollbackOptions {
+        timeout: std::time::Duration::from_secs(60),
+        include_cordoned: false,
+        despite_fit,
+    };
+    let refused = start_rollback(&snapshot, patch.clone(), 1, options(false), "me", t(100))
+        .expect_err("n2 has 500m left for 950m");
+    let text = refused.to_string();
+    assert!(
+        text.contains("rollback to revision 1 refused, nothing changed: n2: won't fit: "),
+        "{text}"
+    );
+    assert!(text.contains("Insufficient cpu"), "{text}");
+    assert!(!text.contains("n1") && !text.contains("n3"), "{text}");
+    let started = start_rollback(&snapshot, patch, 1, options(true), "me", t(100));
+    assert!(started.is_ok(), "{started:?}");
+}

@@ -9,6 +9,7 @@ use crate::engine::rollout::rollback_order;
 use crate::ops::auto::AutoPolicy;
 use crate::ops::error::OpsError;
 use crate::ops::rollback::state_request;
+use crate::ops::run::fit::rollback_fit;
 use crate::ops::run::settings::{RunSettings, StartRefusal};
 use crate::ops::run::{Run, Started};
 use crate::ops::snapshot::Snapshot;
@@ -72,6 +73,13 @@ pub fn start_rollback(
         });
     }
     let order = rollback_nodes(snapshot);
+    if !options.despite_fit
+        && let Some(refusal) = unfit_nodes(snapshot, &order, to)
+    {
+        return Err(OpsError::Invalid(format!(
+            "rollback to revision {to} refused, nothing changed: {refusal} (--despite-fit)"
+        )));
+    }
     let settings = RunSettings {
         policy: AutoPolicy {
             batch: 1,
@@ -96,6 +104,18 @@ pub fn start_rollback(
         order,
         to,
     })
+}
+
+/// The nodes a rollback to `to` moves back where the revision's pod would
+/// not fit, in words (`None`: every one fits, or fit is unknown). Judged
+/// before the template is patched: the run would otherwise stop at such a
+/// node with its pod already deleted.
+pub fn unfit_nodes(snapshot: &Snapshot<'_>, order: &[String], to: i64) -> Option<String> {
+    let index = snapshot.index();
+    let revision = index.by_number(to)?;
+    let rows = snapshot.rows(&index, jiff::Timestamp::now());
+    let nodes: Vec<&str> = order.iter().map(String::as_str).collect();
+    rollback_fit(snapshot, &rows, &nodes, &revision.template).refusal()
 }
 
 /// The rollback order for OnDelete: nodes running the revision being left,

@@ -117,10 +117,14 @@ impl OpsConsole {
         let patch = plan.request.ok_or_else(|| {
             format!("skipped rollback: the template already matches revision {number}")
         })?;
+        // A revision that will not fit somewhere is asked about, as `a` asks:
+        // the dialog says where and why, and `y` rolls back despite it.
+        let order = crate::ops::run::rollback::rollback_nodes(&snapshot);
+        let unfit = crate::ops::run::rollback::unfit_nodes(&snapshot, &order, *number);
         let options = crate::ops::run::rollback::RollbackOptions {
             timeout: DEFAULT_POLICY.timeout,
             include_cordoned: false,
-            despite_fit: false,
+            despite_fit: unfit.is_some(),
         };
         let start = crate::ops::run::rollback::start_rollback(
             &snapshot,
@@ -136,6 +140,9 @@ impl OpsConsole {
             &snapshot.ds,
             Some(crate::ops::owner_guard::SpecAction::Rollback),
         );
+        if let Some(unfit) = &unfit {
+            lines.push(unfit.clone());
+        }
         lines.push(format!(
             "patch the template to revision {number}{}",
             if order.is_empty() {
@@ -149,7 +156,11 @@ impl OpsConsole {
         ));
         lines.extend(plan.diff.lines().map(str::to_owned));
         self.modal = Some(Modal::Confirm(Box::new(Confirm {
-            title: format!("roll back to revision {number}?"),
+            title: if unfit.is_some() {
+                format!("revision {number} won't fit: roll back anyway?")
+            } else {
+                format!("roll back to revision {number}?")
+            },
             lines,
             intent: Intent::Rollback(Box::new(start)),
         })));
