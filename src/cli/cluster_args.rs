@@ -37,6 +37,10 @@ pub struct ClusterArgs {
     /// Act with this group too (repeatable; with --as).
     #[arg(long = "as-group", value_name = "GROUP", global = true)]
     pub as_group: Vec<String>,
+    /// Ask for gzip-compressed responses as kubectl does: auto = on, except
+    /// to a loopback server or where the kubeconfig sets disable-compression.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t, global = true)]
+    pub compression: crate::cluster::compression::Compression,
 }
 
 impl ClusterArgs {
@@ -51,6 +55,7 @@ impl ClusterArgs {
             user: self.user.clone(),
             as_user: self.as_user.clone(),
             as_groups: self.as_group.clone(),
+            compression: self.compression,
         }
     }
 }

@@ -177,9 +177,10 @@ async fn open_embedded(
         .server
         .write_kubeconfig(&path)
         .with_context(|| format!("writing the kubeconfig to {}", path.display()))?;
-    let mut connection =
-        connection_from_config(cluster.server.kube_config(), "embedded".to_owned(), None)
-            .context("connecting to the embedded cluster")?;
+    let mut config = cluster.server.kube_config();
+    crate::cluster::compression::apply(pick.cluster.compression, &mut config);
+    let mut connection = connection_from_config(config, "embedded".to_owned(), None)
+        .context("connecting to the embedded cluster")?;
     // Known in-process, not probed: the console says SIMULATED.
     connection.server_kind = ServerKind::Embedded {
         bookmark_interval: bookmark_interval

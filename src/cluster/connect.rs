@@ -45,6 +45,8 @@ pub struct ConnectOptions {
     pub as_user: Option<String>,
     /// `--as-group GROUP…`: impersonate with these groups.
     pub as_groups: Vec<String>,
+    /// `--compression`.
+    pub compression: crate::cluster::compression::Compression,
 }
 
 /// A client and where it points.
@@ -237,6 +239,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     if options.request_timeout.is_some() {
         config.connect_timeout = Some(timeout);
     }
+    crate::cluster::compression::apply(options.compression, &mut config);
     let proxy = config.proxy_url.as_ref().map(shown_proxy);
     let mut connection = connection_from_config(config, context, options.namespace.clone())?;
     connection.server_kind = probe(&connection, timeout, proxy).await?;

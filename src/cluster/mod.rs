@@ -3,6 +3,7 @@
 //! decides what to show or do.
 pub mod access;
 pub mod cache;
+pub mod compression;
 pub mod connect;
 pub mod exec;
 pub mod gcp_provider;

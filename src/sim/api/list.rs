@@ -13,6 +13,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
+use super::gzip;
 use super::selectors::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::table::{self, IncludeObject};
@@ -129,7 +130,9 @@ pub fn list(
             &table::table(kind, rows, true, metadata),
         ));
     }
-    Ok(list_response(kind, &metadata, page.items))
+    let size: usize = page.items.iter().map(|o| o.json.len()).sum();
+    let compress = size > gzip::COMPRESS_ABOVE_BYTES && gzip::accepts_gzip(&info.headers);
+    Ok(list_response(kind, &metadata, page.items, compress))
 }
 
 /// `limit`, or unlimited (absent, 0, or resourceVersion=0, which upstream
@@ -162,17 +165,22 @@ fn continue_token(state: &ApiState, info: &RequestInfo) -> Result<Option<Continu
 }
 
 /// A plain list: built whole when short, streamed in chunks when long.
+/// `compress`: gzip it (see [`gzip`]).
 fn list_response(
     kind: ResourceKind,
     metadata: &Value,
     items: Vec<Arc<StoredObject>>,
+    compress: bool,
 ) -> Response<Body> {
     if items.len() <= STREAM_ABOVE_ITEMS {
-        return bytes_response(
-            StatusCode::OK,
-            "application/json",
-            splice_list(kind, metadata, &items),
-        );
+        let body = splice_list(kind, metadata, &items);
+        if !compress {
+            return bytes_response(StatusCode::OK, "application/json", body);
+        }
+        let mut response =
+            bytes_response(StatusCode::OK, "application/json", gzip::compress(&body));
+        gzip::mark(&mut response);
+        return response;
     }
     let chunks = ListChunks {
         head: Some(list_head(kind, metadata)),
@@ -180,8 +188,16 @@ fn list_response(
         written: 0,
         done: false,
     };
-    let stream = futures::stream::iter(chunks.map(Ok::<_, std::io::Error>));
-    let mut response = Response::new(Body::from_stream(stream));
+    let mut response = if compress {
+        let stream = futures::stream::iter(gzip::Gzipped::new(chunks).map(Ok::<_, std::io::Error>));
+        let mut response = Response::new(Body::from_stream(stream));
+        gzip::mark(&mut response);
+        response
+    } else {
+        Response::new(Body::from_stream(futures::stream::iter(
+            chunks.map(Ok::<_, std::io::Error>),
+        )))
+    };
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),

@@ -6,6 +6,7 @@
 
 pub mod cells;
 pub mod discovery;
+pub mod gzip;
 pub mod list;
 pub mod logs;
 pub mod openapi;
@@ -125,6 +126,7 @@ pub async fn handle(state: Arc<ApiState>, request: Request<Body>) -> Response<Bo
         parts.method.as_str(),
         parts.uri.path(),
         parts.uri.query().unwrap_or_default(),
+        gzip::accepts_gzip(&parts.headers),
     );
     let info = RequestInfo {
         method: parts.method,

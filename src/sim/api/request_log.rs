@@ -25,6 +25,8 @@ pub struct RequestRecord {
     pub path: String,
     /// The raw query string (empty when none).
     pub query: String,
+    /// Its `Accept-Encoding` allowed gzip.
+    pub accepts_gzip: bool,
 }
 
 impl RequestRecord {
@@ -58,7 +60,7 @@ struct Inner {
 
 impl RequestLog {
     /// Appends one request, dropping the oldest beyond [`CAPACITY`].
-    pub fn record(&self, user: &str, method: &str, path: &str, query: &str) {
+    pub fn record(&self, user: &str, method: &str, path: &str, query: &str, accepts_gzip: bool) {
         let mut inner = self
             .inner
             .lock()
@@ -74,6 +76,7 @@ impl RequestLog {
             method: method.to_owned(),
             path: path.to_owned(),
             query: query.to_owned(),
+            accepts_gzip,
         });
     }
 
@@ -102,6 +105,7 @@ mod tests {
                 "GET",
                 "/api/v1/nodes",
                 &format!("watch=1&resourceVersion={i}"),
+                false,
             );
         }
         let kept = log.snapshot();
@@ -109,7 +113,7 @@ mod tests {
         assert_eq!(kept[0].seq, 2);
         assert_eq!(kept[0].param("resourceVersion"), Some("2"));
         assert!(kept[0].is_watch());
-        log.record("viewer", "GET", "/api/v1/pods", "");
+        log.record("viewer", "GET", "/api/v1/pods", "", false);
         let last = log.snapshot().pop().expect("a request");
         assert_eq!((last.user.as_str(), last.param("watch")), ("viewer", None));
         assert!(!last.is_watch());
