@@ -44,6 +44,7 @@ mod custom;
 mod daemonset;
 mod delete;
 mod history;
+mod inert;
 pub mod managed;
 mod mutate;
 mod object;

@@ -104,8 +104,13 @@ pub fn apply(
 /// itself, with the manager's `Apply` entry.
 pub fn create(mut config: Value, manager: &str, now: &str) -> Value {
     let fields = managed::fields_of(managed::leaves(&config, Subresource::Main).keys());
-    let entry = apply_entry(&config, manager, fields, now);
-    managed::set_entries(&mut config, vec![entry]);
+    // An empty field set is nobody's (the same rule as on every write).
+    let entries = if fields.as_object().is_some_and(Map::is_empty) {
+        Vec::new()
+    } else {
+        vec![apply_entry(&config, manager, fields, now)]
+    };
+    managed::set_entries(&mut config, entries);
     config
 }
 

@@ -92,3 +92,7 @@ impl State {
             .then(|| name.clone())
     }
 }
+
+#[cfg(test)]
+#[path = "custom_tests.rs"]
+mod tests;

@@ -99,6 +99,7 @@ pub fn prepare_create(
         default_priority_class(&mut obj);
         validate_priority_class(&obj)?;
     }
+    super::inert::prepare_create(kind, &mut obj, keep);
     if kind.is_crd() {
         validate_crd(kind, &obj, None)?;
         if !keep || !obj["status"]["conditions"].is_array() {
@@ -161,6 +162,9 @@ pub fn prepare_update(
     if kind == ResourceKind::PriorityClass {
         default_priority_class(&mut next);
         validate_priority_class_update(old, &next)?;
+    }
+    if sub == Subresource::Main {
+        super::inert::prepare_update(kind, old, &mut next);
     }
     if kind.is_crd() && sub == Subresource::Main {
         validate_crd(kind, &next, Some(old))?;
