@@ -125,6 +125,14 @@ impl ResourceKind {
         }
     }
 
+    /// Whether `version` is served (without building the list).
+    pub fn serves(self, version: &str) -> bool {
+        match self {
+            ResourceKind::Inert(kind) => kind.info().serves(version),
+            _ => version == "v1",
+        }
+    }
+
     /// Every served version, the preferred one first.
     pub fn versions(self) -> Vec<&'static str> {
         match self {

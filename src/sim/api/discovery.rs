@@ -139,7 +139,7 @@ fn served_at<'a>(
     kinds
         .iter()
         .copied()
-        .filter(move |k| k.group() == group && k.versions().contains(&version))
+        .filter(move |k| k.group() == group && k.serves(version))
 }
 
 /// Legacy `APIResourceList` for `group` (`""` is core) at `version`, or

@@ -40,7 +40,7 @@ pub fn group_version(kinds: &[ResourceKind], group: &str, version: &str) -> Opti
     let served: Vec<ResourceKind> = kinds
         .iter()
         .copied()
-        .filter(|k| k.group() == group && k.versions().contains(&version))
+        .filter(|k| k.group() == group && k.serves(version))
         .collect();
     if served.is_empty() {
         return None;

@@ -55,14 +55,14 @@ impl Store {
     /// The kind served at `group`/`version` under the resource name `plural`.
     pub fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<ResourceKind> {
         if let Some(kind) = ResourceKind::from_group_plural(group, plural) {
-            return kind.versions().contains(&version).then_some(kind);
+            return kind.serves(version).then_some(kind);
         }
         let state = self.read();
         state
             .custom
             .kinds()
             .find(|k| k.group() == group && k.plural() == plural)
-            .filter(|k| k.versions().contains(&version))
+            .filter(|k| k.serves(version))
     }
 }
 
