@@ -2,8 +2,19 @@
 //! version, scope, short names and categories, exactly as discovery reports
 //! them. Everything that needs to know "what is a daemonset" reads it here;
 //! this module holds no objects and does no I/O.
+//!
+//! Two sorts of kind: the typed ones the simulation acts on (nodes, pods,
+//! DaemonSets, …: one variant each, with their own strategies and tables),
+//! and [`ResourceKind::Inert`] ones it only stores and serves — the built-in
+//! kinds manifests carry ([`info::BUILT_IN`]) and custom resources, whose
+//! descriptor comes from their CRD ([`crd`]).
+
+pub mod crd;
+pub mod info;
 
 use std::fmt;
+
+pub use info::{InertKind, KindInfo};
 
 /// One kind of object the embedded cluster stores and serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,10 +33,13 @@ pub enum ResourceKind {
     ControllerRevision,
     /// `scheduling.k8s.io/v1 PriorityClass`, cluster-scoped.
     PriorityClass,
+    /// A kind stored and served but never acted on (ConfigMap, Service,
+    /// RBAC, CRDs and custom resources, …), described by its [`KindInfo`].
+    Inert(InertKind),
 }
 
 impl ResourceKind {
-    /// Every kind, in discovery order.
+    /// Every typed kind (the ones the simulation acts on), in discovery order.
     pub const ALL: [ResourceKind; 7] = [
         ResourceKind::Node,
         ResourceKind::Pod,
@@ -46,12 +60,29 @@ impl ResourceKind {
             ResourceKind::DaemonSet => "DaemonSet",
             ResourceKind::ControllerRevision => "ControllerRevision",
             ResourceKind::PriorityClass => "PriorityClass",
+            ResourceKind::Inert(kind) => &kind.info().kind,
         }
     }
 
     /// The list kind (`DaemonSetList`).
     pub fn list_kind(self) -> String {
-        format!("{}List", self.kind())
+        match self {
+            ResourceKind::Inert(kind) => kind.info().list_kind.clone(),
+            _ => format!("{}List", self.kind()),
+        }
+    }
+
+    /// The inert kind's descriptor; `None` for the typed kinds.
+    pub fn inert(self) -> Option<&'static KindInfo> {
+        match self {
+            ResourceKind::Inert(kind) => Some(kind.info()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is `CustomResourceDefinition`.
+    pub fn is_crd(self) -> bool {
+        matches!(self, ResourceKind::Inert(kind) if kind == info::crd_kind())
     }
 
     /// The URL resource name (`daemonsets`).
@@ -64,12 +95,16 @@ impl ResourceKind {
             ResourceKind::DaemonSet => "daemonsets",
             ResourceKind::ControllerRevision => "controllerrevisions",
             ResourceKind::PriorityClass => "priorityclasses",
+            ResourceKind::Inert(kind) => &kind.info().plural,
         }
     }
 
     /// The singular resource name discovery reports (`daemonset`).
     pub fn singular(self) -> String {
-        self.kind().to_ascii_lowercase()
+        match self {
+            ResourceKind::Inert(kind) => kind.info().singular.clone(),
+            _ => self.kind().to_ascii_lowercase(),
+        }
     }
 
     /// The API group (`""` for core, `apps`).
@@ -77,47 +112,85 @@ impl ResourceKind {
         match self {
             ResourceKind::DaemonSet | ResourceKind::ControllerRevision => "apps",
             ResourceKind::PriorityClass => "scheduling.k8s.io",
+            ResourceKind::Inert(kind) => &kind.info().group,
             _ => "",
         }
     }
 
-    /// The served version; every kind here is `v1`.
+    /// The preferred version; every typed kind is `v1`.
     pub fn version(self) -> &'static str {
-        "v1"
+        match self {
+            ResourceKind::Inert(kind) => kind.info().version(),
+            _ => "v1",
+        }
     }
 
-    /// The `apiVersion` field value (`v1`, `apps/v1`).
+    /// Whether `version` is served (without building the list).
+    pub fn serves(self, version: &str) -> bool {
+        match self {
+            ResourceKind::Inert(kind) => kind.info().serves(version),
+            _ => version == "v1",
+        }
+    }
+
+    /// Every served version, the preferred one first.
+    pub fn versions(self) -> Vec<&'static str> {
+        match self {
+            ResourceKind::Inert(kind) => kind.info().versions.iter().map(String::as_str).collect(),
+            _ => vec!["v1"],
+        }
+    }
+
+    /// The `apiVersion` field value (`v1`, `apps/v1`) of the preferred version.
     pub fn api_version(self) -> &'static str {
-        match self.group() {
-            "" => "v1",
-            "apps" => "apps/v1",
-            _ => "scheduling.k8s.io/v1",
+        match self {
+            ResourceKind::Inert(kind) => &kind.info().api_version,
+            _ => match self.group() {
+                "" => "v1",
+                "apps" => "apps/v1",
+                _ => "scheduling.k8s.io/v1",
+            },
+        }
+    }
+
+    /// Whether an object's `apiVersion` names this kind's group and a
+    /// served version.
+    pub fn accepts_api_version(self, api_version: &str) -> bool {
+        match self {
+            ResourceKind::Inert(kind) => kind.info().accepts_api_version(api_version),
+            _ => api_version == self.api_version(),
         }
     }
 
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(self) -> bool {
-        !matches!(
-            self,
-            ResourceKind::Node | ResourceKind::Namespace | ResourceKind::PriorityClass
-        )
+        match self {
+            ResourceKind::Inert(kind) => kind.info().namespaced,
+            _ => !matches!(
+                self,
+                ResourceKind::Node | ResourceKind::Namespace | ResourceKind::PriorityClass
+            ),
+        }
     }
 
     /// Whether the kind has a `/status` subresource (and so a spec/status split
     /// on writes).
     pub fn has_status(self) -> bool {
-        matches!(
-            self,
-            ResourceKind::Node
-                | ResourceKind::Pod
-                | ResourceKind::DaemonSet
-                | ResourceKind::Namespace
-        )
+        match self {
+            ResourceKind::Inert(kind) => kind.info().has_status,
+            _ => matches!(
+                self,
+                ResourceKind::Node
+                    | ResourceKind::Pod
+                    | ResourceKind::DaemonSet
+                    | ResourceKind::Namespace
+            ),
+        }
     }
 
     /// kubectl short names; kubectl learns them only from discovery.
-    pub fn short_names(self) -> &'static [&'static str] {
-        match self {
+    pub fn short_names(self) -> Vec<&'static str> {
+        let typed: &[&str] = match self {
             ResourceKind::Node => &["no"],
             ResourceKind::Pod => &["po"],
             ResourceKind::Event => &["ev"],
@@ -125,14 +198,21 @@ impl ResourceKind {
             ResourceKind::DaemonSet => &["ds"],
             ResourceKind::ControllerRevision => &[],
             ResourceKind::PriorityClass => &["pc"],
-        }
+            ResourceKind::Inert(kind) => {
+                return kind.info().short_names.iter().map(String::as_str).collect();
+            }
+        };
+        typed.to_vec()
     }
 
     /// Discovery categories (`kubectl get all` uses `all`).
-    pub fn categories(self) -> &'static [&'static str] {
+    pub fn categories(self) -> Vec<&'static str> {
         match self {
-            ResourceKind::Pod | ResourceKind::DaemonSet => &["all"],
-            _ => &[],
+            ResourceKind::Pod | ResourceKind::DaemonSet => vec!["all"],
+            ResourceKind::Inert(kind) => {
+                kind.info().categories.iter().map(String::as_str).collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -145,11 +225,25 @@ impl ResourceKind {
         }
     }
 
-    /// Finds a kind by group and URL resource name.
+    /// Finds a typed or built-in kind by group and URL resource name (the
+    /// kinds every cluster serves; custom resources are the store's to resolve).
     pub fn from_group_plural(group: &str, plural: &str) -> Option<ResourceKind> {
         Self::ALL
             .into_iter()
             .find(|kind| kind.group() == group && kind.plural() == plural)
+            .or_else(|| info::built_in(group, plural).map(ResourceKind::Inert))
+    }
+
+    /// Every typed and built-in inert kind, in discovery order.
+    pub fn built_in() -> impl Iterator<Item = ResourceKind> {
+        Self::ALL
+            .into_iter()
+            .chain(info::BUILT_IN.iter().copied().map(ResourceKind::Inert))
+    }
+
+    /// `CustomResourceDefinition`.
+    pub fn crd() -> ResourceKind {
+        ResourceKind::Inert(info::crd_kind())
     }
 
     /// Finds a kind by its `kind` field and `apiVersion` (used when loading

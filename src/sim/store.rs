@@ -40,9 +40,11 @@
 //! ```
 
 mod admission;
+mod custom;
 mod daemonset;
 mod delete;
 mod history;
+mod inert;
 pub mod managed;
 mod mutate;
 mod object;
@@ -62,6 +64,7 @@ use serde_json::Value;
 
 pub use daemonset::TEMPLATE_GENERATION_ANNOTATION;
 pub use history::{EventType, StoreEvent};
+pub use mutate::now_rfc3339;
 pub use object::{ObjectKey, StoredObject};
 pub use priority_class::{HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES};
 pub use strategy::{CreateMode, Subresource, is_dns_subdomain};
@@ -71,14 +74,24 @@ pub use types::{
     WriteOptions,
 };
 
-use crate::sim::resources::ResourceKind;
+use crate::sim::resources::{InertKind, ResourceKind};
+use custom::CustomKinds;
 use history::History;
 
 type Objects = BTreeMap<ObjectKey, Arc<StoredObject>>;
 
+/// What an inert kind without objects lists.
+static NO_OBJECTS: Objects = BTreeMap::new();
+
 pub(crate) struct State {
     resource_version: u64,
+    /// The typed kinds' objects, by [`ResourceKind::ALL`] position: nodes and
+    /// pods never pass through a map lookup.
     objects: [Objects; ResourceKind::ALL.len()],
+    /// The inert kinds' objects (built-in and custom), by kind.
+    inert: BTreeMap<InertKind, Objects>,
+    /// The custom resource kinds registered by CRDs, by CRD name.
+    custom: CustomKinds,
     history: History,
     /// For uids and generated names; uniqueness, not secrecy, is what counts.
     rng: rand::rngs::StdRng,
@@ -86,10 +99,16 @@ pub(crate) struct State {
 
 impl State {
     fn objects(&self, kind: ResourceKind) -> &Objects {
-        &self.objects[kind_index(kind)]
+        match kind {
+            ResourceKind::Inert(inert) => self.inert.get(&inert).unwrap_or(&NO_OBJECTS),
+            typed => &self.objects[kind_index(typed)],
+        }
     }
     fn objects_mut(&mut self, kind: ResourceKind) -> &mut Objects {
-        &mut self.objects[kind_index(kind)]
+        match kind {
+            ResourceKind::Inert(inert) => self.inert.entry(inert).or_default(),
+            typed => &mut self.objects[kind_index(typed)],
+        }
     }
 }
 
@@ -140,6 +159,8 @@ impl Store {
         let state = State {
             resource_version: options.first_resource_version,
             objects: Default::default(),
+            inert: BTreeMap::new(),
+            custom: CustomKinds::default(),
             history,
             rng: rand::SeedableRng::seed_from_u64(options.seed),
         };

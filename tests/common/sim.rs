@@ -86,3 +86,38 @@ impl InProcess {
         InProcess { cluster, dir }
     }
 }
+
+#[allow(dead_code, reason = "not every test binary runs kubectl")]
+impl InProcess {
+    /// Runs the real kubectl on this cluster's kubeconfig with a fresh
+    /// discovery cache (as a first-time user would) and `HOME` in the
+    /// cluster's directory, off the async runtime's threads.
+    pub async fn kubectl_output(&self, args: &[&str]) -> std::process::Output {
+        let cache = tempfile::tempdir().expect("cache dir").keep();
+        let mut command = Command::new("kubectl");
+        command
+            .arg(format!(
+                "--kubeconfig={}",
+                self.dir.path().join("kubeconfig").display()
+            ))
+            .arg(format!("--cache-dir={}", cache.display()))
+            .args(args)
+            .env("HOME", self.dir.path())
+            .env_remove("KUBECONFIG");
+        tokio::task::spawn_blocking(move || command.output().expect("kubectl runs"))
+            .await
+            .expect("joined")
+    }
+
+    /// [`InProcess::kubectl_output`] that must succeed: its stdout.
+    pub async fn kubectl_stdout(&self, args: &[&str]) -> String {
+        let output = self.kubectl_output(args).await;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+}

@@ -30,6 +30,7 @@ pub fn cells(kind: ResourceKind, object: &Value, now: Timestamp) -> Vec<Value> {
             json!(age(object, now)),
             json!(object["preemptionPolicy"].as_str().unwrap_or_default()),
         ],
+        ResourceKind::Inert(kind) => super::inert_cells::cells(kind.info(), object, now),
     }
 }
 
@@ -37,11 +38,11 @@ pub(super) fn name(object: &Value) -> &str {
     object["metadata"]["name"].as_str().unwrap_or_default()
 }
 
-fn text_or<'a>(value: &'a Value, default: &'a str) -> &'a str {
+pub(super) fn text_or<'a>(value: &'a Value, default: &'a str) -> &'a str {
     value.as_str().filter(|s| !s.is_empty()).unwrap_or(default)
 }
 
-fn age(object: &Value, now: Timestamp) -> String {
+pub(super) fn age(object: &Value, now: Timestamp) -> String {
     since(&object["metadata"]["creationTimestamp"], now)
 }
 

@@ -59,27 +59,64 @@ pub fn core_versions(server_address: &str) -> Value {
         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]})
 }
 
-const GROUPS: [&str; 3] = ["apps", "authorization.k8s.io", "scheduling.k8s.io"];
+/// The access-review group: served, but holds no stored kind.
+const AUTHORIZATION: &str = "authorization.k8s.io";
+
+/// The served API groups (core excluded) with their versions, the preferred
+/// one first, in the order the kinds come.
+fn groups(kinds: &[ResourceKind]) -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut groups: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    let named = kinds.iter().filter(|k| !k.group().is_empty());
+    for kind in named {
+        let at = groups
+            .iter()
+            .position(|(g, _)| *g == kind.group())
+            .unwrap_or_else(|| {
+                groups.push((kind.group(), Vec::new()));
+                groups.len() - 1
+            });
+        for version in kind.versions() {
+            if !groups[at].1.contains(&version) {
+                groups[at].1.push(version);
+            }
+        }
+    }
+    let at = groups
+        .iter()
+        .position(|(g, _)| *g == "apps")
+        .map_or(0, |i| i + 1);
+    groups.insert(at, (AUTHORIZATION, vec!["v1"]));
+    groups
+}
 
 /// Legacy `/apis`.
-pub fn group_list() -> Value {
-    let groups: Vec<Value> = GROUPS.iter().map(|group| api_group(group)).collect();
+pub fn group_list(kinds: &[ResourceKind]) -> Value {
+    let groups: Vec<Value> = groups(kinds)
+        .iter()
+        .map(|(group, versions)| api_group(group, versions))
+        .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
-fn api_group(group: &str) -> Value {
-    let gv = json!({"groupVersion": format!("{group}/v1"), "version": "v1"});
-    json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
+fn api_group(group: &str, versions: &[&str]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({"name": group, "versions": versions, "preferredVersion": versions.first()})
 }
 
 /// `/apis/{group}`: one `APIGroup`, or `None` for a group not served.
-pub fn group(group: &str) -> Option<Value> {
-    GROUPS.contains(&group).then(|| {
-        let mut value = api_group(group);
-        value["kind"] = json!("APIGroup");
-        value["apiVersion"] = json!("v1");
-        value
-    })
+pub fn group(kinds: &[ResourceKind], group: &str) -> Option<Value> {
+    groups(kinds)
+        .into_iter()
+        .find(|(g, _)| *g == group)
+        .map(|(group, versions)| {
+            let mut value = api_group(group, &versions);
+            value["kind"] = json!("APIGroup");
+            value["apiVersion"] = json!("v1");
+            value
+        })
 }
 
 const VERBS: [&str; 8] = [
@@ -93,16 +130,28 @@ const VERBS: [&str; 8] = [
     "watch",
 ];
 
-/// Legacy `APIResourceList` for `group` (`""` is core), or `None` for a
-/// group-version the server does not serve.
-pub fn resource_list(group: &str) -> Option<Value> {
+/// The kinds served at `group`/`version`.
+fn served_at<'a>(
+    kinds: &'a [ResourceKind],
+    group: &'a str,
+    version: &'a str,
+) -> impl Iterator<Item = ResourceKind> + 'a {
+    kinds
+        .iter()
+        .copied()
+        .filter(move |k| k.group() == group && k.serves(version))
+}
+
+/// Legacy `APIResourceList` for `group` (`""` is core) at `version`, or
+/// `None` for a group-version the server does not serve.
+pub fn resource_list(kinds: &[ResourceKind], group: &str, version: &str) -> Option<Value> {
     let group_version = if group.is_empty() {
-        "v1".to_owned()
+        version.to_owned()
     } else {
-        format!("{group}/v1")
+        format!("{group}/{version}")
     };
     let mut resources = Vec::new();
-    if group == "authorization.k8s.io" {
+    if group == AUTHORIZATION && version == "v1" {
         resources.push(
             json!({"name": "selfsubjectaccessreviews", "singularName": "selfsubjectaccessreview",
             "namespaced": false, "kind": "SelfSubjectAccessReview", "verbs": ["create"]}),
@@ -111,10 +160,10 @@ pub fn resource_list(group: &str) -> Option<Value> {
             json!({"name": "selfsubjectrulesreviews", "singularName": "selfsubjectrulesreview",
             "namespaced": false, "kind": "SelfSubjectRulesReview", "verbs": ["create"]}),
         );
-    } else if !GROUPS.contains(&group) && !group.is_empty() {
+    } else if served_at(kinds, group, version).next().is_none() {
         return None;
     }
-    for kind in ResourceKind::ALL.into_iter().filter(|k| k.group() == group) {
+    for kind in served_at(kinds, group, version) {
         let mut entry = json!({"name": kind.plural(), "singularName": kind.singular(),
             "namespaced": kind.namespaced(), "kind": kind.kind(), "verbs": VERBS});
         if !kind.short_names().is_empty() {
@@ -141,9 +190,16 @@ pub fn resource_list(group: &str) -> Option<Value> {
 }
 
 /// Aggregated discovery for `/api` (`core == true`) or `/apis`.
-pub fn aggregated(core: bool, version: AggregatedVersion) -> Value {
-    let groups: Vec<&str> = if core { vec![""] } else { GROUPS.to_vec() };
-    let items: Vec<Value> = groups.into_iter().map(aggregated_group).collect();
+pub fn aggregated(kinds: &[ResourceKind], core: bool, version: AggregatedVersion) -> Value {
+    let groups = if core {
+        vec![("", vec!["v1"])]
+    } else {
+        groups(kinds)
+    };
+    let items: Vec<Value> = groups
+        .into_iter()
+        .map(|(group, versions)| aggregated_group(kinds, group, &versions))
+        .collect();
     let api_version = match version {
         AggregatedVersion::V2 => "apidiscovery.k8s.io/v2",
         AggregatedVersion::V2Beta1 => "apidiscovery.k8s.io/v2beta1",
@@ -151,56 +207,67 @@ pub fn aggregated(core: bool, version: AggregatedVersion) -> Value {
     json!({"kind": "APIGroupDiscoveryList", "apiVersion": api_version, "metadata": {}, "items": items})
 }
 
-fn aggregated_group(group: &str) -> Value {
-    let mut resources: Vec<Value> = ResourceKind::ALL
-        .into_iter()
-        .filter(|k| k.group() == group)
-        .map(|kind| {
-            let response_kind = json!({"group": "", "version": "", "kind": kind.kind()});
-            let mut entry = json!({"resource": kind.plural(), "responseKind": response_kind,
-                "scope": if kind.namespaced() { "Namespaced" } else { "Cluster" },
-                "singularResource": kind.singular(), "verbs": VERBS});
-            if !kind.short_names().is_empty() {
-                entry["shortNames"] = json!(kind.short_names());
+fn aggregated_resource(kind: ResourceKind) -> Value {
+    let response_kind = json!({"group": "", "version": "", "kind": kind.kind()});
+    let mut entry = json!({"resource": kind.plural(), "responseKind": response_kind,
+        "scope": if kind.namespaced() { "Namespaced" } else { "Cluster" },
+        "singularResource": kind.singular(), "verbs": VERBS});
+    if !kind.short_names().is_empty() {
+        entry["shortNames"] = json!(kind.short_names());
+    }
+    if !kind.categories().is_empty() {
+        entry["categories"] = json!(kind.categories());
+    }
+    if kind.has_status() {
+        entry["subresources"] = json!([{"subresource": "status", "responseKind": response_kind,
+            "verbs": ["get", "patch", "update"]}]);
+    }
+    if kind == ResourceKind::Pod
+        && let Some(subresources) = entry["subresources"].as_array_mut()
+    {
+        subresources.push(json!({"subresource": "log", "responseKind": response_kind,
+            "verbs": ["get"]}));
+    }
+    entry
+}
+
+fn aggregated_group(kinds: &[ResourceKind], group: &str, versions: &[&str]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|version| {
+            let mut resources: Vec<Value> = served_at(kinds, group, version)
+                .map(aggregated_resource)
+                .collect();
+            if group == AUTHORIZATION {
+                resources.push(json!({"resource": "selfsubjectaccessreviews",
+                    "responseKind": {"group": "", "version": "", "kind": "SelfSubjectAccessReview"},
+                    "scope": "Cluster", "singularResource": "selfsubjectaccessreview", "verbs": ["create"]}));
+                resources.push(json!({"resource": "selfsubjectrulesreviews",
+                    "responseKind": {"group": "", "version": "", "kind": "SelfSubjectRulesReview"},
+                    "scope": "Cluster", "singularResource": "selfsubjectrulesreview", "verbs": ["create"]}));
             }
-            if !kind.categories().is_empty() {
-                entry["categories"] = json!(kind.categories());
-            }
-            if kind.has_status() {
-                entry["subresources"] = json!([{"subresource": "status", "responseKind": response_kind,
-                    "verbs": ["get", "patch", "update"]}]);
-            }
-            if kind == ResourceKind::Pod
-                && let Some(subresources) = entry["subresources"].as_array_mut()
-            {
-                subresources.push(json!({"subresource": "log", "responseKind": response_kind,
-                    "verbs": ["get"]}));
-            }
-            entry
+            json!({"version": version, "freshness": "Current", "resources": resources})
         })
         .collect();
-    if group == "authorization.k8s.io" {
-        resources.push(json!({"resource": "selfsubjectaccessreviews",
-            "responseKind": {"group": "", "version": "", "kind": "SelfSubjectAccessReview"},
-            "scope": "Cluster", "singularResource": "selfsubjectaccessreview", "verbs": ["create"]}));
-        resources.push(json!({"resource": "selfsubjectrulesreviews",
-            "responseKind": {"group": "", "version": "", "kind": "SelfSubjectRulesReview"},
-            "scope": "Cluster", "singularResource": "selfsubjectrulesreview", "verbs": ["create"]}));
-    }
     let mut metadata = json!({"creationTimestamp": null});
     if !group.is_empty() {
         metadata["name"] = json!(group);
     }
-    json!({"metadata": metadata, "versions": [{"version": "v1", "freshness": "Current", "resources": resources}]})
+    json!({"metadata": metadata, "versions": versions})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn kinds() -> Vec<ResourceKind> {
+        ResourceKind::built_in().collect()
+    }
+
     #[test]
     fn pods_advertise_their_log_subresource() {
-        let core = resource_list("").unwrap();
+        let kinds = kinds();
+        let core = resource_list(&kinds, "", "v1").unwrap();
         let names: Vec<&str> = core["resources"]
             .as_array()
             .unwrap()
@@ -209,7 +276,7 @@ mod tests {
             .collect();
         assert!(names.contains(&"pods/log"), "{names:?}");
         assert!(!names.contains(&"nodes/log"), "{names:?}");
-        let text = aggregated(true, AggregatedVersion::V2).to_string();
+        let text = aggregated(&kinds, true, AggregatedVersion::V2).to_string();
         assert!(text.contains(r#"{"responseKind":{"group":"","kind":"Pod","version":""},"subresource":"log","verbs":["get"]}"#), "{text}");
     }
 
@@ -224,7 +291,8 @@ mod tests {
 
     #[test]
     fn short_names_and_categories_are_advertised() {
-        let core = resource_list("").unwrap();
+        let kinds = kinds();
+        let core = resource_list(&kinds, "", "v1").unwrap();
         let pods = core["resources"]
             .as_array()
             .unwrap()
@@ -233,10 +301,10 @@ mod tests {
             .unwrap();
         assert_eq!(pods["shortNames"], json!(["po"]));
         assert_eq!(pods["categories"], json!(["all"]));
-        let apps = aggregated(false, AggregatedVersion::V2);
+        let apps = aggregated(&kinds, false, AggregatedVersion::V2);
         let ds = &apps["items"][0]["versions"][0]["resources"][0];
         assert_eq!(ds["resource"], "daemonsets");
         assert_eq!(ds["shortNames"], json!(["ds"]));
-        assert!(resource_list("batch").is_none());
+        assert!(resource_list(&kinds, "batch.example.com", "v1").is_none());
     }
 }

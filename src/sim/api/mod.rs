@@ -4,9 +4,11 @@
 //! objects themselves live in the [`Store`], TLS and sockets in
 //! `sim::server`. Hostile input gets a 4xx Status, never a panic.
 
+pub mod apply;
 pub mod cells;
 pub mod discovery;
 pub mod gzip;
+pub mod inert_cells;
 pub mod list;
 pub mod logs;
 pub mod openapi;
@@ -110,7 +112,7 @@ impl RequestInfo {
 /// Handles one request end to end.
 pub async fn handle(state: Arc<ApiState>, request: Request<Body>) -> Response<Body> {
     let (parts, body) = request.into_parts();
-    let route = route(parts.uri.path());
+    let route = route(parts.uri.path(), &state.store);
     let certificate = parts.extensions.get::<PeerCertificate>().map(|c| &c.0);
     let user = if route == Some(Route::Version) {
         Ok(Identity::new("system:anonymous", &[]))
@@ -301,25 +303,43 @@ async fn dispatch(
         Route::Version => read_only(Some(discovery::version(state.bookmark_interval))),
         Route::CoreVersions | Route::Groups => {
             let core = route == Route::CoreVersions;
+            let kinds = state.store.served_kinds();
             match discovery::negotiate(info.header(header::ACCEPT)) {
                 Some(version) if info.method == Method::GET => Ok(bytes_response(
                     StatusCode::OK,
                     discovery::aggregated_content_type(version),
-                    to_bytes(&discovery::aggregated(core, version)),
+                    to_bytes(&discovery::aggregated(&kinds, core, version)),
                 )),
                 _ if core => read_only(Some(discovery::core_versions(&state.server_address))),
-                _ => read_only(Some(discovery::group_list())),
+                _ => read_only(Some(discovery::group_list(&kinds))),
             }
         }
-        Route::Group(group) => read_only(discovery::group(&group)),
-        Route::GroupVersion(group) => read_only(discovery::resource_list(&group)),
+        Route::Group(group) => read_only(discovery::group(&state.store.served_kinds(), &group)),
+        Route::GroupVersion(group, version) => read_only(discovery::resource_list(
+            &state.store.served_kinds(),
+            &group,
+            &version,
+        )),
         Route::Health => Ok(bytes_response(
             StatusCode::OK,
             "text/plain",
             Bytes::from_static(b"ok"),
         )),
-        Route::OpenApiIndex => read_only(Some(openapi::index())),
-        Route::OpenApiGroup(group) => read_only(openapi::group_version(&group)),
+        Route::OpenApiV2 if info.method == Method::GET => {
+            let (content_type, body) = openapi::v2_document(info.header(header::ACCEPT));
+            Ok(bytes_response(
+                StatusCode::OK,
+                content_type,
+                Bytes::from(body),
+            ))
+        }
+        Route::OpenApiV2 => Err(ApiError::method_not_allowed(&info.method)),
+        Route::OpenApiIndex => read_only(Some(openapi::index(&state.store.served_kinds()))),
+        Route::OpenApiGroup(group, version) => read_only(openapi::group_version(
+            &state.store.served_kinds(),
+            &group,
+            &version,
+        )),
         Route::AccessReview => {
             if info.method != Method::POST {
                 return Err(ApiError::method_not_allowed(&info.method));

@@ -16,10 +16,12 @@ pub enum PatchType {
     Strategic,
     /// `application/json-patch+json`.
     Json,
+    /// `application/apply-patch+yaml`: server-side apply (`apply.rs`).
+    Apply,
 }
 
 /// The accepted patch media types, for 415 messages.
-pub const ACCEPTED: &str = "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json";
+pub const ACCEPTED: &str = "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml";
 
 impl PatchType {
     /// From the request Content-Type (parameters ignored); `None` is a 415.
@@ -28,6 +30,7 @@ impl PatchType {
             "application/merge-patch+json" => Some(PatchType::Merge),
             "application/strategic-merge-patch+json" => Some(PatchType::Strategic),
             "application/json-patch+json" => Some(PatchType::Json),
+            "application/apply-patch+yaml" => Some(PatchType::Apply),
             _ => None,
         }
     }
@@ -51,6 +54,9 @@ pub fn apply(kind: PatchType, current: &Value, patch: &Value) -> Result<Value, A
             }
             strategic_merge(&mut next, patch);
         }
+        PatchType::Apply => {
+            return Err(ApiError::unsupported_media_type(ACCEPTED));
+        }
         PatchType::Json => {
             let operations: json_patch::Patch = serde_json::from_value(patch.clone())
                 .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
@@ -67,7 +73,9 @@ pub fn apply(kind: PatchType, current: &Value, patch: &Value) -> Result<Value, A
 }
 
 /// The merge key of a list field, from the upstream `patchMergeKey` tags.
-fn merge_key(field: &str) -> Option<&'static str> {
+/// `ports` is a container's (`containerPort`) or a Service's (`port`): the
+/// field name alone does not tell, the items do.
+fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
     match field {
         "containers"
         | "initContainers"
@@ -76,7 +84,8 @@ fn merge_key(field: &str) -> Option<&'static str> {
         | "env"
         | "imagePullSecrets" => Some("name"),
         "volumeMounts" | "volumeDevices" => Some("mountPath"),
-        "ports" => Some("containerPort"),
+        "ports" if items.iter().any(|i| i.get("containerPort").is_some()) => Some("containerPort"),
+        "ports" => Some("port"),
         "ownerReferences" => Some("uid"),
         "conditions" | "addresses" => Some("type"),
         "hostAliases" => Some("ip"),
@@ -144,7 +153,7 @@ fn merge_field(target: &mut Map<String, Value>, key: &str, value: &Value) {
             }
         }
         Value::Array(items) => {
-            let merged = match (merge_key(key), target.get(key)) {
+            let merged = match (merge_key(key, items), target.get(key)) {
                 (Some(merge_key), Some(Value::Array(current))) => {
                     merge_keyed_list(current, items, merge_key)
                 }
@@ -380,7 +389,8 @@ mod tests {
         );
         assert_eq!(
             PatchType::from_content_type("application/apply-patch+yaml"),
-            None
+            Some(PatchType::Apply)
         );
+        assert_eq!(PatchType::from_content_type("application/yaml"), None);
     }
 }

@@ -1,6 +1,8 @@
 //! URL paths to routes: discovery documents, OpenAPI, access reviews and
 //! resource paths (kind, namespace, name, subresource). Only what the
-//! embedded cluster serves parses; everything else is `None` (404).
+//! embedded cluster serves parses; everything else is `None` (404). Which
+//! kinds are served at a group and version is the caller's to say (the
+//! store's: CRDs add kinds), through a resolver.
 
 use crate::sim::resources::ResourceKind;
 
@@ -28,14 +30,16 @@ pub enum Route {
     Groups,
     /// `/apis/{group}`.
     Group(String),
-    /// `/api/v1` (empty group) or `/apis/{group}/v1`.
-    GroupVersion(String),
+    /// `/api/v1` (empty group) or `/apis/{group}/{version}`: group, version.
+    GroupVersion(String, String),
     /// `/healthz`, `/livez`, `/readyz`.
     Health,
     /// `/openapi/v3`.
     OpenApiIndex,
-    /// `/openapi/v3/api/v1` or `/openapi/v3/apis/{group}/v1`.
-    OpenApiGroup(String),
+    /// `/openapi/v2`.
+    OpenApiV2,
+    /// `/openapi/v3/api/v1` or `/openapi/v3/apis/{group}/{version}`: group, version.
+    OpenApiGroup(String, String),
     /// `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`.
     AccessReview,
     /// `POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews`.
@@ -44,20 +48,46 @@ pub enum Route {
     Resource(ResourcePath),
 }
 
+/// Finds the kind served at (group, version, resource name).
+pub trait Resolve {
+    /// The kind, or `None` when nothing is served there.
+    fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<ResourceKind>;
+}
+
+impl<F: Fn(&str, &str, &str) -> Option<ResourceKind>> Resolve for F {
+    fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<ResourceKind> {
+        self(group, version, plural)
+    }
+}
+
+impl Resolve for crate::sim::store::Store {
+    fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<ResourceKind> {
+        crate::sim::store::Store::resolve(self, group, version, plural)
+    }
+}
+
 /// Parses a request path.
-pub fn route(path: &str) -> Option<Route> {
+pub fn route(path: &str, kinds: &impl Resolve) -> Option<Route> {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+    let owned = |group: &str, version: &str| (group.to_owned(), version.to_owned());
     match segments.as_slice() {
         ["version"] => Some(Route::Version),
         ["api"] => Some(Route::CoreVersions),
         ["apis"] => Some(Route::Groups),
         ["apis", group] => Some(Route::Group((*group).to_owned())),
         ["healthz" | "livez" | "readyz"] => Some(Route::Health),
-        ["api", "v1"] => Some(Route::GroupVersion(String::new())),
-        ["apis", group, "v1"] => Some(Route::GroupVersion((*group).to_owned())),
+        ["api", "v1"] => Some(Route::GroupVersion(String::new(), "v1".to_owned())),
+        ["apis", group, version] => {
+            let (group, version) = owned(group, version);
+            Some(Route::GroupVersion(group, version))
+        }
         ["openapi", "v3"] => Some(Route::OpenApiIndex),
-        ["openapi", "v3", "api", "v1"] => Some(Route::OpenApiGroup(String::new())),
-        ["openapi", "v3", "apis", group, "v1"] => Some(Route::OpenApiGroup((*group).to_owned())),
+        ["openapi", "v2"] => Some(Route::OpenApiV2),
+        ["openapi", "v3", "api", "v1"] => Some(Route::OpenApiGroup(String::new(), "v1".to_owned())),
+        ["openapi", "v3", "apis", group, version] => {
+            let (group, version) = owned(group, version);
+            Some(Route::OpenApiGroup(group, version))
+        }
         [
             "apis",
             "authorization.k8s.io",
@@ -70,13 +100,20 @@ pub fn route(path: &str) -> Option<Route> {
             "v1",
             "selfsubjectrulesreviews",
         ] => Some(Route::RulesReview),
-        ["api", "v1", rest @ ..] => resource_path("", rest).map(Route::Resource),
-        ["apis", group, "v1", rest @ ..] => resource_path(group, rest).map(Route::Resource),
+        ["api", "v1", rest @ ..] => resource_path(kinds, "", "v1", rest).map(Route::Resource),
+        ["apis", group, version, rest @ ..] => {
+            resource_path(kinds, group, version, rest).map(Route::Resource)
+        }
         _ => None,
     }
 }
 
-fn resource_path(group: &str, rest: &[&str]) -> Option<ResourcePath> {
+fn resource_path(
+    kinds: &impl Resolve,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+) -> Option<ResourcePath> {
     let owned = |s: &str| Some(s.to_owned());
     let (namespace, rest) = match rest {
         ["namespaces", ns, plural, tail @ ..] if *plural != "status" && *plural != "finalize" => {
@@ -94,7 +131,7 @@ fn resource_path(group: &str, rest: &[&str]) -> Option<ResourcePath> {
         [plural, name, sub @ ("status" | "log")] => (*plural, owned(name), owned(sub)),
         _ => return None,
     };
-    let kind = ResourceKind::from_group_plural(group, plural)?;
+    let kind = kinds.resolve(group, version, plural)?;
     let scoped_right = namespace.is_none() || kind.namespaced();
     let addressable = name.is_none() || namespace.is_some() || !kind.namespaced();
     let has_subresource = match subresource.as_deref() {
@@ -142,7 +179,10 @@ mod tests {
         let cases = [
             ("/version", Some(Route::Version)),
             ("/api", Some(Route::CoreVersions)),
-            ("/apis/apps/v1", Some(Route::GroupVersion("apps".into()))),
+            (
+                "/apis/apps/v1",
+                Some(Route::GroupVersion("apps".into(), "v1".into())),
+            ),
             ("/apis/apps", Some(Route::Group("apps".into()))),
             ("/healthz", Some(Route::Health)),
             ("/api/v1/nodes", resource(Node, None, None, None)),
@@ -181,8 +221,11 @@ mod tests {
             ("/nope", None),
             ("", None),
         ];
+        let typed = |group: &str, version: &str, plural: &str| {
+            ResourceKind::from_group_plural(group, plural).filter(|_| version == "v1")
+        };
         for (path, expected) in cases {
-            assert_eq!(route(path), expected, "{path}");
+            assert_eq!(route(path, &typed), expected, "{path}");
         }
     }
 }

@@ -13,6 +13,7 @@ type Column = (&'static str, &'static str, u8);
 
 fn columns(kind: ResourceKind) -> &'static [Column] {
     match kind {
+        ResourceKind::Inert(kind) => super::inert_cells::columns(kind.info()),
         ResourceKind::Pod => &[
             ("Name", "string", 0),
             ("Ready", "string", 0),

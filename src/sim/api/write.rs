@@ -7,6 +7,7 @@ use axum::body::Body;
 use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 
+use super::apply;
 use super::patch::{self, PatchType};
 use super::status::ApiError;
 use super::table::{self, IncludeObject};
@@ -163,6 +164,9 @@ pub fn patch(
 ) -> Result<Response<Body>, ApiError> {
     let patch_type = PatchType::from_content_type(info.header(header::CONTENT_TYPE))
         .ok_or_else(|| ApiError::unsupported_media_type(patch::ACCEPTED))?;
+    if patch_type == PatchType::Apply {
+        return server_side_apply(state, info, path, body);
+    }
     let patch_body = parse_json(body)?;
     let options = write_options(info);
     let mut patch_error = None;
@@ -184,6 +188,92 @@ pub fn patch(
         (Ok(patched), None) => Ok(object_response(info, path, StatusCode::OK, &patched)),
         (Err(error), None) => Err(error.into()),
     }
+}
+
+/// PATCH `application/apply-patch+yaml`: server-side apply of the body (a
+/// YAML or JSON object) as `fieldManager`, creating the object when absent
+/// (201), else merging it (`apply.rs`); conflicts with other managers are a
+/// 409 unless `force=true`.
+fn server_side_apply(
+    state: &ApiState,
+    info: &RequestInfo,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    if path.subresource.is_some() {
+        return Err(ApiError::method_not_allowed(&info.method));
+    }
+    let manager = info.query.non_empty("fieldManager").ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+        )
+    })?;
+    let mut config: Value = serde_json::from_slice(body)
+        .or_else(|_| serde_norway::from_slice(body))
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    align_identity(&mut config, path)?;
+    if config["apiVersion"].as_str().is_none_or(str::is_empty)
+        || config["kind"].as_str().is_none_or(str::is_empty)
+    {
+        return Err(ApiError::bad_request(
+            "apiVersion and kind must be set in an apply configuration",
+        ));
+    }
+    let force = info.query.flag("force");
+    let now = crate::sim::store::now_rfc3339();
+    // The sim's own bookkeeping records Update operations; apply writes its
+    // own `Apply` entry, so the store records none.
+    let options = WriteOptions {
+        dry_run: info.dry_run(),
+        manager: None,
+    };
+    let mut conflicts = None;
+    let merged = state.store.modify_with(
+        path.kind,
+        namespace(path),
+        name(path),
+        Subresource::Main,
+        options.clone(),
+        |current| {
+            apply::apply(current, &config, manager, force, &now).map_err(|found| {
+                conflicts = Some(found);
+                StoreError::BadRequest("apply conflict".into())
+            })
+        },
+    );
+    match (merged, conflicts) {
+        (_, Some(found)) => Err(apply_conflict(path, &found)),
+        (Ok(applied), None) => Ok(object_response(info, path, StatusCode::OK, &applied)),
+        (Err(StoreError::NotFound { .. }), None) => {
+            let object = apply::create(config, manager, &now);
+            let created = state
+                .store
+                .create_with(path.kind, object, CreateMode::Api, options)?;
+            Ok(object_response(info, path, StatusCode::CREATED, &created))
+        }
+        (Err(error), None) => Err(error.into()),
+    }
+}
+
+/// The 409 upstream answers for apply conflicts, one cause per field.
+fn apply_conflict(path: &ResourcePath, conflicts: &[apply::Conflict]) -> ApiError {
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|c| {
+            json!({"reason": "FieldManagerConflict",
+            "message": format!("conflict with \"{}\"", c.manager), "field": c.field})
+        })
+        .collect();
+    let mut details = super::status::object_details(path.kind, name(path));
+    details["causes"] = json!(causes);
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "Conflict",
+        apply::conflict_message(conflicts, path.kind.api_version()),
+    )
+    .with_details(details)
 }
 
 /// The DeleteOptions fields the server honours.

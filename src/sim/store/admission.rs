@@ -65,6 +65,39 @@ pub(super) fn admit_create(
     }
 }
 
+/// Upstream's `NamespaceLifecycle` admission and the CRD handler's check: no
+/// new object in a namespace being deleted, and no new custom resource of a
+/// CRD being deleted.
+pub(super) fn admit_lifecycle(
+    state: &State,
+    kind: ResourceKind,
+    obj: &Value,
+) -> Result<(), StoreError> {
+    let name = object_name(obj);
+    if kind.namespaced() {
+        let namespace = obj["metadata"]["namespace"].as_str().unwrap_or_default();
+        let terminating = state
+            .objects(ResourceKind::Namespace)
+            .get(&super::ObjectKey::new("", namespace))
+            .is_some_and(|ns| ns.field("status.phase") == Some("Terminating"));
+        if terminating {
+            return Err(StoreError::forbidden(
+                kind,
+                &name,
+                &format!(
+                    "unable to create new content in namespace {namespace} because it is being terminated"
+                ),
+            ));
+        }
+    }
+    if let Some(crd) = state.terminating_crd(kind) {
+        return Err(StoreError::BadRequest(format!(
+            "create not allowed while custom resource definition {crd} is terminating"
+        )));
+    }
+    Ok(())
+}
+
 /// A restored pod that has no `spec.priority` (a generated one; a real
 /// cluster's pods all have one) gets what admission would have given it,
 /// when its class is known; anything else is kept as it was.

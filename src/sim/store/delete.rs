@@ -55,6 +55,9 @@ impl Store {
                     name: name.to_owned(),
                 })?;
         check_preconditions(kind, &current, &options.preconditions)?;
+        if finalized(kind) {
+            return self.finalize_later(state, kind, current, options.dry_run);
+        }
         let mut value = current.value();
         let grace = grace_period(kind, &value, options.grace_period_seconds);
         let already_terminating = value["metadata"]["deletionTimestamp"].is_string();
@@ -77,29 +80,77 @@ impl Store {
             return Ok(DeleteOutcome::Removed(current));
         }
         let removed = self.remove_locked(&mut state, kind, &key)?;
-        if kind == ResourceKind::Namespace {
-            self.remove_namespace_contents(&mut state, name)?;
-        }
         Ok(DeleteOutcome::Removed(removed))
     }
 
-    /// A deleted namespace takes its objects with it (upstream's namespace
-    /// controller does this asynchronously; the sim does it at once).
-    fn remove_namespace_contents(
+    /// Marks a namespace or CRD as being deleted (`deletionTimestamp`; a
+    /// namespace's phase `Terminating`, a CRD's `Terminating` condition) and
+    /// has it finalized later: as upstream's namespace controller and CRD
+    /// finalizer do, its contents go first, then the object. Until then it
+    /// is still served, so `kubectl delete -f` of a manifest that holds a
+    /// namespace and its objects deletes each as against a real cluster.
+    fn finalize_later(
+        &self,
+        mut state: std::sync::RwLockWriteGuard<'_, State>,
+        kind: ResourceKind,
+        current: Arc<StoredObject>,
+        dry_run: bool,
+    ) -> Result<DeleteOutcome, StoreError> {
+        let mut value = current.value();
+        if value["metadata"]["deletionTimestamp"].is_string() || dry_run {
+            return Ok(DeleteOutcome::Terminating(current));
+        }
+        let now = now_rfc3339();
+        value["metadata"]["deletionTimestamp"] = json!(now);
+        value["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        if kind == ResourceKind::Namespace {
+            value["status"]["phase"] = json!("Terminating");
+        } else if let Some(conditions) = value["status"]["conditions"].as_array_mut() {
+            conditions.push(json!({"type": "Terminating", "status": "True",
+                "lastTransitionTime": now, "reason": "InstanceDeletionInProgress",
+                "message": "CustomResource deletion is in progress"}));
+        }
+        value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
+        let stored = Arc::new(StoredObject::from_value(kind, &value)?);
+        self.commit(&mut state, kind, EventType::Modified, &stored);
+        drop(state);
+        self.schedule_termination(kind, &stored, 1);
+        Ok(DeleteOutcome::Terminating(stored))
+    }
+
+    /// What goes with a finalized namespace (every object in it) or CRD
+    /// (every custom resource it registered).
+    fn remove_contents(
         &self,
         state: &mut State,
-        namespace: &str,
+        kind: ResourceKind,
+        name: &str,
     ) -> Result<(), StoreError> {
-        for kind in ResourceKind::ALL.into_iter().filter(|k| k.namespaced()) {
-            let keys: Vec<ObjectKey> = state
-                .objects(kind)
-                .keys()
-                .filter(|key| key.namespace == namespace)
-                .cloned()
+        let doomed: Vec<(ResourceKind, ObjectKey)> = if kind == ResourceKind::Namespace {
+            let kinds: Vec<ResourceKind> = ResourceKind::ALL
+                .into_iter()
+                .chain(state.inert.keys().copied().map(ResourceKind::Inert))
+                .filter(|k| k.namespaced())
                 .collect();
-            for key in keys {
-                self.remove_locked(state, kind, &key)?;
-            }
+            kinds
+                .into_iter()
+                .flat_map(|k| {
+                    state
+                        .objects(k)
+                        .keys()
+                        .filter(|key| key.namespace == name)
+                        .map(move |key| (k, key.clone()))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        } else if let Some(custom) = state.custom_kind_of(kind, name) {
+            let keys = state.objects(custom).keys().cloned();
+            keys.map(|key| (custom, key)).collect()
+        } else {
+            Vec::new()
+        };
+        for (kind, key) in doomed {
+            self.remove_locked(state, kind, &key)?;
         }
         Ok(())
     }
@@ -122,6 +173,9 @@ impl Store {
         };
         if uid.is_some_and(|uid| uid != current.uid) {
             return Ok(false);
+        }
+        if finalized(kind) {
+            self.remove_contents(&mut state, kind, name)?;
         }
         self.remove_locked(&mut state, kind, &key)?;
         Ok(true)
@@ -147,8 +201,11 @@ impl Store {
     }
 
     fn schedule_termination(&self, kind: ResourceKind, stored: &Arc<StoredObject>, grace: i64) {
-        let PodTermination::After(cap) = self.options().pod_termination else {
-            return;
+        let cap = match self.options().pod_termination {
+            PodTermination::After(cap) => cap,
+            // The kubelet finishes pods; namespaces and CRDs are the store's.
+            PodTermination::External if finalized(kind) => std::time::Duration::from_secs(1),
+            PodTermination::External => return,
         };
         let wait = std::time::Duration::from_secs(grace.unsigned_abs()).min(cap);
         let (store, key, uid) = (self.clone(), stored.key.clone(), stored.uid.clone());
@@ -165,6 +222,12 @@ impl Store {
             }
         }
     }
+}
+
+/// Kinds whose deletion waits for their contents to go (upstream: the
+/// namespace controller, the CRD's `customresourcecleanup` finalizer).
+fn finalized(kind: ResourceKind) -> bool {
+    kind == ResourceKind::Namespace || kind.is_crd()
 }
 
 fn check_preconditions(

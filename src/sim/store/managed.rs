@@ -36,10 +36,11 @@ pub fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &str) -> S
     }
 }
 
-type Path = Vec<String>;
+/// A field's path in `FieldsV1` steps (`f:spec`, `k:{"name":"c"}`).
+pub type Path = Vec<String>;
 
 /// Every leaf of the tracked part of an object with its value.
-fn leaves(obj: &Value, sub: Subresource) -> BTreeMap<Path, Value> {
+pub fn leaves(obj: &Value, sub: Subresource) -> BTreeMap<Path, Value> {
     let mut out = BTreeMap::new();
     let Some(map) = obj.as_object() else {
         return out;
@@ -109,7 +110,7 @@ fn insert(set: &mut Map<String, Value>, path: &[String]) {
 
 /// Removes `path` (and anything below it) from `set`, pruning emptied parents
 /// (a parent's own `.` mark excepted).
-fn remove(set: &mut Map<String, Value>, path: &[String]) {
+pub fn remove(set: &mut Map<String, Value>, path: &[String]) {
     let Some((first, rest)) = path.split_first() else {
         return;
     };
@@ -137,14 +138,17 @@ pub fn record(old: Option<&Value>, new: &mut Value, manager: &str, sub: Subresou
         .map(|(path, _)| path)
         .collect();
     let removed: Vec<&Path> = before.keys().filter(|p| !after.contains_key(*p)).collect();
-    let mut entries: Vec<Value> = old
-        .map_or_else(
-            || new["metadata"]["managedFields"].clone(),
-            |o| o["metadata"]["managedFields"].clone(),
-        )
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    // A write that sets managedFields itself (kubectl's upgrade of
+    // client-side-apply ownership, a reset to `[]`) is the new base, as
+    // upstream; otherwise the stored ones are.
+    let sent = &new["metadata"]["managedFields"];
+    let base = match old {
+        Some(o) if !sent.is_array() || *sent == o["metadata"]["managedFields"] => {
+            o["metadata"]["managedFields"].clone()
+        }
+        _ => sent.clone(),
+    };
+    let mut entries: Vec<Value> = base.as_array().cloned().unwrap_or_default();
     if changed.is_empty() && removed.is_empty() {
         set_entries(new, entries);
         return;
@@ -191,7 +195,8 @@ pub fn record(old: Option<&Value>, new: &mut Value, manager: &str, sub: Subresou
     set_entries(new, entries);
 }
 
-fn set_entries(obj: &mut Value, entries: Vec<Value>) {
+/// Sets `metadata.managedFields` (removed when `entries` is empty).
+pub fn set_entries(obj: &mut Value, entries: Vec<Value>) {
     let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
@@ -205,11 +210,35 @@ fn set_entries(obj: &mut Value, entries: Vec<Value>) {
 /// A `FieldsV1` set holding every tracked field of `obj` (for objects loaded
 /// with a manager that applied them whole).
 pub fn all_fields(obj: &Value) -> Value {
+    fields_of(leaves(obj, Subresource::Main).keys())
+}
+
+/// The `FieldsV1` set holding `paths`.
+pub fn fields_of<'a>(paths: impl Iterator<Item = &'a Path>) -> Value {
     let mut set = Map::new();
-    for path in leaves(obj, Subresource::Main).keys() {
+    for path in paths {
         insert(&mut set, path);
     }
     Value::Object(set)
+}
+
+/// The leaf paths of a `FieldsV1` set (the inverse of [`fields_of`]).
+pub fn paths(set: &Value) -> Vec<Path> {
+    fn walk_set(set: &Map<String, Value>, prefix: &mut Path, out: &mut Vec<Path>) {
+        for (step, inner) in set {
+            prefix.push(step.clone());
+            match inner.as_object() {
+                Some(inner) if !inner.is_empty() => walk_set(inner, prefix, out),
+                _ => out.push(prefix.clone()),
+            }
+            prefix.pop();
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(set) = set.as_object() {
+        walk_set(set, &mut Vec::new(), &mut out);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -322,6 +351,46 @@ mod tests {
         assert_eq!(m.len(), 1, "rollcall owned nothing left: its entry goes");
         assert_eq!(m[0].0, "argocd-controller");
         assert_eq!(healed["metadata"]["managedFields"][0]["time"], "t2");
+    }
+
+    #[test]
+    fn managed_fields_a_write_sets_replace_the_stored_ones() {
+        let mut created = ds("RollingUpdate", "v1");
+        record(
+            None,
+            &mut created,
+            "kubectl-client-side-apply",
+            Subresource::Main,
+            "t0",
+        );
+        let mut upgraded = created.clone();
+        let migrated = json!([{"manager": "kubectl", "operation": "Apply",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:updateStrategy": {}}}}]);
+        upgraded["metadata"]["managedFields"] = migrated.clone();
+        record(
+            Some(&created),
+            &mut upgraded,
+            "kubectl",
+            Subresource::Main,
+            "t1",
+        );
+        assert_eq!(upgraded["metadata"]["managedFields"], migrated);
+        let mut resent = created.clone();
+        resent["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        record(
+            Some(&created),
+            &mut resent,
+            "kubectl",
+            Subresource::Main,
+            "t1",
+        );
+        assert_eq!(
+            resent["metadata"]["managedFields"], created["metadata"]["managedFields"],
+            "an object sent without them keeps the stored ones"
+        );
     }
 
     #[test]

@@ -68,7 +68,10 @@ impl Store {
         };
         let mut obj = strategy::prepare_create(kind, obj, mode, &stamp)?;
         match mode {
-            CreateMode::Api => admission::admit_create(&state, kind, &mut obj)?,
+            CreateMode::Api => {
+                admission::admit_lifecycle(&state, kind, &obj)?;
+                admission::admit_create(&state, kind, &mut obj)?;
+            }
             CreateMode::Restore => admission::fill_restored(&state, kind, &mut obj),
         }
         let key = key_of(kind, &obj);
@@ -224,6 +227,9 @@ impl Store {
         } else {
             objects.insert(stored.key.clone(), Arc::clone(stored))
         };
+        if kind.is_crd() {
+            state.custom.follow(event_type, stored);
+        }
         let event = StoreEvent::new(kind, event_type, Arc::clone(stored), previous);
         state.history.push(Arc::new(event));
         self.inner.changed.send_replace(state.resource_version);
@@ -300,7 +306,8 @@ fn key_of(kind: ResourceKind, obj: &Value) -> ObjectKey {
     )
 }
 
-pub(super) fn now_rfc3339() -> String {
+/// Now, RFC 3339 to the second, as the server stamps objects.
+pub fn now_rfc3339() -> String {
     jiff::Timestamp::now()
         .round(jiff::Unit::Second)
         .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())

@@ -178,7 +178,8 @@ fn index_fields(kind: ResourceKind, value: &Value) -> Vec<(&'static str, String)
         ],
         ResourceKind::DaemonSet
         | ResourceKind::ControllerRevision
-        | ResourceKind::PriorityClass => &[],
+        | ResourceKind::PriorityClass
+        | ResourceKind::Inert(_) => &[],
     };
     for (field, pointer) in extra {
         let mut found = text(pointer);

@@ -15,7 +15,7 @@ use super::priority_class::{
     default_priority_class, validate_priority_class, validate_priority_class_update,
 };
 use crate::engine::qos::qos_class;
-use crate::sim::resources::ResourceKind;
+use crate::sim::resources::{ResourceKind, crd};
 use k8s_openapi::api::core::v1::PodSpec;
 
 /// Which part of an object a write targets.
@@ -99,6 +99,13 @@ pub fn prepare_create(
         default_priority_class(&mut obj);
         validate_priority_class(&obj)?;
     }
+    super::inert::prepare_create(kind, &mut obj, keep);
+    if kind.is_crd() {
+        validate_crd(kind, &obj, None)?;
+        if !keep || !obj["status"]["conditions"].is_array() {
+            obj["status"] = crd::established_status(&obj, stamp.now);
+        }
+    }
     if let Some(manager) = stamp.manager.filter(|_| !keep) {
         super::managed::record(None, &mut obj, manager, Subresource::Main, stamp.now);
     }
@@ -156,6 +163,13 @@ pub fn prepare_update(
         default_priority_class(&mut next);
         validate_priority_class_update(old, &next)?;
     }
+    if sub == Subresource::Main {
+        super::inert::prepare_update(kind, old, &mut next);
+    }
+    if kind.is_crd() && sub == Subresource::Main {
+        validate_crd(kind, &next, Some(old))?;
+        next["status"]["acceptedNames"] = next["spec"]["names"].clone();
+    }
     next["metadata"]["resourceVersion"] = json!(old_rv);
     if next == *old {
         return Ok(None);
@@ -200,6 +214,32 @@ fn reset_field(new: &mut Map<String, Value>, old: &Map<String, Value>, field: &s
     }
 }
 
+/// Upstream's CRD validation, as far as the sim relies on it: the kind a CRD
+/// defines must be well-formed, and its group, resource name and scope never
+/// change (the sim keeps custom resources under them).
+fn validate_crd(kind: ResourceKind, obj: &Value, old: Option<&Value>) -> Result<(), StoreError> {
+    let name = object_name(obj);
+    let info = crd::kind_info(obj)
+        .map_err(|(field, message)| StoreError::invalid(kind, &name, field, &message))?;
+    let Some(before) = old.and_then(|old| crd::kind_info(old).ok()) else {
+        return Ok(());
+    };
+    let unchanged = [
+        ("spec.group", before.group == info.group),
+        ("spec.names.plural", before.plural == info.plural),
+        ("spec.scope", before.namespaced == info.namespaced),
+    ];
+    match unchanged.iter().find(|(_, same)| !same) {
+        Some((field, _)) => Err(StoreError::invalid(
+            kind,
+            &name,
+            field,
+            "field is immutable",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The object's name, for messages (empty if it has none).
 pub fn object_name(obj: &Value) -> String {
     obj["metadata"]["name"]
@@ -219,6 +259,13 @@ fn check_type(kind: ResourceKind, obj: &mut Value) -> Result<(), StoreError> {
         match map.get(field) {
             None | Some(Value::Null) => {}
             Some(Value::String(found)) if found == expected || found.is_empty() => {}
+            // Any served version of a custom resource (stored as sent: the
+            // sim converts nothing between versions).
+            Some(Value::String(found))
+                if field == "apiVersion" && kind.accepts_api_version(found) =>
+            {
+                continue;
+            }
             Some(found) => {
                 return Err(StoreError::BadRequest(format!(
                     "the {field} in the data ({}) does not match the expected {field} ({expected})",
