@@ -577,7 +577,10 @@ fn node_allows(row: &NodeCoverage, facts: Option<NodeFacts<'_>>, include_cordone
     }
 }
 
-fn skip_reason(
+/// Why the plan leaves `row` out, if it does (see [`plan_rows`] for the
+/// order the reasons are checked in): the one decision the plan, `status`
+/// and the grid's WHY read.
+pub fn skip_reason(
     row: &NodeCoverage,
     facts: Option<NodeFacts<'_>>,
     include_cordoned: bool,
