@@ -71,3 +71,68 @@ fn every_row_says_its_state() {
         );
     }
 }
+
+/// The first line of the rendered screen that starts with `prefix`.
+fn line_starting(screen: &str, prefix: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Issue 33 item 2: at 80×24 the GitOps owner never drops from the header
+/// (the strategy is cut instead), the title cuts the server URL before the
+/// DaemonSet's name, the footer leads with the rollout keys, and a message
+/// too long for the status line keeps its start and says `m` shows it whole.
+#[test]
+fn nothing_that_matters_is_cut_at_80x24() {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let mut ds = crate::engine::fixtures::daemonset("registry.example/agent:v2")
+        .rolling(IntOrString::Int(1), IntOrString::Int(0))
+        .annotation(
+            "argocd.argoproj.io/tracking-id",
+            "node-agents:apps/DaemonSet:kube-system/agent",
+        )
+        .build();
+    ds.status = fixtures::agent_v2().status;
+    let mut cache = fixtures::mid_rollout();
+    fixtures::list(&mut cache, WatchUpdate::DaemonSet, vec![ds]);
+    let mut app = app_on(&mut cache, (80, 24));
+    app.info.server = "https://api.prod-eu-west-1.k8s.example.com:6443/".into();
+    let message = "pause/resume disabled: not allowed to patch daemonsets.apps in kube-system (forbidden by RBAC for user ana)";
+    app.ui.error(message);
+    let terminal = draw(&app, &cache);
+    let screen = super::layout_tests::text(terminal.backend().buffer());
+    let title = screen.lines().next().unwrap_or_default();
+    assert!(
+        title.ends_with("daemonset kube-system/agent"),
+        "the name whole, the URL cut: {title}"
+    );
+    let summary = line_starting(&screen, "kube-system/agent · ");
+    assert!(
+        summary.contains("managed by Argo CD app node-agents"),
+        "{summary}"
+    );
+    let footer = screen.lines().last().unwrap_or_default();
+    assert_eq!(
+        footer.trim_end(),
+        "a advance  n next  c canary  A auto  p pause  r rollback  P plan  l logs  ? help"
+    );
+    let status = screen.lines().rev().nth(1).unwrap_or_default();
+    assert!(
+        status.contains("pause/resume disabled: not allowed to patch daemonsets"),
+        "{status}"
+    );
+    assert!(status.trim_end().ends_with("… m: in full"), "{status}");
+    insta::assert_snapshot!(terminal.backend());
+    // `m` shows it whole.
+    app.update(super::keymap::Action::ShowInFull, &cache, now());
+    let full = super::layout_tests::text(draw(&app, &cache).backend().buffer());
+    let full: String = full
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(full.contains("forbidden by RBAC for user ana"), "{full}");
+}

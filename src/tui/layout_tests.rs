@@ -287,19 +287,41 @@ fn every_screen_at_every_size() {
     }
 }
 
+/// Issue 33: a long pause reason never pushes the summary (with the spec's
+/// owner) or the counts out of the header; where it is cut, `m` shows it
+/// whole.
 #[test]
 fn the_pause_reason_is_readable_in_full_at_every_size() {
     for size in SIZES {
         let (_, _, buffer) = screen(size, &[]);
-        let header: String = text(&buffer)
-            .lines()
-            .take(4)
-            .map(str::trim)
+        let screen_text = text(&buffer);
+        let header: Vec<&str> = screen_text.lines().take(6).collect();
+        assert!(
+            header.iter().any(|l| l.starts_with("kube-system/agent · ")),
+            "{size:?}: {header:?}"
+        );
+        assert!(
+            header.iter().any(|l| l.starts_with("desired 5  current 5")),
+            "{size:?}: {header:?}"
+        );
+        let joined = header
+            .iter()
+            .map(|l| l.trim())
             .collect::<Vec<_>>()
             .join(" ");
         assert!(
-            header.contains(&format!("paused by ana@jumphost: {REASON}")),
-            "{size:?}: {header}"
+            joined.contains("paused by ana@jumphost: auto-advance stopped"),
+            "{size:?}: {joined}"
+        );
+        let (_, _, full) = self::screen(size, &[Action::ShowInFull]);
+        let full = text(&full)
+            .lines()
+            .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            full.contains(&format!("paused by ana@jumphost: {REASON}")),
+            "{size:?}: {full}"
         );
     }
 }
