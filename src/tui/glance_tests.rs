@@ -136,3 +136,40 @@ fn nothing_that_matters_is_cut_at_80x24() {
         .join(" ");
     assert!(full.contains("forbidden by RBAC for user ana"), "{full}");
 }
+
+/// Issue 33 item 3: `r` while this console's auto-advance runs refuses up
+/// front, with the way out, and opens no revision picker; the `A` form says
+/// there are no canaries when none are marked.
+#[test]
+fn dialogs_refuse_up_front_and_say_what_they_will_do() {
+    use super::confirm::Modal;
+    use super::keymap::Action;
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache, (120, 40));
+    app.update(Action::ToggleAuto, &cache, now());
+    let Some(Modal::AutoForm(form)) = &app.ops.modal else {
+        panic!("the auto form: {:?}", app.ops.modal)
+    };
+    let lines: Vec<String> = form.lines().into_iter().map(|c| c.text).collect();
+    assert!(
+        lines.iter().any(|l| l.contains("canaries        none:")),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("the nodes marked with c")),
+        "{lines:?}"
+    );
+    app.update(Action::Cancel, &cache, now());
+
+    let (mut app, sent) = super::ops_tests::auto_started(&mut cache);
+    for (id, request) in sent {
+        super::ops_tests::done(&mut app, id, request);
+    }
+    app.update(Action::Rollback, &cache, now());
+    assert!(app.ops.modal.is_none(), "no picker: {:?}", app.ops.modal);
+    let message = app.ui.message.as_ref().map(|m| m.text.clone());
+    assert_eq!(
+        message.as_deref(),
+        Some("rollback refused: auto-advance is running in this console: press A to stop it first"),
+    );
+}

@@ -43,7 +43,7 @@ pub(super) fn writes(effect: Option<Effect>) -> Vec<(u64, crate::ops::write::Wri
     }
 }
 
-fn done(app: &mut App, id: u64, request: crate::ops::write::WriteRequest) {
+pub(super) fn done(app: &mut App, id: u64, request: crate::ops::write::WriteRequest) {
     done_at(app, id, request, None);
 }
 
@@ -74,7 +74,9 @@ fn done_at(
 /// A console on `cache` that has just confirmed auto-advance, and the writes it sent.
 /// node-03 crash-loops on the new revision: after the form's `y`, a dialog of
 /// its own asks to advance past it, and only `F` answers it.
-fn auto_started(cache: &mut Cache) -> (App, Vec<(u64, crate::ops::write::WriteRequest)>) {
+pub(super) fn auto_started(
+    cache: &mut Cache,
+) -> (App, Vec<(u64, crate::ops::write::WriteRequest)>) {
     let mut app = app_on(cache);
     app.update(Action::ToggleAuto, cache, now());
     assert!(app.update(Action::Confirm, cache, now()).is_none());

@@ -83,7 +83,7 @@ impl OpsConsole {
             Action::ToggleCanary => self.ask_canary(scope, cache, now).map(|()| None),
             Action::ToggleAuto => self.toggle_auto(scope, cache, now),
             Action::TogglePause => self.ask_pause(scope, cache, now).map(|()| None),
-            Action::Rollback => self.open_rollback(scope, cache).map(|()| None),
+            Action::Rollback => self.open_rollback(scope, cache, now).map(|()| None),
             _ => return Handled::Passed,
         };
         Handled::Took(result.unwrap_or_else(|message| {
