@@ -180,6 +180,9 @@ async fn open_embedded(
     let mut connection =
         connection_from_config(cluster.server.kube_config(), "embedded".to_owned(), None)
             .context("connecting to the embedded cluster")?;
+    // The embedded cluster's admin token is who acts (its server answers no
+    // SelfSubjectReview).
+    connection.user = Some(crate::sim::auth::SIM_USER.to_owned());
     // Known in-process, not probed: the console says SIMULATED.
     connection.server_kind = ServerKind::Embedded {
         bookmark_interval: bookmark_interval
@@ -285,7 +288,7 @@ pub async fn open_console_with(
     // Watch DaemonSets in the target's namespace, the -n namespace, or everywhere.
     let scope = target.as_ref().map(|t| t.namespace.clone()).or(namespace);
     let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
-    let actor = crate::ops::journal::local_actor();
+    let actor = crate::cluster::identity::actor(&connection).await;
     let executor = crate::ops::write::Executor::new(
         // Writes go without kube's retry layer: a delete is never resent;
         // a lost reply is resolved by reading the pod back.

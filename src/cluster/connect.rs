@@ -67,6 +67,10 @@ pub struct Connection {
     /// What kind of server it is (read from `/version` when connecting;
     /// a kube-apiserver until known).
     pub server_kind: ServerKind,
+    /// Who the kubeconfig says this is: the `--as` user, else `--user`, else
+    /// the context's user entry (a name in the kubeconfig, not always the
+    /// server's; [`crate::cluster::identity`] asks the server first).
+    pub user: Option<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -192,10 +196,11 @@ pub fn find_kubeconfig(options: &ConnectOptions) -> Option<KubeconfigSource> {
 /// Connects as kubectl would with the same flags.
 pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectError> {
     let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
-    let (mut config, context) = match source {
+    let (mut config, context, user) = match source {
         KubeconfigSource::InCluster => (
             kube::Config::incluster().map_err(ConnectError::InCluster)?,
             "in-cluster".to_owned(),
+            None,
         ),
         KubeconfigSource::Flag(path) | KubeconfigSource::Home(path) => {
             check_kubeconfig_file(&path)?;
@@ -239,6 +244,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     }
     let proxy = config.proxy_url.as_ref().map(shown_proxy);
     let mut connection = connection_from_config(config, context, options.namespace.clone())?;
+    connection.user = options.as_user.clone().or(user);
     connection.server_kind = probe(&connection, timeout, proxy).await?;
     Ok(connection)
 }
@@ -342,6 +348,7 @@ pub fn connection_from_config(
         namespace,
         server,
         server_kind: ServerKind::Kubernetes,
+        user: None,
     })
 }
 
@@ -349,7 +356,7 @@ async fn load_kubeconfig(
     label: String,
     read: Result<Kubeconfig, KubeconfigError>,
     options: &ConnectOptions,
-) -> Result<(kube::Config, String), ConnectError> {
+) -> Result<(kube::Config, String, Option<String>), ConnectError> {
     let kubeconfig = read.map_err(|source| match source {
         // kube's own text quotes a debug-printed path ('"/x"') after ours.
         KubeconfigError::ReadConfig(source, _) => ConnectError::KubeconfigUnreadable {
@@ -372,6 +379,14 @@ async fn load_kubeconfig(
         user: options.user.clone(),
     };
     let configured_proxy = cluster_proxy_url(&kubeconfig, &context, options.cluster.as_deref());
+    let user = options.user.clone().or_else(|| {
+        kubeconfig
+            .contexts
+            .iter()
+            .find(|c| c.name == context)
+            .and_then(|c| c.context.as_ref())
+            .and_then(|c| c.user.clone())
+    });
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
         .await
         .map_err(|source| ConnectError::Config {
@@ -385,7 +400,7 @@ async fn load_kubeconfig(
         path: label,
         source: KubeconfigError::ParseProxyUrl(err),
     })?;
-    Ok((config, context))
+    Ok((config, context, user))
 }
 
 /// The `proxy-url` of the cluster entry in use (`--cluster`, else the one

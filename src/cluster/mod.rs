@@ -6,6 +6,7 @@ pub mod cache;
 pub mod connect;
 pub mod exec;
 pub mod gcp_provider;
+pub mod identity;
 mod node_pods;
 pub mod proxy;
 pub mod request;

@@ -54,6 +54,9 @@ pub enum Modal {
     Rollback(RollbackPicker),
     /// The auto-advance settings, editable before the start.
     AutoForm(Box<super::auto_form::AutoForm>),
+    /// The pause's reason being typed (optional, as `pause --reason`);
+    /// Enter goes on to the confirmation, which shows it.
+    PauseReason(String),
     /// Read-only text (the rollout plan).
     Info {
         /// Title.
@@ -122,6 +125,22 @@ impl Modal {
             Self::AutoForm(form) => DialogVm {
                 title: " start auto-advance with these settings? ".to_owned(),
                 lines: form.lines(),
+            },
+            Self::PauseReason(reason) => DialogVm {
+                title: " pause the rollout: why? ".to_owned(),
+                lines: vec![
+                    Cell::new(
+                        "the reason is recorded on the DaemonSet with who paused, for every console and `status` (optional)",
+                        Tone::Normal,
+                    ),
+                    Cell::empty(),
+                    Cell::new(&format!("reason: {reason}▏"), Tone::Accent),
+                    Cell::empty(),
+                    Cell::new(
+                        "Enter: on to the confirmation    Esc: cancel",
+                        Tone::Accent,
+                    ),
+                ],
             },
             Self::Info { title, lines } => DialogVm {
                 title: format!(" {title} "),

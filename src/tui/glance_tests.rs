@@ -173,3 +173,48 @@ fn dialogs_refuse_up_front_and_say_what_they_will_do() {
         Some("rollback refused: auto-advance is running in this console: press A to stop it first"),
     );
 }
+
+/// Issue 33 item 4: `p` asks for the pause's reason (optional, as `pause
+/// --reason`), typed in a field of its own; Enter goes on to the
+/// confirmation, which shows it, and the pause records it with who paused.
+#[test]
+fn a_pause_says_why() {
+    use super::confirm::Modal;
+    use super::keymap::{Action, Context, action_for};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app_on(&mut cache, (80, 24));
+    app.ops = super::ops::OpsConsole::new(false, "kind-admin (ana@jump)".into());
+    app.update(Action::TogglePause, &cache, now());
+    assert!(matches!(app.ops.modal, Some(Modal::PauseReason(_))));
+    assert_eq!(app.ops.context(), Some(Context::ReasonInput));
+    // Every character is text here, `y` and `n` included.
+    for c in "canary broke edge-01 nodes".chars() {
+        let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        let action = action_for(Context::ReasonInput, &key).expect("typed");
+        app.update(action, &cache, now());
+    }
+    app.update(Action::FilterBackspace, &cache, now());
+    let screen = super::layout_tests::text(draw(&app, &cache).backend().buffer());
+    assert!(
+        screen.contains("reason: canary broke edge-01 node▏"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+    app.update(Action::Confirm, &cache, now());
+    let Some(Modal::Confirm(confirm)) = &app.ops.modal else {
+        panic!("the confirmation: {:?}", app.ops.modal)
+    };
+    assert!(
+        confirm
+            .lines
+            .iter()
+            .any(|l| l == "reason: canary broke edge-01 node"),
+        "{:?}",
+        confirm.lines
+    );
+    let sent = super::ops_tests::writes(app.update(Action::Confirm, &cache, now()));
+    let written = format!("{sent:?}");
+    assert!(written.contains("canary broke edge-01 node"), "{written}");
+    assert!(written.contains("kind-admin (ana@jump)"), "{written}");
+}

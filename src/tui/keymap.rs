@@ -124,6 +124,8 @@ pub enum Context {
     AutoForm,
     /// Reading a pod's log (the list keys scroll it).
     Logs,
+    /// Typing the pause's reason.
+    ReasonInput,
 }
 
 impl Context {
@@ -144,6 +146,7 @@ impl Context {
             Self::Help => "Help",
             Self::AutoForm => "Auto-advance settings",
             Self::Logs => "Pod log",
+            Self::ReasonInput => "Pause reason",
         }
     }
 }
@@ -296,6 +299,10 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::AutoForm], keys: &[Key::char('y')], action: Action::Confirm, hint: Some("start"), help: "start auto-advance with these settings (y only: Enter does nothing)" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Esc), Key::char('n')], action: Action::Cancel, hint: Some("cancel"), help: "close without starting" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("on to the confirmation"), help: "the reason is typed: show the pause's confirmation (y pauses there)" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "close without pausing" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
 ];
 
 /// The contexts active for a screen, most specific first.
@@ -307,7 +314,8 @@ pub fn active_contexts(screen: Context) -> Vec<Context> {
         | Context::FailingConfirm
         | Context::RollbackPicker
         | Context::PlanView
-        | Context::AutoForm => {
+        | Context::AutoForm
+        | Context::ReasonInput => {
             vec![screen]
         }
         Context::Grid | Context::Picker | Context::History | Context::Detail | Context::Logs => {
@@ -330,7 +338,7 @@ pub fn action_for(screen: Context, key: &KeyEvent) -> Option<Action> {
             return Some(binding.action);
         }
     }
-    if screen == Context::FilterInput
+    if matches!(screen, Context::FilterInput | Context::ReasonInput)
         && let KeyCode::Char(c) = key.code
         && !key
             .modifiers
@@ -400,6 +408,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::RollbackPicker,
         Context::PlanView,
         Context::AutoForm,
+        Context::ReasonInput,
     ];
     order
         .into_iter()
