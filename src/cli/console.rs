@@ -244,15 +244,18 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
             note: None,
         };
         tracing::info!(log = %log.display(), server = %connection.server, "console starting");
-        open_console_with(
-            connection,
-            args.cluster.namespace.clone(),
-            target,
-            info,
-            &args.ops,
-            roster,
-        )
-        .await
+        // Without -n, every namespace; but a user who may not list them all
+        // (a namespace-scoped one) gets the context's own namespace, as
+        // kubectl would, not an empty screen.
+        let mut namespace = args.cluster.namespace.clone();
+        if namespace.is_none()
+            && target.is_none()
+            && connection.context_namespace.is_some()
+            && !crate::ops::rbac::may_list_daemonsets_everywhere(&connection.client).await
+        {
+            namespace.clone_from(&connection.context_namespace);
+        }
+        open_console_with(connection, namespace, target, info, &args.ops, roster).await
     })
 }
 

@@ -207,11 +207,16 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<&str>) -> Body
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::settled);
     // Without DaemonSets there is nothing to show, and nothing will come.
     if input.cache.forbidden(StreamKind::DaemonSets) {
-        let limitation = crate::cluster::access::limitation(StreamKind::DaemonSets);
-        return Body::Empty(Cell::new(
-            &format!("view limited: {limitation}"),
-            Tone::Warn,
-        ));
+        // Listing them (no DaemonSet named): say how to name a namespace.
+        let text = if ui.target.is_some() {
+            format!(
+                "view limited: {}",
+                crate::cluster::access::limitation(StreamKind::DaemonSets)
+            )
+        } else {
+            "view limited: cannot list daemonsets here (forbidden): name a namespace you may read with -n NAMESPACE, or a DaemonSet as NAMESPACE/NAME".to_owned()
+        };
+        return Body::Empty(Cell::new(&text, Tone::Warn));
     }
     let missing_target = ui.target.as_ref().filter(|target| {
         !matches!(ui.screen, Screen::Picker(_))
