@@ -218,3 +218,53 @@ fn a_pause_says_why() {
     assert!(written.contains("canary broke edge-01 node"), "{written}");
     assert!(written.contains("kind-admin (ana@jump)"), "{written}");
 }
+
+/// Issue 33: the quit dialog during a run says its keys once (its own lines
+/// are its keys; the generic `y: yes  n / Esc: no` is not added).
+#[test]
+fn the_quit_dialog_says_its_keys_once() {
+    use super::keymap::Action;
+    let mut cache = fixtures::mid_rollout();
+    let (mut app, sent) = super::ops_tests::auto_started(&mut cache);
+    for (id, request) in sent {
+        super::ops_tests::done(&mut app, id, request);
+    }
+    app.update(Action::Quit, &cache, now());
+    let dialog = app.ops.modal.as_ref().expect("the quit dialog").view();
+    let text: Vec<String> = dialog.lines.iter().map(|c| c.text.clone()).collect();
+    assert_eq!(
+        text.iter().filter(|l| l.contains("Esc")).count(),
+        1,
+        "{text:?}"
+    );
+    assert_eq!(
+        text.iter().filter(|l| l.starts_with("y:")).count(),
+        1,
+        "{text:?}"
+    );
+}
+
+/// Issue 33: the plan (`P`) and ELIG say one word for a node the DaemonSet
+/// should not run on: `keep` where a pod stays, `no` where none is.
+#[test]
+fn the_plan_speaks_elig_words() {
+    use super::confirm::Modal;
+    use super::keymap::Action;
+    let mut cache = glance();
+    let mut app = app_on(&mut cache, (120, 40));
+    app.update(Action::ShowPlan, &cache, now());
+    let Some(Modal::Info { lines, .. }) = &app.ops.modal else {
+        panic!("the plan: {:?}", app.ops.modal)
+    };
+    assert!(
+        lines.contains(
+            &"skip gpu-01: eligibility keep: taint dedicated=gpu:NoSchedule not tolerated"
+                .to_owned()
+        ),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("not eligible")),
+        "{lines:?}"
+    );
+}

@@ -390,7 +390,7 @@ fn plan_overlay_lists_order_canaries_and_skips() {
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("skip gpu-01: not eligible: taint dedicated=gpu:NoSchedule")),
+            .any(|l| l.starts_with("skip gpu-01: eligibility no: taint dedicated=gpu:NoSchedule")),
         "{lines:?}"
     );
     app.update(Action::Cancel, &cache, now());
