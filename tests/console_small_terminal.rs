@@ -82,6 +82,33 @@ fn the_tour_fits_in_80_by_24() {
     tmux.send("Escape");
     tmux.wait_for("the full view closed", |s| !s.contains("┌ in full"));
 
+    // A cordoned node says so in WHY, as the plan says it (issue 33).
+    kubectl(&kubeconfig, &cache, &["cordon", "general-01"]);
+    tmux.wait_for("the cordoned row's WHY", |s| {
+        s.lines()
+            .any(|l| l.contains("general-01") && l.contains("plan skips: cordoned"))
+    });
+
+    // p on the paused rollout resumes; p again asks why first.
+    tmux.send("p");
+    tmux.wait_for("the resume dialog", |s| s.contains("resume the rollout?"));
+    tmux.send("y");
+    tmux.wait_for("resumed", |s| !s.contains("rollout: paused"));
+    tmux.send("p");
+    tmux.wait_for("the reason field", |s| {
+        s.contains("pause the rollout: why?")
+    });
+    tmux.send("canary-bad");
+    tmux.wait_for("the reason typed", |s| s.contains("reason: canary-bad"));
+    tmux.send("Enter");
+    tmux.wait_for("the confirmation with the reason", |s| {
+        s.contains("pause the rollout?") && s.contains("reason: canary-bad")
+    });
+    tmux.send("y");
+    tmux.wait_for("paused with the reason, by the cluster identity", |s| {
+        s.contains("rollout: paused by rollcall-sim-admin") && s.contains(": canary-bad")
+    });
+
     // The help scrolls down to the rollout keys and the kubeconfig path.
     tmux.send("?");
     tmux.wait_for("the help", |s| s.contains("keys · ? or Esc closes"));

@@ -124,7 +124,7 @@ fn nothing_that_matters_is_cut_at_80x24() {
         status.contains("pause/resume disabled: not allowed to patch daemonsets"),
         "{status}"
     );
-    assert!(status.trim_end().ends_with("… m: in full"), "{status}");
+    assert!(status.trim_end().ends_with("…[m]"), "{status}");
     insta::assert_snapshot!(terminal.backend());
     // `m` shows it whole.
     app.update(super::keymap::Action::ShowInFull, &cache, now());

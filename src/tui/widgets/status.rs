@@ -63,7 +63,7 @@ impl Widget for &StatusVm {
 }
 
 /// What a cut message ends with: the key that shows it whole.
-const IN_FULL: &str = "… m: in full";
+const IN_FULL: &str = "…[m]";
 
 /// The stream states get at most this share of a line a message needs.
 const STREAMS_SHARE: u16 = 4;
