@@ -190,7 +190,7 @@ pub async fn open(
         connect_saying(&cluster.connect_options(), "cannot connect to the cluster").await?;
     let target = resolve(daemonset, cluster, &connection.namespace)?;
     let journal = Journal::from_flag(act.journal.as_deref())?;
-    let actor = crate::cluster::identity::actor(&connection).await;
+    let actor = crate::ops::journal::actor(&connection).await;
     let executor = Executor::new(
         // Writes go without kube's retry layer: a delete is never resent;
         // a lost reply is resolved by reading the pod back.

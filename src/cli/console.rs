@@ -291,7 +291,7 @@ pub async fn open_console_with(
     // Watch DaemonSets in the target's namespace, the -n namespace, or everywhere.
     let scope = target.as_ref().map(|t| t.namespace.clone()).or(namespace);
     let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
-    let actor = crate::cluster::identity::actor(&connection).await;
+    let actor = crate::ops::journal::actor(&connection).await;
     let executor = crate::ops::write::Executor::new(
         // Writes go without kube's retry layer: a delete is never resent;
         // a lost reply is resolved by reading the pod back.

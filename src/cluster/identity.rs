@@ -1,14 +1,10 @@
-//! Who is acting, for the `paused-by` annotation and the journal: the
-//! Kubernetes identity (what the server says with a SelfSubjectReview, else
-//! the kubeconfig's user) and the local user when known. Asking is one
-//! bounded request; the wording is [`crate::ops::journal::actor_of`].
+//! Who the server says this client is (a SelfSubjectReview): one bounded
+//! request. The wording of who acts is the operations' (`ops::journal`).
 
 use std::time::Duration;
 
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, PostParams};
-
-use super::connect::Connection;
 
 /// How long the server gets to say who this is before the kubeconfig's
 /// user is taken instead.
@@ -27,14 +23,4 @@ pub async fn server_username(client: &kube::Client) -> Option<String> {
         .user_info?
         .username
         .filter(|name| !name.is_empty())
-}
-
-/// Who acts through `connection`, in words: the Kubernetes identity (the
-/// server's answer, else the kubeconfig's user) with the local user and host.
-pub async fn actor(connection: &Connection) -> String {
-    let kube = match server_username(&connection.client).await {
-        Some(name) => Some(name),
-        None => connection.user.clone(),
-    };
-    crate::ops::journal::actor_of(kube.as_deref(), &crate::ops::journal::LocalUser::of_env())
 }

@@ -173,6 +173,17 @@ impl LocalUser {
     }
 }
 
+/// Who acts through `connection`, in words: the Kubernetes identity (the
+/// server's answer to a SelfSubjectReview, else the kubeconfig's user) with
+/// the local user and host ([`actor_of`]).
+pub async fn actor(connection: &crate::cluster::connect::Connection) -> String {
+    let kube = match crate::cluster::identity::server_username(&connection.client).await {
+        Some(name) => Some(name),
+        None => connection.user.clone(),
+    };
+    actor_of(kube.as_deref(), &LocalUser::of_env())
+}
+
 /// Who acts, for the journal and the `paused-by` annotation: the Kubernetes
 /// identity (`kube`: the server's name for the client, else the kubeconfig's
 /// user) and the local `user@host`, as much as is known — `unknown@host`
