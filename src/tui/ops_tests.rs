@@ -536,8 +536,9 @@ fn a_hand_advance_whose_replacement_fails_says_why() {
     let (text, error) = status_line(&app);
     assert!(error, "{text}");
     assert!(
-        text.starts_with("advance: node node-06 failed, rollout not paused: ")
-            && text.contains("CrashLoopBackOff"),
+        text.starts_with(
+            "advance: node node-06 failed: replacement pod failing (CrashLoopBackOff)"
+        ) && text.ends_with("(rollout not paused)"),
         "{text}"
     );
     assert!(app.ops.followed.is_none());
