@@ -25,15 +25,18 @@ struct Plan {
     counts: bool,
 }
 
-/// Wraps `text` to `width` in at most `most` lines, the last cut with `…`.
+/// Wraps `text` to `width` in at most `most` lines, the last cut with `…`
+/// and the key that shows it whole (`…[m]`, as the status line says it).
 fn wrap_within(text: &str, width: u16, most: usize) -> Vec<String> {
+    const IN_FULL: &str = "[m]";
     if most == 0 {
         return Vec::new();
     }
     let mut lines = wrap(text, width);
     if lines.len() > most {
         let rest = lines.split_off(most - 1).join(" ");
-        lines.push(fit(&rest, width, Cut::End));
+        let room = width.saturating_sub(display_width(IN_FULL));
+        lines.push(format!("{}{IN_FULL}", fit(&rest, room, Cut::End)));
     }
     lines
 }
