@@ -1,8 +1,8 @@
 //! End to end at 80×24, the size many on-call laptops and jump hosts give:
 //! the real binary in tmux on `rollcall demo --scenario small`. A pause with a
 //! long reason is recorded on the DaemonSet with the real kubectl (the
-//! annotations the rollout operations write); the test then reads the whole
-//! pause reason in the header, scrolls the `?` help down to the rollout keys
+//! annotations the rollout operations write); the test then reads the pause
+//! in the header (summary and counts kept), the whole reason on `m`, scrolls the `?` help down to the rollout keys
 //! and the connection's kubeconfig, and scrolls a node's detail down to its
 //! recent events — all without a wider terminal. The title line says
 //! SIMULATED (the demo's cluster is the embedded one). Every wait is bounded.
@@ -57,14 +57,57 @@ fn the_tour_fits_in_80_by_24() {
             &format!("rollcall.dev/pause-reason={REASON}"),
         ],
     );
-    let screen = tmux.wait_for("the whole pause reason in the header", |s| {
-        flowing(s).contains(&format!("paused by ana@jumphost: {REASON}"))
+    // The header keeps the summary and the counts: the reason is cut to
+    // its line, `m` shows it whole (issue 33).
+    let screen = tmux.wait_for("the pause in the header", |s| {
+        s.contains("rollout: paused by ana@jumphost: auto-advance stopped")
     });
+    assert!(
+        screen.lines().any(|l| l.starts_with("desired ")),
+        "the counts stay: {screen}"
+    );
     let footer = screen
         .lines()
         .rfind(|l| !l.trim().is_empty())
         .unwrap_or_default();
     assert!(footer.trim_end().ends_with("? help"), "{screen}");
+    assert!(
+        footer.starts_with("a advance  n next  c canary  A auto  p pause"),
+        "the rollout keys lead the footer: {screen}"
+    );
+    tmux.send("m");
+    tmux.wait_for("the whole pause reason on m", |s| {
+        flowing(s).contains(&format!("paused by ana@jumphost: {REASON}"))
+    });
+    tmux.send("Escape");
+    tmux.wait_for("the full view closed", |s| !s.contains("┌ in full"));
+
+    // A cordoned node says so in WHY, as the plan says it (issue 33).
+    kubectl(&kubeconfig, &cache, &["cordon", "general-01"]);
+    tmux.wait_for("the cordoned row's WHY", |s| {
+        s.lines()
+            .any(|l| l.contains("general-01") && l.contains("plan skips: cordoned"))
+    });
+
+    // p on the paused rollout resumes; p again asks why first.
+    tmux.send("p");
+    tmux.wait_for("the resume dialog", |s| s.contains("resume the rollout?"));
+    tmux.send("y");
+    tmux.wait_for("resumed", |s| !s.contains("rollout: paused"));
+    tmux.send("p");
+    tmux.wait_for("the reason field", |s| {
+        s.contains("pause the rollout: why?")
+    });
+    tmux.send("canary-bad");
+    tmux.wait_for("the reason typed", |s| s.contains("reason: canary-bad"));
+    tmux.send("Enter");
+    tmux.wait_for("the confirmation with the reason", |s| {
+        s.contains("pause the rollout?") && s.contains("reason: canary-bad")
+    });
+    tmux.send("y");
+    tmux.wait_for("paused with the reason, by the cluster identity", |s| {
+        s.contains("rollout: paused by rollcall-sim-admin") && s.contains(": canary-bad")
+    });
 
     // The help scrolls down to the rollout keys and the kubeconfig path.
     tmux.send("?");

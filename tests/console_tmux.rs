@@ -109,7 +109,7 @@ fn a_hand_advance_is_followed_to_its_end() {
     });
     tmux.send("y");
     tmux.wait_for("the failed advance in the status line", |screen| {
-        screen.contains("advance: node edge-01 failed, rollout not paused: replacement pod")
+        screen.contains("advance: node edge-01 failed: replacement pod failing")
     });
 
     tmux.send("j");

@@ -146,6 +146,8 @@ async fn one_console_advances_the_other_pauses_and_both_see_it() {
     );
 
     bo.press(Action::TogglePause);
+    // The reason field first (left empty: optional), then the confirmation.
+    bo.press(Action::Confirm);
     bo.press(Action::Confirm);
     bo.settle(|c| c.app.ops.pending.is_empty()).await;
     ana.settle(|c| c.header_state().starts_with("paused by bo@two"))

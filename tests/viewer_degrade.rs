@@ -122,6 +122,41 @@ async fn a_namespace_viewer_gets_a_limited_view_and_no_rollout_keys() {
         return;
     }
     console_refuses_to_act(&env, &placed).await;
+    console_lists_the_context_namespace(&env);
+}
+
+/// Issue 33: the viewer's console without `-n` or a DaemonSet lists the
+/// DaemonSets of its context's namespace (kube-system), not an empty screen
+/// saying it may not list them everywhere; a namespace it may not read says
+/// to name one with `-n`.
+fn console_lists_the_context_namespace(env: &Env) {
+    let start = |tag: &str, extra: &str| {
+        let command = format!(
+            "{} --kubeconfig {} --context {VIEWER} {extra}",
+            common::rollcall_bin().display(),
+            env.kubeconfig.display(),
+        );
+        Tmux::start(tag, 80, 24, &command)
+    };
+    blocking(|| {
+        let tmux = start("viewer-list", "");
+        tmux.wait_for("the context's daemonsets", |screen| {
+            screen.contains("kube-system      node-agent") && screen.contains("daemonsets (")
+        });
+        tmux.send("q");
+        common::tmux::wait_until("the console to quit", || !tmux.running());
+        let tmux = start("viewer-forbidden", "-n monitoring");
+        let screen = tmux.wait_for("the forbidden list says -n", |screen| {
+            screen.contains("cannot list daemonsets here (forbidden)")
+        });
+        let flowing: String = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flowing.contains("name a namespace you may read with -n NAMESPACE"),
+            "{screen}"
+        );
+        tmux.send("q");
+        common::tmux::wait_until("the console to quit", || !tmux.running());
+    });
 }
 
 /// The console as the viewer: grid from pods, the limitation in the header,

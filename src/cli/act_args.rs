@@ -15,7 +15,7 @@ use crate::ops::drive::Progress;
 use crate::ops::error::OpsError;
 use crate::ops::follow::Follower;
 use crate::ops::interrupt::Interrupt;
-use crate::ops::journal::{Journal, local_actor};
+use crate::ops::journal::Journal;
 use crate::ops::rbac::{self, Operation};
 use crate::ops::snapshot::Target;
 use crate::ops::write::Executor;
@@ -190,6 +190,7 @@ pub async fn open(
         connect_saying(&cluster.connect_options(), "cannot connect to the cluster").await?;
     let target = resolve(daemonset, cluster, &connection.namespace)?;
     let journal = Journal::from_flag(act.journal.as_deref())?;
+    let actor = crate::ops::journal::actor(&connection).await;
     let executor = Executor::new(
         // Writes go without kube's retry layer: a delete is never resent;
         // a lost reply is resolved by reading the pod back.
@@ -197,7 +198,7 @@ pub async fn open(
         journal,
         act.read_only,
         connection.context.clone(),
-        local_actor(),
+        actor,
     );
     // --read-only on an acting command is a dry run: the writes are recorded
     // and printed, never sent.

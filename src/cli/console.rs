@@ -181,6 +181,9 @@ async fn open_embedded(
     crate::cluster::compression::apply(pick.cluster.compression, &mut config);
     let mut connection = connection_from_config(config, "embedded".to_owned(), None)
         .context("connecting to the embedded cluster")?;
+    // The embedded cluster's admin token is who acts (its server answers no
+    // SelfSubjectReview).
+    connection.user = Some(crate::sim::auth::SIM_USER.to_owned());
     // Known in-process, not probed: the console says SIMULATED.
     connection.server_kind = ServerKind::Embedded {
         bookmark_interval: bookmark_interval
@@ -242,15 +245,18 @@ pub fn run_console(args: &ConsoleArgs) -> anyhow::Result<std::process::ExitCode>
             note: None,
         };
         tracing::info!(log = %log.display(), server = %connection.server, "console starting");
-        open_console_with(
-            connection,
-            args.cluster.namespace.clone(),
-            target,
-            info,
-            &args.ops,
-            roster,
-        )
-        .await
+        // Without -n, every namespace; but a user who may not list them all
+        // (a namespace-scoped one) gets the context's own namespace, as
+        // kubectl would, not an empty screen.
+        let mut namespace = args.cluster.namespace.clone();
+        if namespace.is_none()
+            && target.is_none()
+            && connection.context_namespace.is_some()
+            && !crate::ops::rbac::may_list_daemonsets_everywhere(&connection.client).await
+        {
+            namespace.clone_from(&connection.context_namespace);
+        }
+        open_console_with(connection, namespace, target, info, &args.ops, roster).await
     })
 }
 
@@ -286,7 +292,7 @@ pub async fn open_console_with(
     // Watch DaemonSets in the target's namespace, the -n namespace, or everywhere.
     let scope = target.as_ref().map(|t| t.namespace.clone()).or(namespace);
     let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
-    let actor = crate::ops::journal::local_actor();
+    let actor = crate::ops::journal::actor(&connection).await;
     let executor = crate::ops::write::Executor::new(
         // Writes go without kube's retry layer: a delete is never resent;
         // a lost reply is resolved by reading the pod back.

@@ -373,11 +373,13 @@ fn paint(text: &str, style: &str, color: bool) -> String {
     }
 }
 
+/// The counts under the table, in the table's own words: a node counted
+/// as keeping its pod is one ELIG marks `keep` (a pod is there to keep).
 fn count_line(nodes: &[NodeExplanation]) -> String {
     let run = nodes.iter().filter(|n| n.verdict.should_run).count();
     let keep_only = nodes
         .iter()
-        .filter(|n| !n.verdict.should_run && n.verdict.should_continue_running)
+        .filter(|n| Eligibility::of(&n.verdict, n.has_pod) == Eligibility::Keep)
         .count();
     let excluded = nodes.len() - run;
     let mut line = format!(
@@ -386,7 +388,7 @@ fn count_line(nodes: &[NodeExplanation]) -> String {
         if nodes.len() == 1 { "" } else { "s" }
     );
     if keep_only > 0 {
-        let _ = write!(line, " ({keep_only} may keep a running pod)");
+        let _ = write!(line, " ({keep_only} keep their running pod)");
     }
     line
 }

@@ -69,6 +69,13 @@ pub struct Connection {
     /// What kind of server it is (read from `/version` when connecting;
     /// a kube-apiserver until known).
     pub server_kind: ServerKind,
+    /// Who the kubeconfig says this is: the `--as` user, else `--user`, else
+    /// the context's user entry (a name in the kubeconfig, not always the
+    /// server's; [`crate::cluster::identity`] asks the server first).
+    pub user: Option<String>,
+    /// The namespace the kubeconfig's context names, if it names one (not
+    /// kube's `default` fallback): where a command without `-n` looks first.
+    pub context_namespace: Option<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -194,10 +201,11 @@ pub fn find_kubeconfig(options: &ConnectOptions) -> Option<KubeconfigSource> {
 /// Connects as kubectl would with the same flags.
 pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectError> {
     let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
-    let (mut config, context) = match source {
+    let (mut config, context, (user, context_namespace)) = match source {
         KubeconfigSource::InCluster => (
             kube::Config::incluster().map_err(ConnectError::InCluster)?,
             "in-cluster".to_owned(),
+            (None, None),
         ),
         KubeconfigSource::Flag(path) | KubeconfigSource::Home(path) => {
             check_kubeconfig_file(&path)?;
@@ -242,6 +250,8 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     crate::cluster::compression::apply(options.compression, &mut config);
     let proxy = config.proxy_url.as_ref().map(shown_proxy);
     let mut connection = connection_from_config(config, context, options.namespace.clone())?;
+    connection.user = options.as_user.clone().or(user);
+    connection.context_namespace = context_namespace;
     connection.server_kind = probe(&connection, timeout, proxy).await?;
     Ok(connection)
 }
@@ -345,14 +355,19 @@ pub fn connection_from_config(
         namespace,
         server,
         server_kind: ServerKind::Kubernetes,
+        user: None,
+        context_namespace: None,
     })
 }
+
+/// The context's user and namespace entries, as the kubeconfig names them.
+type ContextNames = (Option<String>, Option<String>);
 
 async fn load_kubeconfig(
     label: String,
     read: Result<Kubeconfig, KubeconfigError>,
     options: &ConnectOptions,
-) -> Result<(kube::Config, String), ConnectError> {
+) -> Result<(kube::Config, String, ContextNames), ConnectError> {
     let kubeconfig = read.map_err(|source| match source {
         // kube's own text quotes a debug-printed path ('"/x"') after ours.
         KubeconfigError::ReadConfig(source, _) => ConnectError::KubeconfigUnreadable {
@@ -375,6 +390,18 @@ async fn load_kubeconfig(
         user: options.user.clone(),
     };
     let configured_proxy = cluster_proxy_url(&kubeconfig, &context, options.cluster.as_deref());
+    let entry = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref());
+    let user = options
+        .user
+        .clone()
+        .or_else(|| entry.and_then(|c| c.user.clone()));
+    let context_namespace = entry
+        .and_then(|c| c.namespace.clone())
+        .filter(|ns| !ns.is_empty());
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
         .await
         .map_err(|source| ConnectError::Config {
@@ -388,7 +415,7 @@ async fn load_kubeconfig(
         path: label,
         source: KubeconfigError::ParseProxyUrl(err),
     })?;
-    Ok((config, context))
+    Ok((config, context, (user, context_namespace)))
 }
 
 /// The `proxy-url` of the cluster entry in use (`--cluster`, else the one

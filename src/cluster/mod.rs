@@ -7,6 +7,7 @@ pub mod compression;
 pub mod connect;
 pub mod exec;
 pub mod gcp_provider;
+pub mod identity;
 mod node_pods;
 pub mod proxy;
 pub mod request;

@@ -84,6 +84,14 @@ impl NodeCoverage {
     pub fn has_multiple_pods(&self) -> bool {
         self.pods.len() > 1
     }
+
+    /// Whether a daemon pod runs where none should be placed: upstream's
+    /// `numberMisscheduled` counts exactly these nodes (`shouldRun` false, a
+    /// pod scheduled), whether or not the pod may keep running (`keep`). The
+    /// one definition the status counts, the grid's `!` and its grouping read.
+    pub fn is_misscheduled(&self) -> bool {
+        !self.verdict.should_run && self.primary().is_some()
+    }
 }
 
 /// DaemonSet status counts, with `DaemonSetStatus` meanings.
@@ -125,7 +133,7 @@ impl Totals {
                     self.updated += 1;
                 }
             }
-        } else if scheduled.is_some() {
+        } else if row.is_misscheduled() {
             self.misscheduled += 1;
         }
         self.unavailable = self.desired - self.available;
@@ -395,7 +403,28 @@ fn pod_problem(pod: &Pod) -> Option<Arc<str>> {
         .filter(|r| !running_ok(r))
         .or(pod.status.reason.as_deref())
         .or_else(|| (pod.status.phase.as_deref() == Some("Failed")).then_some("Failed"))
+        .or_else(|| restarted_after_failure(pod).then_some(CRASH_LOOP))
         .map(Arc::from)
+}
+
+/// The kubelet's reason for a container it restarts in a loop.
+const CRASH_LOOP: &str = "CrashLoopBackOff";
+
+/// Whether a container runs again after it failed and has not been Ready
+/// since: between two back-offs of a crash loop the kubelet reports it
+/// `running` (no waiting reason), yet the pod is failing the whole time — the
+/// grid's `!` and the gate must not come and go with the restarts. A
+/// container that failed once and is Ready again is not in a loop.
+fn restarted_after_failure(pod: &Pod) -> bool {
+    pod.status.container_statuses.iter().any(|c| {
+        c.state.running.is_some()
+            && !c.ready
+            && c.restart_count > 0
+            && c.last_state
+                .terminated
+                .as_ref()
+                .is_some_and(|t| t.exit_code.is_some_and(|code| code != 0))
+    })
 }
 
 #[cfg(test)]

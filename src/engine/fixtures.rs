@@ -212,6 +212,21 @@ impl PodBuilder {
         self
     }
 
+    /// One container `main` running again (not Ready) after `restarts`
+    /// restarts: a crash loop between two back-offs.
+    pub fn running_again(mut self, restarts: i32) -> Self {
+        self.0.status.container_statuses = smallvec![ContainerStatus {
+            name: "main".into(),
+            restart_count: restarts,
+            state: ContainerState {
+                running: Some(crate::model::RunningState::default()),
+                ..ContainerState::default()
+            },
+            ..ContainerStatus::default()
+        }];
+        self
+    }
+
     /// One running container `main` with `restarts` restarts.
     pub fn restarts(mut self, restarts: i32) -> Self {
         self.0.status.container_statuses = smallvec![ContainerStatus {

@@ -318,6 +318,42 @@ pub fn failure_detail(pod: &Pod) -> Option<String> {
     })
 }
 
+/// The cause in [`failure_detail`]'s words, in a few (for a grid cell):
+/// `exit 1: exec format error` for a container that exited with a message,
+/// `exit 137 (OOMKilled)` for one without, else the first sentence of what
+/// the kubelet or the scheduler says. The detail has the rest.
+pub fn short_cause(detail: &str) -> String {
+    // failure_detail writes `container NAME: ` first, then the termination
+    // (`exit code N (REASON): MESSAGE`), then `; ` and the waiting message.
+    let text = detail
+        .strip_prefix("container ")
+        .and_then(|rest| rest.split_once(": "))
+        .map_or(detail, |(_, rest)| rest);
+    let first_line = |t: &str| t.lines().next().unwrap_or_default().trim().to_owned();
+    let Some(exit) = text.strip_prefix("exit code ") else {
+        let first = text.split_once("; ").map_or(text, |(first, _)| first);
+        let sentence = first.split_once(". ").map_or(first, |(s, _)| s);
+        return first_line(sentence);
+    };
+    let (code, rest) = exit
+        .split_once(|c: char| !c.is_ascii_digit() && c != '-')
+        .map_or((exit, ""), |(code, _)| (code, &exit[code.len()..]));
+    let (reason, rest) = match rest.strip_prefix(" (") {
+        Some(r) => r
+            .split_once(')')
+            .map_or(("", rest), |(reason, rest)| (reason, rest)),
+        None => ("", rest),
+    };
+    match rest.strip_prefix(": ") {
+        Some(message) if !message.trim().is_empty() => {
+            let message = message.split_once("; ").map_or(message, |(m, _)| m);
+            format!("exit {code}: {}", first_line(message))
+        }
+        _ if !reason.is_empty() && reason != "Error" => format!("exit {code} ({reason})"),
+        _ => format!("exit {code}"),
+    }
+}
+
 /// `text` cut to [`DETAIL_MAX_CHARS`] (with `…`).
 fn bounded(mut text: String) -> String {
     if text.chars().count() > DETAIL_MAX_CHARS {
@@ -562,6 +598,50 @@ mod tests {
         assert!(
             detail.contains("exit code 1 (Error): exec format error"),
             "{detail}"
+        );
+    }
+
+    #[test]
+    fn the_cause_in_a_few_words() {
+        let cases = [
+            (
+                "container main: exit code 1 (Error): exec format error; back-off 40s restarting failed container=main pod=a_ns(9749)",
+                "exit 1: exec format error",
+            ),
+            (
+                "container main: exit code 1 (Error): exec format error",
+                "exit 1: exec format error",
+            ),
+            (
+                "container main: exit code 137 (OOMKilled)",
+                "exit 137 (OOMKilled)",
+            ),
+            ("container main: exit code 2 (Error)", "exit 2"),
+            (
+                "container main: exit code 1 (Error): panic: boom\ngoroutine 1",
+                "exit 1: panic: boom",
+            ),
+            (
+                "container main: Back-off pulling image \"agent:9\". Pull it first",
+                "Back-off pulling image \"agent:9\"",
+            ),
+            (
+                "The node was low on resource: memory. Threshold",
+                "The node was low on resource: memory",
+            ),
+        ];
+        for (detail, want) in cases {
+            assert_eq!(short_cause(detail), want, "{detail}");
+        }
+        // What failure_detail writes, short_cause reads.
+        let p = pod("a", "n1", "h1")
+            .running_not_ready(10)
+            .waiting("CrashLoopBackOff", 3)
+            .last_terminated(1, "Error", "exec format error")
+            .build();
+        assert_eq!(
+            short_cause(&failure_detail(&p).unwrap_or_default()),
+            "exit 1: exec format error"
         );
     }
 

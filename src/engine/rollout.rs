@@ -215,6 +215,9 @@ pub struct PlanStep {
 pub enum SkipReason {
     /// The DaemonSet should not run here; a deleted pod would not come back.
     NotEligible {
+        /// The node's eligibility word (`no`, or `keep` for a pod that may
+        /// stay): the word the grid's ELIG column shows.
+        eligibility: crate::engine::vocabulary::Eligibility,
         /// The eligibility reason, in words.
         message: String,
     },
@@ -577,7 +580,10 @@ fn node_allows(row: &NodeCoverage, facts: Option<NodeFacts<'_>>, include_cordone
     }
 }
 
-fn skip_reason(
+/// Why the plan leaves `row` out, if it does (see [`plan_rows`] for the
+/// order the reasons are checked in): the one decision the plan, `status`
+/// and the grid's WHY read.
+pub fn skip_reason(
     row: &NodeCoverage,
     facts: Option<NodeFacts<'_>>,
     include_cordoned: bool,
@@ -594,7 +600,11 @@ fn skip_reason(
         } else {
             reasons.join("; ")
         };
-        return Some(SkipReason::NotEligible { message });
+        let has_pod = row.primary().is_some();
+        return Some(SkipReason::NotEligible {
+            eligibility: crate::engine::vocabulary::Eligibility::of(&row.verdict, has_pod),
+            message,
+        });
     }
     let mut live = row.pods.iter().filter(|p| !p.terminating).peekable();
     if live.peek().is_none() {

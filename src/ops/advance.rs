@@ -116,7 +116,11 @@ pub fn step_mark(canary: bool, control_plane: bool) -> &'static str {
 /// A skip reason in words.
 pub fn skip_text(reason: &SkipReason) -> String {
     match reason {
-        SkipReason::NotEligible { message } => format!("not eligible: {message}"),
+        // ELIG's own word (`no`, `keep`): the plan and the grid say one thing.
+        SkipReason::NotEligible {
+            eligibility,
+            message,
+        } => format!("eligibility {eligibility}: {message}"),
         SkipReason::NoDaemonPod => "no daemon pod on the node".to_owned(),
         SkipReason::AlreadyUpdated => "already runs the current revision".to_owned(),
         SkipReason::Cordoned => "cordoned".to_owned(),

@@ -148,19 +148,61 @@ pub fn default_path(
     Some(base.join("rollcall").join("journal.jsonl"))
 }
 
-/// The local user as `user@host`, for the journal and the `paused-by` annotation.
-pub fn local_actor() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".to_owned());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .filter(|h| !h.is_empty());
-    match host {
-        Some(host) => format!("{user}@{host}"),
-        None => user,
+/// The local user and host, as far as the environment says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocalUser {
+    /// `$USER`, else `$LOGNAME`.
+    pub user: Option<String>,
+    /// The host name.
+    pub host: Option<String>,
+}
+
+impl LocalUser {
+    /// Read from the environment and `/proc`.
+    pub fn of_env() -> Self {
+        let user = std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .ok()
+            .filter(|u| !u.is_empty());
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .filter(|h| !h.is_empty());
+        Self { user, host }
+    }
+}
+
+/// Who acts through `connection`, in words: the Kubernetes identity (the
+/// server's answer to a SelfSubjectReview, else the kubeconfig's user) with
+/// the local user and host ([`actor_of`]).
+pub async fn actor(connection: &crate::cluster::connect::Connection) -> String {
+    let kube = match crate::cluster::identity::server_username(&connection.client).await {
+        Some(name) => Some(name),
+        None => connection.user.clone(),
+    };
+    actor_of(kube.as_deref(), &LocalUser::of_env())
+}
+
+/// Who acts, for the journal and the `paused-by` annotation: the Kubernetes
+/// identity (`kube`: the server's name for the client, else the kubeconfig's
+/// user) and the local `user@host`, as much as is known — `unknown@host`
+/// only when nothing better is.
+pub fn actor_of(kube: Option<&str>, local: &LocalUser) -> String {
+    let (user, host) = (local.user.as_deref(), local.host.as_deref());
+    match kube.filter(|k| !k.is_empty()) {
+        Some(kube) => match (user, host) {
+            (Some(user), Some(host)) => format!("{kube} ({user}@{host})"),
+            (Some(user), None) => format!("{kube} ({user})"),
+            (None, Some(host)) => format!("{kube} (on {host})"),
+            (None, None) => kube.to_owned(),
+        },
+        None => match (user, host) {
+            (Some(user), Some(host)) => format!("{user}@{host}"),
+            (Some(user), None) => user.to_owned(),
+            (None, Some(host)) => format!("unknown@{host}"),
+            (None, None) => "unknown".to_owned(),
+        },
     }
 }
 
@@ -169,6 +211,42 @@ mod tests {
     use std::ffi::OsStr;
 
     use super::*;
+
+    /// Issue 33: a pause or run is attributed to the Kubernetes identity
+    /// and the local user as far as they are known; `unknown@host` only when
+    /// nothing better is.
+    #[test]
+    fn the_actor_says_who_as_far_as_is_known() {
+        let local = |user: Option<&str>, host: Option<&str>| LocalUser {
+            user: user.map(str::to_owned),
+            host: host.map(str::to_owned),
+        };
+        let cases = [
+            (
+                Some("ana@example.com"),
+                local(Some("ana"), Some("jump")),
+                "ana@example.com (ana@jump)",
+            ),
+            (
+                Some("system:admin"),
+                local(None, Some("vm")),
+                "system:admin (on vm)",
+            ),
+            (Some("kind-admin"), local(None, None), "kind-admin"),
+            (
+                Some("kind-admin"),
+                local(Some("ana"), None),
+                "kind-admin (ana)",
+            ),
+            (None, local(Some("ana"), Some("jump")), "ana@jump"),
+            (None, local(None, Some("vm")), "unknown@vm"),
+            (Some(""), local(None, Some("vm")), "unknown@vm"),
+            (None, local(None, None), "unknown"),
+        ];
+        for (kube, local, want) in cases {
+            assert_eq!(actor_of(kube, &local), want, "{kube:?} {local:?}");
+        }
+    }
 
     #[test]
     fn default_path_follows_xdg() {

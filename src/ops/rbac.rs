@@ -184,16 +184,28 @@ pub async fn check(client: &kube::Client, namespace: &str) -> Permissions {
     wanted.dedup();
     let mut answers = BTreeMap::new();
     for permission in wanted {
-        answers.insert(permission, ask(client, namespace, permission).await);
+        answers.insert(permission, ask(client, Some(namespace), permission).await);
     }
     Permissions::from_answers(namespace, answers)
 }
 
-async fn ask(client: &kube::Client, namespace: &str, permission: Permission) -> Access {
+/// Whether the server says this user may list DaemonSets in every namespace
+/// (`false` only when it says no: a review that fails answers `true`, and
+/// the list itself will say what it meets).
+pub async fn may_list_daemonsets_everywhere(client: &kube::Client) -> bool {
+    let list = Permission {
+        verb: "list",
+        group: "apps",
+        resource: "daemonsets",
+    };
+    !matches!(ask(client, None, list).await, Access::Denied(_))
+}
+
+async fn ask(client: &kube::Client, namespace: Option<&str>, permission: Permission) -> Access {
     let review = SelfSubjectAccessReview {
         spec: SelfSubjectAccessReviewSpec {
             resource_attributes: Some(ResourceAttributes {
-                namespace: Some(namespace.to_owned()),
+                namespace: namespace.map(str::to_owned),
                 verb: Some(permission.verb.to_owned()),
                 group: Some(permission.group.to_owned()),
                 resource: Some(permission.resource.to_owned()),

@@ -259,8 +259,8 @@ impl StatusReport {
         );
         let _ = writeln!(
             out,
-            "desired {}  current {}  updated {}  ready {}  available {}",
-            t.desired, t.current, t.updated, t.ready, t.available
+            "desired {}  current {}  updated {}  ready {}  available {}  misscheduled {}",
+            t.desired, t.current, t.updated, t.ready, t.available, t.misscheduled
         );
         if let Some(difference) = &self.recorded_status {
             let _ = writeln!(out, "dump  {}", difference.message);

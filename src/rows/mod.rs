@@ -44,7 +44,8 @@ pub enum RowState {
     Failing,
     /// The pod exists but is not ready (starting, or unready).
     NotReady,
-    /// A pod runs where it should not keep running.
+    /// A pod runs where none should be placed (upstream's `numberMisscheduled`,
+    /// [`NodeCoverage::is_misscheduled`]), whether or not it may keep running.
     Misscheduled,
     /// Ready on an old revision.
     Old,
@@ -431,7 +432,7 @@ pub fn classify(coverage: &NodeCoverage) -> RowState {
     };
     if crate::engine::health::pod_health(pod).is_failing() {
         RowState::Failing
-    } else if !verdict.should_continue_running {
+    } else if coverage.is_misscheduled() {
         RowState::Misscheduled
     } else if !pod.ready {
         RowState::NotReady

@@ -190,4 +190,12 @@ fn forbidden_daemonsets_are_stated_not_awaited() {
         cell.text,
         "view limited: cannot list daemonsets (forbidden) — the daemonset is not shown"
     );
+    // Listing them, with no DaemonSet named: it says how to name a namespace.
+    let mut listing = App::new(app.info.clone(), None, (80, 24));
+    listing.refresh(&mut cache, now());
+    let view = listing.view_model(&cache, now());
+    let Body::Empty(cell) = &view.body else {
+        panic!("an explanation, not {:?}", view.body);
+    };
+    assert!(cell.text.contains("-n NAMESPACE"), "{}", cell.text);
 }

@@ -399,6 +399,7 @@ impl App {
                 self.ui.screen = Screen::History(HistoryView::default());
             }
             Action::MarkDiffBase => self.mark_diff_base(),
+            Action::ShowInFull => self.show_in_full(cache, now),
             Action::PickDaemonSet => self.open_picker(cache),
             Action::Open => return self.open(cache),
             Action::ClickRow(row) => self.click(row, cache),
@@ -432,6 +433,29 @@ impl App {
             | Action::Cancel => {}
         }
         None
+    }
+
+    /// Opens what the header and the status line cut, whole: the rollout
+    /// state (a pause reason of several lines), the spec's owner, the view's
+    /// limitations and the last message.
+    fn show_in_full(&mut self, cache: &Cache, now: jiff::Timestamp) {
+        let view = self.view_model(cache, now);
+        let mut lines = Vec::new();
+        if let Some(header) = &view.header {
+            lines.push(format!("rollout: {}", header.state.text));
+            lines.extend(header.owner.iter().map(|owner| owner.text.clone()));
+            lines.extend(header.limits.iter().map(|limit| limit.text.clone()));
+        }
+        if let Some(message) = &view.status.message {
+            lines.push(format!("last message: {}", message.text));
+        }
+        if lines.is_empty() {
+            lines.push("nothing was cut: no rollout state or message to show".to_owned());
+        }
+        self.ops.modal = Some(super::confirm::Modal::Info {
+            title: "in full".to_owned(),
+            lines,
+        });
     }
 
     fn back(&mut self, cache: &Cache) {

@@ -31,11 +31,45 @@ pub struct AutoForm {
     /// The operator answered the won't-fit dialog with `y`: the run goes
     /// despite fit.
     pub despite_fit: bool,
+    /// Which nodes go first, in words ([`canary_text`]).
+    pub canaries: String,
+}
+
+/// Which nodes this run moves first, as the form says it: the nodes marked
+/// with `c` (named, the first few), the canary selector, or that there are
+/// none — never "the nodes marked with c" when none are.
+pub fn canary_text(marked: &std::collections::BTreeSet<String>, selector: Option<&str>) -> String {
+    const NAMED: usize = 3;
+    let mut parts = Vec::new();
+    if !marked.is_empty() {
+        let mut names: Vec<&str> = marked.iter().take(NAMED).map(String::as_str).collect();
+        if marked.len() > NAMED {
+            names.push("…");
+        }
+        parts.push(format!(
+            "{} marked with c ({})",
+            marked.len(),
+            names.join(", ")
+        ));
+    }
+    if let Some(selector) = selector {
+        parts.push(format!("the nodes matching {selector}"));
+    }
+    if parts.is_empty() {
+        "none: the plan's first batch goes first (c marks a node as a canary)".to_owned()
+    } else {
+        format!("{} (they go first, on their own)", parts.join(" and "))
+    }
 }
 
 impl AutoForm {
     /// A form with `policy` as the defaults.
-    pub fn new(policy: AutoPolicy, warnings: Vec<String>, despite_failing: bool) -> Self {
+    pub fn new(
+        policy: AutoPolicy,
+        warnings: Vec<String>,
+        despite_failing: bool,
+        canaries: String,
+    ) -> Self {
         Self {
             field: 0,
             policy,
@@ -43,6 +77,7 @@ impl AutoForm {
             despite_failing,
             failing_accepted: false,
             despite_fit: false,
+            canaries,
         }
     }
 
@@ -96,7 +131,7 @@ impl AutoForm {
             })
             .collect();
         lines.push(Cell::new(
-            "  canaries        the nodes marked with c (they go first, on their own)",
+            &format!("  canaries        {}", self.canaries),
             Tone::Normal,
         ));
         lines.push(Cell::empty());
@@ -134,6 +169,7 @@ mod tests {
             },
             Vec::new(),
             false,
+            String::new(),
         );
         form.adjust(true);
         assert_eq!(form.policy.batch, 1, "never below 1");
@@ -151,5 +187,41 @@ mod tests {
         form.adjust(true);
         assert_eq!(form.policy.timeout, Duration::from_secs(120));
         assert!(form.lines()[2].text.starts_with("▶ Ready timeout   2m"));
+    }
+
+    /// Issue 33: the form says which nodes go first, and never "the nodes
+    /// marked with c" when none are.
+    #[test]
+    fn the_form_names_the_canaries_it_has() {
+        let set = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
+        let cases = [
+            (
+                set(&[]),
+                None,
+                "none: the plan's first batch goes first (c marks a node as a canary)",
+            ),
+            (
+                set(&["node-02", "node-01"]),
+                None,
+                "2 marked with c (node-01, node-02) (they go first, on their own)",
+            ),
+            (
+                set(&["a", "b", "c", "d"]),
+                None,
+                "4 marked with c (a, b, c, …) (they go first, on their own)",
+            ),
+            (
+                set(&[]),
+                Some("pool=canary"),
+                "the nodes matching pool=canary (they go first, on their own)",
+            ),
+        ];
+        for (marked, selector, want) in cases {
+            assert_eq!(
+                canary_text(&marked, selector),
+                want,
+                "{marked:?} {selector:?}"
+            );
+        }
     }
 }

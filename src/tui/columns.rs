@@ -107,72 +107,76 @@ fn is_text(id: ColumnId) -> bool {
 /// a long reason must not push every other column off the screen.
 const TEXT_SHARE: u16 = 50;
 
-/// Columns at most this wide (RST, AGE, NODE STATE) are cheap: they may be
-/// shown whole while WHY has only [`TEXT_SHARE`]; wider ones wait until WHY
-/// has its whole content.
+/// Columns at most this wide (RST, AGE, NODE STATE) count whole when
+/// deciding which columns show; wider optional ones at most [`WIDE_SHARE`].
 const SMALL: u16 = 16;
+
+/// How wide a wide optional column (POD, TAINTS, POOL/ZONE) counts when
+/// deciding which columns show; it grows toward its whole content after WHY.
+const WIDE_SHARE: u16 = 24;
 
 /// Lays the grid out in `width` cells (columns are one cell apart).
 /// `wanted(id)` is the widest value the visible rows hold for a column.
 ///
-/// Degrades by priority, not by truncation:
-/// 1. the columns that always show (`keep` 0) are taken, counted at the
-///    width their content wants (text columns at most [`TEXT_SHARE`]); then,
-///    in `keep` order, every other column whose whole content still fits
-///    (for a wide one: with WHY whole too);
+/// Degrades by priority, not by truncation, and which columns show does not
+/// depend on how long the free text is (a long WHY never pushes POD, TAINTS
+/// or POOL/ZONE off; scrolling onto a long reason never makes columns come
+/// and go):
+/// 1. the columns that always show (`keep` 0) are taken, WHY counted at
+///    [`TEXT_SHARE`] whatever it holds, the others at the width their
+///    content wants; then, in `keep` order, every other column that still
+///    fits with what it holds (wide ones counted at most [`WIDE_SHARE`],
+///    LATEST EVENT at most [`TEXT_SHARE`]);
 /// 2. then, in `keep` order, the rest that still fit at their minimum
-///    once the text columns have their whole content;
+///    (free text is not worth showing cut to a sliver);
 /// 3. each starts at its minimum; the columns of step 1 get the width they
-///    were counted at; then spare width goes in `grow` order (WHY, node
-///    names, TAINTS, before the rest) up to what the content wants; what is
-///    left widens the last text column.
+///    were counted at (free text: what it holds, up to [`TEXT_SHARE`]);
+///    then spare width goes in `grow` order (WHY, node names, TAINTS, before
+///    the rest) up to what the content wants; what is left widens the last
+///    text column.
 ///
 /// An optional column with nothing to show in the visible rows is left out.
 ///
 /// A column narrower than its value cuts it with `…` (see [`super::fit::fit`]).
 pub fn layout(width: u16, wanted: impl Fn(ColumnId) -> u16) -> Vec<Column> {
     let want = |c: &Column| wanted(c.id).max(display_width(c.title)).clamp(c.min, c.max);
+    let text_share = |c: &Column| TEXT_SHARE.max(c.min);
     let counted = |c: &Column| {
         if is_text(c.id) {
-            want(c).min(TEXT_SHARE.max(c.min))
+            want(c).min(text_share(c))
         } else {
             want(c)
+        }
+    };
+    // What a column takes when deciding which columns show: WHY (always
+    // shown) its fixed share, so the choice does not follow its content; a
+    // wide optional column (POD, TAINTS, POOL/ZONE) at most [`WIDE_SHARE`],
+    // so one long taint does not push POOL/ZONE off.
+    let deciding = |c: &Column| {
+        if is_text(c.id) && c.keep == 0 {
+            text_share(c)
+        } else if c.keep > 0 && c.max > SMALL && !is_text(c.id) {
+            want(c).min(WIDE_SHARE.max(c.min))
+        } else {
+            counted(c)
         }
     };
     let mut by_keep: Vec<&Column> = COLUMNS.iter().collect();
     by_keep.sort_by_key(|c| c.keep);
     let mut chosen: Vec<(ColumnId, bool)> = Vec::new();
     let mut used: u16 = 0;
-    let text_reserve: u16 = COLUMNS
-        .iter()
-        .filter(|c| is_text(c.id) && c.keep == 0)
-        .map(|c| want(c) - counted(c))
-        .sum();
     for whole in [true, false] {
-        if !whole {
-            // Columns cut to their minimum come after the text columns have
-            // all they want.
-            let text: u16 = COLUMNS
-                .iter()
-                .filter(|c| is_text(c.id) && chosen.iter().any(|(id, _)| *id == c.id))
-                .map(|c| want(c) - counted(c))
-                .sum();
-            used = used.saturating_add(text);
-        }
         for c in &by_keep {
             // An optional column with nothing to show on screen is left out.
             if chosen.iter().any(|(id, _)| *id == c.id) || (c.keep > 0 && wanted(c.id) == 0) {
                 continue;
             }
-            let need = if whole { counted(c) } else { c.min };
+            if !whole && is_text(c.id) {
+                continue;
+            }
+            let need = if whole { deciding(c) } else { c.min };
             let spacing = u16::from(!chosen.is_empty());
-            // A wide column is taken whole only if WHY keeps all it wants.
-            let reserve = if whole && c.max > SMALL {
-                text_reserve
-            } else {
-                0
-            };
-            if c.keep == 0 || used.saturating_add(spacing + need + reserve) <= width {
+            if c.keep == 0 || used.saturating_add(spacing + need) <= width {
                 used = used.saturating_add(spacing + need);
                 chosen.push((c.id, whole));
             }
@@ -196,7 +200,11 @@ pub fn layout(width: u16, wanted: impl Fn(ColumnId) -> u16) -> Vec<Column> {
                 if !whole(columns[i].id) {
                     continue;
                 }
-                counted(&columns[i])
+                if is_text(columns[i].id) {
+                    counted(&columns[i])
+                } else {
+                    deciding(&columns[i])
+                }
             } else {
                 want(&columns[i])
             };
@@ -245,10 +253,11 @@ mod tests {
         let at200 = layout(200, wanted);
         let width = |id| at200.iter().find(|c| c.id == id).map_or(0, |c| c.width);
         assert!(width(ColumnId::Why) >= TEXT_SHARE, "{at200:?}");
+        // TAINTS gets its share; what WHY leaves would widen it.
         assert_eq!(
             width(ColumnId::Taints),
-            40,
-            "TAINTS whole at 200: {at200:?}"
+            WIDE_SHARE,
+            "TAINTS at its share at 200: {at200:?}"
         );
         assert_eq!(
             width(ColumnId::Node),
@@ -265,6 +274,45 @@ mod tests {
         }
     }
 
+    /// Issue 33: a crash loop's long WHY pushed POD, TAINTS and POOL/ZONE
+    /// off a 200-column grid. Which columns show, and how wide every column
+    /// but the free text is, never follows WHY's length.
+    #[test]
+    fn a_long_why_moves_no_other_column() {
+        let with_why = |why: u16| {
+            move |id: ColumnId| match id {
+                ColumnId::Node => 10,
+                ColumnId::Pod | ColumnId::Status => 16,
+                ColumnId::NodeState => 12,
+                ColumnId::Taints | ColumnId::PoolZone => 24,
+                ColumnId::Why => why,
+                ColumnId::Event => 0,
+                _ => 4,
+            }
+        };
+        for total in [80, 120, 160, 200, 260] {
+            let short = layout(total, with_why(0));
+            for why in [12, 40, 60, 150, 400] {
+                let long = layout(total, with_why(why));
+                assert_eq!(ids(&short), ids(&long), "{total} cols, WHY {why}");
+                // A column shown whole stays as wide; one cut to fit may
+                // grow into the room a short WHY leaves.
+                let wants = with_why(why);
+                for (a, b) in short.iter().zip(&long).filter(|(_, b)| !is_text(b.id)) {
+                    if b.width < wants(b.id).max(display_width(b.title)).clamp(b.min, b.max) {
+                        assert!(a.width >= b.width, "{:?} at {total}, WHY {why}", a.id);
+                    } else {
+                        assert_eq!(a.width, b.width, "{:?} at {total} cols, WHY {why}", a.id);
+                    }
+                }
+            }
+        }
+        let at200 = layout(200, with_why(150));
+        for id in [ColumnId::Pod, ColumnId::Taints, ColumnId::PoolZone] {
+            assert!(ids(&at200).contains(&id), "{id:?} at 200: {at200:?}");
+        }
+    }
+
     #[test]
     fn spare_width_goes_to_why_before_taints() {
         let wanted = |id: ColumnId| {
@@ -278,8 +326,9 @@ mod tests {
             let columns = layout(total, wanted);
             let width = |id| columns.iter().find(|c| c.id == id).map_or(0, |c| c.width);
             assert!(width(ColumnId::Why) >= TEXT_SHARE, "{total}: {columns:?}");
-            // A TAINTS column cut to fit grows only once WHY is whole.
-            if width(ColumnId::Taints) > 12 && width(ColumnId::Taints) < 60 {
+            // A TAINTS column cut to fit grows past its share only once
+            // WHY is whole.
+            if width(ColumnId::Taints) > WIDE_SHARE && width(ColumnId::Taints) < 60 {
                 assert_eq!(width(ColumnId::Why), 60, "{total}: {columns:?}");
             }
         }

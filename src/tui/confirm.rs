@@ -54,6 +54,9 @@ pub enum Modal {
     Rollback(RollbackPicker),
     /// The auto-advance settings, editable before the start.
     AutoForm(Box<super::auto_form::AutoForm>),
+    /// The pause's reason being typed (optional, as `pause --reason`);
+    /// Enter goes on to the confirmation, which shows it.
+    PauseReason(String),
     /// Read-only text (the rollout plan).
     Info {
         /// Title.
@@ -76,25 +79,28 @@ impl Modal {
     /// The view model of the dialog.
     pub fn view(&self) -> DialogVm {
         match self {
-            Self::Confirm(confirm) => DialogVm {
-                title: format!(" {} ", confirm.title),
-                lines: confirm
+            Self::Confirm(confirm) => {
+                let keys = match confirm.intent {
+                    Intent::DespiteFailing(_) => Some(
+                        "F: go on past the failing pods    n / Esc: no    (y does nothing here)",
+                    ),
+                    // Its lines are its keys (y: …, Esc: …): not said twice.
+                    Intent::StopAndQuit => None,
+                    _ => Some("y: yes    n / Esc: no    (Enter does nothing here)"),
+                };
+                let mut lines: Vec<Cell> = confirm
                     .lines
                     .iter()
                     .map(|l| Cell::new(l, diff_tone(l)))
-                    .chain([
-                        Cell::empty(),
-                        Cell::new(
-                            if matches!(confirm.intent, Intent::DespiteFailing(_)) {
-                                "F: go on past the failing pods    n / Esc: no    (y does nothing here)"
-                            } else {
-                                "y: yes    n / Esc: no    (Enter does nothing here)"
-                            },
-                            Tone::Accent,
-                        ),
-                    ])
-                    .collect(),
-            },
+                    .collect();
+                if let Some(keys) = keys {
+                    lines.extend([Cell::empty(), Cell::new(keys, Tone::Accent)]);
+                }
+                DialogVm {
+                    title: format!(" {} ", confirm.title),
+                    lines,
+                }
+            }
             Self::Rollback(picker) => {
                 let mut lines: Vec<Cell> = picker
                     .revisions
@@ -122,6 +128,19 @@ impl Modal {
             Self::AutoForm(form) => DialogVm {
                 title: " start auto-advance with these settings? ".to_owned(),
                 lines: form.lines(),
+            },
+            Self::PauseReason(reason) => DialogVm {
+                title: " pause the rollout: why? ".to_owned(),
+                lines: vec![
+                    Cell::new(
+                        "the reason is recorded on the DaemonSet with who paused, for every console and `status` (optional)",
+                        Tone::Normal,
+                    ),
+                    Cell::empty(),
+                    Cell::new(&format!("reason: {reason}▏"), Tone::Accent),
+                    Cell::empty(),
+                    Cell::new("Enter: on to the confirmation    Esc: cancel", Tone::Accent),
+                ],
             },
             Self::Info { title, lines } => DialogVm {
                 title: format!(" {title} "),

@@ -73,6 +73,9 @@ pub enum Action {
     ShowPlan,
     /// Show the selected node's pod log (the previous container's after a crash).
     ShowLogs,
+    /// Show in full what the header and the status line had to cut: the
+    /// rollout state (a long pause reason), the last message.
+    ShowInFull,
     /// In a dialog: previous entry.
     DialogUp,
     /// In a dialog: next entry.
@@ -121,6 +124,8 @@ pub enum Context {
     AutoForm,
     /// Reading a pod's log (the list keys scroll it).
     Logs,
+    /// Typing the pause's reason.
+    ReasonInput,
 }
 
 impl Context {
@@ -141,6 +146,7 @@ impl Context {
             Self::Help => "Help",
             Self::AutoForm => "Auto-advance settings",
             Self::Logs => "Pod log",
+            Self::ReasonInput => "Pause reason",
         }
     }
 }
@@ -279,6 +285,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::Grid, Context::Detail, Context::History], keys: &[Key::char('r')], action: Action::Rollback, hint: Some("rollback"), help: "roll back: pick a revision, see the diff, confirm" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('P')], action: Action::ShowPlan, hint: Some("plan"), help: "show the rollout plan: order, canaries, skipped nodes and why" },
     Binding { contexts: &[Context::Grid, Context::Detail], keys: &[Key::char('l')], action: Action::ShowLogs, hint: Some("logs"), help: "the node's pod log; after a crash, the previous run's" },
+    Binding { contexts: &[Context::Grid, Context::Detail, Context::Picker], keys: &[Key::char('m')], action: Action::ShowInFull, hint: Some("in full"), help: "the rollout state and the last message in full (what the header and status line cut)" },
     Binding { contexts: &[Context::Confirm, Context::FailingConfirm, Context::RollbackPicker, Context::PlanView], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
     Binding { contexts: &[Context::PlanView], keys: &[Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter), Key::char('P')], action: Action::Cancel, hint: Some("close"), help: "close the plan" },
     Binding { contexts: &[Context::RollbackPicker], keys: &[Key::plain(KeyCode::Up), Key::char('k')], action: Action::DialogUp, hint: None, help: "newer revision" },
@@ -292,6 +299,10 @@ pub const BINDINGS: &[Binding] = &[
     Binding { contexts: &[Context::AutoForm], keys: &[Key::char('y')], action: Action::Confirm, hint: Some("start"), help: "start auto-advance with these settings (y only: Enter does nothing)" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::plain(KeyCode::Esc), Key::char('n')], action: Action::Cancel, hint: Some("cancel"), help: "close without starting" },
     Binding { contexts: &[Context::AutoForm], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::plain(KeyCode::Enter)], action: Action::Confirm, hint: Some("on to the confirmation"), help: "the reason is typed: show the pause's confirmation (y pauses there)" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::plain(KeyCode::Esc)], action: Action::Cancel, hint: Some("cancel"), help: "close without pausing" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::plain(KeyCode::Backspace)], action: Action::FilterBackspace, hint: None, help: "delete a character" },
+    Binding { contexts: &[Context::ReasonInput], keys: &[Key::ctrl('c')], action: Action::Quit, hint: None, help: "quit the console" },
 ];
 
 /// The contexts active for a screen, most specific first.
@@ -303,7 +314,8 @@ pub fn active_contexts(screen: Context) -> Vec<Context> {
         | Context::FailingConfirm
         | Context::RollbackPicker
         | Context::PlanView
-        | Context::AutoForm => {
+        | Context::AutoForm
+        | Context::ReasonInput => {
             vec![screen]
         }
         Context::Grid | Context::Picker | Context::History | Context::Detail | Context::Logs => {
@@ -326,7 +338,7 @@ pub fn action_for(screen: Context, key: &KeyEvent) -> Option<Action> {
             return Some(binding.action);
         }
     }
-    if screen == Context::FilterInput
+    if matches!(screen, Context::FilterInput | Context::ReasonInput)
         && let KeyCode::Char(c) = key.code
         && !key
             .modifiers
@@ -337,8 +349,34 @@ pub fn action_for(screen: Context, key: &KeyEvent) -> Option<Action> {
     None
 }
 
-/// Footer hints for a screen: `(key, label)` in keymap order, most specific first.
+/// The footer's first hints, most important first: the rollout keys, which
+/// a narrow footer must never drop for the list keys (the help has those).
+const FOOTER_FIRST: &[Action] = &[
+    Action::AdvanceSelected,
+    Action::AdvanceNext,
+    Action::ToggleCanary,
+    Action::ToggleAuto,
+    Action::TogglePause,
+    Action::Rollback,
+    Action::ShowPlan,
+    Action::ShowLogs,
+];
+
+/// Footer hints for a screen, by priority: `(key, label)`, the rollout keys
+/// first ([`FOOTER_FIRST`]), then the rest in keymap order, most specific
+/// first. The footer shows as many as fit, in this order.
 pub fn hints(screen: Context) -> Vec<(String, &'static str)> {
+    let mut out = hints_in_keymap_order(screen);
+    out.sort_by_key(|(_, action)| {
+        FOOTER_FIRST
+            .iter()
+            .position(|a| a == action)
+            .unwrap_or(FOOTER_FIRST.len())
+    });
+    out.into_iter().map(|(hint, _)| hint).collect()
+}
+
+fn hints_in_keymap_order(screen: Context) -> Vec<((String, &'static str), Action)> {
     let mut out = Vec::new();
     let mut shown: Vec<Action> = Vec::new();
     for context in active_contexts(screen) {
@@ -347,7 +385,7 @@ pub fn hints(screen: Context) -> Vec<(String, &'static str)> {
                 continue;
             }
             if let (Some(hint), Some(key)) = (binding.hint, binding.keys.first()) {
-                out.push((key.label(), hint));
+                out.push(((key.label(), hint), binding.action));
                 shown.push(binding.action);
             }
         }
@@ -370,6 +408,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         Context::RollbackPicker,
         Context::PlanView,
         Context::AutoForm,
+        Context::ReasonInput,
     ];
     order
         .into_iter()
@@ -451,6 +490,20 @@ mod tests {
                 let shared_key = a.keys.iter().any(|k| b.keys.contains(k));
                 assert!(!(shared_context && shared_key), "{a:?} and {b:?} collide");
             }
+        }
+    }
+
+    /// Issue 33: the footer lists the rollout keys first, in their order of
+    /// importance; the list keys come after.
+    #[test]
+    fn the_rollout_keys_lead_the_footer() {
+        for screen in [Context::Grid, Context::Detail] {
+            let keys: Vec<String> = hints(screen).into_iter().map(|(k, _)| k).collect();
+            assert_eq!(
+                keys[..8],
+                ["a", "n", "c", "A", "p", "r", "P", "l"],
+                "{screen:?}: {keys:?}"
+            );
         }
     }
 

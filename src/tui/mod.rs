@@ -34,6 +34,8 @@ mod bench;
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
+mod glance_tests;
+#[cfg(test)]
 mod layout_tests;
 #[cfg(test)]
 mod logs_tests;

@@ -43,7 +43,7 @@ pub(super) fn writes(effect: Option<Effect>) -> Vec<(u64, crate::ops::write::Wri
     }
 }
 
-fn done(app: &mut App, id: u64, request: crate::ops::write::WriteRequest) {
+pub(super) fn done(app: &mut App, id: u64, request: crate::ops::write::WriteRequest) {
     done_at(app, id, request, None);
 }
 
@@ -74,7 +74,9 @@ fn done_at(
 /// A console on `cache` that has just confirmed auto-advance, and the writes it sent.
 /// node-03 crash-loops on the new revision: after the form's `y`, a dialog of
 /// its own asks to advance past it, and only `F` answers it.
-fn auto_started(cache: &mut Cache) -> (App, Vec<(u64, crate::ops::write::WriteRequest)>) {
+pub(super) fn auto_started(
+    cache: &mut Cache,
+) -> (App, Vec<(u64, crate::ops::write::WriteRequest)>) {
     let mut app = app_on(cache);
     app.update(Action::ToggleAuto, cache, now());
     assert!(app.update(Action::Confirm, cache, now()).is_none());
@@ -388,7 +390,7 @@ fn plan_overlay_lists_order_canaries_and_skips() {
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("skip gpu-01: not eligible: taint dedicated=gpu:NoSchedule")),
+            .any(|l| l.starts_with("skip gpu-01: eligibility no: taint dedicated=gpu:NoSchedule")),
         "{lines:?}"
     );
     app.update(Action::Cancel, &cache, now());
@@ -534,8 +536,9 @@ fn a_hand_advance_whose_replacement_fails_says_why() {
     let (text, error) = status_line(&app);
     assert!(error, "{text}");
     assert!(
-        text.starts_with("advance: node node-06 failed, rollout not paused: ")
-            && text.contains("CrashLoopBackOff"),
+        text.starts_with(
+            "advance: node node-06 failed: replacement pod failing (CrashLoopBackOff)"
+        ) && text.ends_with("(rollout not paused)"),
         "{text}"
     );
     assert!(app.ops.followed.is_none());

@@ -23,7 +23,7 @@ fn info() -> ConsoleInfo {
 }
 
 /// An app on the fixture DaemonSet with the cache's changes applied.
-fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
+pub(super) fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
     let mut app = App::new(
         info(),
         crate::model::Target::from_key("kube-system/agent"),
@@ -33,7 +33,7 @@ fn app_on(cache: &mut Cache, size: (u16, u16)) -> App {
     app
 }
 
-fn draw(app: &App, cache: &Cache) -> Terminal<TestBackend> {
+pub(super) fn draw(app: &App, cache: &Cache) -> Terminal<TestBackend> {
     let (width, height) = app.ui.size;
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     let view = app.view_model(cache, now());

@@ -1,6 +1,6 @@
 //! The explain report and its table, without the binary.
 
-use super::{ExplainError, explain, render_table};
+use super::{ExplainError, NodeExplanation, count_line, explain, render_table};
 use crate::engine::eligibility::fixtures::{node, taint, template};
 use crate::model::{DaemonSet, Snapshot};
 
@@ -70,7 +70,7 @@ fn the_table_is_coloured_only_when_asked() {
          NODE    ELIG  FIT  REASON\n\
          a-node  yes   ?\n\
          b-node  no    ?    taint dedicated=gpu:NoSchedule not tolerated\n\
-         2 nodes: 1 should run, 1 excluded (1 may keep a running pod)\n"
+         2 nodes: 1 should run, 1 excluded\n"
     );
     let coloured = render_table(&report, true);
     assert!(
@@ -113,5 +113,32 @@ fn no_daemonsets_says_so() {
     assert_eq!(
         render_table(&report, false),
         "no DaemonSets in the snapshot\n"
+    );
+}
+
+/// Issue 33: the count under the table speaks the table's words: only rows
+/// ELIG marks `keep` (a pod there to keep) are counted as keeping one.
+#[test]
+fn the_count_line_agrees_with_elig() {
+    use crate::engine::eligibility::NodeVerdict;
+    let row = |name: &str, should_run: bool, keep: bool, has_pod: bool| NodeExplanation {
+        name: name.to_owned(),
+        verdict: NodeVerdict {
+            should_run,
+            should_continue_running: should_run || keep,
+            reasons: Vec::new(),
+        },
+        has_pod,
+        fit: None,
+    };
+    let nodes = [
+        row("runs", true, true, true),
+        row("noschedule-no-pod", false, true, false),
+        row("noschedule-pod", false, true, true),
+        row("excluded", false, false, true),
+    ];
+    assert_eq!(
+        count_line(&nodes),
+        "4 nodes: 1 should run, 3 excluded (1 keep their running pod)"
     );
 }

@@ -162,6 +162,60 @@ fn only_a_failing_pod_carries_its_containers_words() {
     assert_eq!(c.failure_detail, None);
 }
 
+/// Issue 33: between two back-offs the kubelet reports a crash-looping
+/// container `running`; the pod is failing the whole time (the grid's `!`
+/// must not come and go with the restarts), with the same cause.
+#[test]
+fn a_crash_loop_fails_between_its_restarts_too() {
+    let ds = daemonset("agent:2").build();
+    let revisions = index(&ds);
+    let cases = [
+        (
+            "backing off",
+            pod("a", "n", "new")
+                .running_not_ready(0)
+                .waiting("CrashLoopBackOff", 4)
+                .last_terminated(1, "Error", "exec format error"),
+            Some("CrashLoopBackOff"),
+        ),
+        (
+            "running again, not Ready",
+            pod("a", "n", "new")
+                .running_not_ready(0)
+                .running_again(4)
+                .last_terminated(1, "Error", "exec format error"),
+            Some("CrashLoopBackOff"),
+        ),
+        (
+            "running again after a clean exit",
+            pod("a", "n", "new")
+                .running_not_ready(0)
+                .running_again(1)
+                .last_terminated(0, "Completed", ""),
+            None,
+        ),
+        (
+            "Ready again",
+            pod("a", "n", "new")
+                .ready_since(0)
+                .restarts(4)
+                .last_terminated(1, "Error", "exec format error"),
+            None,
+        ),
+    ];
+    for (name, builder, problem) in cases {
+        let c = pod_coverage(&builder.build(), &revisions, 0, at(10));
+        assert_eq!(c.problem.as_deref(), problem, "{name}");
+        if problem.is_some() {
+            assert_eq!(
+                c.failure_detail.as_deref(),
+                Some("container main: exit code 1 (Error): exec format error"),
+                "{name}"
+            );
+        }
+    }
+}
+
 #[test]
 fn several_pods_on_a_node_are_listed_oldest_first() {
     let ds = daemonset("agent:2").build();

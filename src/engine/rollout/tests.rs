@@ -67,7 +67,7 @@ fn skipped_nodes_carry_their_reason() {
         .map(|s| (s.node.as_str(), &s.reason))
         .collect();
     assert!(
-        matches!(skipped[0], ("a-excluded", SkipReason::NotEligible { message }) if message.contains("agent")),
+        matches!(skipped[0], ("a-excluded", SkipReason::NotEligible { message, .. }) if message.contains("agent")),
         "{skipped:?}"
     );
     assert_eq!(

@@ -106,10 +106,13 @@ impl OpsConsole {
         }
         // This run's settings start from the defaults, never from what an
         // earlier run left in the annotations.
+        let canaries =
+            crate::tui::auto_form::canary_text(&before.canaries, before.canary_selector.as_deref());
         self.modal = Some(Modal::AutoForm(Box::new(AutoForm::new(
             DEFAULT_POLICY,
             warnings,
             despite_failing,
+            canaries,
         ))));
         Ok(None)
     }

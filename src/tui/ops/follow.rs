@@ -73,8 +73,10 @@ impl Followed {
                     nodes.join(", ")
                 )))
             }
+            // The point first (what failed and why), the rest after: a
+            // status line cuts the end.
             Some(Step::Pause { node, reason }) => Some(Err(format!(
-                "advance: node {node} failed, rollout not paused: {reason}"
+                "advance: node {node} failed: {reason} (rollout not paused)"
             ))),
             Some(_) => None,
         }

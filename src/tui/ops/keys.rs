@@ -48,6 +48,26 @@ impl OpsConsole {
         now: jiff::Timestamp,
     ) -> Handled {
         let result = match action {
+            // Typing the pause's reason; Enter goes on to the confirmation.
+            Action::FilterChar(c) if matches!(self.modal, Some(Modal::PauseReason(_))) => {
+                if let Some(Modal::PauseReason(reason)) = self.modal.as_mut() {
+                    reason.push(c);
+                }
+                Ok(None)
+            }
+            Action::FilterBackspace if matches!(self.modal, Some(Modal::PauseReason(_))) => {
+                if let Some(Modal::PauseReason(reason)) = self.modal.as_mut() {
+                    reason.pop();
+                }
+                Ok(None)
+            }
+            Action::Confirm if matches!(self.modal, Some(Modal::PauseReason(_))) => {
+                let Some(Modal::PauseReason(reason)) = self.modal.take() else {
+                    return Handled::Passed;
+                };
+                let reason = Some(reason.trim().to_owned()).filter(|r| !r.is_empty());
+                self.confirm_pause(scope, cache, reason, now).map(|()| None)
+            }
             // Yes/no belong to the console's own confirmation unless a rollout dialog is open.
             Action::Confirm if self.modal.is_some() => Ok(self.dialog_yes(scope, cache, now)),
             Action::Cancel if self.modal.is_some() => {
@@ -83,7 +103,7 @@ impl OpsConsole {
             Action::ToggleCanary => self.ask_canary(scope, cache, now).map(|()| None),
             Action::ToggleAuto => self.toggle_auto(scope, cache, now),
             Action::TogglePause => self.ask_pause(scope, cache, now).map(|()| None),
-            Action::Rollback => self.open_rollback(scope, cache).map(|()| None),
+            Action::Rollback => self.open_rollback(scope, cache, now).map(|()| None),
             _ => return Handled::Passed,
         };
         Handled::Took(result.unwrap_or_else(|message| {
@@ -194,15 +214,38 @@ impl OpsConsole {
         self.allowed(Operation::Pause, "pause/resume")?;
         let snapshot = scope.snapshot(cache)?;
         let state = snapshot.state().map_err(|e| e.to_string())?;
+        if state.is_paused() {
+            return self.confirm_pause(scope, cache, None, now);
+        }
+        // A pause says why, as `pause --reason` does: asked first, optional.
+        self.modal = Some(Modal::PauseReason(String::new()));
+        Ok(())
+    }
+
+    /// The confirmation of a pause with `reason` (or of the resume, when paused).
+    fn confirm_pause(
+        &mut self,
+        scope: &mut OpsScope<'_>,
+        cache: &Cache,
+        reason: Option<String>,
+        now: jiff::Timestamp,
+    ) -> Result<(), String> {
+        self.allowed(Operation::Pause, "pause/resume")?;
+        let snapshot = scope.snapshot(cache)?;
+        let state = snapshot.state().map_err(|e| e.to_string())?;
         let spec_action =
             crate::ops::owner_guard::pause_spec_action(&snapshot.ds, &state, state.is_paused());
         let mut lines = crate::ops::owner_guard::dialog_lines(&snapshot.ds, spec_action);
         let (title, request) = if state.is_paused() {
             ("resume the rollout?", resume(&snapshot, &self.actor, now))
         } else {
+            lines.push(format!(
+                "reason: {}",
+                reason.as_deref().unwrap_or("(none given)")
+            ));
             let request = PauseRequest {
                 by: self.actor.clone(),
-                reason: None,
+                reason,
                 node: None,
                 automatic: false,
             };
@@ -257,7 +300,7 @@ impl OpsConsole {
         now: jiff::Timestamp,
     ) -> Option<Effect> {
         match self.modal.take()? {
-            Modal::Info { .. } => None,
+            Modal::Info { .. } | Modal::PauseReason(_) => None,
             Modal::AutoForm(form) => {
                 let result = self.confirm_auto_form(scope, cache, *form, now);
                 Self::answer(scope, result)

@@ -173,6 +173,7 @@ impl OpsConsole {
             Some(Modal::Rollback(_)) => Some(Context::RollbackPicker),
             Some(Modal::Info { .. }) => Some(Context::PlanView),
             Some(Modal::AutoForm(_)) => Some(Context::AutoForm),
+            Some(Modal::PauseReason(_)) => Some(Context::ReasonInput),
             None => None,
         }
     }

@@ -64,16 +64,22 @@ impl OpsConsole {
         &mut self,
         scope: &OpsScope<'_>,
         cache: &Cache,
+        now: jiff::Timestamp,
     ) -> Result<(), String> {
         self.allowed(Operation::Rollback, "rollback")?;
-        // Refused up front, not after a revision is picked.
+        // Refused up front, not after a revision is picked: this console's
+        // run, with the way out; another console's, as the rollback would.
         if let Some(console_run) = &self.auto {
             return Err(format!(
-                "{} is running in this console: press A to stop it first",
+                "rollback refused: {} is running in this console: press A to stop it first",
                 console_run.run.label()
             ));
         }
         let snapshot = scope.snapshot(cache)?;
+        let state = snapshot.state().map_err(|e| e.to_string())?;
+        if let Some(running) = state.run_in_progress(now) {
+            return Err(format!("rollback refused: {running}"));
+        }
         self.modal = Some(Modal::Rollback(rollback_picker(&snapshot)?));
         Ok(())
     }

@@ -380,32 +380,59 @@ fn cell(id: ColumnId, row: &NodeRow, canary: bool, blocker: bool, now: jiff::Tim
             ),
             Tone::Dim,
         ),
-        ColumnId::Why => {
-            if let Some(reason) = verdict.reasons.first().filter(|_| {
-                !verdict.should_run || !verdict.should_continue_running || verdict.is_unknown()
-            }) {
-                Cell::new(
-                    &reason.message,
-                    if row.state == RowState::Misscheduled {
-                        Tone::Bad
-                    } else {
-                        Tone::Dim
-                    },
-                )
-            } else {
-                scheduling_problem_cell(row)
-                    .or_else(|| fit_cell(row))
-                    .unwrap_or_else(Cell::empty)
-            }
-        }
+        ColumnId::Why => why_cell(row),
         ColumnId::Event => event_cell(row, now),
     }
 }
 
-/// Why the node's daemon pod cannot start, in a few words: `pending:
-/// Insufficient cpu` (the scheduler's reasons for this node, without the
-/// other nodes' counts), `evicted: The node was low on resource: memory.`,
-/// `rejected: OutOfcpu`, `sandbox: …`. The detail pane has the whole text.
+/// WHY: the one thing to know about the row, in a few words: why no pod
+/// belongs here (the eligibility reason), else why its pod fails, else that
+/// the node is cordoned (and the plan skips it), else its next step's fit.
+/// The detail pane has the whole text.
+fn why_cell(row: &NodeRow) -> Cell {
+    let verdict = &row.coverage.verdict;
+    if let Some(reason) = verdict
+        .reasons
+        .first()
+        .filter(|_| !verdict.should_run || !verdict.should_continue_running || verdict.is_unknown())
+    {
+        let tone = if row.state == RowState::Misscheduled {
+            Tone::Bad
+        } else {
+            Tone::Dim
+        };
+        return Cell::new(&reason.message, tone);
+    }
+    scheduling_problem_cell(row)
+        .or_else(|| cordon_cell(row))
+        .or_else(|| fit_cell(row))
+        .unwrap_or_else(Cell::empty)
+}
+
+/// A cordoned node says so, and whether the rollout plan skips it for that
+/// (the plan's own [`skip_reason`](crate::engine::rollout::skip_reason),
+/// worded as `P` words it): on a narrow grid NODE STATE is not shown.
+fn cordon_cell(row: &NodeRow) -> Option<Cell> {
+    use crate::engine::rollout::{PlanOptions, SkipReason, skip_reason};
+    if !row.cordoned {
+        return None;
+    }
+    let options = PlanOptions::default();
+    let skipped = skip_reason(&row.coverage, row.plan_facts(&options), false);
+    let text = match skipped {
+        Some(reason @ SkipReason::Cordoned) => {
+            format!("plan skips: {}", crate::ops::advance::skip_text(&reason))
+        }
+        _ => "cordoned".to_owned(),
+    };
+    Some(Cell::new(&text, Tone::Warn))
+}
+
+/// Why the node's daemon pod cannot start or keeps failing, in a few words:
+/// `pending: Insufficient cpu` (the scheduler's reasons for this node,
+/// without the other nodes' counts), `evicted: The node was low on resource:
+/// memory.`, `rejected: OutOfcpu`, `sandbox: …`, `exit 1: exec format
+/// error`. The detail pane has the whole text.
 fn scheduling_problem_cell(row: &NodeRow) -> Option<Cell> {
     use crate::engine::health::ProblemCode;
     let pod = row.pod()?;
@@ -416,6 +443,12 @@ fn scheduling_problem_cell(row: &NodeRow) -> Option<Cell> {
         ProblemCode::Evicted => format!("evicted: {}", first_sentence(detail)),
         ProblemCode::Rejected => format!("rejected: {}", pod.problem.as_deref().unwrap_or("")),
         ProblemCode::SandboxFailed => format!("sandbox: {}", first_sentence(detail)),
+        // A container that fails: its cause (`exit 1: exec format error`),
+        // not the kubelet's back-off text.
+        _ if !detail.is_empty() => crate::engine::health::short_cause(detail),
+        // Nothing said why (no last termination yet): that it loops, not
+        // the kubelet's back-off event.
+        ProblemCode::CrashLoop => format!("crash loop: {} restarts", pod.restarts),
         _ => return None,
     };
     Some(Cell::new(text.trim_end_matches([' ', ':']), Tone::Bad))

@@ -20,6 +20,7 @@ use crate::cluster::cache::Cache;
 use crate::cluster::status::{StreamKind, StreamState, StreamStatus};
 use crate::model::Target;
 
+use super::fit;
 use super::index::GridIndex;
 use super::keymap;
 use super::state::{Level, Screen, UiState};
@@ -123,7 +124,7 @@ pub fn build(input: &Inputs<'_>) -> ViewModel {
         ..header::build(ds, input.rows, blocker.clone(), input.now)
     });
     ViewModel {
-        title: title(input.info, input.simulated, ui.target.as_ref()),
+        title: title(input.info, input.simulated, ui.target.as_ref(), ui.size.0),
         header,
         body: body(input, &blocking),
         help: ui.help.then(|| help(input)),
@@ -151,9 +152,11 @@ fn help(input: &Inputs<'_>) -> pane::TextPane {
 }
 
 /// The title line. On the embedded cluster `SIMULATED` comes right after the
-/// name, before anything that may be cut at the right edge (a long server
-/// URL or DaemonSet name): it is never mistaken for a real cluster.
-fn title(info: &ConsoleInfo, simulated: bool, target: Option<&Target>) -> Vec<Cell> {
+/// name, before anything that may be cut at the right edge: it is never
+/// mistaken for a real cluster. Too long for `width`, the server URL is cut
+/// first (the help has it whole), then the DaemonSet's name at the right
+/// edge; the context, which says which cluster, stays.
+fn title(info: &ConsoleInfo, simulated: bool, target: Option<&Target>, width: u16) -> Vec<Cell> {
     let mut cells = vec![Cell::new("rollcall", Tone::Accent)];
     if simulated {
         cells.push(Cell::new(" SIMULATED", Tone::Warn));
@@ -164,6 +167,19 @@ fn title(info: &ConsoleInfo, simulated: bool, target: Option<&Target>) -> Vec<Ce
     ]);
     if let Some(target) = target {
         cells.push(Cell::new(&format!("  daemonset {target}"), Tone::Normal));
+    }
+    let total: u16 = cells.iter().map(|c| fit::display_width(&c.text)).sum();
+    let over = total.saturating_sub(width);
+    let server = cells.len() - 1 - usize::from(target.is_some());
+    if over > 0 {
+        let cell = &mut cells[server];
+        let keep = fit::display_width(&cell.text).saturating_sub(over);
+        // Less than a few cells of it says nothing: gone, not `h…`.
+        cell.text = if keep < 8 {
+            String::new()
+        } else {
+            fit::fit(&cell.text, keep, fit::Cut::End)
+        };
     }
     // The connection note (long: it holds the kubeconfig path) is in the
     // status line at start and always in full in the help.
@@ -191,11 +207,16 @@ fn body(input: &Inputs<'_>, blocking: &std::collections::BTreeSet<&str>) -> Body
     let synced = |kind: &StreamKind| streams.get(kind).is_some_and(StreamStatus::settled);
     // Without DaemonSets there is nothing to show, and nothing will come.
     if input.cache.forbidden(StreamKind::DaemonSets) {
-        let limitation = crate::cluster::access::limitation(StreamKind::DaemonSets);
-        return Body::Empty(Cell::new(
-            &format!("view limited: {limitation}"),
-            Tone::Warn,
-        ));
+        // Listing them (no DaemonSet named): say how to name a namespace.
+        let text = if ui.target.is_some() {
+            format!(
+                "view limited: {}",
+                crate::cluster::access::limitation(StreamKind::DaemonSets)
+            )
+        } else {
+            "view limited: cannot list daemonsets here (forbidden): name a namespace you may read with -n NAMESPACE, or a DaemonSet as NAMESPACE/NAME".to_owned()
+        };
+        return Body::Empty(Cell::new(&text, Tone::Warn));
     }
     let missing_target = ui.target.as_ref().filter(|target| {
         !matches!(ui.screen, Screen::Picker(_))

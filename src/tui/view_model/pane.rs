@@ -68,11 +68,24 @@ pub fn visible(height: u16, total: usize) -> usize {
 /// One line of cells wrapped to `width`: words stay whole where they fit,
 /// continuation lines are indented by two cells; nothing is dropped.
 pub fn wrap_cells(line: &[Cell], width: u16) -> Vec<Vec<Cell>> {
+    wrap_hanging(line, width, 2)
+}
+
+/// [`wrap_cells`] with continuation lines indented by `indent` cells (the
+/// help's entries continue under their text, not under their key).
+fn wrap_hanging(line: &[Cell], width: u16, indent: u16) -> Vec<Vec<Cell>> {
     let total: u16 = line.iter().map(|c| display_width(&c.text)).sum();
     if total <= width {
         return vec![line.to_vec()];
     }
     let width = width.max(4);
+    // A hanging indent that leaves too little room falls back to two cells.
+    let indent = if indent.saturating_mul(2) <= width {
+        indent
+    } else {
+        2
+    };
+    let margin = " ".repeat(usize::from(indent));
     let mut out: Vec<Vec<Cell>> = vec![Vec::new()];
     let mut used: u16 = 0;
     for cell in line {
@@ -80,9 +93,16 @@ pub fn wrap_cells(line: &[Cell], width: u16) -> Vec<Vec<Cell>> {
             let w = display_width(word);
             // A word that fits on a line of its own goes to the next line
             // rather than being split (paths stay whole where they can).
-            if used + w > width && used > 2 {
-                out.push(vec![Cell::new("  ", Tone::Normal)]);
-                used = 2;
+            if used + w > width && used > indent {
+                // A word the hanging indent would split (a path) goes under
+                // the key instead, whole where it can be.
+                let here = if w > width - indent && w <= width - 2 {
+                    2
+                } else {
+                    indent
+                };
+                out.push(vec![Cell::new(&margin[..usize::from(here)], Tone::Normal)]);
+                used = here;
             }
             let room = width - used;
             if w <= room {
@@ -97,8 +117,8 @@ pub fn wrap_cells(line: &[Cell], width: u16) -> Vec<Vec<Cell>> {
                 push(&mut out, &piece, cell.tone);
                 used += display_width(&piece);
                 if i + 1 < count {
-                    out.push(vec![Cell::new("  ", Tone::Normal)]);
-                    used = 2;
+                    out.push(vec![Cell::new(&margin, Tone::Normal)]);
+                    used = indent;
                 }
             }
         }
@@ -163,7 +183,14 @@ pub fn help_lines(info: &ConsoleInfo, width: u16) -> Vec<Vec<Cell>> {
     lines.push(entry("◆", "a canary: advanced first, as its own batch"));
     lines.push(entry("!", "a problem: failing, missing or misscheduled"));
     lines.push(entry("×", "blocks the rollout"));
-    wrap_all(&lines, width)
+    // An entry's text continues under its text, not under its key.
+    lines
+        .iter()
+        .flat_map(|line| match line.as_slice() {
+            [key, _] => wrap_hanging(line, width, display_width(&key.text)),
+            _ => wrap_cells(line, width),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -172,6 +199,29 @@ mod tests {
 
     fn text(line: &[Cell]) -> String {
         line.iter().map(|c| c.text.as_str()).collect()
+    }
+
+    /// Issue 33: a help entry too long for its line continues under its
+    /// text, at the key column's width, not at the left edge.
+    #[test]
+    fn wrapped_help_lines_keep_their_indent() {
+        let info = ConsoleInfo {
+            context: "kind".into(),
+            server: "https://127.0.0.1:6443/".into(),
+            note: None,
+        };
+        let lines: Vec<String> = help_lines(&info, 60).iter().map(|l| text(l)).collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("advance the selected node"))
+            .expect("the advance entry");
+        assert!(lines[at].starts_with("  a "), "{lines:?}");
+        let next = &lines[at + 1];
+        assert!(next.starts_with(&" ".repeat(18)), "{next:?}");
+        assert!(!next.starts_with(&" ".repeat(19)), "{next:?}");
+        for l in &lines {
+            assert!(display_width(l) <= 60, "{l:?}");
+        }
     }
 
     #[test]

@@ -25,21 +25,34 @@ struct Plan {
     counts: bool,
 }
 
-/// Wraps `text` to `width` in at most `most` lines, the last cut with `…`.
+/// Wraps `text` to `width` in at most `most` lines, the last cut with `…`
+/// and the key that shows it whole (`…[m]`, as the status line says it).
 fn wrap_within(text: &str, width: u16, most: usize) -> Vec<String> {
+    const IN_FULL: &str = "[m]";
     if most == 0 {
         return Vec::new();
     }
     let mut lines = wrap(text, width);
     if lines.len() > most {
         let rest = lines.split_off(most - 1).join(" ");
-        lines.push(fit(&rest, width, Cut::End));
+        let room = width.saturating_sub(display_width(IN_FULL));
+        lines.push(format!("{}{IN_FULL}", fit(&rest, room, Cut::End)));
     }
     lines
 }
 
 fn plan(header: &HeaderVm, width: u16, body_lines: usize) -> Plan {
-    let reserved = usize::from(!header.limits.is_empty());
+    // The summary (with the spec's owner) and the counts keep their lines:
+    // a long state (a pause reason of several lines) is cut to what is left,
+    // at least one line; `m` shows it whole.
+    let joined: Vec<&str> = header.limits.iter().map(|c| c.text.as_str()).collect();
+    let joined = joined.join(" · ");
+    let limit_lines = if joined.is_empty() {
+        0
+    } else {
+        wrap(&joined, width).len().min(2)
+    };
+    let reserved = limit_lines + 2;
     let state = wrap_within(
         &format!("rollout: {}", header.state.text),
         width,
@@ -49,10 +62,9 @@ fn plan(header: &HeaderVm, width: u16, body_lines: usize) -> Plan {
     let limits = if header.limits.is_empty() {
         Vec::new()
     } else {
-        let joined: Vec<&str> = header.limits.iter().map(|c| c.text.as_str()).collect();
         // The limitations wrap, but leave the counts a line where they can.
         let most = if room >= 3 { room - 1 } else { room.min(2) };
-        wrap_within(&joined.join(" · "), width, most)
+        wrap_within(&joined, width, most)
     };
     room -= limits.len();
     let summary = room >= 1;
@@ -107,15 +119,24 @@ fn render_summary(header: &HeaderVm, row: Rect, buf: &mut Buffer) {
         span(&header.revision),
     ];
     // Who owns the spec, when a tool does: GitOps may revert a pause or
-    // rollback. It matters more than the revision's hash, which goes first.
+    // rollback. It matters more than the revision's hash, which goes first,
+    // and than the strategy: when the line is still too long, the owner
+    // comes right after the name and the strategy is what is cut.
     if let Some(owner) = &header.owner {
         spans.push(separator());
         spans.push(span(owner));
-        let width: usize = spans.iter().map(Span::width).sum();
-        if width > usize::from(row.width)
+        let fits = |spans: &[Span<'_>]| {
+            spans.iter().map(Span::width).sum::<usize>() <= usize::from(row.width)
+        };
+        if !fits(&spans)
             && let Some((short, _)) = header.revision.text.split_once(" (")
         {
             spans[4] = Span::styled(short.to_owned(), style(header.revision.tone));
+        }
+        if !fits(&spans) {
+            // [name, ·, strategy, ·, revision, ·, owner] becomes
+            // [name, ·, owner, ·, revision, ·, strategy].
+            spans.swap(2, 6);
         }
     }
     render_line(spans, row, buf);
@@ -185,7 +206,8 @@ mod tests {
             // 80×24: three body lines.
             ("waiting", &[][..], 80, 3, (1, 0, true, true)),
             ("waiting", &[long_limit][..], 80, 3, (1, 2, false, false)),
-            (&"x ".repeat(60), &[][..], 80, 3, (2, 0, true, false)),
+            // A long state (a pause reason) never pushes the counts out.
+            (&"x ".repeat(60), &[][..], 80, 3, (1, 0, true, true)),
             // 40 rows and more: five body lines keep summary and counts.
             ("waiting", &[long_limit][..], 80, 5, (1, 2, true, true)),
             (
@@ -193,8 +215,9 @@ mod tests {
                 &[long_limit][..],
                 80,
                 5,
-                (2, 2, true, false),
+                (1, 2, true, true),
             ),
+            (&"x ".repeat(60), &[][..], 80, 5, (2, 0, true, true)),
             (
                 "waiting",
                 &[long_limit, long_limit][..],

@@ -14,7 +14,7 @@ pub mod theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use super::columns::areas;
 use super::view_model::pane::Overlay;
@@ -65,6 +65,7 @@ fn render_body(body: &Body, area: Rect, buf: &mut Buffer) {
         }
         Body::Empty(cell) => Paragraph::new(Line::from(span(cell)))
             .block(Block::default().borders(Borders::TOP))
+            .wrap(Wrap { trim: true })
             .render(area, buf),
         Body::Picker(picker) => picker.render(area, buf),
         Body::Grid(grid) => grid.render(area, buf),

@@ -8,11 +8,12 @@ use ratatui::widgets::Widget;
 
 use super::render_line;
 use super::theme::{span, style};
-use crate::tui::fit::display_width;
+use crate::tui::fit::{Cut, display_width, fit};
 use crate::tui::view_model::{StatusVm, Tone};
 
 impl Widget for &StatusVm {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        let width = area.width;
         let mut spans = Vec::new();
         for (i, cell) in self.streams.iter().enumerate() {
             if i > 0 {
@@ -20,15 +21,52 @@ impl Widget for &StatusVm {
             }
             spans.push(span(cell));
         }
-        if let Some(message) = &self.message {
-            if !spans.is_empty() {
-                spans.push(Span::styled(" │ ", style(Tone::Dim)));
-            }
+        let Some(message) = &self.message else {
+            render_line(spans, area, buf);
+            return;
+        };
+        let streams_width: usize = spans.iter().map(Span::width).sum();
+        let separator = if spans.is_empty() { 0 } else { 3 };
+        if streams_width + separator + usize::from(display_width(&message.text))
+            > usize::from(width)
+            && !spans.is_empty()
+        {
+            // The message goes first: the stream states are cut to a share
+            // of the line (the grid's title and border say more).
+            let joined: String = spans.iter().map(|s| s.content.as_ref()).collect();
+            let tone = self.streams.first().map_or(Tone::Normal, |c| c.tone);
+            let share = (width / STREAMS_SHARE).max(6);
+            spans = vec![Span::styled(fit(&joined, share, Cut::End), style(tone))];
+        }
+        let streams_width: u16 = spans
+            .iter()
+            .map(|s| u16::try_from(s.width()).unwrap_or(u16::MAX))
+            .sum();
+        if !spans.is_empty() {
+            spans.push(Span::styled(" │ ", style(Tone::Dim)));
+        }
+        let room = width.saturating_sub(streams_width + if separator > 0 { 3 } else { 0 });
+        if display_width(&message.text) > room {
+            // Cut, never silently: the rest is a key away.
+            let keep = room.saturating_sub(display_width(IN_FULL));
+            let kept = fit(&message.text, keep + 1, Cut::End);
+            spans.push(Span::styled(
+                kept.trim_end_matches('…').to_owned(),
+                style(message.tone),
+            ));
+            spans.push(Span::styled(IN_FULL, style(Tone::Dim)));
+        } else {
             spans.push(span(message));
         }
         render_line(spans, area, buf);
     }
 }
+
+/// What a cut message ends with: the key that shows it whole.
+const IN_FULL: &str = "…[m]";
+
+/// The stream states get at most this share of a line a message needs.
+const STREAMS_SHARE: u16 = 4;
 
 /// The hint that must always show, last.
 const HELP_KEY: &str = "?";
