@@ -20,6 +20,7 @@ pub mod reference;
 pub mod rollback;
 pub mod sim;
 pub mod sim_credential;
+mod sim_fleet;
 pub mod status;
 pub mod version;
 
