@@ -1,6 +1,13 @@
 //! One DaemonSet across many clusters (`rollcall fleet`): the pure parts —
-//! a template identity that holds across clusters ([`template`]) and drift
-//! from the fleet's reference ([`drift`]). No I/O here.
+//! which contexts make the fleet ([`contexts`]), a cluster's connection in
+//! one word ([`connection`]), a template identity that holds across clusters
+//! ([`template`]), drift from the fleet's reference ([`drift`]) and the
+//! fleet report ([`report`]). No I/O here: the command
+//! (`crate::cli::fleet`) connects and reads each cluster through the same
+//! code as `rollcall status`.
 
+pub mod connection;
+pub mod contexts;
 pub mod drift;
+pub mod report;
 pub mod template;
