@@ -312,10 +312,11 @@ impl FleetReport {
             "READY",
             "AVAILABLE",
             "TEMPLATE",
+            "REVISIONS",
             "STATE",
             "PROBLEM",
         ];
-        let mut rows: Vec<[String; 10]> = vec![header.map(str::to_owned)];
+        let mut rows: Vec<[String; 11]> = vec![header.map(str::to_owned)];
         for cluster in &self.clusters {
             let dash = || "-".to_owned();
             let row = cluster.row.as_ref();
@@ -338,6 +339,7 @@ impl FleetReport {
                     };
                     format!("{}{drifted}", t.digest)
                 }),
+                revision_mix(&cluster.revisions),
                 row.map_or_else(dash, |r| r.state.clone()),
                 row.and_then(|r| r.top_problem.clone()).unwrap_or_default(),
             ]);
@@ -371,8 +373,9 @@ impl FleetReport {
             .templates
             .iter()
             .map(|tpl| {
+                let plural = if tpl.clusters == 1 { "" } else { "s" };
                 format!(
-                    "{} {} ({} clusters)",
+                    "{} {} ({} cluster{plural})",
                     tpl.digest,
                     tpl.images.join(","),
                     tpl.clusters
@@ -394,6 +397,18 @@ impl FleetReport {
         let _ = writeln!(out, "templates: {}", templates.join(" · "));
         out
     }
+}
+
+/// `c69834 12 · 39db57 0`: nodes per template, by short digest; `-` when unknown.
+fn revision_mix(revisions: &[IdentityNodes]) -> String {
+    if revisions.is_empty() {
+        return "-".to_owned();
+    }
+    let shown: Vec<String> = revisions
+        .iter()
+        .map(|r| format!("{} {}", r.digest.get(..6).unwrap_or(&r.digest), r.nodes))
+        .collect();
+    shown.join(" · ")
 }
 
 /// Rows as columns padded to their widest cell.
