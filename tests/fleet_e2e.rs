@@ -66,6 +66,14 @@ impl Fleet {
         (value, output.status.code())
     }
 
+    /// `rollcall fleet status DS ARGS -o json` on the fleet's kubeconfig.
+    fn fleet_json(&self, args: &[&str]) -> (Value, Option<i32>) {
+        let mut all = vec!["fleet", "status", DS];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        self.json(&[&self.kubeconfig()], &all)
+    }
+
     /// `rollcall --context CONTEXT status DS -o json`, without `nodes`.
     fn status(&self, context: &str) -> Value {
         let kubeconfig = self.kubeconfig();
@@ -91,6 +99,7 @@ fn a_fleet_status_agrees_with_each_cluster_and_flags_the_drifted_one() {
     each_cluster_agrees(&fleet, &images);
     drift_is_flagged(&fleet, &images);
     the_reference_can_be_named(&fleet);
+    where_answers_across_the_fleet(&fleet);
     // A context the kubeconfig does not have is a usage error.
     let output = fleet.rollcall(
         &[&fleet.kubeconfig()],
@@ -125,10 +134,7 @@ fn member_images(fleet: &Fleet) -> Vec<String> {
 }
 
 fn fleet_status(fleet: &Fleet) -> Value {
-    let (report, code) = fleet.json(
-        &[&fleet.kubeconfig()],
-        &["fleet", "status", DS, "--all-contexts", "-o", "json"],
-    );
+    let (report, code) = fleet.fleet_json(&["--all-contexts"]);
     assert_eq!(code, Some(1), "drift is a problem: {report}");
     report
 }
@@ -199,21 +205,13 @@ fn drift_is_flagged(fleet: &Fleet, images: &[String]) {
 
 /// With --reference, the drifted member is the reference and the other drifts.
 fn the_reference_can_be_named(fleet: &Fleet) {
-    let (report, _) = fleet.json(
-        &[&fleet.kubeconfig()],
-        &[
-            "fleet",
-            "status",
-            DS,
-            "--contexts",
-            "rollcall-sim-3,rollcall-sim-1",
-            "--reference",
-            "rollcall-sim-3",
-            "-o",
-            "json",
-            "--all",
-        ],
-    );
+    let (report, _) = fleet.fleet_json(&[
+        "--contexts",
+        "rollcall-sim-3,rollcall-sim-1",
+        "--reference",
+        "rollcall-sim-3",
+        "--all",
+    ]);
     assert_eq!(report["clusters"][0]["context"], "rollcall-sim-3");
     assert_eq!(report["clusters"][0]["drift"], serde_json::json!([]));
     assert_eq!(report["clusters"][1]["drift"][0]["field"], "image");
@@ -222,6 +220,52 @@ fn the_reference_can_be_named(fleet: &Fleet) {
             .as_array()
             .is_some_and(|n| !n.is_empty())
     );
+}
+
+/// `--where digest!=D` with member 2's digest (every pod there runs it):
+/// members 1 and 3 still run the old template everywhere, member 2 never appears.
+fn where_answers_across_the_fleet(fleet: &Fleet) {
+    let report = fleet_status(fleet);
+    let rolled = report["clusters"][1]["template"]["digest"]
+        .as_str()
+        .expect("a digest")
+        .to_owned();
+    let query = format!("digest!={}", &rolled[..6]);
+    let (report, code) = fleet.fleet_json(&["--all-contexts", "--where", &query]);
+    assert_eq!(code, Some(1), "nodes match: {report}");
+    let answer = &report["where"];
+    assert_eq!(answer["query"], query.as_str());
+    let groups = answer["groups"].as_array().expect("groups");
+    let mut contexts = std::collections::BTreeSet::new();
+    let mut counted = 0;
+    for group in groups {
+        let reason = group["reason"].as_str().expect("a reason");
+        assert!(
+            reason.starts_with("runs ") || reason == "no pod",
+            "{reason}"
+        );
+        assert!(!reason.contains(&rolled), "{reason}");
+        for node in group["nodes"].as_array().expect("nodes") {
+            contexts.insert(node["context"].as_str().expect("a context").to_owned());
+            counted += 1;
+        }
+    }
+    assert_eq!(answer["nodes"], counted);
+    assert!(contexts.contains("rollcall-sim-1") && contexts.contains("rollcall-sim-3"));
+    assert!(!contexts.contains("rollcall-sim-2"), "{contexts:?}");
+    // A question rollcall does not know is a usage error.
+    let output = fleet.rollcall(
+        &[&fleet.kubeconfig()],
+        &[
+            "fleet",
+            "status",
+            DS,
+            "--all-contexts",
+            "--where",
+            "healthy",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
 }
 
 #[test]

@@ -22,7 +22,8 @@ use crate::cluster::connect::{
 };
 use crate::fleet::connection::{ConnectionState, of_connect_error, of_ops_error};
 use crate::fleet::contexts::{Selection, choose};
-use crate::fleet::report::{ClusterRead, Failure, FleetReport, Read};
+use crate::fleet::query::Query;
+use crate::fleet::report::{Asked, ClusterRead, Failure, FleetReport, Read};
 use crate::fleet::template::TemplateIdentity;
 use crate::model::DsRef;
 use crate::ops::snapshot::Snapshot;
@@ -83,6 +84,13 @@ pub struct FleetStatusArgs {
     /// Keep every node of every cluster in each `status` (`nodes`).
     #[arg(short = 'A', long)]
     pub all: bool,
+    /// A question about nodes, answered across the fleet and grouped by
+    /// reason with cluster and node names: `digest!=D` (should run it, not on
+    /// template D), `digest=D`, `not-ready`, `reason=TEXT` (an eligibility
+    /// reason or pod problem containing TEXT). Exit 1 when a node matches or
+    /// a cluster could not be read.
+    #[arg(long = "where", value_name = "QUERY")]
+    pub query: Option<String>,
     /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
     #[arg(skip)]
     pub cluster: ClusterArgs,
@@ -102,6 +110,13 @@ async fn run_status(args: &FleetStatusArgs) -> anyhow::Result<ExitCode> {
     // A namespace conflict (`a/x -n b`) is the same in every cluster: said once.
     args.daemonset
         .resolve(args.cluster.namespace.as_deref(), "default")?;
+    let query = match &args.query {
+        Some(text) => Some((
+            text.clone(),
+            text.parse::<Query>().map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
+    };
     let base = args.cluster.connect_options();
     let contexts = chosen_contexts(&base, &args.choice)?;
     if let Some(reference) = &args.reference
@@ -137,8 +152,11 @@ async fn run_status(args: &FleetStatusArgs) -> anyhow::Result<ExitCode> {
     let report = FleetReport::build(
         args.daemonset.to_string(),
         reads,
-        args.reference.as_deref(),
-        args.all,
+        Asked {
+            reference: args.reference.as_deref(),
+            all_nodes: args.all,
+            query: query.as_ref().map(|(text, q)| (text.as_str(), q)),
+        },
     );
     match args.output {
         Output::Json => out::stdout_json(&format!("{}\n", out::json(&report, false)?))?,

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::connection::ConnectionState;
 use super::drift::{Drift, drift, majority};
+use super::query::{Answer, Query};
 use super::template::TemplateIdentity;
 use crate::ops::status::StatusReport;
 
@@ -54,6 +55,20 @@ pub struct FleetReport {
     pub clusters: Vec<ClusterEntry>,
     /// Fleet totals.
     pub totals: FleetTotals,
+    /// The answer to `--where`, when asked.
+    #[serde(rename = "where", skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Answer>,
+}
+
+/// What the report was asked for besides the clusters' reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Asked<'a> {
+    /// The context whose template is the reference (else the majority's).
+    pub reference: Option<&'a str>,
+    /// Keep each status's `nodes`.
+    pub all_nodes: bool,
+    /// `--where`: the question as typed, and parsed.
+    pub query: Option<(&'a str, &'a Query)>,
 }
 
 /// One cluster of the report.
@@ -145,14 +160,22 @@ pub struct TemplateClusters {
 }
 
 impl FleetReport {
-    /// Builds the report. `reference`: the context whose template is the
-    /// reference (else the majority's); `all_nodes`: keep each status's `nodes`.
-    pub fn build(
-        daemonset: String,
-        reads: Vec<ClusterRead>,
-        reference: Option<&str>,
-        all_nodes: bool,
-    ) -> FleetReport {
+    /// Builds the report.
+    pub fn build(daemonset: String, reads: Vec<ClusterRead>, asked: Asked<'_>) -> FleetReport {
+        let Asked {
+            reference,
+            all_nodes,
+            query,
+        } = asked;
+        let answer = query.map(|(text, query)| {
+            let mut answer = Answer::new(text);
+            for read in &reads {
+                if let Ok(ok) = &read.outcome {
+                    answer.add(query, &read.context, &ok.status.nodes, &ok.revisions);
+                }
+            }
+            answer
+        });
         let templates = reads
             .iter()
             .filter_map(|r| r.outcome.as_ref().ok().map(|read| &read.template));
@@ -173,15 +196,20 @@ impl FleetReport {
             daemonset,
             clusters,
             totals,
+            answer,
         }
     }
 
-    /// Whether anything needs a look: a cluster not live, a drifted
-    /// template, or a live cluster whose status lists problems (exit 1).
+    /// Whether anything needs a look (exit 1): a cluster not live, and
+    /// with `--where` a matching node, else a drifted template or a live
+    /// cluster whose status lists problems.
     pub fn has_problems(&self) -> bool {
-        self.totals.clusters != self.totals.connections.get("live").copied().unwrap_or(0)
-            || self.totals.drifted > 0
-            || self.totals.with_problems > 0
+        let all_live =
+            self.totals.clusters == self.totals.connections.get("live").copied().unwrap_or(0);
+        match &self.answer {
+            Some(answer) => !all_live || answer.nodes > 0,
+            None => !all_live || self.totals.drifted > 0 || self.totals.with_problems > 0,
+        }
     }
 }
 
@@ -395,7 +423,38 @@ impl FleetReport {
             t.with_problems
         );
         let _ = writeln!(out, "templates: {}", templates.join(" · "));
+        if let Some(answer) = &self.answer {
+            write_answer(&mut out, answer);
+        }
         out
+    }
+}
+
+/// How many node names a `--where` group lists in the table (JSON has them all).
+const WHERE_NAMES_SHOWN: usize = 10;
+
+fn write_answer(out: &mut String, answer: &Answer) {
+    let _ = writeln!(out, "where {}: {} nodes", answer.query, answer.nodes);
+    for group in &answer.groups {
+        let names: Vec<String> = group
+            .nodes
+            .iter()
+            .take(WHERE_NAMES_SHOWN)
+            .map(|n| format!("{}/{}", n.context, n.node))
+            .collect();
+        let more = group.nodes.len().saturating_sub(WHERE_NAMES_SHOWN);
+        let more = if more > 0 {
+            format!(" +{more} more")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  {} ({}): {}{more}",
+            group.reason,
+            group.nodes.len(),
+            names.join(", ")
+        );
     }
 }
 
@@ -465,8 +524,7 @@ mod tests {
                 failed("a", ConnectionState::Unreachable),
                 failed("b", ConnectionState::NotFound),
             ],
-            None,
-            false,
+            Asked::default(),
         );
         assert!(report.has_problems());
         assert_eq!(report.totals.connections.get("unreachable"), Some(&1));
