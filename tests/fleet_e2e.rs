@@ -270,7 +270,7 @@ fn where_answers_across_the_fleet(fleet: &Fleet) {
 
 #[test]
 fn stalled_and_dead_members_are_unreachable_within_the_timeout_and_the_others_live() {
-    // Member 2 accepts connections and never answers; `dead` refuses them.
+    // Member 2 accepts connections and never answers.
     let fleet = Fleet::start(&[
         "--clusters",
         "2",
@@ -282,13 +282,16 @@ fn stalled_and_dead_members_are_unreachable_within_the_timeout_and_the_others_li
         "freeze=10m",
     ]);
     let kubeconfig = fleet.kubeconfig();
+    // `dead` refuses connections; `noauth`'s exec plugin fails.
     let dead = fleet.dir.path().join("dead.yaml");
     std::fs::write(
         &dead,
         "apiVersion: v1\nkind: Config\n\
          clusters: [{name: dead, cluster: {server: 'https://127.0.0.1:1'}}]\n\
-         users: [{name: dead, user: {token: x}}]\n\
-         contexts: [{name: dead, context: {cluster: dead, user: dead}}]\n",
+         users: [{name: dead, user: {token: x}}, {name: noauth, user: {exec: \
+         {apiVersion: client.authentication.k8s.io/v1, command: false, interactiveMode: Never}}}]\n\
+         contexts: [{name: dead, context: {cluster: dead, user: dead}}, \
+         {name: noauth, context: {cluster: dead, user: noauth}}]\n",
     )
     .expect("write the dead cluster's kubeconfig");
     let started = Instant::now();
@@ -299,7 +302,7 @@ fn stalled_and_dead_members_are_unreachable_within_the_timeout_and_the_others_li
             "status",
             DS,
             "--context-regex",
-            "rollcall-sim-.*|dead",
+            "rollcall-sim-.*|dead|noauth",
             "--request-timeout",
             "2s",
             "-o",
@@ -325,7 +328,8 @@ fn stalled_and_dead_members_are_unreachable_within_the_timeout_and_the_others_li
         [
             ("rollcall-sim-1", "live"),
             ("rollcall-sim-2", "unreachable"),
-            ("dead", "unreachable")
+            ("dead", "unreachable"),
+            ("noauth", "auth")
         ]
     );
     let message = |i: usize| {
@@ -346,6 +350,12 @@ fn stalled_and_dead_members_are_unreachable_within_the_timeout_and_the_others_li
     );
     assert_eq!(report["totals"]["connections"]["live"], 1);
     assert_eq!(report["totals"]["connections"]["unreachable"], 2);
+    assert_eq!(report["totals"]["connections"]["auth"], 1);
+    assert!(
+        message(3).contains("exec credential plugin"),
+        "{}",
+        message(3)
+    );
 
     // A DaemonSet absent from a cluster is `notFound` there, not an error.
     let (report, code) = fleet.json(

@@ -412,8 +412,9 @@ impl FleetReport {
             .collect();
         let _ = writeln!(
             out,
-            "fleet: {} clusters ({}) · desired {} updated {} ready {} available {} · {} drifted · {} with problems",
+            "fleet: {} cluster{} ({}) · desired {} updated {} ready {} available {} · {} drifted · {} with problems",
             t.clusters,
+            if t.clusters == 1 { "" } else { "s" },
             connections.join(", "),
             t.desired,
             t.updated,
@@ -422,7 +423,12 @@ impl FleetReport {
             t.drifted,
             t.with_problems
         );
-        let _ = writeln!(out, "templates: {}", templates.join(" · "));
+        let templates = if templates.is_empty() {
+            "none read".to_owned()
+        } else {
+            templates.join(" · ")
+        };
+        let _ = writeln!(out, "templates: {templates}");
         if let Some(answer) = &self.answer {
             write_answer(&mut out, answer);
         }
