@@ -373,3 +373,46 @@ fn stalled_and_dead_members_are_unreachable_within_the_timeout_and_the_others_li
     assert_eq!(code, Some(1));
     assert_eq!(report["clusters"][0]["connection"], "notFound");
 }
+
+/// `fleet preflight`: member 4's newest revision crash-loops everywhere, so
+/// its pods already on it block a rollout there; member 1 is clear.
+#[test]
+fn preflight_blocks_where_pods_already_fail_on_the_new_revision() {
+    let fleet = Fleet::start(&["--clusters", "4", "--speed", "4"]);
+    let kubeconfig = fleet.kubeconfig();
+    let args = ["fleet", "preflight", DS, "--all-contexts", "-o", "json"];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (report, code) = fleet.json(&[&kubeconfig], &args);
+        let findings = |i: usize| {
+            report["clusters"][i]["findings"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        };
+        let blocks = |i: usize| -> Vec<String> {
+            findings(i)
+                .iter()
+                .filter(|f| f["severity"] == "blocks")
+                .map(|f| f["message"].as_str().unwrap_or("").to_owned())
+                .collect()
+        };
+        let failing = blocks(3)
+            .iter()
+            .any(|m| m.starts_with("failing on the new revision"));
+        if failing || Instant::now() > deadline {
+            assert!(failing, "member 4 is not blocked: {report}");
+            assert_eq!(code, Some(1));
+            assert!(blocks(0).is_empty(), "{report}");
+            assert!(
+                findings(0).iter().any(|f| f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("server v"))),
+                "{report}"
+            );
+            assert_eq!(report["clusters"][3]["connection"], "live");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}

@@ -48,6 +48,11 @@ pub enum FleetCommand {
     /// majority's template (or --reference's); then the fleet's totals
     /// (exit 0 all clear, 1 a cluster not live, drifted or with problems, 2 error).
     Status(FleetStatusArgs),
+    /// Before a rollout, per cluster in parallel: may I delete pods and patch
+    /// the DaemonSet, server version, strategy, GitOps owner, cordoned and
+    /// NotReady nodes, nodes the new revision would not fit, pods already
+    /// failing on it; one line per finding (exit 1 when anything blocks).
+    Preflight(super::fleet_preflight::FleetPreflightArgs),
 }
 
 /// Which clusters make the fleet (one of the three).
@@ -100,16 +105,11 @@ pub struct FleetStatusArgs {
 pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         FleetCommand::Status(status) => block_on(run_status(status)),
+        FleetCommand::Preflight(preflight) => block_on(super::fleet_preflight::run(preflight)),
     }
 }
 
 async fn run_status(args: &FleetStatusArgs) -> anyhow::Result<ExitCode> {
-    if args.cluster.context.is_some() {
-        anyhow::bail!("--context picks one cluster: name the fleet's with --contexts");
-    }
-    // A namespace conflict (`a/x -n b`) is the same in every cluster: said once.
-    args.daemonset
-        .resolve(args.cluster.namespace.as_deref(), "default")?;
     let query = match &args.query {
         Some(text) => Some((
             text.clone(),
@@ -117,38 +117,17 @@ async fn run_status(args: &FleetStatusArgs) -> anyhow::Result<ExitCode> {
         )),
         None => None,
     };
-    let base = args.cluster.connect_options();
-    let contexts = chosen_contexts(&base, &args.choice)?;
+    let (contexts, job) = prepare(&args.cluster, &args.daemonset, &args.choice)?;
     if let Some(reference) = &args.reference
         && !contexts.iter().any(|c| &c.name == reference)
     {
         anyhow::bail!("--reference {reference}: not one of the chosen contexts");
     }
-    let timeout = base.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
-    let gate = Arc::new(Semaphore::new(EXEC_AT_ONCE));
-    let tasks: Vec<_> = contexts
+    let reads = each(contexts, &job, status_read)
+        .await
         .into_iter()
-        .map(|context| {
-            let job = ClusterJob {
-                base: base.clone(),
-                daemonset: args.daemonset.clone(),
-                timeout,
-                gate: Arc::clone(&gate),
-            };
-            let name = context.name.clone();
-            (name, tokio::spawn(job.read(context)))
-        })
+        .map(|(context, outcome)| ClusterRead { context, outcome })
         .collect();
-    let mut reads = Vec::with_capacity(tasks.len());
-    for (context, task) in tasks {
-        reads.push(task.await.unwrap_or_else(|err| ClusterRead {
-            context,
-            outcome: Err(Failure {
-                connection: ConnectionState::Unreachable,
-                message: format!("the read failed: {err}"),
-            }),
-        }));
-    }
     let report = FleetReport::build(
         args.daemonset.to_string(),
         reads,
@@ -167,6 +146,62 @@ async fn run_status(args: &FleetStatusArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Checks what holds for every cluster alike (no `--context`, no namespace
+/// conflict) and chooses the contexts; the job every cluster's read shares.
+pub(super) fn prepare(
+    cluster: &ClusterArgs,
+    daemonset: &DsRef,
+    choice: &ClusterChoice,
+) -> anyhow::Result<(Vec<NamedContext>, Arc<ClusterJob>)> {
+    if cluster.context.is_some() {
+        anyhow::bail!("--context picks one cluster: name the fleet's with --contexts");
+    }
+    // A namespace conflict (`a/x -n b`) is the same in every cluster: said once.
+    daemonset.resolve(cluster.namespace.as_deref(), "default")?;
+    let base = cluster.connect_options();
+    let contexts = chosen_contexts(&base, choice)?;
+    let job = ClusterJob {
+        timeout: base.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+        base,
+        daemonset: daemonset.clone(),
+        gate: Arc::new(Semaphore::new(EXEC_AT_ONCE)),
+    };
+    Ok((contexts, Arc::new(job)))
+}
+
+/// Runs `read` for every context at once, each its own task; the results
+/// in context order (a task that died is a failure saying so).
+pub(super) async fn each<T, Fut>(
+    contexts: Vec<NamedContext>,
+    job: &Arc<ClusterJob>,
+    read: fn(Arc<ClusterJob>, NamedContext) -> Fut,
+) -> Vec<(String, Result<T, Failure>)>
+where
+    T: Send + 'static,
+    Fut: std::future::Future<Output = Result<T, Failure>> + Send + 'static,
+{
+    let tasks: Vec<_> = contexts
+        .into_iter()
+        .map(|context| {
+            (
+                context.name.clone(),
+                tokio::spawn(read(Arc::clone(job), context)),
+            )
+        })
+        .collect();
+    let mut results = Vec::with_capacity(tasks.len());
+    for (context, task) in tasks {
+        let outcome = task.await.unwrap_or_else(|err| {
+            Err(Failure {
+                connection: ConnectionState::Unreachable,
+                message: format!("the read failed: {err}"),
+            })
+        });
+        results.push((context, outcome));
+    }
+    results
 }
 
 /// The contexts chosen from the kubeconfig, in order.
@@ -194,25 +229,32 @@ fn chosen_contexts(
 }
 
 /// What one cluster's read needs.
-struct ClusterJob {
+pub(super) struct ClusterJob {
     base: ConnectOptions,
     daemonset: DsRef,
     timeout: Duration,
     gate: Arc<Semaphore>,
 }
 
+/// A cluster connected, and its DaemonSet read as `rollcall status` reads it.
+pub(super) struct Loaded {
+    /// The connection.
+    pub connection: crate::cluster::connect::Connection,
+    /// The DaemonSet there.
+    pub target: crate::model::Target,
+    /// What `status` builds its report from.
+    pub snapshot: Snapshot<'static>,
+}
+
 impl ClusterJob {
-    /// Connects to `context` and reads the DaemonSet there as `rollcall
-    /// status` does; each step bounded by the request timeout.
-    async fn read(self, context: NamedContext) -> ClusterRead {
-        let outcome = self.outcome(&context).await;
-        ClusterRead {
-            context: context.name,
-            outcome,
-        }
+    /// The request timeout each step is bounded by.
+    pub(super) fn timeout(&self) -> Duration {
+        self.timeout
     }
 
-    async fn outcome(&self, context: &NamedContext) -> Result<Read, Failure> {
+    /// Connects to `context` (an exec plugin waiting for the gate) and
+    /// lists the DaemonSet's objects; each step bounded by the request timeout.
+    pub(super) async fn load(&self, context: &NamedContext) -> Result<Loaded, Failure> {
         let options = ConnectOptions {
             context: Some(context.name.clone()),
             ..self.base.clone()
@@ -251,29 +293,40 @@ impl ClusterJob {
         .await
         .map_err(|_| silent(self.timeout))?
         .map_err(|err| ops_failure(&err))?;
-        let status = StatusReport::build(&snapshot, jiff::Timestamp::now())
-            .map_err(|err| ops_failure(&err))?;
-        let template = snapshot.ds.spec.as_ref().map_or_else(
-            || TemplateIdentity::of_value(&serde_json::Value::Null),
-            |spec| TemplateIdentity::of(&spec.template),
-        );
-        let revisions = snapshot
-            .revisions
-            .iter()
-            .filter_map(|revision| {
-                let template = revision.data.as_ref()?.0.pointer("/spec/template")?;
-                Some((revision.revision, TemplateIdentity::of_value(template)))
-            })
-            .collect();
-        Ok(Read {
-            status,
-            template,
-            revisions,
+        Ok(Loaded {
+            connection,
+            target,
+            snapshot,
         })
     }
 }
 
-fn silent(timeout: Duration) -> Failure {
+/// One cluster's read for `fleet status`: its status report, its template's
+/// identity and each revision's.
+async fn status_read(job: Arc<ClusterJob>, context: NamedContext) -> Result<Read, Failure> {
+    let snapshot = job.load(&context).await?.snapshot;
+    let status =
+        StatusReport::build(&snapshot, jiff::Timestamp::now()).map_err(|err| ops_failure(&err))?;
+    let template = snapshot.ds.spec.as_ref().map_or_else(
+        || TemplateIdentity::of_value(&serde_json::Value::Null),
+        |spec| TemplateIdentity::of(&spec.template),
+    );
+    let revisions = snapshot
+        .revisions
+        .iter()
+        .filter_map(|revision| {
+            let template = revision.data.as_ref()?.0.pointer("/spec/template")?;
+            Some((revision.revision, TemplateIdentity::of_value(template)))
+        })
+        .collect();
+    Ok(Read {
+        status,
+        template,
+        revisions,
+    })
+}
+
+pub(super) fn silent(timeout: Duration) -> Failure {
     Failure {
         connection: ConnectionState::Unreachable,
         message: format!(
@@ -283,7 +336,7 @@ fn silent(timeout: Duration) -> Failure {
     }
 }
 
-fn ops_failure(err: &crate::ops::error::OpsError) -> Failure {
+pub(super) fn ops_failure(err: &crate::ops::error::OpsError) -> Failure {
     Failure {
         connection: of_ops_error(err),
         message: err.to_string(),

@@ -13,6 +13,7 @@ pub mod console;
 pub mod exec_guard;
 pub mod explain;
 pub mod fleet;
+pub mod fleet_preflight;
 pub mod generate;
 pub mod history;
 pub mod out;
@@ -181,6 +182,7 @@ fn apply_globals(cli: &mut Cli) {
         Some(Command::Status(args)) => args.cluster = cluster,
         Some(Command::Fleet(args)) => match &mut args.command {
             fleet::FleetCommand::Status(status) => status.cluster = cluster,
+            fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
         },
         Some(Command::History(args)) => args.cluster = cluster,
         Some(Command::Advance(args)) => {
