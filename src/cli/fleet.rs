@@ -264,7 +264,7 @@ impl ClusterJob {
                 self.gate
                     .acquire()
                     .await
-                    .map_err(|_| silent(self.timeout))?,
+                    .map_err(|_| silent("waiting for an exec plugin's turn", self.timeout))?,
             )
         } else {
             None
@@ -273,7 +273,7 @@ impl ClusterJob {
         let connection =
             tokio::time::timeout(self.timeout + Duration::from_secs(1), connect(&options))
                 .await
-                .map_err(|_| silent(self.timeout))?
+                .map_err(|_| silent("connecting", self.timeout))?
                 .map_err(|err| Failure {
                     connection: of_connect_error(&err),
                     message: crate::cli::error_text(&anyhow::Error::new(err)),
@@ -291,7 +291,7 @@ impl ClusterJob {
             Snapshot::load_with_usage(&connection.client, &target, |_| {}),
         )
         .await
-        .map_err(|_| silent(self.timeout))?
+        .map_err(|_| silent("listing the DaemonSet, nodes and pods", self.timeout))?
         .map_err(|err| ops_failure(&err))?;
         Ok(Loaded {
             connection,
@@ -326,11 +326,12 @@ async fn status_read(job: Arc<ClusterJob>, context: NamedContext) -> Result<Read
     })
 }
 
-pub(super) fn silent(timeout: Duration) -> Failure {
+/// A step that did not finish within the request timeout.
+pub(super) fn silent(step: &str, timeout: Duration) -> Failure {
     Failure {
         connection: ConnectionState::Unreachable,
         message: format!(
-            "no answer within {}s (--request-timeout)",
+            "{step} did not finish within {}s (--request-timeout)",
             timeout.as_secs_f64()
         ),
     }

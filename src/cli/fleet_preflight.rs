@@ -148,7 +148,7 @@ async fn cluster_facts(job: Arc<ClusterJob>, context: NamedContext) -> Result<Fa
         )
     })
     .await
-    .map_err(|_| silent(job.timeout()))?;
+    .map_err(|_| silent("the access reviews and /version", job.timeout()))?;
     Ok(Facts {
         server_version: version
             .ok()
