@@ -416,3 +416,40 @@ fn preflight_blocks_where_pods_already_fail_on_the_new_revision() {
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+/// A context name is text from a file: the table prints it without its
+/// escape sequences, and an unreachable cluster alone is still a report (exit 1).
+#[test]
+fn hostile_context_names_reach_the_terminal_sanitised() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\n\
+         clusters: [{name: dead, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: dead, user: {token: x}}]\n\
+         contexts: [{name: \"evil\\e]0;pwned\\a\\e[31m\", context: {cluster: dead, user: dead}}]\n",
+    )
+    .expect("write the kubeconfig");
+    let output = std::process::Command::new(common::rollcall_bin())
+        .args(["--kubeconfig", kubeconfig.to_str().expect("utf-8 path")])
+        .args([
+            "fleet",
+            "status",
+            DS,
+            "--all-contexts",
+            "--request-timeout",
+            "2s",
+        ])
+        .env("HOME", dir.path())
+        .output()
+        .expect("rollcall runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("evil"), "{stdout}");
+    assert!(stdout.contains("unreachable"), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "{stdout:?}"
+    );
+}

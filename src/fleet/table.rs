@@ -10,7 +10,13 @@ impl FleetReport {
     /// The report for people: one line per cluster, then the drift, the
     /// failures and the totals.
     pub fn render_table(&self) -> String {
-        let mut out = aligned(&self.cluster_rows());
+        // Cells hold API and kubeconfig text: sanitised before they are measured.
+        let rows: Vec<[String; 11]> = self
+            .cluster_rows()
+            .into_iter()
+            .map(|row| row.map(|cell| crate::sanitize::sanitize(&cell).into_owned()))
+            .collect();
+        let mut out = aligned(&rows);
         self.write_notes(&mut out);
         self.totals.write(&mut out);
         if let Some(answer) = &self.answer {

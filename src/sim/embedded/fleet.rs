@@ -40,9 +40,9 @@ pub struct Fleet {
 
 /// Starts `count` members from `options` (its `faults` and `variant` are
 /// ignored: each member gets its own plan, and with `vary` the variant of
-/// its index). A fixed `--listen` port gives member K the port + K − 1.
-/// Each member's seed is the base seed + K − 1, so pod names differ between
-/// clusters as they do in life. A member that fails to start stops the ones started.
+/// its index). A fixed `--listen` port gives member K the port + K − 1;
+/// a `--seed` S gives member K the seed S + K − 1 (without one, every member
+/// takes the scenario's). A member that fails to start stops the ones started.
 pub async fn start(
     options: &EmbeddedOptions,
     serve: &ServeOptions,
