@@ -4,7 +4,8 @@
 //! same code as `rollcall --context C status` (connect, list, build the
 //! status report), each bounded by `--request-timeout`, exec credential
 //! plugins at most [`EXEC_AT_ONCE`] at a time; a cluster that fails is a row
-//! saying why, never a wait for the others. The pure parts are in [`crate::fleet`].
+//! saying why, never a wait for the others. The pure parts are in [`crate::fleet`];
+//! `fleet preflight` reads each cluster through the same loader ([`super::fleet_preflight`]).
 
 use std::process::ExitCode;
 use std::sync::Arc;
