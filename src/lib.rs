@@ -17,6 +17,7 @@ pub mod audit;
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod fleet;
 pub mod input;
 pub mod model;
 pub mod ops;

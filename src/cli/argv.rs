@@ -1,7 +1,8 @@
 //! The command line before clap reads it: `-o FORMAT` typed before the
 //! subcommand (`rollcall -o json status DS`, as kubectl users type global
 //! flags) is moved to just after it, where each subcommand defines its own
-//! formats. Everything else is left as typed.
+//! formats (after `fleet status`, for a subcommand of a subcommand).
+//! Everything else is left as typed.
 //!
 //! Pure: arguments in, arguments out.
 
@@ -41,13 +42,22 @@ pub fn hoist_output(args: Vec<OsString>, command: &clap::Command) -> Vec<OsStrin
             }
             continue;
         }
-        let is_subcommand = command
+        let Some(sub) = command
             .get_subcommands()
-            .any(|sub| sub.get_name() == text || sub.get_all_aliases().any(|a| a == text));
-        if !is_subcommand {
+            .find(|sub| sub.get_name() == text || sub.get_all_aliases().any(|a| a == text))
+        else {
             break;
-        }
+        };
         before.push(arg);
+        // A subcommand of its own (`fleet status`): the format is the innermost's.
+        let mut rest: Vec<OsString> = rest.collect();
+        let nested = rest
+            .first()
+            .and_then(|next| next.to_str())
+            .is_some_and(|next| sub.get_subcommands().any(|inner| inner.get_name() == next));
+        if nested {
+            before.push(rest.remove(0));
+        }
         before.append(&mut output);
         before.extend(rest);
         return before;
@@ -89,6 +99,10 @@ mod tests {
             "status --output=json ds/x"
         );
         assert_eq!(hoisted("-ojson history ds/x"), "history -ojson ds/x");
+        assert_eq!(
+            hoisted("-o json fleet status ds/x --all-contexts"),
+            "fleet status -o json ds/x --all-contexts"
+        );
     }
 
     #[test]

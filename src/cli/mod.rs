@@ -12,6 +12,8 @@ pub mod cluster_args;
 pub mod console;
 pub mod exec_guard;
 pub mod explain;
+pub mod fleet;
+pub mod fleet_preflight;
 pub mod generate;
 pub mod history;
 pub mod out;
@@ -20,6 +22,7 @@ pub mod reference;
 pub mod rollback;
 pub mod sim;
 pub mod sim_credential;
+mod sim_fleet;
 pub mod status;
 pub mod version;
 
@@ -69,6 +72,8 @@ pub enum Command {
     Resume(pause::ResumeArgs),
     /// Roll the template back to the previous or a chosen revision.
     Rollback(rollback::RollbackArgs),
+    /// One DaemonSet across many clusters (kubeconfig contexts), read-only, no hub.
+    Fleet(fleet::FleetArgs),
     /// Serve the embedded cluster (API server, DaemonSet controller, kubelets) until Ctrl-C.
     Sim(sim::SimArgs),
     /// The embedded cluster's exec credential plugin (used by its kubeconfig).
@@ -175,6 +180,10 @@ fn apply_globals(cli: &mut Cli) {
         Some(Command::Explain(args)) => args.namespace.clone_from(&cluster.namespace),
         Some(Command::Audit(args)) => args.cluster = cluster,
         Some(Command::Status(args)) => args.cluster = cluster,
+        Some(Command::Fleet(args)) => match &mut args.command {
+            fleet::FleetCommand::Status(status) => status.cluster = cluster,
+            fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
+        },
         Some(Command::History(args)) => args.cluster = cluster,
         Some(Command::Advance(args)) => {
             args.cluster = cluster;
@@ -215,6 +224,7 @@ pub fn run(mut cli: Cli) -> std::process::ExitCode {
         None => console::run_console(&cli.console),
         Some(Command::Explain(args)) => explain::run(&args),
         Some(Command::Status(args)) => status::run(&args),
+        Some(Command::Fleet(args)) => fleet::run(&args),
         Some(Command::History(args)) => history::run(&args),
         Some(Command::Advance(args)) => advance::run(&args),
         Some(Command::Auto(args)) => auto::run(&args),

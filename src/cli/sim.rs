@@ -100,6 +100,17 @@ pub struct SimArgs {
     /// pods a console focused on it watches.
     #[arg(long, value_name = "NS/NAME", requires = "churn")]
     pub churn_daemonset: Option<String>,
+    /// Serve a fleet: N embedded clusters, each its own API server on its own
+    /// port with its own state, and one kubeconfig with the contexts
+    /// rollcall-sim-1 … rollcall-sim-N (the first current). Without --scenario
+    /// the members differ: the first as the scenario, then one on the newest
+    /// revision, one whose template drifted, one whose newest revision
+    /// crash-loops, one paused, the rest on the newest revision.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=500))]
+    pub clusters: Option<u16>,
+    /// With --clusters: --fault acts on member K only (default: every member).
+    #[arg(long, value_name = "K", requires = "clusters")]
+    pub fault_cluster: Option<usize>,
 }
 
 /// Runs `rollcall sim`.
@@ -116,29 +127,13 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     if let Some(0) = args.max_inflight {
         anyhow::bail!("--max-inflight must be at least 1");
     }
-    let options = EmbeddedOptions {
-        scenario: args.scenario.clone(),
-        nodes: args.nodes,
-        snapshot: args.snapshot.clone(),
-        listen: Some(args.listen),
-        seed: args.seed,
-        speed: args.speed,
-        faults: Faults::none(),
-        first_resource_version: resource_version_floor(),
-        bookmark_interval: Some(Duration::from_secs(args.bookmark_interval.max(1))),
-    };
-    let mut faults = Vec::new();
-    for spec in &args.fault {
-        faults.extend(fault::parse(spec)?);
+    let faults = parse_faults(args)?;
+    if let Some(count) = args.clusters {
+        return super::sim_fleet::serve(args, usize::from(count), faults).await;
     }
+    let options = embedded_options(args);
     let installed = options.faults.clone();
-    let serve = ServeOptions {
-        max_inflight: args.max_inflight,
-        read_timeout: args.read_timeout,
-        exec_token_ttl: args.exec_token_ttl,
-        ..ServeOptions::default()
-    };
-    let cluster = embedded::start_with(options, serve)
+    let cluster = embedded::start_with(options, serve_options(args))
         .await
         .context("cannot start the embedded cluster")?;
     if !faults.is_empty() {
@@ -162,6 +157,42 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
         crate::sim::kubeconfig::remove(&path);
     }
     result
+}
+
+/// The embedded cluster's options from the flags (no faults yet: they are
+/// installed once the server is up, so their windows count from the start).
+pub(super) fn embedded_options(args: &SimArgs) -> EmbeddedOptions {
+    EmbeddedOptions {
+        scenario: args.scenario.clone(),
+        nodes: args.nodes,
+        snapshot: args.snapshot.clone(),
+        listen: Some(args.listen),
+        seed: args.seed,
+        speed: args.speed,
+        faults: Faults::none(),
+        first_resource_version: resource_version_floor(),
+        bookmark_interval: Some(Duration::from_secs(args.bookmark_interval.max(1))),
+        variant: None,
+    }
+}
+
+/// The API server's settings from the flags.
+pub(super) fn serve_options(args: &SimArgs) -> ServeOptions {
+    ServeOptions {
+        max_inflight: args.max_inflight,
+        read_timeout: args.read_timeout,
+        exec_token_ttl: args.exec_token_ttl,
+        ..ServeOptions::default()
+    }
+}
+
+/// Every `--fault` spec, parsed.
+fn parse_faults(args: &SimArgs) -> anyhow::Result<Vec<fault::Fault>> {
+    let mut faults = Vec::new();
+    for spec in &args.fault {
+        faults.extend(fault::parse(spec)?);
+    }
+    Ok(faults)
 }
 
 /// Refuses a non-loopback address without `--allow-remote`, and warns with it.
@@ -208,24 +239,7 @@ async fn announce_and_wait(
         },
         path.display(),
     ))?;
-    let churn_daemonset = match args.churn_daemonset.as_deref() {
-        None => None,
-        Some(text) => {
-            let target = Target::from_key(text).context("--churn-daemonset is NAMESPACE/NAME")?;
-            Some(ObjectKey::new(&target.namespace, &target.name))
-        }
-    };
-    let churn = args.churn.filter(|rate| *rate > 0.0).map(|rate| {
-        out::line(&format!("churn: {rate} changes/s to nodes and pods"));
-        churn::spawn(
-            cluster.simulation.store.clone(),
-            churn::ChurnOptions {
-                events_per_second: rate,
-                seed: args.seed.unwrap_or(0x5eed),
-                daemon_set: churn_daemonset,
-            },
-        )
-    });
+    let churn = start_churn(args, &cluster.simulation.store)?;
     stop.await;
     if let Some(churn) = churn {
         churn.shutdown().await;
@@ -235,9 +249,34 @@ async fn announce_and_wait(
     Ok(ExitCode::from(130))
 }
 
+/// `--churn` on `store`, if asked for.
+pub(super) fn start_churn(
+    args: &SimArgs,
+    store: &crate::sim::store::Store,
+) -> anyhow::Result<Option<churn::ChurnHandle>> {
+    let churn_daemonset = match args.churn_daemonset.as_deref() {
+        None => None,
+        Some(text) => {
+            let target = Target::from_key(text).context("--churn-daemonset is NAMESPACE/NAME")?;
+            Some(ObjectKey::new(&target.namespace, &target.name))
+        }
+    };
+    Ok(args.churn.filter(|rate| *rate > 0.0).map(|rate| {
+        out::line(&format!("churn: {rate} changes/s to nodes and pods"));
+        churn::spawn(
+            store.clone(),
+            churn::ChurnOptions {
+                events_per_second: rate,
+                seed: args.seed.unwrap_or(0x5eed),
+                daemon_set: churn_daemonset,
+            },
+        )
+    }))
+}
+
 /// The DaemonSets served, `namespace/name`, the first few (the banner's line
 /// saying what there is to open).
-fn daemon_set_names(store: &crate::sim::store::Store) -> String {
+pub(super) fn daemon_set_names(store: &crate::sim::store::Store) -> String {
     const SHOWN: usize = 6;
     let (daemon_sets, _) = store.list(crate::sim::resources::ResourceKind::DaemonSet, None);
     let mut names: Vec<String> = daemon_sets
@@ -278,7 +317,7 @@ fn resource_version_floor() -> u64 {
 /// Ctrl-C", so a signal sent right after it stops the server cleanly instead
 /// of killing it); the future completes on the first one.
 #[cfg(unix)]
-fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+pub(super) fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
@@ -291,7 +330,7 @@ fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
 }
 
 #[cfg(not(unix))]
-fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+pub(super) fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })

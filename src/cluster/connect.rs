@@ -201,23 +201,13 @@ pub fn find_kubeconfig(options: &ConnectOptions) -> Option<KubeconfigSource> {
 /// Connects as kubectl would with the same flags.
 pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectError> {
     let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
-    let (mut config, context, (user, context_namespace)) = match source {
-        KubeconfigSource::InCluster => (
+    let (mut config, context, (user, context_namespace)) = match read_files(source)? {
+        None => (
             kube::Config::incluster().map_err(ConnectError::InCluster)?,
             "in-cluster".to_owned(),
             (None, None),
         ),
-        KubeconfigSource::Flag(path) | KubeconfigSource::Home(path) => {
-            check_kubeconfig_file(&path)?;
-            let read = Kubeconfig::read_from(&path);
-            load_kubeconfig(path.display().to_string(), read, options).await?
-        }
-        KubeconfigSource::Env(paths) => {
-            for path in std::env::split_paths(&paths).filter(|p| p.exists()) {
-                check_kubeconfig_file(&path)?;
-            }
-            load_kubeconfig(paths, Kubeconfig::read(), options).await?
-        }
+        Some((label, read)) => load_kubeconfig(label, read, options).await?,
     };
     if let Some(user) = &options.as_user {
         config.auth_info.impersonate = Some(user.clone());
@@ -254,6 +244,70 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     connection.context_namespace = context_namespace;
     connection.server_kind = probe(&connection, timeout, proxy).await?;
     Ok(connection)
+}
+
+/// A context of the kubeconfig, for commands that use many (`rollcall fleet`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedContext {
+    /// The context's name.
+    pub name: String,
+    /// Whether its user gets credentials from an exec plugin (or a gcp
+    /// auth-provider command): connecting runs a process.
+    pub runs_command: bool,
+}
+
+/// Every context of the kubeconfig kubectl would use (`KUBECONFIG`'s files
+/// merged as kubectl merges them: the first file that names a context
+/// wins), in the order they are written.
+pub fn kubeconfig_contexts(options: &ConnectOptions) -> Result<Vec<NamedContext>, ConnectError> {
+    let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
+    let Some((label, read)) = read_files(source)? else {
+        return Ok(Vec::new());
+    };
+    let kubeconfig = parsed(&label, read)?;
+    let runs_command = |user: Option<&str>| {
+        kubeconfig
+            .auth_infos
+            .iter()
+            .find(|named| Some(named.name.as_str()) == user)
+            .and_then(|named| named.auth_info.as_ref())
+            .is_some_and(|auth| auth.exec.is_some() || auth.auth_provider.is_some())
+    };
+    Ok(kubeconfig
+        .contexts
+        .iter()
+        .map(|named| NamedContext {
+            name: named.name.clone(),
+            runs_command: runs_command(
+                options
+                    .user
+                    .as_deref()
+                    .or_else(|| named.context.as_ref().and_then(|c| c.user.as_deref())),
+            ),
+        })
+        .collect())
+}
+
+/// What reading the kubeconfig gave, with the label errors name its file(s) by.
+type KubeconfigRead = (String, Result<Kubeconfig, KubeconfigError>);
+
+/// Reads the kubeconfig file(s) of `source` (each checked first, see
+/// [`check_kubeconfig_file`]; `KUBECONFIG`'s merged as kubectl merges them);
+/// `None` in a cluster (no file).
+fn read_files(source: KubeconfigSource) -> Result<Option<KubeconfigRead>, ConnectError> {
+    Ok(match source {
+        KubeconfigSource::InCluster => None,
+        KubeconfigSource::Flag(path) | KubeconfigSource::Home(path) => {
+            check_kubeconfig_file(&path)?;
+            Some((path.display().to_string(), Kubeconfig::read_from(&path)))
+        }
+        KubeconfigSource::Env(paths) => {
+            for path in std::env::split_paths(&paths).filter(|p| p.exists()) {
+                check_kubeconfig_file(&path)?;
+            }
+            Some((paths, Kubeconfig::read()))
+        }
+    })
 }
 
 /// kube reads a kubeconfig whole, without a bound: `--kubeconfig /dev/zero`
@@ -363,22 +417,30 @@ pub fn connection_from_config(
 /// The context's user and namespace entries, as the kubeconfig names them.
 type ContextNames = (Option<String>, Option<String>);
 
+/// The kubeconfig read, or the error naming the file(s) by `label`.
+fn parsed(
+    label: &str,
+    read: Result<Kubeconfig, KubeconfigError>,
+) -> Result<Kubeconfig, ConnectError> {
+    read.map_err(|source| match source {
+        // kube's own text quotes a debug-printed path ('"/x"') after ours.
+        KubeconfigError::ReadConfig(source, _) => ConnectError::KubeconfigUnreadable {
+            path: label.to_owned(),
+            source,
+        },
+        source => ConnectError::Kubeconfig {
+            path: label.to_owned(),
+            source,
+        },
+    })
+}
+
 async fn load_kubeconfig(
     label: String,
     read: Result<Kubeconfig, KubeconfigError>,
     options: &ConnectOptions,
 ) -> Result<(kube::Config, String, ContextNames), ConnectError> {
-    let kubeconfig = read.map_err(|source| match source {
-        // kube's own text quotes a debug-printed path ('"/x"') after ours.
-        KubeconfigError::ReadConfig(source, _) => ConnectError::KubeconfigUnreadable {
-            path: label.clone(),
-            source,
-        },
-        source => ConnectError::Kubeconfig {
-            path: label.clone(),
-            source,
-        },
-    })?;
+    let kubeconfig = parsed(&label, read)?;
     let context = options
         .context
         .clone()
@@ -461,6 +523,38 @@ mod tests {
             Some(KubeconfigSource::Flag(PathBuf::from(
                 "/nonexistent/kubeconfig"
             )))
+        );
+    }
+
+    #[test]
+    fn contexts_are_listed_in_order_with_whether_they_run_a_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(
+            &path,
+            "apiVersion: v1\nkind: Config\n\
+             clusters: [{name: k, cluster: {server: 'https://127.0.0.1:9'}}]\n\
+             users: [{name: t, user: {token: x}}, {name: e, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: cred}}}]\n\
+             contexts: [{name: b, context: {cluster: k, user: e}}, {name: a, context: {cluster: k, user: t}}]\n",
+        )
+        .unwrap();
+        let options = ConnectOptions {
+            kubeconfig: Some(path),
+            ..ConnectOptions::default()
+        };
+        let contexts = kubeconfig_contexts(&options).unwrap();
+        assert_eq!(
+            contexts,
+            [
+                NamedContext {
+                    name: "b".into(),
+                    runs_command: true
+                },
+                NamedContext {
+                    name: "a".into(),
+                    runs_command: false
+                },
+            ]
         );
     }
 

@@ -157,6 +157,34 @@ pub fn render(parts: &KubeconfigParts) -> String {
     )
 }
 
+/// Renders the kubeconfig of an embedded fleet: for each member a cluster, an
+/// admin-token user and a context, all three named as the member (`rollcall-sim-1`
+/// …), the first member's context current.
+pub fn render_fleet(members: &[(String, KubeconfigParts)]) -> String {
+    let (mut clusters, mut users, mut contexts) = (String::new(), String::new(), String::new());
+    for (name, parts) in members {
+        let _ = write!(
+            clusters,
+            "- name: {name}\n  cluster:\n    server: {}\n    certificate-authority-data: {}\n",
+            quoted(&parts.server),
+            b64(&parts.ca_pem)
+        );
+        let _ = write!(
+            users,
+            "- name: {name}\n  user:\n    token: {}\n",
+            quoted(&parts.admin_token)
+        );
+        let _ = write!(
+            contexts,
+            "- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: \"default\"\n"
+        );
+    }
+    let current = members.first().map_or("", |(name, _)| name.as_str());
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n{clusters}users:\n{users}contexts:\n{contexts}current-context: {current}\npreferences: {{}}\n"
+    )
+}
+
 /// Writes the kubeconfig (it holds credentials): refuses a symlink at
 /// `path`, writes a new file created with mode 0600 next to it (so no
 /// reader ever sees it with wider permissions or half-written), then renames
@@ -255,6 +283,36 @@ mod tests {
         );
         assert_eq!(parsed["contexts"][5]["context"]["user"], CONTEXT_NAME);
         assert_eq!(parsed["current-context"], CONTEXT_NAME);
+    }
+
+    #[test]
+    fn a_fleet_has_one_context_per_member_and_the_first_is_current() {
+        let members: Vec<(String, KubeconfigParts)> = (1..=3)
+            .map(|i| {
+                let parts = KubeconfigParts {
+                    server: format!("https://127.0.0.1:{}", 6440 + i),
+                    admin_token: format!("token-{i}"),
+                    ..parts()
+                };
+                (format!("rollcall-sim-{i}"), parts)
+            })
+            .collect();
+        let parsed: serde_json::Value = serde_norway::from_str(&render_fleet(&members)).unwrap();
+        assert_eq!(parsed["current-context"], "rollcall-sim-1");
+        for i in 0..3 {
+            let name = format!("rollcall-sim-{}", i + 1);
+            assert_eq!(parsed["contexts"][i]["name"], name.as_str());
+            assert_eq!(parsed["contexts"][i]["context"]["cluster"], name.as_str());
+            assert_eq!(parsed["contexts"][i]["context"]["user"], name.as_str());
+            assert_eq!(
+                parsed["clusters"][i]["cluster"]["server"],
+                format!("https://127.0.0.1:{}", 6441 + i).as_str()
+            );
+            assert_eq!(
+                parsed["users"][i]["user"]["token"],
+                format!("token-{}", i + 1).as_str()
+            );
+        }
     }
 
     #[cfg(unix)]

@@ -7,7 +7,9 @@
 //! Owns wiring and lifetimes only; the parts do the work.
 
 pub mod compose;
+pub mod fleet;
 pub mod load;
+pub mod member;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -72,6 +74,9 @@ pub struct EmbeddedOptions {
     pub first_resource_version: u64,
     /// How often watches get a BOOKMARK (`None`: the server's default).
     pub bookmark_interval: Option<std::time::Duration>,
+    /// As a member of an embedded fleet: how this cluster differs from the
+    /// scenario (ignored with `snapshot`, whose objects are taken as they are).
+    pub variant: Option<member::Variant>,
 }
 
 impl Default for EmbeddedOptions {
@@ -86,6 +91,7 @@ impl Default for EmbeddedOptions {
             faults: Faults::none(),
             first_resource_version: 0,
             bookmark_interval: None,
+            variant: None,
         }
     }
 }
@@ -163,6 +169,10 @@ impl Simulation {
                     generated
                 }
                 None => base,
+            };
+            let scenario = match options.variant {
+                Some(variant) => variant.apply(scenario),
+                None => scenario,
             };
             let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
             first_daemon_set = scenario.daemon_sets.first().map(|ds| Target {

@@ -1,0 +1,129 @@
+//! Fleet benchmark: starts an embedded fleet (`rollcall sim --clusters N
+//! --nodes M`'s members, in this process), then runs `rollcall fleet status`
+//! against every member in a child process (so its time and memory are its
+//! own) and prints
+//!
+//! - the fleet's start-up time and memory (this process);
+//! - the complete fleet report: wall time, the child's CPU seconds, peak RSS;
+//! - a fleet-wide `--where not-ready` over every node of every member: the
+//!   same, so the query's cost is the difference.
+//!
+//! Numbers are printed, never asserted. Run:
+//! `cargo run --release --example fleet_scale -- --clusters 50 --nodes 1000`.
+
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use rollcall::sim::embedded::{EmbeddedOptions, fleet};
+use rollcall::sim::server::ServeOptions;
+
+#[path = "scale/proc_stats.rs"]
+mod proc_stats;
+use proc_stats::{cpu_secs, peak_mb, rss_mb};
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// Members of the fleet.
+    #[arg(long, default_value_t = 50)]
+    clusters: usize,
+    /// Nodes per member.
+    #[arg(long, default_value_t = 1000)]
+    nodes: usize,
+    /// The DaemonSet asked about.
+    #[arg(long, default_value = "kube-system/node-agent")]
+    target: String,
+    /// Internal: run `fleet status` with these arguments and report its own cost.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true)]
+    child: Option<Vec<String>>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(command) = &args.child {
+        return child(command);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let started = Instant::now();
+    let options = EmbeddedOptions {
+        nodes: Some(args.nodes),
+        ..EmbeddedOptions::default()
+    };
+    let members = runtime.block_on(fleet::start(
+        &options,
+        &ServeOptions::default(),
+        args.clusters,
+        true,
+    ))?;
+    let dir = tempfile::tempdir()?;
+    let kubeconfig = dir.path().join("kubeconfig");
+    members.write_kubeconfig(&kubeconfig)?;
+    line(&format!(
+        "fleet: {} clusters x {} nodes started in {:.1}s, this process {:.0} MB",
+        args.clusters,
+        args.nodes,
+        started.elapsed().as_secs_f64(),
+        rss_mb()
+    ));
+    let kubeconfig = kubeconfig.to_string_lossy().into_owned();
+    let status = [
+        "--kubeconfig",
+        &kubeconfig,
+        "fleet",
+        "status",
+        &args.target,
+        "--all-contexts",
+        "-o",
+        "json",
+    ];
+    measure("fleet status (every cluster)", &status)?;
+    let mut query = status.to_vec();
+    query.extend(["--where", "not-ready"]);
+    measure("fleet status --where not-ready", &query)?;
+    runtime.block_on(members.shutdown());
+    Ok(())
+}
+
+/// Runs this example as the child on `arguments` and prints what it
+/// reports (its last line on stderr; its stdout, the report, is dropped).
+fn measure(what: &str, arguments: &[&str]) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let output = Command::new(std::env::current_exe()?)
+        .arg("--child")
+        .args(arguments)
+        .stdout(std::process::Stdio::null())
+        .output()
+        .context("run the child")?;
+    let wall = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let Some(cost) = stderr.lines().last().filter(|l| l.starts_with("cost: ")) else {
+        bail!("{what}: the child did not report: {stderr}");
+    };
+    line(&format!(
+        "{what}: {wall:.2}s wall, {}",
+        &cost["cost: ".len()..]
+    ));
+    Ok(())
+}
+
+/// The child: `rollcall ARGS` through the library's own command line (its
+/// report on stdout); then its CPU seconds and peak RSS on stderr.
+fn child(command: &[String]) -> anyhow::Result<()> {
+    let argv = std::iter::once("rollcall".to_owned()).chain(command.iter().cloned());
+    let matches = rollcall::cli::command("rollcall").try_get_matches_from(argv)?;
+    let cli = rollcall::cli::from_matches(&matches)?;
+    let code = rollcall::cli::run(cli);
+    line(&format!(
+        "cost: {:.2} CPU s, peak RSS {:.0} MB, {code:?}",
+        cpu_secs(),
+        peak_mb()
+    ));
+    Ok(())
+}
+
+fn line(text: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{text}\n").as_bytes());
+}

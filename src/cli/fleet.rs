@@ -1,0 +1,346 @@
+//! `rollcall fleet status DAEMONSET (--contexts a,b | --all-contexts |
+//! --context-regex RE)`: one DaemonSet across many clusters, read-only.
+//! Every cluster connects and reads on its own, in parallel, through the
+//! same code as `rollcall --context C status` (connect, list, build the
+//! status report), each bounded by `--request-timeout`, exec credential
+//! plugins at most [`EXEC_AT_ONCE`] at a time; a cluster that fails is a row
+//! saying why, never a wait for the others. The pure parts are in [`crate::fleet`];
+//! `fleet preflight` reads each cluster through the same loader ([`super::fleet_preflight`]).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use tokio::sync::Semaphore;
+
+use crate::cli::act_args::block_on;
+use crate::cli::cluster_args::ClusterArgs;
+use crate::cli::out;
+use crate::cli::status::Output;
+use crate::cluster::connect::{
+    ConnectOptions, DEFAULT_REQUEST_TIMEOUT, NamedContext, connect, kubeconfig_contexts,
+};
+use crate::fleet::connection::{ConnectionState, of_connect_error, of_ops_error};
+use crate::fleet::contexts::{Selection, choose};
+use crate::fleet::query::Query;
+use crate::fleet::report::{Asked, ClusterRead, Failure, FleetReport, Read};
+use crate::fleet::template::TemplateIdentity;
+use crate::model::DsRef;
+use crate::ops::snapshot::Snapshot;
+use crate::ops::status::StatusReport;
+
+/// How many exec credential plugins (or gcp auth-provider commands) may run at once.
+pub const EXEC_AT_ONCE: usize = 8;
+
+/// Arguments of `rollcall fleet`.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// What to ask the fleet.
+    #[command(subcommand)]
+    pub command: FleetCommand,
+}
+
+/// The fleet's subcommands.
+#[derive(Debug, Subcommand)]
+pub enum FleetCommand {
+    /// One DaemonSet in every chosen cluster: per cluster its connection, its
+    /// `status`, its template's digest and images, its drift from the
+    /// majority's template (or --reference's); then the fleet's totals
+    /// (exit 0 all clear, 1 a cluster not live, drifted or with problems, 2 error).
+    Status(FleetStatusArgs),
+    /// Before a rollout, per cluster in parallel: may I delete pods and patch
+    /// the DaemonSet, server version, strategy, GitOps owner, cordoned and
+    /// NotReady nodes, nodes the new revision would not fit, pods already
+    /// failing on it; one line per finding (exit 1 when anything blocks).
+    Preflight(super::fleet_preflight::FleetPreflightArgs),
+}
+
+/// Which clusters make the fleet (one of the three).
+#[derive(Clone, Debug, Default, Args)]
+#[group(required = true, multiple = false)]
+pub struct ClusterChoice {
+    /// These kubeconfig contexts, comma-separated, in this order.
+    #[arg(long, value_name = "CONTEXT,…", value_delimiter = ',')]
+    pub contexts: Vec<String>,
+    /// Every context of the kubeconfig (KUBECONFIG's files merged as kubectl merges them).
+    #[arg(long)]
+    pub all_contexts: bool,
+    /// The contexts whose whole name matches this regular expression.
+    #[arg(long, value_name = "RE")]
+    pub context_regex: Option<String>,
+}
+
+/// Arguments of `rollcall fleet status`.
+#[derive(Debug, Args)]
+pub struct FleetStatusArgs {
+    /// The DaemonSet: `NAME` (in the -n namespace, else each context's),
+    /// `NAMESPACE/NAME`, `ds/NAME`, `daemonset/NAME` or `daemonsets.apps/NAME`.
+    #[arg(value_name = "DAEMONSET")]
+    pub daemonset: DsRef,
+    /// The clusters.
+    #[command(flatten)]
+    pub choice: ClusterChoice,
+    /// Compare templates with this context's instead of the majority's.
+    #[arg(long, value_name = "CONTEXT")]
+    pub reference: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Keep every node of every cluster in each `status` (`nodes`).
+    #[arg(short = 'A', long)]
+    pub all: bool,
+    /// A question about nodes, answered across the fleet and grouped by
+    /// reason with cluster and node names: `digest!=D` (should run it, not on
+    /// template D), `digest=D`, `not-ready`, `reason=TEXT` (an eligibility
+    /// reason or pod problem containing TEXT). Exit 1 when a node matches or
+    /// a cluster could not be read.
+    #[arg(long = "where", value_name = "QUERY")]
+    pub query: Option<String>,
+    /// The global cluster flags (filled in from [`crate::cli::cluster_args::GlobalArgs`]).
+    #[arg(skip)]
+    pub cluster: ClusterArgs,
+}
+
+/// Runs `rollcall fleet`.
+pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
+    match &args.command {
+        FleetCommand::Status(status) => block_on(run_status(status)),
+        FleetCommand::Preflight(preflight) => block_on(super::fleet_preflight::run(preflight)),
+    }
+}
+
+async fn run_status(args: &FleetStatusArgs) -> anyhow::Result<ExitCode> {
+    let query = match &args.query {
+        Some(text) => Some((
+            text.clone(),
+            text.parse::<Query>().map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
+    };
+    let (contexts, job) = prepare(&args.cluster, &args.daemonset, &args.choice)?;
+    if let Some(reference) = &args.reference
+        && !contexts.iter().any(|c| &c.name == reference)
+    {
+        anyhow::bail!("--reference {reference}: not one of the chosen contexts");
+    }
+    let reads = each(contexts, &job, status_read)
+        .await
+        .into_iter()
+        .map(|(context, outcome)| ClusterRead { context, outcome })
+        .collect();
+    let report = FleetReport::build(
+        args.daemonset.to_string(),
+        reads,
+        Asked {
+            reference: args.reference.as_deref(),
+            all_nodes: args.all,
+            query: query.as_ref().map(|(text, q)| (text.as_str(), q)),
+        },
+    );
+    match args.output {
+        Output::Json => out::stdout_json(&format!("{}\n", out::json(&report, false)?))?,
+        Output::Table => out::stdout(&report.render_table())?,
+    }
+    Ok(if report.has_problems() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Checks what holds for every cluster alike (no `--context`, no namespace
+/// conflict) and chooses the contexts; the job every cluster's read shares.
+pub(super) fn prepare(
+    cluster: &ClusterArgs,
+    daemonset: &DsRef,
+    choice: &ClusterChoice,
+) -> anyhow::Result<(Vec<NamedContext>, Arc<ClusterJob>)> {
+    if cluster.context.is_some() {
+        anyhow::bail!("--context picks one cluster: name the fleet's with --contexts");
+    }
+    // A namespace conflict (`a/x -n b`) is the same in every cluster: said once.
+    daemonset.resolve(cluster.namespace.as_deref(), "default")?;
+    let base = cluster.connect_options();
+    let contexts = chosen_contexts(&base, choice)?;
+    let job = ClusterJob {
+        timeout: base.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+        base,
+        daemonset: daemonset.clone(),
+        gate: Arc::new(Semaphore::new(EXEC_AT_ONCE)),
+    };
+    Ok((contexts, Arc::new(job)))
+}
+
+/// Runs `read` for every context at once, each its own task; the results
+/// in context order (a task that died is a failure saying so).
+pub(super) async fn each<T, Fut>(
+    contexts: Vec<NamedContext>,
+    job: &Arc<ClusterJob>,
+    read: fn(Arc<ClusterJob>, NamedContext) -> Fut,
+) -> Vec<(String, Result<T, Failure>)>
+where
+    T: Send + 'static,
+    Fut: std::future::Future<Output = Result<T, Failure>> + Send + 'static,
+{
+    let tasks: Vec<_> = contexts
+        .into_iter()
+        .map(|context| {
+            (
+                context.name.clone(),
+                tokio::spawn(read(Arc::clone(job), context)),
+            )
+        })
+        .collect();
+    let mut results = Vec::with_capacity(tasks.len());
+    for (context, task) in tasks {
+        let outcome = task.await.unwrap_or_else(|err| {
+            Err(Failure {
+                connection: ConnectionState::Unreachable,
+                message: format!("the read failed: {err}"),
+            })
+        });
+        results.push((context, outcome));
+    }
+    results
+}
+
+/// The contexts chosen from the kubeconfig, in order.
+fn chosen_contexts(
+    base: &ConnectOptions,
+    choice: &ClusterChoice,
+) -> anyhow::Result<Vec<NamedContext>> {
+    let available = kubeconfig_contexts(base)?;
+    let selection = if choice.all_contexts {
+        Selection::All
+    } else if let Some(pattern) = &choice.context_regex {
+        Selection::Matching(
+            regex::Regex::new(pattern)
+                .map_err(|err| anyhow::anyhow!("--context-regex {pattern:?}: {err}"))?,
+        )
+    } else {
+        Selection::Listed(choice.contexts.clone())
+    };
+    let names: Vec<String> = available.iter().map(|c| c.name.clone()).collect();
+    let chosen = choose(&names, &selection)?;
+    Ok(chosen
+        .into_iter()
+        .filter_map(|name| available.iter().find(|c| c.name == name).cloned())
+        .collect())
+}
+
+/// What one cluster's read needs.
+pub(super) struct ClusterJob {
+    base: ConnectOptions,
+    daemonset: DsRef,
+    timeout: Duration,
+    gate: Arc<Semaphore>,
+}
+
+/// A cluster connected, and its DaemonSet read as `rollcall status` reads it.
+pub(super) struct Loaded {
+    /// The connection.
+    pub connection: crate::cluster::connect::Connection,
+    /// The DaemonSet there.
+    pub target: crate::model::Target,
+    /// What `status` builds its report from.
+    pub snapshot: Snapshot<'static>,
+}
+
+impl ClusterJob {
+    /// The request timeout each step is bounded by.
+    pub(super) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Connects to `context` (an exec plugin waiting for the gate) and
+    /// lists the DaemonSet's objects; each step bounded by the request timeout.
+    pub(super) async fn load(&self, context: &NamedContext) -> Result<Loaded, Failure> {
+        let options = ConnectOptions {
+            context: Some(context.name.clone()),
+            ..self.base.clone()
+        };
+        let permit = if context.runs_command {
+            Some(
+                self.gate
+                    .acquire()
+                    .await
+                    .map_err(|_| silent("waiting for an exec plugin's turn", self.timeout))?,
+            )
+        } else {
+            None
+        };
+        // connect bounds its own steps; the margin only catches what it does not (a TCP connect).
+        let connection =
+            tokio::time::timeout(self.timeout + Duration::from_secs(1), connect(&options))
+                .await
+                .map_err(|_| silent("connecting", self.timeout))?
+                .map_err(|err| Failure {
+                    connection: of_connect_error(&err),
+                    message: crate::cli::error_text(&anyhow::Error::new(err)),
+                })?;
+        drop(permit);
+        let target = self
+            .daemonset
+            .resolve(self.base.namespace.as_deref(), &connection.namespace)
+            .map_err(|err| Failure {
+                connection: ConnectionState::NotFound,
+                message: err.to_string(),
+            })?;
+        let snapshot = tokio::time::timeout(
+            self.timeout,
+            Snapshot::load_with_usage(&connection.client, &target, |_| {}),
+        )
+        .await
+        .map_err(|_| silent("listing the DaemonSet, nodes and pods", self.timeout))?
+        .map_err(|err| ops_failure(&err))?;
+        Ok(Loaded {
+            connection,
+            target,
+            snapshot,
+        })
+    }
+}
+
+/// One cluster's read for `fleet status`: its status report, its template's
+/// identity and each revision's.
+async fn status_read(job: Arc<ClusterJob>, context: NamedContext) -> Result<Read, Failure> {
+    let snapshot = job.load(&context).await?.snapshot;
+    let status =
+        StatusReport::build(&snapshot, jiff::Timestamp::now()).map_err(|err| ops_failure(&err))?;
+    let template = snapshot.ds.spec.as_ref().map_or_else(
+        || TemplateIdentity::of_value(&serde_json::Value::Null),
+        |spec| TemplateIdentity::of(&spec.template),
+    );
+    let revisions = snapshot
+        .revisions
+        .iter()
+        .filter_map(|revision| {
+            let template = revision.data.as_ref()?.0.pointer("/spec/template")?;
+            Some((revision.revision, TemplateIdentity::of_value(template)))
+        })
+        .collect();
+    Ok(Read {
+        status,
+        template,
+        revisions,
+    })
+}
+
+/// A step that did not finish within the request timeout.
+pub(super) fn silent(step: &str, timeout: Duration) -> Failure {
+    Failure {
+        connection: ConnectionState::Unreachable,
+        message: format!(
+            "{step} did not finish within {}s (--request-timeout)",
+            timeout.as_secs_f64()
+        ),
+    }
+}
+
+pub(super) fn ops_failure(err: &crate::ops::error::OpsError) -> Failure {
+    Failure {
+        connection: of_ops_error(err),
+        message: err.to_string(),
+    }
+}

@@ -1,0 +1,16 @@
+//! One DaemonSet across many clusters (`rollcall fleet`): the pure parts —
+//! which contexts make the fleet ([`contexts`]), a cluster's connection in
+//! one word ([`connection`]), a template identity that holds across clusters
+//! ([`template`]), drift from the fleet's reference ([`drift`]), `--where` questions about
+//! nodes ([`query`]), preflight findings ([`preflight`]) and the fleet report ([`report`]) with its table ([`table`]). No I/O here: the command
+//! (`crate::cli::fleet`) connects and reads each cluster through the same
+//! code as `rollcall status`.
+
+pub mod connection;
+pub mod contexts;
+pub mod drift;
+pub mod preflight;
+pub mod query;
+pub mod report;
+pub mod table;
+pub mod template;
