@@ -35,13 +35,13 @@ pub fn choose(mode: Compression, url: &http::Uri, kubeconfig_disables: bool) -> 
     let (compress, why) = match mode {
         Compression::On => (true, "--compression on"),
         Compression::Off => (false, "--compression off"),
-        Compression::Auto if kubeconfig_disables => {
-            (false, "the kubeconfig's cluster sets disable-compression")
-        }
         Compression::Auto if is_loopback(url) => (
             false,
             "loopback server: compressing would cost more CPU than the wire saves",
         ),
+        Compression::Auto if kubeconfig_disables => {
+            (false, "the kubeconfig's cluster sets disable-compression")
+        }
         Compression::Auto => (true, "remote server"),
     };
     Choice { compress, why }

@@ -255,6 +255,9 @@ impl ServerHandle {
         config.root_cert = Some(vec![self.tls.ca_der.clone()]);
         config.auth_info.token = Some(self.token.clone().into());
         "default".clone_into(&mut config.default_namespace);
+        // A loopback server: uncompressed, as `--compression auto` chooses
+        // (the console's `--compression on` still asks for gzip).
+        config.disable_compression = true;
         config
     }
 
