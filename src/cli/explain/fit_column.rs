@@ -36,16 +36,19 @@ pub fn fits(
         return HashMap::new();
     };
     let index = RevisionIndex::new(ds, &snapshot.revisions);
+    // By node once: a scan of every pod per node would be quadratic.
+    let mut by_node: HashMap<&str, Vec<&Pod>> = HashMap::new();
+    for pod in &own {
+        if let Some(node) = pod.target_node() {
+            by_node.entry(node).or_default().push(pod);
+        }
+    }
     snapshot
         .nodes
         .iter()
         .filter_map(|node| {
-            let on: Vec<&Pod> = own
-                .iter()
-                .copied()
-                .filter(|p| p.target_node() == Some(node.name()))
-                .collect();
-            let coverage = node_coverage(node, ds, &on, &index, now);
+            let on = by_node.get(node.name()).map_or(&[][..], Vec::as_slice);
+            let coverage = node_coverage(node, ds, on, &index, now);
             let fit = node_fit(&target, node, &coverage, Some(usage.get(node.name())))?;
             Some((node.name().to_owned(), fit))
         })
