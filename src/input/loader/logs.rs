@@ -49,6 +49,20 @@ impl<R: BufRead> LogSections<R> {
     fn start_line(&mut self) -> std::io::Result<bool> {
         self.prefix.clear();
         self.at = 0;
+        // Both markers start with `=`: a line that does not is decided by
+        // its first byte, without copying it aside (most lines of a dump).
+        match self.inner.fill_buf()?.first() {
+            None => return Ok(false),
+            Some(&first) if first != b'=' => {
+                self.mode = if self.in_section {
+                    Mode::Drop
+                } else {
+                    Mode::Pass
+                };
+                return Ok(true);
+            }
+            Some(_) => {}
+        }
         while self.prefix.len() < START.len() && self.prefix.last() != Some(&b'\n') {
             let Some(&byte) = self.inner.fill_buf()?.first() else {
                 break;
@@ -80,7 +94,24 @@ impl<R: BufRead> LogSections<R> {
 }
 
 impl<R: BufRead> Read for LogSections<R> {
+    /// Fills `buf` with as many lines as fit (one line per call would make
+    /// a pretty-printed dump cost a call per 30 bytes).
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut written = 0;
+        while written < buf.len() {
+            let n = self.read_line_part(&mut buf[written..])?;
+            if n == 0 {
+                break;
+            }
+            written += n;
+        }
+        Ok(written)
+    }
+}
+
+impl<R: BufRead> LogSections<R> {
+    /// At most the rest of one line that passes; 0 at the end of input.
+    fn read_line_part(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
             match self.mode {
                 Mode::LineStart => {
