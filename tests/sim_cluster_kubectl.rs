@@ -8,8 +8,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use rollcall::model::Pod;
@@ -21,40 +20,6 @@ const SPEED: f64 = 2.0;
 type Sim = common::sim::InProcess;
 
 impl Sim {
-    fn command(&self, args: &[&str]) -> Command {
-        let cache: PathBuf = tempfile::tempdir().expect("cache dir").keep();
-        let mut command = Command::new("kubectl");
-        command
-            .arg(format!(
-                "--kubeconfig={}",
-                self.dir.path().join("kubeconfig").display()
-            ))
-            .arg(format!("--cache-dir={}", cache.display()))
-            .args(args)
-            .env("KUBECACHEDIR", &cache)
-            .env("HOME", self.dir.path())
-            .env_remove("KUBECONFIG");
-        command
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut command = self.command(args);
-        tokio::task::spawn_blocking(move || command.output().expect("kubectl runs"))
-            .await
-            .expect("joined")
-    }
-
-    async fn ok(&self, args: &[&str]) -> String {
-        let output = self.run(args).await;
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        assert!(
-            output.status.success(),
-            "kubectl {args:?} failed: {stdout}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        stdout
-    }
-
     fn pods(&self, prefix: &str) -> Vec<Pod> {
         let (pods, _) = self
             .cluster
@@ -103,13 +68,13 @@ async fn get_and_describe_nodes_pods_and_daemonsets() {
     }
     let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
-    let nodes = sim.ok(&["get", "nodes"]).await;
+    let nodes = sim.kubectl_stdout(&["get", "nodes"]).await;
     assert_eq!(
         nodes.lines().filter(|l| l.contains(" Ready ")).count(),
         5,
         "{nodes}"
     );
-    let ds = sim.ok(&["get", "ds", "-A"]).await;
+    let ds = sim.kubectl_stdout(&["get", "ds", "-A"]).await;
     let agent = ds
         .lines()
         .find(|l| l.contains("node-agent"))
@@ -123,21 +88,21 @@ async fn get_and_describe_nodes_pods_and_daemonsets() {
         .expect("edge-proxy row");
     assert!(proxy.contains("example.com/proxy=true"), "{proxy}");
     let pods = sim
-        .ok(&["get", "pods", "-n", "kube-system", "-o", "wide"])
+        .kubectl_stdout(&["get", "pods", "-n", "kube-system", "-o", "wide"])
         .await;
     assert!(
         pods.contains("Running") && pods.contains("general-01"),
         "{pods}"
     );
     let describe = sim
-        .ok(&["describe", "ds", "log-shipper", "-n", "kube-system"])
+        .kubectl_stdout(&["describe", "ds", "log-shipper", "-n", "kube-system"])
         .await;
     assert!(
         describe.contains("Pods Status:")
             && describe.contains("cr.fluentbit.io/fluent/fluent-bit:3.2.2"),
         "{describe}"
     );
-    let node = sim.ok(&["describe", "node", "edge-01"]).await;
+    let node = sim.kubectl_stdout(&["describe", "node", "edge-01"]).await;
     assert!(
         node.contains("kubernetes.io/arch=arm64") && node.contains("node-agent-"),
         "{node}"
@@ -153,19 +118,19 @@ async fn labels_and_taints_add_and_remove_daemon_pods() {
     let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     assert!(sim.pod_on("edge-proxy-", "general-02").is_none());
-    sim.ok(&["label", "node", "general-02", "example.com/proxy=true"])
+    sim.kubectl_stdout(&["label", "node", "general-02", "example.com/proxy=true"])
         .await;
     sim.wait("edge-proxy pod on general-02", |s| {
         s.pod_on("edge-proxy-", "general-02")
             .is_some_and(|p| p.is_ready())
     })
     .await;
-    sim.ok(&["label", "node", "general-02", "example.com/proxy-"])
+    sim.kubectl_stdout(&["label", "node", "general-02", "example.com/proxy-"])
         .await;
     sim.wait("edge-proxy pod gone", |s| s.pods("edge-proxy-").is_empty())
         .await;
     // A NoExecute taint the daemon pods do not tolerate evicts them.
-    sim.ok(&["taint", "node", "general-03", "maintenance=now:NoExecute"])
+    sim.kubectl_stdout(&["taint", "node", "general-03", "maintenance=now:NoExecute"])
         .await;
     sim.wait("node-agent gone from general-03", |s| {
         s.pods("node-agent-")
@@ -173,7 +138,7 @@ async fn labels_and_taints_add_and_remove_daemon_pods() {
             .all(|p| p.node_name() != Some("general-03"))
     })
     .await;
-    sim.ok(&["taint", "node", "general-03", "maintenance=now:NoExecute-"])
+    sim.kubectl_stdout(&["taint", "node", "general-03", "maintenance=now:NoExecute-"])
         .await;
     sim.wait("node-agent back on general-03", |s| {
         s.pod_on("node-agent-", "general-03").is_some()
@@ -192,7 +157,7 @@ async fn cordon_keeps_daemon_pods_and_shows_scheduling_disabled() {
     let before = sim
         .pod_on("node-agent-", "general-01")
         .expect("agent on general-01");
-    sim.ok(&["cordon", "general-01"]).await;
+    sim.kubectl_stdout(&["cordon", "general-01"]).await;
     sim.wait("unschedulable taint", |s| {
         s.cluster
             .simulation
@@ -201,7 +166,7 @@ async fn cordon_keeps_daemon_pods_and_shows_scheduling_disabled() {
             .is_some_and(|n| n.to_string().contains("node.kubernetes.io/unschedulable"))
     })
     .await;
-    let nodes = sim.ok(&["get", "node", "general-01"]).await;
+    let nodes = sim.kubectl_stdout(&["get", "node", "general-01"]).await;
     assert!(nodes.contains("Ready,SchedulingDisabled"), "{nodes}");
     // Daemon pods tolerate the unschedulable taint: the pod stays. Evidence
     // that the DaemonSet controller has synced node-agent since the taint: a
@@ -233,7 +198,7 @@ async fn cordon_keeps_daemon_pods_and_shows_scheduling_disabled() {
             .map(|p| p.uid().to_owned()),
         Some(before.uid().to_owned())
     );
-    sim.ok(&["uncordon", "general-01"]).await;
+    sim.kubectl_stdout(&["uncordon", "general-01"]).await;
     sim.wait("taint removed", |s| {
         s.cluster
             .simulation
@@ -256,13 +221,13 @@ async fn deleting_an_on_delete_pod_replaces_it_at_the_new_revision() {
         .pod_on("node-agent-", "general-01")
         .expect("agent on general-01");
     let history = sim
-        .ok(&["rollout", "history", "ds/node-agent", "-n", "kube-system"])
+        .kubectl_stdout(&["rollout", "history", "ds/node-agent", "-n", "kube-system"])
         .await;
     assert!(
         history.contains("\n1 ") && history.contains("\n2 "),
         "{history}"
     );
-    sim.ok(&["delete", "pod", old.name(), "-n", "kube-system"])
+    sim.kubectl_stdout(&["delete", "pod", old.name(), "-n", "kube-system"])
         .await;
     sim.wait("replacement ready", |s| {
         s.pod_on("node-agent-", "general-01")
@@ -274,7 +239,7 @@ async fn deleting_an_on_delete_pod_replaces_it_at_the_new_revision() {
         .expect("replacement");
     assert_ne!(new.revision_hash(), old.revision_hash());
     let image = sim
-        .ok(&[
+        .kubectl_stdout(&[
             "get",
             "pod",
             new.name(),
@@ -286,7 +251,7 @@ async fn deleting_an_on_delete_pod_replaces_it_at_the_new_revision() {
         .await;
     assert_eq!(image, "registry.example.com/platform/node-agent:1.5.0");
     let ds = sim
-        .ok(&[
+        .kubectl_stdout(&[
             "get",
             "ds",
             "node-agent",
@@ -308,27 +273,31 @@ async fn set_image_rollout_status_history_and_undo() {
     let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let ns = ["-n", "kube-system"];
-    sim.ok(&[
+    sim.kubectl_stdout(
         &[
-            "set",
-            "image",
-            "ds/log-shipper",
-            "fluent-bit=cr.fluentbit.io/fluent/fluent-bit:3.3.0",
-        ][..],
-        &ns,
-    ]
-    .concat())
-        .await;
-    let status = sim
-        .ok(&[
-            &["rollout", "status", "ds/log-shipper", "--timeout=60s"][..],
+            &[
+                "set",
+                "image",
+                "ds/log-shipper",
+                "fluent-bit=cr.fluentbit.io/fluent/fluent-bit:3.3.0",
+            ][..],
             &ns,
         ]
-        .concat())
+        .concat(),
+    )
+    .await;
+    let status = sim
+        .kubectl_stdout(
+            &[
+                &["rollout", "status", "ds/log-shipper", "--timeout=60s"][..],
+                &ns,
+            ]
+            .concat(),
+        )
         .await;
     assert!(status.contains("successfully rolled out"), "{status}");
     let history = sim
-        .ok(&[&["rollout", "history", "ds/log-shipper"][..], &ns].concat())
+        .kubectl_stdout(&[&["rollout", "history", "ds/log-shipper"][..], &ns].concat())
         .await;
     let numbers: Vec<&str> = history
         .lines()
@@ -337,20 +306,22 @@ async fn set_image_rollout_status_history_and_undo() {
         .collect();
     assert_eq!(numbers, ["1", "2", "3"], "{history}");
     let undo = sim
-        .ok(&[&["rollout", "undo", "ds/log-shipper"][..], &ns].concat())
+        .kubectl_stdout(&[&["rollout", "undo", "ds/log-shipper"][..], &ns].concat())
         .await;
     assert!(undo.contains("rolled back"), "{undo}");
     let status = sim
-        .ok(&[
-            &["rollout", "status", "ds/log-shipper", "--timeout=60s"][..],
-            &ns,
-        ]
-        .concat())
+        .kubectl_stdout(
+            &[
+                &["rollout", "status", "ds/log-shipper", "--timeout=60s"][..],
+                &ns,
+            ]
+            .concat(),
+        )
         .await;
     assert!(status.contains("successfully rolled out"), "{status}");
     // upstream constructHistory: revision 2 came back and is renumbered to 4.
     let history = sim
-        .ok(&[&["rollout", "history", "ds/log-shipper"][..], &ns].concat())
+        .kubectl_stdout(&[&["rollout", "history", "ds/log-shipper"][..], &ns].concat())
         .await;
     let numbers: Vec<&str> = history
         .lines()
@@ -365,7 +336,7 @@ async fn set_image_rollout_status_history_and_undo() {
                 == Some("cr.fluentbit.io/fluent/fluent-bit:3.2.2"))
     );
     let on_delete = sim
-        .run(&[&["rollout", "status", "ds/node-agent"][..], &ns].concat())
+        .kubectl_output(&[&["rollout", "status", "ds/node-agent"][..], &ns].concat())
         .await;
     assert!(
         String::from_utf8_lossy(&on_delete.stderr).contains("only available for RollingUpdate")
@@ -381,7 +352,7 @@ async fn get_pods_watch_streams_the_replacement() {
     let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let mut watch = sim
-        .command(&[
+        .kubectl_command(&[
             "get",
             "pods",
             "-n",
@@ -411,7 +382,7 @@ async fn get_pods_watch_streams_the_replacement() {
     let old = sim
         .pod_on("log-shipper-", "general-02")
         .expect("log-shipper on general-02");
-    sim.ok(&[
+    sim.kubectl_stdout(&[
         "delete",
         "pod",
         old.name(),
@@ -456,7 +427,7 @@ async fn annotated_memory_pressure_shows_in_describe_node() {
     let sim = Sim::start("small", SPEED).await;
     sim.ready().await;
     let annotation = "sim.rollcall.dev/memory-pressure";
-    sim.ok(&[
+    sim.kubectl_stdout(&[
         "annotate",
         "node",
         "general-02",
@@ -465,7 +436,9 @@ async fn annotated_memory_pressure_shows_in_describe_node() {
     .await;
     let mut describe = String::new();
     for _ in 0..100 {
-        describe = sim.ok(&["describe", "node", "general-02"]).await;
+        describe = sim
+            .kubectl_stdout(&["describe", "node", "general-02"])
+            .await;
         if describe.contains("node.kubernetes.io/memory-pressure:NoSchedule") {
             break;
         }
@@ -483,7 +456,7 @@ async fn annotated_memory_pressure_shows_in_describe_node() {
         describe.contains("node.kubernetes.io/memory-pressure:NoSchedule"),
         "{describe}"
     );
-    sim.ok(&["annotate", "node", "general-02", &format!("{annotation}-")])
+    sim.kubectl_stdout(&["annotate", "node", "general-02", &format!("{annotation}-")])
         .await;
     sim.wait("memory-pressure taint gone", |s| {
         let node = s

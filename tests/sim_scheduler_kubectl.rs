@@ -6,8 +6,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use rollcall::model::Pod;
@@ -21,17 +20,7 @@ type Sim = common::sim::InProcess;
 
 impl Sim {
     async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let cache: PathBuf = tempfile::tempdir().expect("cache dir").keep();
-        let mut command = Command::new("kubectl");
-        command
-            .arg(format!(
-                "--kubeconfig={}",
-                self.dir.path().join("kubeconfig").display()
-            ))
-            .arg(format!("--cache-dir={}", cache.display()))
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env_remove("KUBECONFIG");
+        let mut command = self.kubectl_command(args);
         let input = stdin.map(str::to_owned);
         tokio::task::spawn_blocking(move || {
             use std::io::Write;

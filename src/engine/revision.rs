@@ -317,8 +317,9 @@ fn fnv1a32(mut hash: u32, bytes: &[u8]) -> u32 {
     hash
 }
 
-/// Writes JSON with object keys in sorted order, whatever map order `serde_json` uses.
-fn write_canonical(value: &Value, out: &mut String) {
+/// Writes JSON with object keys in sorted order, whatever map order `serde_json`
+/// uses, without spaces (the revision hash's and the fleet digest's input).
+pub fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

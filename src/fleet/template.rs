@@ -63,7 +63,7 @@ impl TemplateIdentity {
     pub fn of_value(template: &Value) -> TemplateIdentity {
         let normalized = normalize(template);
         let mut canonical = String::new();
-        write_canonical(&normalized, &mut canonical);
+        crate::engine::revision::write_canonical(&normalized, &mut canonical);
         let hash = ring::digest::digest(&ring::digest::SHA256, canonical.as_bytes());
         let mut digest = String::with_capacity(DIGEST_HEX);
         for byte in hash.as_ref().iter().take(DIGEST_HEX / 2) {
@@ -229,37 +229,6 @@ fn strip_absent(value: Value) -> Value {
         ),
         Value::Array(items) => Value::Array(items.into_iter().map(strip_absent).collect()),
         other => other,
-    }
-}
-
-/// JSON with object keys sorted (whatever order the map keeps), no spaces.
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::from(key.as_str()).to_string());
-                out.push(':');
-                write_canonical(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
     }
 }
 

@@ -27,7 +27,7 @@ use k8s_openapi::api::core::v1::PodSpec as TemplateSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::cluster::usage::NodeUsage;
-use crate::engine::coverage::NodeCoverage;
+use crate::engine::coverage::{NodeCoverage, PodCoverage};
 use crate::engine::fit::{BoundPod, Fit, NodeUse, PodDemand, fit};
 use crate::engine::rolling::{UpdateStrategy, update_strategy};
 use crate::model::{DaemonSet, Node, Pod};
@@ -107,21 +107,11 @@ pub fn node_fit(
     coverage: &NodeCoverage,
     usage: Option<Option<&NodeUsage>>,
 ) -> Option<Fit> {
-    let usage = usage?;
-    if !coverage.verdict.should_run {
-        return None;
-    }
     let newest_live = coverage.pods.iter().rev().find(|p| !p.terminating);
     if newest_live.is_some_and(|p| p.updated) {
         return None;
     }
-    let replaced = coverage.pods.iter().filter(|p| !p.updated);
-    Some(fit_replacing(
-        target,
-        node,
-        usage,
-        replaced.map(|p| p.name.as_str()),
-    ))
+    judged(target, node, coverage, usage?, |p| !p.updated)
 }
 
 /// The fit of `target` on a node whose daemon pods all make way for it,
@@ -134,12 +124,27 @@ pub fn replacement_fit(
     coverage: &NodeCoverage,
     usage: Option<Option<&NodeUsage>>,
 ) -> Option<Fit> {
-    let usage = usage?;
+    judged(target, node, coverage, usage?, |_| true)
+}
+
+/// The fit on a node that should run the pod, once the daemon pods that
+/// `replaced` picks are gone; `None` when the node should run no pod.
+fn judged(
+    target: &FitTarget,
+    node: &Node,
+    coverage: &NodeCoverage,
+    usage: Option<&NodeUsage>,
+    replaced: impl Fn(&PodCoverage) -> bool,
+) -> Option<Fit> {
     if !coverage.verdict.should_run {
         return None;
     }
-    let replaced = coverage.pods.iter().map(|p| p.name.as_str());
-    Some(fit_replacing(target, node, usage, replaced))
+    let names = coverage
+        .pods
+        .iter()
+        .filter(|p| replaced(p))
+        .map(|p| p.name.as_str());
+    Some(fit_replacing(target, node, usage, names))
 }
 
 /// The fit of `target` on `node` once the daemon pods named `replaced` are
@@ -186,7 +191,6 @@ fn bound(pod: &crate::model::UsagePod) -> BoundPod {
 mod tests {
     use super::*;
     use crate::cluster::usage::UsageStore;
-    use crate::engine::coverage::PodCoverage;
     use crate::engine::eligibility::NodeVerdict;
     use crate::engine::fixtures::daemonset;
     use crate::model::{ResourceList, Shared};

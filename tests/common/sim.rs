@@ -93,6 +93,15 @@ impl InProcess {
     /// discovery cache (as a first-time user would) and `HOME` in the
     /// cluster's directory, off the async runtime's threads.
     pub async fn kubectl_output(&self, args: &[&str]) -> std::process::Output {
+        let mut command = self.kubectl_command(args);
+        tokio::task::spawn_blocking(move || command.output().expect("kubectl runs"))
+            .await
+            .expect("joined")
+    }
+
+    /// The real kubectl on this cluster's kubeconfig, with a fresh discovery
+    /// cache and `HOME` in the cluster's directory, not yet run.
+    pub fn kubectl_command(&self, args: &[&str]) -> Command {
         let cache = tempfile::tempdir().expect("cache dir").keep();
         let mut command = Command::new("kubectl");
         command
@@ -102,11 +111,10 @@ impl InProcess {
             ))
             .arg(format!("--cache-dir={}", cache.display()))
             .args(args)
+            .env("KUBECACHEDIR", &cache)
             .env("HOME", self.dir.path())
             .env_remove("KUBECONFIG");
-        tokio::task::spawn_blocking(move || command.output().expect("kubectl runs"))
-            .await
-            .expect("joined")
+        command
     }
 
     /// [`InProcess::kubectl_output`] that must succeed: its stdout.
