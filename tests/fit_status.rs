@@ -237,3 +237,54 @@ async fn explain_agrees_offline(env: &Env, report: &Value) {
         fits(&report["nodes"])
     );
 }
+
+const SANDBOX_FAILS_ON_ONE_NODE: &str = r#"
+name: sandbox-fails
+seed: 5
+timing: {schedule: 50ms, pullStart: 50ms, pull: 50ms, create: 50ms, start: 50ms, ready: 50ms, terminate: 100ms, jitter: 0.1}
+pools:
+  - {name: general, count: 3}
+daemonSets:
+  - name: node-agent
+    updateStrategy: OnDelete
+    revisions: [{image: "registry.example.com/platform/node-agent:2.0.0"}]
+images:
+  - image: registry.example.com/platform/node-agent:2.0.0
+    failure: FailedCreatePodSandBox
+    nodes: [general-02]
+"#;
+
+/// Only events say that the kubelet cannot create a pod's sandbox (the pod
+/// itself stays Pending in ContainerCreating, as upstream's kubelet leaves
+/// it): the one-shot `status` lists them too, so it names the problem as the
+/// console does, not as a pod still starting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_status_names_a_sandbox_failure_from_its_events() {
+    let env = ops_support::scenario_text(SANDBOX_FAILS_ON_ONE_NODE).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let node = loop {
+        let output = status(&env, &["-o", "json", "--all"]).await;
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        let failing = report["nodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|n| n["name"] == "general-02" && n["problem"]["code"] == "sandboxFailed")
+            .cloned();
+        if let Some(node) = failing {
+            break node;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "general-02's sandbox failure never named: {}",
+            text(&output)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        node["problem"]["reason"], "FailedCreatePodSandBox",
+        "{node}"
+    );
+    let table = text(&status(&env, &["--all"]).await);
+    assert!(table.contains("FailedCreatePodSandBox"), "{table}");
+}

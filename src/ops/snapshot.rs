@@ -20,6 +20,7 @@ use crate::cluster::usage::{NodeUsage, UsageByNode, UsageStore};
 use crate::engine::coverage::{
     NodeCoverage, Totals, named_coverage, node_coverage, unreadable_node_coverage,
 };
+use crate::engine::health::SANDBOX_FAILED;
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::revision::RevisionIndex;
 use crate::engine::rollout::{
@@ -27,7 +28,7 @@ use crate::engine::rollout::{
     plan_head_of, plan_rollout_with,
 };
 use crate::engine::selector::Selector;
-use crate::model::{ControllerRevision, DaemonSet, Node, Pod, UsagePod};
+use crate::model::{ControllerRevision, DaemonSet, Event, Node, Pod, UsagePod};
 use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::state::RolloutState;
 pub use crate::rows::source::RowSource;
@@ -71,6 +72,9 @@ enum Objects<'a> {
         /// Every counted pod of the cluster by node (fit's input); `None`
         /// when unknown (not listed, forbidden, failed).
         usage: Option<Arc<UsageByNode>>,
+        /// The message of each daemon pod's kubelet sandbox failure, by pod
+        /// name: only events tell, so the rows learn it from here.
+        sandbox_failures: BTreeMap<String, String>,
     },
     /// Borrowed from the console: its watch cache and its row cache.
     Live {
@@ -193,8 +197,15 @@ impl Snapshot<'static> {
         // Every pod of the cluster, for fit: optional, so its failure
         // never fails the snapshot (fit is unknown instead).
         let usage_url = collection_url::<UsagePod>(None);
+        // The kubelet's sandbox failures: only events tell (optional, as
+        // usage: a failure leaves the pods as their status shows them).
+        let event_url = collection_url::<Event>(Some(ns));
+        let sandbox_events = ListParams::default()
+            .fields(&format!("involvedObject.kind=Pod,reason={SANDBOX_FAILED}"))
+            .limit(LIST_PAGE_SIZE);
         let lists = async {
             tokio::join!(
+                list_all::<Event>(client, &event_url, &sandbox_events, None),
                 list_all::<Node>(client, &node_url, &node_pages, Some(&node_progress)),
                 list_all::<Pod>(client, &pod_url, &pod_pages, Some(&pod_progress)),
                 revision_api.list(&params),
@@ -208,7 +219,7 @@ impl Snapshot<'static> {
             )
         };
         tokio::pin!(lists);
-        let (nodes, pods, revisions, usage) = loop {
+        let (events, nodes, pods, revisions, usage) = loop {
             tokio::select! {
                 listed = &mut lists => break listed,
                 () = tokio::time::sleep(PROGRESS_EVERY) => {
@@ -242,9 +253,14 @@ impl Snapshot<'static> {
                 None
             }
         };
+        let events = events.unwrap_or_else(|error| {
+            tracing::warn!(%error, "listing sandbox failure events failed: not shown");
+            Vec::new()
+        });
         Ok(Self::new(ds, nodes, pods, revisions)
             .with_forbidden(forbidden)
-            .with_usage(usage))
+            .with_usage(usage)
+            .with_sandbox_failures(sandbox_failures(&events)))
     }
 
     /// Copies the target out of a watch cache (the headless follower, which
@@ -262,10 +278,26 @@ impl Snapshot<'static> {
             pods,
             cache.revisions().cloned().collect(),
         );
+        // As the row cache decides it: a pod whose latest event is the
+        // kubelet's sandbox failure.
+        let namespace = target.namespace.as_str();
+        let latest: Vec<(String, &crate::model::Event)> = snapshot
+            .pods()
+            .filter_map(|pod| {
+                let key = format!("{namespace}/{}", pod.name());
+                let event = cache.pod_events(&key).into_iter().next()?;
+                Some((pod.name().to_owned(), event))
+            })
+            .collect();
+        let failures = latest
+            .iter()
+            .filter(|(_, event)| event.reason.as_deref() == Some(SANDBOX_FAILED))
+            .map(|(pod, event)| (pod.as_str(), event.message.as_deref().unwrap_or_default()));
         Some(
             snapshot
                 .with_forbidden(cache.forbidden_kinds().into_iter().collect())
-                .with_usage(cache.usage_copy()),
+                .with_usage(cache.usage_copy())
+                .with_sandbox_failures(failures),
         )
     }
 
@@ -290,6 +322,7 @@ impl Snapshot<'static> {
                 nodes,
                 pods,
                 usage: None,
+                sandbox_failures: BTreeMap::new(),
             },
         }
     }
@@ -299,6 +332,25 @@ impl Snapshot<'static> {
     pub fn with_usage(mut self, known: Option<UsageByNode>) -> Self {
         if let Objects::Owned { usage, .. } = &mut self.objects {
             *usage = known.map(Arc::new);
+        }
+        self
+    }
+
+    /// Gives an owned snapshot the kubelet's sandbox failures of its pods:
+    /// `(pod name, message)`, a later one for the same pod replacing an
+    /// earlier one.
+    #[must_use]
+    pub fn with_sandbox_failures<'e>(
+        mut self,
+        failures: impl IntoIterator<Item = (&'e str, &'e str)>,
+    ) -> Self {
+        if let Objects::Owned {
+            sandbox_failures, ..
+        } = &mut self.objects
+        {
+            for (pod, message) in failures {
+                sandbox_failures.insert(pod.to_owned(), message.to_owned());
+            }
         }
         self
     }
@@ -436,8 +488,15 @@ impl<'a> Snapshot<'a> {
     /// changed) and computes nothing until asked.
     pub fn rows(&self, index: &RevisionIndex, now: jiff::Timestamp) -> Rows<'_> {
         match &self.objects {
-            Objects::Owned { nodes, pods, .. } => {
-                Rows::Computed(self.computed_rows(nodes, pods, index, now))
+            Objects::Owned {
+                nodes,
+                pods,
+                sandbox_failures,
+                ..
+            } => {
+                let mut rows = self.computed_rows(nodes, pods, index, now);
+                note_sandbox_failures(&mut rows, sandbox_failures);
+                Rows::Computed(rows)
             }
             Objects::Live { cache, rows } => Rows::Live {
                 cache,
@@ -766,6 +825,43 @@ fn attempt(verb: &'static str, resource: &'static str, name: &str) -> Attempt {
         verb,
         resource,
         name: name.to_owned(),
+    }
+}
+
+/// The latest sandbox failure of each pod among `events` (pod name, message).
+fn sandbox_failures(events: &[Event]) -> impl Iterator<Item = (&str, &str)> {
+    let mut latest: BTreeMap<&str, &Event> = BTreeMap::new();
+    for event in events {
+        if event.reason.as_deref() != Some(SANDBOX_FAILED) {
+            continue;
+        }
+        let Some(pod) = event.involved_object.name.as_deref() else {
+            continue;
+        };
+        let newer = latest
+            .get(pod)
+            .is_none_or(|seen| seen.last_seen() <= event.last_seen());
+        if newer {
+            latest.insert(pod, event);
+        }
+    }
+    latest
+        .into_iter()
+        .map(|(pod, event)| (pod, event.message.as_deref().unwrap_or_default()))
+}
+
+/// Marks the rows' pods the kubelet cannot create a sandbox for, as the row
+/// cache does ([`crate::engine::health::note_sandbox_failure`]).
+fn note_sandbox_failures(rows: &mut [NodeCoverage], failures: &BTreeMap<String, String>) {
+    if failures.is_empty() {
+        return;
+    }
+    for pod in rows.iter_mut().flat_map(|row| row.pods.iter_mut()) {
+        let failure = failures.get(pod.name.as_str());
+        crate::engine::health::note_sandbox_failure(
+            pod,
+            failure.map(|message| (SANDBOX_FAILED, message.as_str())),
+        );
     }
 }
 

@@ -31,11 +31,17 @@ pub struct MinorNodes {
 /// `v1.29` of `v1.29.5-eks-1234`, `1.29.0` or `v1.29`; `None` when the text
 /// has no major.minor.
 pub fn minor_version(version: &str) -> Option<String> {
+    minor_numbers(version).map(|(major, minor)| format!("v{major}.{minor}"))
+}
+
+/// `(1, 29)` of `v1.29.5-eks-1234`: the major and minor numbers, for
+/// counting nodes per minor without keeping the text.
+pub fn minor_numbers(version: &str) -> Option<(u16, u16)> {
     let bare = version.trim().trim_start_matches('v');
     let mut parts = bare.split(['.', '-', '+']);
-    let major: u32 = parts.next()?.parse().ok()?;
-    let minor: u32 = parts.next()?.parse().ok()?;
-    Some(format!("v{major}.{minor}"))
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// The skew among `nodes` (name, kubelet version), `None` when they run at
@@ -43,7 +49,7 @@ pub fn minor_version(version: &str) -> Option<String> {
 pub fn kubelet_skew<'a>(
     nodes: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
 ) -> Option<KubeletSkew> {
-    let mut by_minor: BTreeMap<(u32, u32), (String, Vec<String>)> = BTreeMap::new();
+    let mut by_minor: BTreeMap<(u16, u16), (String, Vec<String>)> = BTreeMap::new();
     for (name, version) in nodes {
         let Some(minor) = version.and_then(minor_version) else {
             continue;
@@ -74,10 +80,8 @@ pub fn kubelet_skew<'a>(
     Some(KubeletSkew { versions, behind })
 }
 
-fn sort_key(minor: &str) -> (u32, u32) {
-    let mut parts = minor.trim_start_matches('v').split('.');
-    let mut next = || parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    (next(), next())
+fn sort_key(minor: &str) -> (u16, u16) {
+    minor_numbers(minor).unwrap_or_default()
 }
 
 impl KubeletSkew {

@@ -385,6 +385,7 @@ mod tests {
             zone: None,
             group_key: None,
             control_plane: false,
+            kubelet_minor: None,
             event: None,
             fit: None,
         };

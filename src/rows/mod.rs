@@ -12,6 +12,7 @@ use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 
 pub mod fit;
+pub mod kubelets;
 pub mod source;
 mod store;
 
@@ -105,6 +106,8 @@ pub struct NodeRow {
     pub group_key: Option<&'static str>,
     /// A control-plane node (moved last by the plan).
     pub control_plane: bool,
+    /// The node's kubelet `(major, minor)`, when it reports a version.
+    pub kubelet_minor: Option<kubelets::KubeletMinor>,
     /// The latest event about the node or its pod (boxed: most rows have none).
     pub event: Option<Box<EventSummary>>,
     /// Preflight: will the pod of the revision the rollout moves to fit on
@@ -237,6 +240,12 @@ impl NodeRow {
             zone: zone.map(|(_, value)| strings.get(value)),
             group_key: pool.or(zone).map(|(key, _)| key),
             control_plane: crate::engine::rollout::is_control_plane(node),
+            kubelet_minor: node
+                .status
+                .node_info
+                .kubelet_version
+                .as_deref()
+                .and_then(crate::ops::status_kubelets::minor_numbers),
             event,
             fit,
             coverage,
@@ -283,6 +292,7 @@ impl NodeRow {
             zone: None,
             group_key: None,
             control_plane: false,
+            kubelet_minor: None,
             event: latest_event(cache, node, &pods),
             fit: None,
             coverage,
@@ -495,6 +505,10 @@ pub struct RowCache {
     /// The blocker, computed on first use after the tally changed or a
     /// starting holder ran out of time.
     blocker: OnceCell<Blocker>,
+    /// The kubelet minors of the DaemonSet's nodes, kept with the rows.
+    kubelets: kubelets::KubeletTally,
+    /// Their skew, worked out on first use after the tally changed.
+    kubelet_skew: OnceCell<Option<crate::ops::status_kubelets::KubeletSkew>>,
     /// The instant of the last refresh: the rows' and the blocker's `now`.
     at: jiff::Timestamp,
     /// Changes arrived while first lists were pending: recompute every row.
@@ -559,6 +573,14 @@ impl RowCache {
     /// at the cost of the nodes that block.
     pub fn blocker(&self, ds: &DaemonSet) -> &Blocker {
         self.blocker.get_or_init(|| self.tally.blocker(ds, self.at))
+    }
+
+    /// When the DaemonSet's nodes run more than one kubelet minor: how many
+    /// nodes run each, and which lag behind the newest (as `status` says it).
+    pub fn kubelet_skew(&self) -> Option<&crate::ops::status_kubelets::KubeletSkew> {
+        self.kubelet_skew
+            .get_or_init(|| self.kubelets.skew(self.rows.values()))
+            .as_ref()
     }
 
     /// The revision index of the target (after the first refresh with its DaemonSet).
@@ -682,6 +704,8 @@ impl RowCache {
             self.target = target.cloned();
             self.tally = BlockerTally::of(self.rows.values().map(|r| (&r.coverage, r.node_ready)));
             self.blocker = OnceCell::new();
+            self.kubelets = kubelets::KubeletTally::of(self.rows.values());
+            self.kubelet_skew = OnceCell::new();
             let min_ready = min_ready_seconds(ds);
             self.turning_available = self
                 .rows
@@ -740,6 +764,13 @@ impl RowCache {
                         continue;
                     };
                     let share = Share::of(&new.coverage, new.node_ready);
+                    if old.as_ref().map(NodeRow::counted_kubelet) != Some(new.counted_kubelet()) {
+                        if let Some(old) = &old {
+                            self.kubelets.remove(old);
+                        }
+                        self.kubelets.add(new);
+                        self.kubelet_skew = OnceCell::new();
+                    }
                     match old {
                         None => {
                             self.tally.add(name, share);
@@ -763,6 +794,8 @@ impl RowCache {
                 }
                 None => {
                     if let Some(old) = self.rows.remove(name) {
+                        self.kubelets.remove(&old);
+                        self.kubelet_skew = OnceCell::new();
                         self.tally
                             .remove(name, &Share::of(&old.coverage, old.node_ready));
                         self.blocker = OnceCell::new();

@@ -437,7 +437,7 @@ impl App {
 
     /// Opens what the header and the status line cut, whole: the rollout
     /// state (a pause reason of several lines), the spec's owner, the view's
-    /// limitations and the last message.
+    /// limitations, the kubelet skew and the last message.
     fn show_in_full(&mut self, cache: &Cache, now: jiff::Timestamp) {
         let view = self.view_model(cache, now);
         let mut lines = Vec::new();
@@ -445,6 +445,12 @@ impl App {
             lines.push(format!("rollout: {}", header.state.text));
             lines.extend(header.owner.iter().map(|owner| owner.text.clone()));
             lines.extend(header.limits.iter().map(|limit| limit.text.clone()));
+            lines.extend(
+                header
+                    .kubelets
+                    .iter()
+                    .map(|notice| notice.full.text.clone()),
+            );
         }
         if let Some(message) = &view.status.message {
             lines.push(format!("last message: {}", message.text));

@@ -567,3 +567,42 @@ fn rows_computed_on_several_threads_equal_rows_computed_one_by_one() {
         assert_eq!(rows.get(node.name()), Some(&alone), "{}", node.name());
     }
 }
+
+fn node_on_kubelet(i: usize, version: &str) -> Node {
+    let mut node = node_named(i, true);
+    node.status.node_info.kubelet_version = Some(version.into());
+    node
+}
+
+/// The header's kubelet skew follows the nodes as they change version, come
+/// and go, and equals what `status` works out from the same nodes.
+#[test]
+fn kubelet_skew_is_kept_with_the_rows_and_named_as_status_names_it() {
+    let ds = strategy(0);
+    let nodes = (0..NODES).map(|i| node_on_kubelet(i, "v1.33.2")).collect();
+    let mut cache = cluster_of(&ds, nodes, (0..NODES).map(|i| pod_on(i, 0, 0)).collect());
+    let mut rows = RowCache::default();
+    let mut step = |cache: &mut Cache, update: Option<WatchUpdate>| {
+        if let Some(update) = update {
+            cache.apply(update, now());
+        }
+        let changed = cache.take_changes();
+        rows.refresh(cache, Some(&target()), &changed, now());
+        rows.kubelet_skew()
+            .map(crate::ops::status_kubelets::KubeletSkew::describe)
+    };
+    assert_eq!(step(&mut cache, None), None, "one minor: no skew");
+
+    let behind = WatchUpdate::Node(watcher::Event::Apply(node_on_kubelet(3, "v1.32.9-eks-1")));
+    assert_eq!(
+        step(&mut cache, Some(behind)).as_deref(),
+        Some("v1.33 on 11 nodes, v1.32 on 1 node (node-3)")
+    );
+    let upgraded = WatchUpdate::Node(watcher::Event::Apply(node_on_kubelet(3, "v1.33.0")));
+    assert_eq!(step(&mut cache, Some(upgraded)), None, "upgraded: no skew");
+
+    let older = WatchUpdate::Node(watcher::Event::Apply(node_on_kubelet(5, "v1.31.1")));
+    assert!(step(&mut cache, Some(older)).is_some());
+    let gone = WatchUpdate::Node(watcher::Event::Delete(node_on_kubelet(5, "v1.31.1")));
+    assert_eq!(step(&mut cache, Some(gone)), None, "the lagging node left");
+}

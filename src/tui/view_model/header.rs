@@ -39,6 +39,46 @@ pub struct HeaderVm {
     /// they disable, most important first (`view limited: cannot list nodes
     /// (forbidden) — …`); joined with ` · ` and wrapped by the header widget.
     pub limits: Vec<Cell>,
+    /// When the DaemonSet's nodes run more than one kubelet minor version (a
+    /// rollout across the skew is a known cause of sandbox failures).
+    pub kubelets: Option<KubeletNotice>,
+}
+
+/// The kubelet skew, said two ways: whole on a line of its own where the
+/// header has room, short on the summary line where it has not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KubeletNotice {
+    /// `kubelets on 2 minor versions: v1.32 on 7 nodes, v1.31 on 5 nodes (general-01, …)`.
+    pub full: Cell,
+    /// `kubelets v1.31–v1.32`.
+    pub short: Cell,
+}
+
+impl KubeletNotice {
+    /// The notice of the row cache's skew, if any.
+    pub fn of(rows: &RowCache) -> Option<Self> {
+        let skew = rows.kubelet_skew()?;
+        let oldest = skew.behind.first().map(|b| b.version.as_str());
+        let newest = skew
+            .versions
+            .keys()
+            .find(|version| skew.behind.iter().all(|b| &b.version != *version));
+        let short = match (oldest, newest) {
+            (Some(oldest), Some(newest)) => format!("kubelets {oldest}–{newest}"),
+            _ => "kubelet skew".to_owned(),
+        };
+        Some(Self {
+            full: Cell::new(
+                &format!(
+                    "kubelets on {} minor versions: {}",
+                    skew.versions.len(),
+                    skew.describe()
+                ),
+                Tone::Warn,
+            ),
+            short: Cell::new(&short, Tone::Warn),
+        })
+    }
 }
 
 /// Builds the header from the DaemonSet and its revision index.
@@ -102,6 +142,7 @@ pub fn build(ds: &DaemonSet, rows: &RowCache, blocker: Blocker, now: jiff::Times
         owner: crate::engine::owner::spec_owner(&ds.metadata)
             .map(|o| Cell::new(&format!("managed by {}", o.describe()), Tone::Accent)),
         limits: Vec::new(),
+        kubelets: KubeletNotice::of(rows),
     }
 }
 

@@ -28,7 +28,7 @@ use crate::rows::RowCache;
 
 pub use detail::DetailVm;
 pub use grid::{GridLine, GridVm};
-pub use header::HeaderVm;
+pub use header::{HeaderVm, KubeletNotice};
 pub use history::{HistoryRow, HistoryVm};
 pub use picker::PickerVm;
 

@@ -1,6 +1,8 @@
 //! The header: title line, then by priority the rollout state (wrapped, never
 //! cut while it fits), what the user's rights keep out of the view (wrapped,
-//! when any), the DaemonSet summary, and the counts with the progress gauge.
+//! when any), the DaemonSet summary, the counts with the progress gauge, and
+//! a kubelet version skew (on its own lines where there is room, else short
+//! on the summary line).
 //! Its height comes from [`crate::tui::columns::header_height`].
 
 use ratatui::buffer::Buffer;
@@ -17,12 +19,14 @@ use crate::tui::view_model::{Cell, HeaderVm, Tone};
 /// The header's lines below the title, by priority: the rollout state
 /// (wrapped, cut with `…` only past what fits), what the user's rights keep
 /// out of the view (wrapped, when any), the DaemonSet summary, the counts.
-/// Drawn top to bottom as summary, state, limitations, counts.
+/// Drawn top to bottom as summary, state, limitations, counts, then the
+/// kubelet skew in what is left (else short on the summary line).
 struct Plan {
     state: Vec<String>,
     limits: Vec<String>,
     summary: bool,
     counts: bool,
+    kubelets: Vec<String>,
 }
 
 /// Wraps `text` to `width` in at most `most` lines, the last cut with `…`
@@ -69,11 +73,18 @@ fn plan(header: &HeaderVm, width: u16, body_lines: usize) -> Plan {
     room -= limits.len();
     let summary = room >= 1;
     let counts = room >= 2;
+    room = room.saturating_sub(2);
+    let kubelets = header
+        .kubelets
+        .as_ref()
+        .map(|notice| wrap_within(&notice.full.text, width, room))
+        .unwrap_or_default();
     Plan {
         state,
         limits,
         summary,
         counts,
+        kubelets,
     }
 }
 
@@ -92,7 +103,12 @@ pub fn render(title: &[Cell], header: Option<&HeaderVm>, area: Rect, buf: &mut B
     if plan.summary
         && let Some(row) = at.next()
     {
-        render_summary(header, *row, buf);
+        let short_kubelets = header
+            .kubelets
+            .as_ref()
+            .filter(|_| plan.kubelets.is_empty())
+            .map(|notice| &notice.short);
+        render_summary(header, short_kubelets, *row, buf);
     }
     for (text, row) in plan.state.iter().zip(at.by_ref()) {
         Line::from(Span::styled(text.as_str(), style(header.state.tone))).render(*row, buf);
@@ -106,10 +122,16 @@ pub fn render(title: &[Cell], header: Option<&HeaderVm>, area: Rect, buf: &mut B
     {
         render_counts(header, *row, buf);
     }
+    for (text, row) in plan.kubelets.iter().zip(at.by_ref()) {
+        Line::from(Span::styled(text.as_str(), style(Tone::Warn))).render(*row, buf);
+    }
 }
 
-/// Name · strategy · revision, and the spec's owner when a tool owns it.
-fn render_summary(header: &HeaderVm, row: Rect, buf: &mut Buffer) {
+/// Name · strategy · revision, and the spec's owner when a tool owns it,
+/// and the kubelet skew in short when it has no line of its own (after the
+/// owner; the revision's hash goes first to make room, and the skew is what
+/// is cut last of all).
+fn render_summary(header: &HeaderVm, kubelets: Option<&Cell>, row: Rect, buf: &mut Buffer) {
     let separator = || Span::styled(" · ", style(Tone::Dim));
     let mut spans = vec![
         span(&header.name),
@@ -122,12 +144,11 @@ fn render_summary(header: &HeaderVm, row: Rect, buf: &mut Buffer) {
     // rollback. It matters more than the revision's hash, which goes first,
     // and than the strategy: when the line is still too long, the owner
     // comes right after the name and the strategy is what is cut.
+    let fits =
+        |spans: &[Span<'_>]| spans.iter().map(Span::width).sum::<usize>() <= usize::from(row.width);
     if let Some(owner) = &header.owner {
         spans.push(separator());
         spans.push(span(owner));
-        let fits = |spans: &[Span<'_>]| {
-            spans.iter().map(Span::width).sum::<usize>() <= usize::from(row.width)
-        };
         if !fits(&spans)
             && let Some((short, _)) = header.revision.text.split_once(" (")
         {
@@ -137,6 +158,15 @@ fn render_summary(header: &HeaderVm, row: Rect, buf: &mut Buffer) {
             // [name, ·, strategy, ·, revision, ·, owner] becomes
             // [name, ·, owner, ·, revision, ·, strategy].
             spans.swap(2, 6);
+        }
+    }
+    if let Some(kubelets) = kubelets {
+        spans.push(separator());
+        spans.push(span(kubelets));
+        if !fits(&spans)
+            && let Some((short, _)) = header.revision.text.split_once(" (")
+        {
+            spans[4] = Span::styled(short.to_owned(), style(header.revision.tone));
         }
     }
     render_line(spans, row, buf);
@@ -186,6 +216,7 @@ mod tests {
             state: cell(state),
             owner: None,
             limits: limits.iter().map(|t| Cell::new(t, Tone::Warn)).collect(),
+            kubelets: None,
         }
     }
 
@@ -237,5 +268,54 @@ mod tests {
                 "every line fits {width}"
             );
         }
+    }
+
+    fn with_skew(mut header: HeaderVm) -> HeaderVm {
+        header.kubelets = Some(crate::tui::view_model::KubeletNotice {
+            full: Cell::new(
+                "kubelets on 2 minor versions: v1.32 on 7 nodes, v1.31 on 5 nodes (general-01, general-02)",
+                Tone::Warn,
+            ),
+            short: Cell::new("kubelets v1.31–v1.32", Tone::Warn),
+        });
+        header
+    }
+
+    fn drawn(header: &HeaderVm, width: u16, height: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, width, height);
+        let mut buf = Buffer::empty(area);
+        render(&[], Some(header), area, &mut buf);
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// Summary and counts keep their lines: at 80×24 the skew is said short on
+    /// the summary line (the revision's hash makes room), on a tall terminal
+    /// whole on a line of its own, with the nodes behind.
+    #[test]
+    fn a_kubelet_skew_is_short_on_the_summary_line_or_whole_below_the_counts() {
+        let header = with_skew(header("waiting", &[]));
+        let small = drawn(&header, 66, 4);
+        assert_eq!(
+            small[1],
+            "kube-system/agent · OnDelete · revision 2 · kubelets v1.31–v1.32"
+        );
+        assert!(
+            small.iter().all(|l| !l.contains("general-01")),
+            "{small:#?}"
+        );
+        let tall = drawn(&header, 200, 6);
+        assert_eq!(tall[1], "kube-system/agent · OnDelete · revision 2 (h2)");
+        assert!(
+            tall[4].starts_with("kubelets on 2 minor versions: v1.32 on 7 nodes"),
+            "{tall:#?}"
+        );
     }
 }
