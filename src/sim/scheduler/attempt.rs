@@ -6,7 +6,7 @@
 use tokio::time::Instant;
 
 use super::Scheduler;
-use super::decide::{Decision, decide};
+use super::decide::{Decision, Nomination, decide};
 use super::intake::{is_ours, pending_pod};
 use super::queue::PodKey;
 use super::writes::PodRef;
@@ -37,6 +37,7 @@ impl Scheduler {
         match decide(&pod, &placement, &self.cache) {
             Decision::Bind(node) => match self.writes.bind(&reference, &node) {
                 Ok(()) => {
+                    self.cache.forget_nomination(key);
                     self.cache.count(key, &pod, &node);
                     self.queue.done(key);
                 }
@@ -66,6 +67,13 @@ impl Scheduler {
                 }
                 if let Err(err) = self.writes.unschedulable(&reference, &message, &nomination) {
                     tracing::debug!(pod = %key.1, %err, "unschedulable status write failed");
+                }
+                // Upstream's nominator learns at once, not from the status
+                // write's event: the next attempt keeps this room for it.
+                match &nomination {
+                    Nomination::Set(node) => self.cache.nominate(key, &pod, node),
+                    Nomination::Clear => self.cache.forget_nomination(key),
+                    Nomination::Keep => {}
                 }
                 self.queue.failed(key, false, now);
             }

@@ -5,8 +5,14 @@
 //! "assumed" at once when the scheduler binds (the event that follows finds
 //! the pod counted), so no decision reads the store's pods.
 //!
+//! Pods nominated to a node by preemption and not bound yet are kept too
+//! (upstream's nominator): a pod of lower or equal priority filtered on that
+//! node sees them as if bound, so the room preemption made is kept for its
+//! preemptor (upstream `addGENominatedPods`).
+//!
 //! Nodes iterate in name order, which makes every choice deterministic.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::queue::PodKey;
@@ -30,6 +36,10 @@ pub struct ClusterCache {
     placed: HashMap<PodKey, (String, String)>,
     /// The pods the scheduler preempted that are still counted.
     preempted: HashSet<PodKey>,
+    /// Unbound pods nominated to a node, by node.
+    nominated: HashMap<String, Vec<(PodKey, BoundPod)>>,
+    /// The node each nominated pod is nominated to.
+    nominated_to: HashMap<PodKey, String>,
 }
 
 impl ClusterCache {
@@ -120,6 +130,60 @@ impl ClusterCache {
                 .retain(|p| p.namespace != key.0 || p.name != key.1);
         }
         Some(node)
+    }
+
+    /// The node an unbound pod is nominated to, as the cache knows it.
+    pub fn nominated_to(&self, key: &PodKey) -> Option<&str> {
+        self.nominated_to.get(key).map(String::as_str)
+    }
+
+    /// Records that unbound `pod` is nominated to `node` (replacing an
+    /// earlier nomination).
+    pub fn nominate(&mut self, key: &PodKey, pod: &Pod, node: &str) {
+        self.forget_nomination(key);
+        self.nominated
+            .entry(node.to_owned())
+            .or_default()
+            .push((key.clone(), BoundPod::of(pod)));
+        self.nominated_to.insert(key.clone(), node.to_owned());
+    }
+
+    /// Forgets a pod's nomination (bound, cleared, finished or gone).
+    pub fn forget_nomination(&mut self, key: &PodKey) {
+        let Some(node) = self.nominated_to.remove(key) else {
+            return;
+        };
+        if let Some(pods) = self.nominated.get_mut(&node) {
+            pods.retain(|(nominee, _)| nominee != key);
+            if pods.is_empty() {
+                self.nominated.remove(&node);
+            }
+        }
+    }
+
+    /// The node's use as the filters see it for pod `key` of `priority`:
+    /// the pods counted there, and the pods nominated there of equal or
+    /// higher priority (the pod itself aside), as if bound.
+    pub fn use_for<'s>(
+        &self,
+        state: &'s NodeState,
+        key: &PodKey,
+        priority: i32,
+    ) -> Cow<'s, NodeUse> {
+        let ahead: Vec<&BoundPod> = self
+            .nominated
+            .get(state.node.name())
+            .into_iter()
+            .flatten()
+            .filter(|(nominee, pod)| nominee != key && pod.priority >= priority)
+            .map(|(_, pod)| pod)
+            .collect();
+        if ahead.is_empty() {
+            return Cow::Borrowed(&state.usage);
+        }
+        let mut usage = state.usage.clone();
+        usage.pods.extend(ahead.into_iter().cloned());
+        Cow::Owned(usage)
     }
 
     /// Marks a pod the scheduler preempted (it terminates to make room).

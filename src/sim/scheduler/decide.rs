@@ -56,6 +56,11 @@ pub enum Nomination {
 /// Decides one attempt for `pod` with `placement`.
 pub fn decide(pod: &Pod, placement: &Placement, cache: &ClusterCache) -> Decision {
     let demand = PodDemand::of_pod(pod);
+    let key = (pod.namespace().to_owned(), pod.name().to_owned());
+    let outcome = |state: &NodeState| {
+        let usage = cache.use_for(state, &key, demand.priority);
+        outcome(&demand, placement, state, &usage)
+    };
     let nominated = pod
         .status
         .nominated_node_name
@@ -64,7 +69,7 @@ pub fn decide(pod: &Pod, placement: &Placement, cache: &ClusterCache) -> Decisio
     // Upstream `evaluateNominatedNode`: after preemption the nominated node
     // is likely the only fit, so it is tried first.
     if let Some(state) = nominated
-        && outcome(&demand, placement, state).is_none()
+        && outcome(state).is_none()
     {
         return Decision::Bind(state.node.name().to_owned());
     }
@@ -76,7 +81,7 @@ pub fn decide(pod: &Pod, placement: &Placement, cache: &ClusterCache) -> Decisio
     };
     let mut best: Option<(i64, &NodeState)> = None;
     for state in candidates {
-        match outcome(&demand, placement, state) {
+        match outcome(state) {
             None => {
                 let score = least_requested_score(&demand, &state.usage);
                 // Ties keep the first in name order.
@@ -96,13 +101,19 @@ pub fn decide(pod: &Pod, placement: &Placement, cache: &ClusterCache) -> Decisio
 }
 
 /// The filters on one node, in upstream's order: placement, then host ports
-/// and resources (the fit engine, which also finds preemption's victims).
+/// and resources on `usage` (the fit engine, which also finds preemption's
+/// victims; nominated pods of higher priority are never among them).
 /// `None` when the pod fits as is.
-fn outcome(demand: &PodDemand, placement: &Placement, state: &NodeState) -> Option<Outcome> {
+fn outcome(
+    demand: &PodDemand,
+    placement: &Placement,
+    state: &NodeState,
+    usage: &NodeUse,
+) -> Option<Outcome> {
     if let Some(reason) = placement.rejection(&state.node) {
         return Some(Outcome::Rejected(reason));
     }
-    let answer = fit(demand, &state.usage, &[]);
+    let answer = fit(demand, usage, &[]);
     (answer.preemption != Preemption::NotNeeded).then_some(Outcome::Fit(answer))
 }
 

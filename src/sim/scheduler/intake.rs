@@ -46,9 +46,10 @@ struct HeadSpec {
 }
 
 #[derive(Default, Deserialize)]
-#[serde(default)]
+#[serde(default, rename_all = "camelCase")]
 struct HeadStatus {
     phase: Option<String>,
+    nominated_node_name: Option<String>,
 }
 
 /// Decodes an unbound pod for an attempt: the slim pod and its placement.
@@ -123,6 +124,7 @@ impl Scheduler {
     fn on_pod_gone(&mut self, object: &StoredObject, now: Instant) {
         let key = key_of(object);
         self.queue.remove(&key);
+        self.cache.forget_nomination(&key);
         if self
             .cache
             .placed(&key)
@@ -139,6 +141,16 @@ impl Scheduler {
         };
         let key = key_of(object);
         let bound = head.spec.node_name.as_deref().filter(|n| !n.is_empty());
+        let nominated = head
+            .status
+            .nominated_node_name
+            .as_deref()
+            .filter(|n| !n.is_empty());
+        let waiting = bound.is_none()
+            && !is_terminal(head.status.phase.as_deref())
+            && head.metadata.deletion_timestamp.is_none()
+            && is_ours(head.spec.scheduler_name.as_deref());
+        self.note_nomination(object, &key, nominated.filter(|_| waiting));
         if is_terminal(head.status.phase.as_deref()) {
             self.queue.remove(&key);
             if let Some(node) = self.cache.uncount(&key) {
@@ -170,6 +182,21 @@ impl Scheduler {
         let delay = self.scaled(self.options.first_attempt_after);
         self.queue
             .add(&key, pod.spec.priority.unwrap_or(0), pinned, delay, now);
+    }
+
+    /// Keeps the cache's nomination of a pod in step with its
+    /// `status.nominatedNodeName` while it waits (the pod is decoded only
+    /// when its nomination changes).
+    fn note_nomination(&mut self, object: &StoredObject, key: &PodKey, nominated: Option<&str>) {
+        match nominated {
+            None => self.cache.forget_nomination(key),
+            Some(node) if self.cache.nominated_to(key) == Some(node) => {}
+            Some(node) => {
+                if let Ok(pod) = object.decode::<Pod>() {
+                    self.cache.nominate(key, &pod, node);
+                }
+            }
+        }
     }
 
     fn on_bound(&mut self, object: &StoredObject, key: &PodKey, node: &str, now: Instant) {

@@ -206,3 +206,34 @@ fn preemption_policy_never_keeps_the_pod_pending() {
         )
     );
 }
+
+/// Upstream `addGENominatedPods`: a pod nominated to a node by preemption
+/// holds its room there against pods of lower or equal priority until it
+/// binds; a pod of higher priority does not see it.
+#[test]
+fn a_nominated_preemptor_keeps_its_room_from_lower_priority_pods() {
+    let mut cache = cluster(&[node("n1", "2")], &[]);
+    let preemptor: Pod = serde_json::from_value(pod("agent", "1500m", 100)).expect("pod");
+    cache.nominate(&key("agent"), &preemptor, "n1");
+
+    let lower = pinned(pod("batch", "1", 0), "n1");
+    assert!(
+        matches!(decide_for(&lower, &cache), Decision::Unschedulable { .. }),
+        "the room is kept for the nominated pod"
+    );
+    let equal = pinned(pod("peer", "1", 100), "n1");
+    assert!(matches!(
+        decide_for(&equal, &cache),
+        Decision::Unschedulable { .. }
+    ));
+    let higher = pinned(pod("critical", "1", 1000), "n1");
+    assert_eq!(decide_for(&higher, &cache), Decision::Bind("n1".into()));
+    // The preemptor itself is not in its own way.
+    assert_eq!(
+        decide_for(&pinned(pod("agent", "1500m", 100), "n1"), &cache),
+        Decision::Bind("n1".into())
+    );
+
+    cache.forget_nomination(&key("agent"));
+    assert_eq!(decide_for(&lower, &cache), Decision::Bind("n1".into()));
+}
