@@ -5,8 +5,8 @@
 //! scenarios, kubeconfigs) through [`limits`].
 //!
 //! Every input is bounded by what it can be: a file is read through a counter
-//! (1 GiB per file, whether a regular file, a FIFO, stdin or an archive
-//! member), special files other than FIFOs are refused before a byte is read,
+//! (8 GiB per file, whether a regular file, a FIFO, stdin or an archive
+//! member; what the loader holds at once, 1 GiB), special files other than FIFOs are refused before a byte is read,
 //! and a stream whose first bytes cannot start any format rollcall reads is
 //! refused after a few KiB ([`source`]).
 //!

@@ -51,7 +51,10 @@ impl Default for Limits {
     fn default() -> Limits {
         const GIB: u64 = 1 << 30;
         Limits {
-            max_entry_bytes: GIB,
+            // JSON streams (the loader holds one List item at a time, and
+            // YAML at most 1 GiB): a 65,000-node `kubectl get nodes,pods -A
+            // -o json` in one file is about 1.3 GB.
+            max_entry_bytes: 8 * GIB,
             max_total_bytes: 16 * GIB,
             max_entries: 1_000_000,
             max_nesting: 1,

@@ -59,7 +59,8 @@ impl SnapshotLoader {
     }
 
     /// Adds the documents read from `reader`. JSON is decoded as it streams in;
-    /// YAML is read whole first (the YAML parser needs the text).
+    /// YAML is read whole first (the YAML parser needs the text), up to
+    /// [`split::MAX_HELD_BYTES`] as JSON's largest piece.
     pub fn add_reader(
         &mut self,
         source_name: &str,
@@ -80,10 +81,19 @@ impl SnapshotLoader {
         let mut reader = BufReader::with_capacity(64 * 1024, reader);
         let first = first_significant_byte(&mut reader).map_err(|e| read_error(source_name, e))?;
         if !matches!(first, Some(b'{' | b'[')) {
+            // YAML is held whole, as JSON's largest piece may be.
+            let most = split::MAX_HELD_BYTES as u64;
             let mut text = String::new();
-            reader
+            (&mut reader)
+                .take(most + 1)
                 .read_to_string(&mut text)
                 .map_err(|e| read_error(source_name, e))?;
+            if text.len() as u64 > most {
+                return Err(read_error(
+                    source_name,
+                    split::held_too_much(split::MAX_HELD_BYTES),
+                ));
+            }
             return self.read_text(source_name, &text, hint);
         }
         // `kubectl cluster-info dump` interleaves container logs between its

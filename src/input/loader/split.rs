@@ -94,8 +94,25 @@ const MAX_KEPT_STRING: usize = 256;
 /// in input order; stops at the first error `sink` returns.
 pub(super) fn split<E>(
     reader: impl Read,
+    sink: impl FnMut(Piece<'_>) -> Result<(), E>,
+    read_error: impl Fn(std::io::Error) -> E,
+) -> Result<(), E> {
+    split_holding(reader, sink, read_error, MAX_HELD_BYTES)
+}
+
+/// The most the splitter holds at once: one List item, or one document
+/// without its items (a document of another shape is held whole). A file
+/// may be far larger (a 65,000-node `kubectl get nodes,pods -A -o json` is
+/// about 1.3 GB), but no Kubernetes object is near this: etcd stores at
+/// most 1.5 MiB per object.
+pub(super) const MAX_HELD_BYTES: usize = 1 << 30;
+
+/// [`split`], holding at most `max_held` bytes at once.
+fn split_holding<E>(
+    reader: impl Read,
     mut sink: impl FnMut(Piece<'_>) -> Result<(), E>,
     read_error: impl Fn(std::io::Error) -> E,
+    max_held: usize,
 ) -> Result<(), E> {
     let mut scanner = Scanner::default();
     scanner.envelope.clear(scanner.at);
@@ -109,8 +126,22 @@ pub(super) fn split<E>(
             Err(error) => return Err(read_error(error)),
         };
         scanner.feed(&chunk[..read], &mut sink)?;
+        if scanner.item.len().max(scanner.envelope.bytes.len()) > max_held {
+            return Err(read_error(held_too_much(max_held)));
+        }
     }
     scanner.finish(&mut sink)
+}
+
+/// The error of a document or List item past `max_held` bytes.
+pub(super) fn held_too_much(max_held: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "a document or List item larger than {}: refused (no Kubernetes object is near it)",
+            crate::input::limits::human_bytes(max_held as u64)
+        ),
+    )
 }
 
 #[derive(Default)]
@@ -552,5 +583,48 @@ mod tests {
         let at = Position { line: 3, column: 5 };
         assert_eq!(at.offset(1, 4), Position { line: 3, column: 8 });
         assert_eq!(at.offset(2, 4), Position { line: 4, column: 4 });
+    }
+
+    /// A file may be larger than what is held at once: many small items
+    /// pass, one item or one unsplit document past the bound is refused
+    /// (checked between reads: the read stops there, not at the end of the
+    /// input).
+    #[test]
+    fn only_what_is_held_at_once_is_bounded() {
+        // Read 16 bytes at a time: the bound is checked between reads.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(out.len()).min(16);
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let run = |input: &str| {
+            let mut items = 0;
+            let result = split_holding(
+                Trickle(input.as_bytes()),
+                |piece: Piece<'_>| {
+                    items += usize::from(matches!(piece, Piece::Item { .. }));
+                    Ok(())
+                },
+                |error| error.to_string(),
+                64,
+            );
+            (items, result)
+        };
+        let many = format!("{{\"items\": [{}{{}}]}}", "{\"a\": 1}, ".repeat(100));
+        assert_eq!(run(&many), (101, Ok(())));
+        let big_item = format!("{{\"items\": [{{\"a\": \"{}\"}}]}}", "x".repeat(100));
+        let (_, result) = run(&big_item);
+        assert!(
+            result
+                .as_ref()
+                .is_err_and(|e| e.contains("a document or List item larger than 64 bytes")),
+            "{result:?}"
+        );
+        let big_document = format!("{{\"kind\": \"Node\", \"a\": \"{}\"}}", "x".repeat(100));
+        assert!(run(&big_document).1.is_err());
     }
 }
