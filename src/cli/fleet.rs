@@ -54,6 +54,10 @@ pub enum FleetCommand {
     /// NotReady nodes, nodes the new revision would not fit, pods already
     /// failing on it; one line per finding (exit 1 when anything blocks).
     Preflight(super::fleet_preflight::FleetPreflightArgs),
+    /// Reads and checks a fleet plan file (waves of clusters, budget) against
+    /// every cluster: per wave, per cluster the nodes in order, the total and
+    /// a wall-time estimate (exit 2 when the plan is refused, naming why).
+    Plan(super::fleet_plan::FleetPlanArgs),
 }
 
 /// Which clusters make the fleet (one of the three).
@@ -107,6 +111,7 @@ pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         FleetCommand::Status(status) => block_on(run_status(status)),
         FleetCommand::Preflight(preflight) => block_on(super::fleet_preflight::run(preflight)),
+        FleetCommand::Plan(plan) => block_on(super::fleet_plan::run(plan)),
     }
 }
 

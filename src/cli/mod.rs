@@ -13,6 +13,7 @@ pub mod console;
 pub mod exec_guard;
 pub mod explain;
 pub mod fleet;
+pub mod fleet_plan;
 pub mod fleet_preflight;
 pub mod generate;
 pub mod history;
@@ -183,6 +184,7 @@ fn apply_globals(cli: &mut Cli) {
         Some(Command::Fleet(args)) => match &mut args.command {
             fleet::FleetCommand::Status(status) => status.cluster = cluster,
             fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
+            fleet::FleetCommand::Plan(plan) => plan.cluster = cluster,
         },
         Some(Command::History(args)) => args.cluster = cluster,
         Some(Command::Advance(args)) => {
