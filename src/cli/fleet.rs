@@ -58,6 +58,11 @@ pub enum FleetCommand {
     /// every cluster: per wave, per cluster the nodes in order, the total and
     /// a wall-time estimate (exit 2 when the plan is refused, naming why).
     Plan(super::fleet_plan::FleetPlanArgs),
+    /// Carries a fleet plan out: wave by wave, inside each cluster the run
+    /// `rollcall auto` makes; a failure past the budget stops every cluster
+    /// and leaves each touched one paused (exit 0 done, 1 stopped, skipped or
+    /// incomplete, 2 refused, 130 interrupted).
+    Auto(super::fleet_auto::FleetAutoArgs),
 }
 
 /// Which clusters make the fleet (one of the three).
@@ -112,6 +117,7 @@ pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
         FleetCommand::Status(status) => block_on(run_status(status)),
         FleetCommand::Preflight(preflight) => block_on(super::fleet_preflight::run(preflight)),
         FleetCommand::Plan(plan) => block_on(super::fleet_plan::run(plan)),
+        FleetCommand::Auto(auto) => block_on(super::fleet_auto::run(auto)),
     }
 }
 

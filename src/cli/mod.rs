@@ -13,6 +13,8 @@ pub mod console;
 pub mod exec_guard;
 pub mod explain;
 pub mod fleet;
+pub mod fleet_auto;
+mod fleet_member;
 pub mod fleet_plan;
 pub mod fleet_preflight;
 pub mod generate;
@@ -185,6 +187,10 @@ fn apply_globals(cli: &mut Cli) {
             fleet::FleetCommand::Status(status) => status.cluster = cluster,
             fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
             fleet::FleetCommand::Plan(plan) => plan.cluster = cluster,
+            fleet::FleetCommand::Auto(auto) => {
+                auto.cluster = cluster;
+                auto.act.apply(global);
+            }
         },
         Some(Command::History(args)) => args.cluster = cluster,
         Some(Command::Advance(args)) => {

@@ -1,0 +1,383 @@
+//! One member cluster of a fleet run (`fleet auto`): connect (an unreachable
+//! cluster is waited for, or skipped with `--unreachable skip`), honour a
+//! veto, resume a pause this plan's own run left, then the very run
+//! `rollcall auto` makes — `ops::run` decided, `ops::drive` executed, its
+//! deletes journalled with the context — with the fleet's shared budget
+//! reserved before each batch and the fleet's stop as its interrupt. A
+//! failure spends the budget and, past it, halts every member at once.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::cli::act_args::{ActArgs, Session, follow, open, precheck};
+use crate::cli::cluster_args::ClusterArgs;
+use crate::fleet::waves::VETO_ANNOTATION;
+use crate::fleet::waves::budget::{Ledger, Reserve};
+use crate::model::DsRef;
+use crate::ops::drive::{Progress, RunContext, run as execute, write_with_retries};
+use crate::ops::interrupt::Interrupt;
+use crate::ops::pause::{PauseRequest, pause, resume};
+use crate::ops::rbac::Operation;
+use crate::ops::run::settings::{RunSettings, StartRefusal};
+use crate::ops::run::{Run, RunEnd};
+use crate::ops::shared_budget::SharedBudget;
+
+/// How long a held wave waits before trying an unreachable cluster again.
+const HOLD_RETRY: Duration = Duration::from_secs(5);
+
+/// What every member of one fleet run shares.
+pub(super) struct Shared {
+    /// The global cluster flags (each member sets its own context).
+    pub cluster: ClusterArgs,
+    /// The DaemonSet.
+    pub daemonset: DsRef,
+    /// --yes, --journal, --read-only (a dry run), -o, -q.
+    pub act: ActArgs,
+    /// The plan's digest: every pause this run leaves starts with
+    /// [`Shared::mark`], so a later run of the same plan resumes them.
+    pub digest: String,
+    /// The failure budget.
+    pub ledger: Arc<Mutex<Ledger>>,
+    /// The fleet's stop (a signal, or a failure past the budget).
+    pub interrupt: Interrupt,
+    /// One line per step, with the context.
+    pub say: Arc<dyn Fn(&str, Progress) + Send + Sync>,
+    /// Skip an unreachable cluster instead of holding the wave.
+    pub skip_unreachable: bool,
+}
+
+impl Shared {
+    /// How every pause reason this run writes begins.
+    pub fn mark(&self) -> String {
+        format!("fleet run {}", self.digest)
+    }
+
+    /// Stops every member with `cause` (the first cause stands).
+    pub fn halt(&self, cause: &str) {
+        let reason = format!("{}: stopped: {cause}", self.mark());
+        if let Ok(mut ledger) = self.ledger.lock() {
+            ledger.stop_with(cause.to_owned());
+        }
+        self.interrupt.halt(reason);
+    }
+
+    fn dry_run(&self) -> bool {
+        self.act.read_only
+    }
+}
+
+/// How one member's part ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Every node it was to move moved; `left` were left behind (cordoned…).
+    Passed {
+        /// Nodes moved.
+        moved: usize,
+        /// Nodes left, with why.
+        left: Vec<(String, String)>,
+    },
+    /// A node failed its gate; the member is paused there.
+    Failed {
+        /// The node.
+        node: String,
+        /// Why (the container's reason).
+        reason: String,
+    },
+    /// Not rolled, and why (a veto, unreachable with `--unreachable skip`).
+    Skipped(String),
+    /// Not rolled: someone's pause stands, or the member refused to start.
+    Blocked(String),
+    /// Stopped by the fleet's stop (its rollout paused with the reason).
+    Stopped(String),
+    /// A dry run showed its first batch.
+    DryRun,
+}
+
+impl Outcome {
+    /// Whether the member lets its wave pass.
+    pub fn passed(&self) -> bool {
+        matches!(self, Outcome::Passed { .. } | Outcome::DryRun)
+    }
+
+    /// The outcome in words.
+    pub fn text(&self) -> String {
+        match self {
+            Outcome::Passed { moved, left } if left.is_empty() => {
+                format!("done: {moved} node(s) moved")
+            }
+            Outcome::Passed { moved, left } => {
+                let list: Vec<String> = left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
+                format!(
+                    "incomplete: {moved} node(s) moved, left {}",
+                    list.join(", ")
+                )
+            }
+            Outcome::Failed { node, reason } => format!("failed: node {node}: {reason}"),
+            Outcome::Skipped(why) => format!("skipped: {why}"),
+            Outcome::Blocked(why) => format!("not started: {why}"),
+            Outcome::Stopped(why) => format!("stopped: {why}"),
+            Outcome::DryRun => "dry run: the first batch shown".to_owned(),
+        }
+    }
+}
+
+/// A member's share of the budget: what its batches hold.
+struct MemberBudget {
+    ledger: Arc<Mutex<Ledger>>,
+    held: Mutex<usize>,
+}
+
+impl SharedBudget for MemberBudget {
+    fn try_reserve(&self, nodes: usize) -> bool {
+        let Ok(mut ledger) = self.ledger.lock() else {
+            return false;
+        };
+        match ledger.try_reserve(nodes) {
+            Reserve::Granted => {
+                if let Ok(mut held) = self.held.lock() {
+                    *held += nodes;
+                }
+                true
+            }
+            Reserve::Wait | Reserve::Stopped(_) => false,
+        }
+    }
+
+    fn settled(&self) {
+        if let (Ok(mut ledger), Ok(mut held)) = (self.ledger.lock(), self.held.lock()) {
+            ledger.release(*held);
+            *held = 0;
+        }
+    }
+}
+
+/// Connects to `context`: waits while it is unreachable (the wave holds),
+/// or gives up at once with `--unreachable skip`; `Err` is the outcome.
+async fn connect(shared: &Shared, context: &str) -> Result<Session, Outcome> {
+    let cluster = ClusterArgs {
+        context: Some(context.to_owned()),
+        ..shared.cluster.clone()
+    };
+    let mut said = false;
+    loop {
+        match open(&cluster, &shared.daemonset, &shared.act).await {
+            Ok(session) => return Ok(session),
+            Err(err) if shared.skip_unreachable => {
+                return Err(Outcome::Skipped(format!(
+                    "unreachable: {}",
+                    crate::cli::error_text(&err)
+                )));
+            }
+            Err(err) => {
+                if !said {
+                    let text = format!(
+                        "unreachable, the wave holds (retrying every {}s; --unreachable skip goes on without it): {}",
+                        HOLD_RETRY.as_secs(),
+                        crate::cli::error_text(&err)
+                    );
+                    (shared.say)(context, Progress::new("hold", None, text));
+                    said = true;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(HOLD_RETRY) => {}
+                    () = shared.interrupt.wait() => {}
+                }
+                if shared.interrupt.requested() {
+                    return Err(Outcome::Stopped("stopped while unreachable".to_owned()));
+                }
+            }
+        }
+    }
+}
+
+/// Runs `settings` on `context`; the outcome, and whether a run was started
+/// there (the member was touched).
+pub(super) async fn run_member(
+    shared: Arc<Shared>,
+    context: String,
+    settings: RunSettings,
+) -> (Outcome, bool) {
+    match member(&shared, &context, settings).await {
+        Ok(done) => done,
+        Err(outcome) => (outcome, false),
+    }
+}
+
+async fn member(
+    shared: &Shared,
+    context: &str,
+    settings: RunSettings,
+) -> Result<(Outcome, bool), Outcome> {
+    if shared.interrupt.requested() {
+        return Err(Outcome::Stopped(
+            "the fleet stopped before this cluster started".to_owned(),
+        ));
+    }
+    let session = connect(shared, context).await?;
+    let blocked = |err: &dyn std::fmt::Display| {
+        Outcome::Blocked(crate::sanitize::sanitize(&err.to_string()).into_owned())
+    };
+    precheck(&session, Operation::Auto, "auto-advance")
+        .await
+        .map_err(|e| blocked(&e))?;
+    let follower = follow(&session);
+    let actor = session.executor.actor().to_owned();
+    let state = {
+        let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
+        first_look(&snapshot)?
+    };
+    if let Some(paused) = &state.pause {
+        let ours = paused
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with(&shared.mark()));
+        if !ours {
+            return Err(Outcome::Blocked(format!(
+                "paused by {}{}; resume it (rollcall resume) or exclude it",
+                paused.by,
+                paused
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            )));
+        }
+        if !shared.dry_run() {
+            let now = jiff::Timestamp::now();
+            write_with_retries(
+                &follower,
+                |s| resume(s, &actor, now).map(Some),
+                &session.executor,
+            )
+            .await
+            .map_err(|e| blocked(&e))?;
+            (shared.say)(
+                context,
+                Progress::new("resume", None, "resumed: this plan's own run paused it"),
+            );
+        }
+    }
+    let started = {
+        let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
+        Run::start(&snapshot, settings, &actor, jiff::Timestamp::now())
+    };
+    let (run, started) = match started {
+        Ok(started) => started,
+        Err(StartRefusal::Invalid(err)) => return Err(blocked(&err)),
+        Err(StartRefusal::Failing(nodes)) => {
+            let first = nodes.first().map_or_else(String::new, |n| n.node.clone());
+            let refusal = StartRefusal::Failing(nodes);
+            return Ok((failed(shared, context, first, refusal.to_string()), false));
+        }
+    };
+    let budget = MemberBudget {
+        ledger: Arc::clone(&shared.ledger),
+        held: Mutex::new(0),
+    };
+    let say = Arc::clone(&shared.say);
+    let owned = context.to_owned();
+    let progress = move |step: Progress| say(&owned, step);
+    let ctx = RunContext {
+        executor: &session.executor,
+        follower: &follower,
+        interrupt: &shared.interrupt,
+        progress: &progress,
+        budget: Some(&budget),
+    };
+    let end = match execute(&ctx, run, started).await {
+        Ok(end) => end,
+        Err(err) => {
+            let cause = format!("{context}: {err}");
+            shared.halt(&cause);
+            return Ok((
+                Outcome::Stopped(crate::sanitize::sanitize(&cause).into_owned()),
+                true,
+            ));
+        }
+    };
+    Ok((outcome_of(shared, context, end), true))
+}
+
+/// A member's DaemonSet before its run: skipped for a veto, else its state.
+fn first_look(
+    snapshot: &crate::ops::snapshot::Snapshot<'_>,
+) -> Result<crate::ops::state::RolloutState, Outcome> {
+    let annotations = snapshot.ds.metadata.annotations.as_ref();
+    if let Some(veto) = annotations.and_then(|a| a.get(VETO_ANNOTATION)) {
+        return Err(Outcome::Skipped(format!(
+            "vetoed ({VETO_ANNOTATION}): {}",
+            crate::sanitize::sanitize(veto)
+        )));
+    }
+    snapshot
+        .state()
+        .map_err(|e| Outcome::Blocked(crate::sanitize::sanitize(&e.to_string()).into_owned()))
+}
+
+/// A member's outcome from its run's end; a failed gate spends the budget.
+fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
+    match end {
+        RunEnd::Completed { advanced, left } => Outcome::Passed {
+            moved: advanced,
+            left,
+        },
+        RunEnd::Paused { node, reason } => failed(shared, context, node, reason),
+        RunEnd::Stopped { by } => Outcome::Blocked(format!("stopped by {by}")),
+        RunEnd::Halted { reason } => Outcome::Stopped(reason),
+        RunEnd::Interrupted { by, how } => Outcome::Stopped(format!("interrupted by {by} ({how})")),
+        RunEnd::Cancelled { by, .. } => Outcome::Stopped(format!("cancelled by {by}")),
+        RunEnd::Failed { error } => {
+            shared.halt(&format!("{context}: {error}"));
+            Outcome::Stopped(error)
+        }
+        RunEnd::DryRun => Outcome::DryRun,
+    }
+}
+
+/// Records a failed node in the budget; past it, halts the fleet naming it.
+fn failed(shared: &Shared, context: &str, node: String, reason: String) -> Outcome {
+    let stop = shared
+        .ledger
+        .lock()
+        .ok()
+        .and_then(|mut ledger| ledger.failed(context, &node, &reason));
+    if stop.is_some() {
+        shared.halt(&format!("{context}: node {node}: {reason}"));
+    }
+    Outcome::Failed { node, reason }
+}
+
+/// Pauses a member this run touched and left idle (it passed before the
+/// fleet stopped), with the fleet's reason, so every touched cluster is
+/// paused; an error is said, not raised.
+pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
+    let result = async {
+        let session = connect(shared, context).await.map_err(|o| o.text())?;
+        let follower = follow(&session);
+        let request = PauseRequest {
+            by: format!("rollcall fleet auto ({})", session.executor.actor()),
+            reason: Some(reason.to_owned()),
+            node: None,
+            automatic: true,
+        };
+        let now = jiff::Timestamp::now();
+        write_with_retries(
+            &follower,
+            |s| {
+                if s.state()?.pause.is_some() {
+                    return Ok(None);
+                }
+                pause(s, &request, now).map(Some)
+            },
+            &session.executor,
+        )
+        .await
+        .map_err(|e| e.to_string())
+    }
+    .await;
+    let text = match result {
+        Ok(()) => format!("paused: {reason}"),
+        Err(err) => format!("could not pause it: {err}"),
+    };
+    (shared.say)(context, Progress::new("pause", None, text));
+}
