@@ -295,26 +295,31 @@ fn summarize(
             prepared.assignment.waves.len()
         )
     } else if signalled {
-        format!(
-            "interrupted: {moved} node(s) moved; every touched cluster is paused (run the plan again to resume)"
-        )
+        "interrupted: every touched cluster is paused (run the plan again to resume)".to_owned()
     } else if let Some(stop) = &stop {
-        format!("stopped: {stop}; {moved} node(s) moved; every touched cluster is paused")
+        format!("stopped: {stop}; every touched cluster is paused")
     } else if all_done {
         format!(
             "done: {moved} node(s) moved in {} cluster(s)",
             results.len()
         )
     } else {
-        format!("incomplete: {moved} node(s) moved")
+        format!("incomplete: {moved} node(s) moved in the clusters that passed")
     };
-    let skipped: Vec<String> = results
+    // Each cluster's outcome was said as it came; the end names the ones
+    // that did not pass (skipped, vetoed, failed, blocked) and those never reached.
+    let unpassed: Vec<String> = results
         .iter()
-        .filter(|(_, o, _)| !o.passed())
-        .map(|(c, o, _)| format!("{c}: {}", o.text()))
+        .filter(|(_, o, _)| {
+            !matches!(o, Outcome::Passed { left, .. } if left.is_empty()) && *o != Outcome::DryRun
+        })
+        .map(|(c, o, _)| match o {
+            Outcome::Skipped(why) => format!("{c} (skipped: {why})"),
+            other => format!("{c} ({})", other.word()),
+        })
         .collect();
-    if !skipped.is_empty() && !act.read_only {
-        text.push_str(&format!("; {}", skipped.join("; ")));
+    if !unpassed.is_empty() && !act.read_only {
+        text.push_str(&format!("; not passed: {}", unpassed.join(", ")));
     }
     if !not_reached.is_empty() && !act.read_only {
         text.push_str(&format!("; not reached: {}", not_reached.join(", ")));

@@ -99,6 +99,19 @@ impl Outcome {
         matches!(self, Outcome::Passed { .. } | Outcome::DryRun)
     }
 
+    /// The outcome in one word.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Outcome::Passed { left, .. } if left.is_empty() => "done",
+            Outcome::Passed { .. } => "incomplete",
+            Outcome::Failed { .. } => "failed",
+            Outcome::Skipped(_) => "skipped",
+            Outcome::Blocked(_) => "not started",
+            Outcome::Stopped(_) => "stopped",
+            Outcome::DryRun => "dry run",
+        }
+    }
+
     /// The outcome in words.
     pub fn text(&self) -> String {
         match self {

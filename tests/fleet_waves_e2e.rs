@@ -1,0 +1,378 @@
+//! `rollcall fleet plan|auto` end to end: the real binary rolls a DaemonSet
+//! across an embedded fleet (`rollcall sim --clusters N`) in waves, and the
+//! real kubectl checks each member: a two-wave plan completes with wave 2
+//! started only after wave 1's bake; a crash-looping member of wave 1 stops
+//! the fleet before wave 2, naming its node and reason, with every touched
+//! member paused; Ctrl-C mid-wave leaves every touched member paused and a
+//! second run finishes without deleting any node's pod twice.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::sim::{SimProcess, spawn_sim};
+use serde_json::Value;
+
+const DS: &str = "kube-system/node-agent";
+
+/// A fleet served by `rollcall sim --clusters`, with its kubeconfig, plan and journal.
+struct Fleet {
+    _sim: SimProcess,
+    dir: tempfile::TempDir,
+}
+
+impl Fleet {
+    /// `count` members on the small scenario, or on it without its
+    /// crash-looping rule (`healthy`).
+    fn start(count: usize, healthy: bool) -> Fleet {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let scenario = if healthy {
+            let path = dir.path().join("healthy.yaml");
+            std::fs::write(&path, healthy_scenario()).expect("scenario written");
+            path.to_str().expect("utf-8 path").to_owned()
+        } else {
+            "small".to_owned()
+        };
+        let kubeconfig = dir.path().join("kubeconfig");
+        let count = count.to_string();
+        let (child, _banner) = spawn_sim(&[
+            "sim",
+            "--clusters",
+            &count,
+            "--scenario",
+            &scenario,
+            "--kubeconfig-out",
+            kubeconfig.to_str().expect("utf-8 path"),
+        ]);
+        Fleet {
+            _sim: SimProcess(child),
+            dir,
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn plan(&self, text: &str) -> PathBuf {
+        let path = self.path("fleet.yaml");
+        std::fs::write(&path, text).expect("plan written");
+        path
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(common::rollcall_bin());
+        command
+            .args(args)
+            .arg("--journal")
+            .arg(self.path("journal.jsonl"))
+            .env("KUBECONFIG", self.path("kubeconfig"))
+            .env("HOME", self.dir.path());
+        command
+    }
+
+    fn rollcall(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("rollcall runs")
+    }
+
+    /// The member's DaemonSet as kubectl reads it.
+    fn daemonset(&self, member: usize) -> Value {
+        let cache = self.path("kubectl-cache");
+        let context = format!("rollcall-sim-{member}");
+        let text = common::kubectl(
+            &self.path("kubeconfig"),
+            &cache,
+            &[
+                "--context",
+                &context,
+                "-n",
+                "kube-system",
+                "get",
+                "daemonset",
+                "node-agent",
+                "-o",
+                "json",
+            ],
+        );
+        serde_json::from_str(&text).expect("kubectl prints JSON")
+    }
+
+    /// The journal's pod deletes: `(context, node, time)`.
+    fn deletes(&self) -> Vec<(String, String, String)> {
+        let text = std::fs::read_to_string(self.path("journal.jsonl")).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|entry| entry["pod"].is_string() && entry["result"] == "ok")
+            .map(|entry| {
+                let field = |key: &str| entry[key].as_str().unwrap_or_default().to_owned();
+                (field("context"), field("node"), field("time"))
+            })
+            .collect()
+    }
+
+    /// The journal's lines of `action` for `context`, their times.
+    fn journal_times(&self, context: &str, action: &str) -> Vec<jiff::Timestamp> {
+        let text = std::fs::read_to_string(self.path("journal.jsonl")).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|entry| entry["context"] == context && entry["action"] == action)
+            .filter_map(|entry| entry["time"].as_str()?.parse().ok())
+            .collect()
+    }
+}
+
+/// The small scenario without its crash-looping rule: every node can move.
+fn healthy_scenario() -> String {
+    let small = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/small.yaml"),
+    )
+    .expect("small scenario");
+    let rules = small.find("images:").expect("the scenario has image rules");
+    format!(
+        "{}images:\n  - image: registry.example.com/platform/node-agent:9.9.9\n    failure: ImagePullBackOff\n",
+        &small[..rules]
+    )
+}
+
+/// Every node that should run the pod runs the current template.
+fn all_updated(ds: &Value) -> bool {
+    let status = &ds["status"];
+    status["desiredNumberScheduled"].as_i64().is_some()
+        && status["updatedNumberScheduled"] == status["desiredNumberScheduled"]
+}
+
+fn paused_reason(ds: &Value) -> Option<String> {
+    ds["metadata"]["annotations"]["rollcall.dev/pause-reason"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Each node's pod deleted at most once per cluster.
+fn each_node_once(deletes: &[(String, String, String)]) {
+    let mut seen = BTreeSet::new();
+    for (context, node, _) in deletes {
+        assert!(
+            seen.insert((context.clone(), node.clone())),
+            "{context} {node} deleted twice: {deletes:?}"
+        );
+    }
+}
+
+#[test]
+fn a_plan_that_leaves_a_context_out_or_names_a_missing_canary_is_refused() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let fleet = Fleet::start(2, true);
+    let cases = [
+        (
+            "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: one\n    clusters: [rollcall-sim-1]\n",
+            "rollcall-sim-2 match clusters",
+        ),
+        (
+            "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: one\n    clusters: [\"rollcall-sim-*\"]\n    canary: node-pool=gpu\n",
+            "node-pool=gpu",
+        ),
+        (
+            "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: one\n    clusters: [\"rollcall-sim-*\"]\n    bake: 1s\n    soakk: 1s\n",
+            "soakk",
+        ),
+    ];
+    for (plan, words) in cases {
+        let path = fleet.plan(plan);
+        let file = path.to_str().unwrap();
+        let commands: [&[&str]; 2] = [
+            &["fleet", "plan", "-f", file],
+            &["fleet", "auto", "-f", file, "--yes"],
+        ];
+        for command in commands {
+            let output = fleet.rollcall(command);
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{command:?}: {}",
+                text(&output)
+            );
+            assert!(
+                text(&output).contains(words),
+                "{command:?}: {}",
+                text(&output)
+            );
+        }
+    }
+    assert!(fleet.deletes().is_empty(), "nothing was written");
+    // A good plan lists every node of every cluster, in order.
+    let path = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: one\n    clusters: [rollcall-sim-1]\n    canary: node-pool=edge\n  - name: two\n    clusters: [\"rollcall-sim-*\"]\n",
+    );
+    let output = fleet.rollcall(&["fleet", "plan", "-f", path.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let plan: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(plan["waves"][0]["clusters"][0]["context"], "rollcall-sim-1");
+    assert_eq!(
+        plan["waves"][0]["clusters"][0]["nodes"][0], "edge-01",
+        "canaries first"
+    );
+    assert_eq!(plan["waves"][1]["clusters"][0]["context"], "rollcall-sim-2");
+    assert_eq!(plan["total"], 10);
+}
+
+#[test]
+fn a_two_wave_plan_completes_and_wave_two_waits_for_the_bake() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let fleet = Fleet::start(3, true);
+    let plan = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 1}\nwaves:\n  - name: first\n    clusters: [rollcall-sim-1]\n    batch: 2\n    soak: 1s\n    timeout: 30s\n    bake: 2s\n  - name: rest\n    clusters: [\"rollcall-sim-*\"]\n    batch: 2\n    soak: 1s\n    timeout: 30s\n    parallel: 2\n",
+    );
+    let output = fleet.rollcall(&[
+        "fleet",
+        "auto",
+        "-f",
+        plan.to_str().unwrap(),
+        "--yes",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON lines"))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["event"] == "delete")
+            .all(|l| l["context"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("rollcall-sim-"))),
+        "every delete line names its context"
+    );
+    for member in 1..=3 {
+        let ds = fleet.daemonset(member);
+        assert!(all_updated(&ds), "member {member}: {}", ds["status"]);
+        assert_eq!(paused_reason(&ds), None);
+    }
+    let deletes = fleet.deletes();
+    assert_eq!(deletes.len(), 15, "{deletes:?}");
+    each_node_once(&deletes);
+    // Wave 2's first delete comes after wave 1's end plus its bake.
+    let first_done = fleet.journal_times("rollcall-sim-1", "auto-done");
+    let wave_one_done = *first_done.first().expect("wave 1 ended");
+    let wave_two_start = deletes
+        .iter()
+        .filter(|(context, _, _)| context != "rollcall-sim-1")
+        .filter_map(|(_, _, time)| time.parse::<jiff::Timestamp>().ok())
+        .min()
+        .expect("wave 2 deleted");
+    assert!(
+        wave_two_start >= wave_one_done + jiff::SignedDuration::from_secs(2),
+        "wave 2 started at {wave_two_start}, wave 1 ended at {wave_one_done}"
+    );
+}
+
+#[test]
+fn a_crash_looping_member_stops_the_fleet_before_the_next_wave() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    // The small scenario's new revision crash-loops on the edge pool.
+    let fleet = Fleet::start(3, false);
+    let plan = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: first\n    clusters: [rollcall-sim-1, rollcall-sim-2]\n    canary: node-pool=edge\n    soak: 1s\n    timeout: 30s\n    parallel: 2\n  - name: rest\n    clusters: [rollcall-sim-3]\n    soak: 1s\n",
+    );
+    let output = fleet.rollcall(&["fleet", "auto", "-f", plan.to_str().unwrap(), "--yes"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let said = text(&output);
+    let end = said.lines().last().unwrap_or_default();
+    assert!(end.starts_with("stopped: rollcall-sim-"), "{end}");
+    assert!(
+        end.contains("node edge-0") && end.contains("CrashLoopBackOff"),
+        "{end}"
+    );
+    assert!(end.contains("not reached: rollcall-sim-3"), "{end}");
+    // Every touched member is paused: the failing one by its gate, the other by the fleet.
+    for member in 1..=2 {
+        let reason = paused_reason(&fleet.daemonset(member));
+        assert!(reason.is_some(), "member {member} is not paused");
+    }
+    assert_eq!(paused_reason(&fleet.daemonset(3)), None);
+    let deletes = fleet.deletes();
+    assert_eq!(
+        deletes.len(),
+        1,
+        "the budget of 0 lets one node be at risk: {deletes:?}"
+    );
+    assert!(
+        deletes
+            .iter()
+            .all(|(context, _, _)| context != "rollcall-sim-3")
+    );
+}
+
+#[test]
+fn ctrl_c_mid_wave_pauses_every_touched_member_and_a_rerun_finishes() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let fleet = Fleet::start(2, true);
+    let plan = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 1}\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    soak: 2s\n    timeout: 30s\n    parallel: 2\n",
+    );
+    let path = plan.to_str().unwrap();
+    let mut child = fleet
+        .command(&["fleet", "auto", "-f", path, "--yes", "-o", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("rollcall runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut deletes_seen = 0;
+    for line in BufReader::new(stdout).lines() {
+        let line = line.expect("a line");
+        if line.contains("\"event\":\"delete\"") {
+            deletes_seen += 1;
+            if deletes_seen == 2 {
+                let pid = child.id().to_string();
+                let sent = Command::new("kill").args(["-INT", &pid]).status();
+                assert!(sent.is_ok_and(|s| s.success()), "SIGINT sent");
+            }
+        }
+    }
+    let status = child.wait().expect("rollcall ends");
+    assert_eq!(status.code(), Some(130));
+    for member in 1..=2 {
+        let reason = paused_reason(&fleet.daemonset(member)).unwrap_or_default();
+        assert!(
+            reason.starts_with("fleet run "),
+            "member {member}: {reason:?}"
+        );
+    }
+    let before = fleet.deletes().len();
+    assert!(
+        before >= 2 && before < 10,
+        "{before} deletes before the rerun"
+    );
+    let output = fleet.rollcall(&["fleet", "auto", "-f", path, "--yes"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let deletes = fleet.deletes();
+    assert_eq!(deletes.len(), 10, "{deletes:?}");
+    each_node_once(&deletes);
+    for member in 1..=2 {
+        let ds = fleet.daemonset(member);
+        assert!(all_updated(&ds), "member {member}: {}", ds["status"]);
+        assert_eq!(paused_reason(&ds), None);
+    }
+}
