@@ -16,8 +16,6 @@ use std::process::{Command, Output, Stdio};
 use common::sim::{SimProcess, spawn_sim};
 use serde_json::Value;
 
-const DS: &str = "kube-system/node-agent";
-
 /// A fleet served by `rollcall sim --clusters`, with its kubeconfig, plan and journal.
 struct Fleet {
     _sim: SimProcess,
@@ -362,7 +360,7 @@ fn ctrl_c_mid_wave_pauses_every_touched_member_and_a_rerun_finishes() {
     }
     let before = fleet.deletes().len();
     assert!(
-        before >= 2 && before < 10,
+        (2..10).contains(&before),
         "{before} deletes before the rerun"
     );
     let output = fleet.rollcall(&["fleet", "auto", "-f", path, "--yes"]);

@@ -10,6 +10,7 @@
 //! says `would`. Exit 0 done, 1 stopped/skipped/incomplete, 2 refused, 130
 //! interrupted.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +20,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use super::fleet_member::{Outcome, Shared, pause_member, run_member};
+use super::fleet_member::{Outcome, Say, Shared, pause_member, run_member};
 use super::fleet_plan::{check, prepare_plan, read_all, wave_settings};
 use crate::cli::act_args::{ActArgs, StepOutput, confirm, finish, json_line};
 use crate::cli::cluster_args::ClusterArgs;
@@ -68,7 +69,7 @@ struct FleetStep<'a> {
 
 /// The printer every member shares: `TIME CONTEXT node N: text` on stderr,
 /// or JSON lines with `context` on stdout.
-fn printer(act: &ActArgs) -> Arc<dyn Fn(&str, Progress) + Send + Sync> {
+fn printer(act: &ActArgs) -> Say {
     let (quiet, output) = (act.quiet, act.output);
     Arc::new(move |context: &str, step: Progress| {
         if quiet {
@@ -319,17 +320,15 @@ fn summarize(
         })
         .collect();
     if !unpassed.is_empty() && !act.read_only {
-        text.push_str(&format!("; not passed: {}", unpassed.join(", ")));
+        let _ = write!(text, "; not passed: {}", unpassed.join(", "));
     }
     if !not_reached.is_empty() && !act.read_only {
-        text.push_str(&format!("; not reached: {}", not_reached.join(", ")));
+        let _ = write!(text, "; not reached: {}", not_reached.join(", "));
     }
     let code = if signalled {
         EXIT_INTERRUPTED
-    } else if act.read_only || all_done {
-        0
     } else {
-        1
+        u8::from(!(act.read_only || all_done))
     };
     finish(act, code, &text)
 }

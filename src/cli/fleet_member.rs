@@ -25,6 +25,9 @@ use crate::ops::shared_budget::SharedBudget;
 /// How long a held wave waits before trying an unreachable cluster again.
 const HOLD_RETRY: Duration = Duration::from_secs(5);
 
+/// Says one step of a cluster (`""`: of the fleet).
+pub(super) type Say = Arc<dyn Fn(&str, Progress) + Send + Sync>;
+
 /// What every member of one fleet run shares.
 pub(super) struct Shared {
     /// The global cluster flags (each member sets its own context).
@@ -41,7 +44,7 @@ pub(super) struct Shared {
     /// The fleet's stop (a signal, or a failure past the budget).
     pub interrupt: Interrupt,
     /// One line per step, with the context.
-    pub say: Arc<dyn Fn(&str, Progress) + Send + Sync>,
+    pub say: Say,
     /// Skip an unreachable cluster instead of holding the wave.
     pub skip_unreachable: bool,
 }

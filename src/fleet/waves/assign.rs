@@ -69,7 +69,7 @@ pub fn assign(plan: &PlanFile, available: &[String]) -> Result<Assignment, Strin
                     Some("is already in an earlier wave")
                 } else if excluded.contains(pattern) {
                     Some("is excluded")
-                } else if !fleet.iter().any(|c| *c == pattern) {
+                } else if !fleet.contains(&pattern) {
                     Some("is not in the plan's clusters")
                 } else {
                     None
@@ -111,6 +111,8 @@ pub fn assign(plan: &PlanFile, available: &[String]) -> Result<Assignment, Strin
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     fn plan(clusters: &[&str], exclude: &[&str], waves: &[(&str, &[&str])]) -> PlanFile {
@@ -127,10 +129,11 @@ mod tests {
             list(exclude)
         );
         for (name, contexts) in waves {
-            text.push_str(&format!(
+            let _ = write!(
+                text,
                 "  - name: {name}\n    clusters: [{}]\n",
                 list(contexts)
-            ));
+            );
         }
         PlanFile::parse(&text, "test").unwrap()
     }

@@ -200,6 +200,10 @@ pub fn has_nodes_to_move(
     Ok(!plan.steps.is_empty())
 }
 
+/// The nodes in the order a run moves them (`true`: a canary), and the
+/// nodes it leaves behind with why.
+pub type PlannedOrder = (Vec<(String, bool)>, Vec<(String, String)>);
+
 /// The plan a run with `settings` would follow on `snapshot` at `now`, as
 /// the run itself plans it (its canary selector, cordoned nodes or not): the
 /// nodes in the order they would move (canaries flagged), and the nodes it
@@ -208,7 +212,7 @@ pub fn planned_order(
     snapshot: &Snapshot<'_>,
     settings: &RunSettings,
     now: jiff::Timestamp,
-) -> Result<(Vec<(String, bool)>, Vec<(String, String)>), OpsError> {
+) -> Result<PlannedOrder, OpsError> {
     let state = snapshot.state()?;
     let index = snapshot.index();
     let rows = snapshot.rows(&index, now);
