@@ -210,6 +210,18 @@ fn a_plan_that_leaves_a_context_out_or_names_a_missing_canary_is_refused() {
         }
     }
     assert!(fleet.deletes().is_empty(), "nothing was written");
+    // A dry run shows each cluster's first batch; its every line says `would`.
+    let path = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: one\n    clusters: [\"rollcall-sim-*\"]\n",
+    );
+    let output = fleet.rollcall(&["fleet", "auto", "-f", path.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let said = text(&output);
+    assert!(said.contains("would delete pod"), "{said}");
+    for line in said.lines() {
+        assert!(line.contains("would"), "{line}");
+    }
+    assert!(fleet.deletes().is_empty(), "a dry run deletes nothing");
     // A good plan lists every node of every cluster, in order.
     let path = fleet.plan(
         "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: one\n    clusters: [rollcall-sim-1]\n    canary: node-pool=edge\n  - name: two\n    clusters: [\"rollcall-sim-*\"]\n",

@@ -132,7 +132,9 @@ impl Outcome {
             Outcome::Skipped(why) => format!("skipped: {why}"),
             Outcome::Blocked(why) => format!("not started: {why}"),
             Outcome::Stopped(why) => format!("stopped: {why}"),
-            Outcome::DryRun => "dry run: the first batch shown".to_owned(),
+            Outcome::DryRun => {
+                "would go on batch by batch, each after the one before passes its gate".to_owned()
+            }
         }
     }
 }
@@ -292,7 +294,14 @@ async fn member(
     };
     let say = Arc::clone(&shared.say);
     let owned = context.to_owned();
-    let progress = move |step: Progress| say(&owned, step);
+    let dry_run = shared.dry_run();
+    let progress = move |mut step: Progress| {
+        // A dry run's every line says `would`: the run's notes too.
+        if dry_run && !step.message.contains("would") {
+            step.message = format!("would start with: {}", step.message);
+        }
+        say(&owned, step);
+    };
     let ctx = RunContext {
         executor: &session.executor,
         follower: &follower,
