@@ -274,6 +274,16 @@ fn a_two_wave_plan_completes_and_wave_two_waits_for_the_bake() {
         let ds = fleet.daemonset(member);
         assert!(all_updated(&ds), "member {member}: {}", ds["status"]);
         assert_eq!(paused_reason(&ds), None);
+        // The run's identity lives on each member: plan digest and wave.
+        let identity = ds["metadata"]["annotations"]["rollcall.dev/fleet-run"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let wave = if member == 1 { "first" } else { "rest" };
+        assert!(
+            identity.starts_with("plan ") && identity.ends_with(&format!("wave {wave}")),
+            "member {member}: {identity:?}"
+        );
     }
     let deletes = fleet.deletes();
     assert_eq!(deletes.len(), 15, "{deletes:?}");

@@ -157,7 +157,7 @@ pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
         }
         say(format!("{would}start wave {name}: {}", contexts.join(", ")));
         let settings = wave_settings(wave, &ledger);
-        let outcomes = run_wave(&shared, contexts, &settings, wave.parallel).await;
+        let outcomes = run_wave(&shared, contexts, name, &settings, wave.parallel).await;
         let passed = outcomes
             .iter()
             .all(|(_, o, _)| o.passed() || matches!(o, Outcome::Failed { .. }));
@@ -213,6 +213,7 @@ pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
 async fn run_wave(
     shared: &Arc<Shared>,
     contexts: &[String],
+    wave: &str,
     settings: &crate::ops::run::settings::RunSettings,
     parallel: usize,
 ) -> Vec<(String, Outcome, bool)> {
@@ -227,8 +228,13 @@ async fn run_wave(
                     false,
                 );
             };
-            let (outcome, touched) =
-                run_member(Arc::clone(shared), context.clone(), settings.clone()).await;
+            let (outcome, touched) = run_member(
+                Arc::clone(shared),
+                context.clone(),
+                wave.to_owned(),
+                settings.clone(),
+            )
+            .await;
             (shared.say)(context, Progress::new("cluster", None, outcome.text()));
             (context.clone(), outcome, touched)
         }

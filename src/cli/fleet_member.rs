@@ -15,6 +15,7 @@ use crate::fleet::waves::VETO_ANNOTATION;
 use crate::fleet::waves::budget::{Ledger, Reserve};
 use crate::model::DsRef;
 use crate::ops::drive::{Progress, RunContext, run as execute, write_with_retries};
+use crate::ops::follow::Follower;
 use crate::ops::interrupt::Interrupt;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
@@ -213,29 +214,36 @@ async fn connect(shared: &Shared, context: &str) -> Result<Session, Outcome> {
 pub(super) async fn run_member(
     shared: Arc<Shared>,
     context: String,
+    wave: String,
     settings: RunSettings,
 ) -> (Outcome, bool) {
-    match member(&shared, &context, settings).await {
+    match member(&shared, &context, &wave, settings).await {
         Ok(done) => done,
         Err(outcome) => (outcome, false),
     }
 }
 
-async fn member(
+/// Sanitised words of an error that keeps a member from starting.
+fn blocked(err: &dyn std::fmt::Display) -> Outcome {
+    Outcome::Blocked(crate::sanitize::sanitize(&err.to_string()).into_owned())
+}
+
+/// Gets a member ready for its run: connected, allowed, not vetoed, a pause
+/// this plan's own run left resumed (anyone else's pause stands: `Err`), and
+/// the run's identity recorded on its DaemonSet.
+async fn ready(
     shared: &Shared,
     context: &str,
-    settings: RunSettings,
-) -> Result<(Outcome, bool), Outcome> {
+    wave: &str,
+    operation: Operation,
+) -> Result<(Session, Follower), Outcome> {
     if shared.interrupt.requested() {
         return Err(Outcome::Stopped(
             "the fleet stopped before this cluster started".to_owned(),
         ));
     }
     let session = connect(shared, context).await?;
-    let blocked = |err: &dyn std::fmt::Display| {
-        Outcome::Blocked(crate::sanitize::sanitize(&err.to_string()).into_owned())
-    };
-    precheck(&session, Operation::Auto, "auto-advance")
+    precheck(&session, operation, "roll out")
         .await
         .map_err(|e| blocked(&e))?;
     let follower = follow(&session);
@@ -245,19 +253,12 @@ async fn member(
         first_look(&snapshot)?
     };
     if let Some(paused) = &state.pause {
-        let ours = paused
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.starts_with(&shared.mark()));
-        if !ours {
+        let reason = paused.reason.as_deref();
+        if !reason.is_some_and(|r| r.starts_with(&shared.mark())) {
+            let reason = reason.map(|r| format!(": {r}")).unwrap_or_default();
             return Err(Outcome::Blocked(format!(
-                "paused by {}{}; resume it (rollcall resume) or exclude it",
-                paused.by,
-                paused
-                    .reason
-                    .as_deref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default()
+                "paused by {}{reason}; resume it (rollcall resume) or exclude it",
+                paused.by
             )));
         }
         if !shared.dry_run() {
@@ -269,12 +270,32 @@ async fn member(
             )
             .await
             .map_err(|e| blocked(&e))?;
-            (shared.say)(
-                context,
-                Progress::new("resume", None, "resumed: this plan's own run paused it"),
-            );
+            let text = "resumed: this plan's own run paused it";
+            (shared.say)(context, Progress::new("resume", None, text));
         }
     }
+    if !shared.dry_run() {
+        let identity = format!("plan {} wave {wave}", shared.digest);
+        let now = jiff::Timestamp::now();
+        write_with_retries(
+            &follower,
+            |s| identity_write(s, &identity, &actor, now),
+            &session.executor,
+        )
+        .await
+        .map_err(|e| blocked(&e))?;
+    }
+    Ok((session, follower))
+}
+
+async fn member(
+    shared: &Shared,
+    context: &str,
+    wave: &str,
+    settings: RunSettings,
+) -> Result<(Outcome, bool), Outcome> {
+    let (session, follower) = ready(shared, context, wave, Operation::Auto).await?;
+    let actor = session.executor.actor().to_owned();
     let started = {
         let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
         Run::start(&snapshot, settings, &actor, jiff::Timestamp::now())
@@ -321,6 +342,33 @@ async fn member(
         }
     };
     Ok((outcome_of(shared, context, end), true))
+}
+
+/// The write that records the fleet run's identity on a member
+/// (`rollcall.dev/fleet-run`; who and when beside it), through the one
+/// state writer; `None` when it is already there.
+fn identity_write(
+    snapshot: &crate::ops::snapshot::Snapshot<'_>,
+    identity: &str,
+    actor: &str,
+    now: jiff::Timestamp,
+) -> Result<Option<crate::ops::write::WriteRequest>, crate::ops::error::OpsError> {
+    let before = snapshot.state()?;
+    if before.fleet_run.as_deref() == Some(identity) {
+        return Ok(None);
+    }
+    let after = crate::ops::state::RolloutState {
+        fleet_run: Some(identity.to_owned()),
+        ..before.clone()
+    }
+    .touched(actor, now);
+    Ok(Some(crate::ops::write::WriteRequest::state(
+        snapshot,
+        before,
+        after,
+        crate::ops::journal_action::JournalAction::FleetRun,
+        None,
+    )))
 }
 
 /// A member's DaemonSet before its run: skipped for a veto, else its state.
