@@ -4,7 +4,8 @@
 //! started only after wave 1's bake; a crash-looping member of wave 1 stops
 //! the fleet before wave 2, naming its node and reason, with every touched
 //! member paused; Ctrl-C mid-wave leaves every touched member paused and a
-//! second run finishes without deleting any node's pod twice.
+//! second run finishes without deleting any node's pod twice; `fleet
+//! rollback` moves every node back, the waves in reverse.
 
 mod common;
 
@@ -301,6 +302,43 @@ fn a_two_wave_plan_completes_and_wave_two_waits_for_the_bake() {
         wave_two_start >= wave_one_done + jiff::SignedDuration::from_secs(2),
         "wave 2 started at {wave_two_start}, wave 1 ended at {wave_one_done}"
     );
+    rolls_back_in_reverse(&fleet, &plan);
+}
+
+/// `fleet rollback` walks the waves in reverse: every node moves back once,
+/// wave 1's cluster last.
+fn rolls_back_in_reverse(fleet: &Fleet, plan: &Path) {
+    let forward = fleet.deletes().len();
+    let output = fleet.rollcall(&[
+        "fleet",
+        "rollback",
+        "-f",
+        plan.to_str().expect("utf-8 path"),
+        "--yes",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let back: Vec<_> = fleet.deletes().split_off(forward);
+    assert_eq!(back.len(), 15, "{back:?}");
+    each_node_once(&back);
+    let last_cluster: Vec<&str> = back
+        .iter()
+        .rev()
+        .take(5)
+        .map(|(c, _, _)| c.as_str())
+        .collect();
+    assert_eq!(
+        last_cluster, ["rollcall-sim-1"; 5],
+        "wave 1 goes back last: {back:?}"
+    );
+    for member in 1..=3 {
+        let ds = fleet.daemonset(member);
+        assert!(all_updated(&ds), "member {member}: {}", ds["status"]);
+        let image = ds["spec"]["template"]["spec"]["containers"][0]["image"].as_str();
+        assert_eq!(
+            image,
+            Some("registry.example.com/platform/node-agent:1.4.2")
+        );
+    }
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub enum FleetCommand {
     /// and leaves each touched one paused (exit 0 done, 1 stopped, skipped or
     /// incomplete, 2 refused, 130 interrupted).
     Auto(super::fleet_auto::FleetAutoArgs),
+    /// Rolls a fleet plan back: its waves in reverse, in each cluster the
+    /// rollback `rollcall rollback` makes (the template patched back, then
+    /// on OnDelete only the nodes on the revision being left moved back).
+    Rollback(super::fleet_rollback::FleetRollbackArgs),
 }
 
 /// Which clusters make the fleet (one of the three).
@@ -118,6 +122,7 @@ pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
         FleetCommand::Preflight(preflight) => block_on(super::fleet_preflight::run(preflight)),
         FleetCommand::Plan(plan) => block_on(super::fleet_plan::run(plan)),
         FleetCommand::Auto(auto) => block_on(super::fleet_auto::run(auto)),
+        FleetCommand::Rollback(rollback) => block_on(super::fleet_rollback::run(rollback)),
     }
 }
 

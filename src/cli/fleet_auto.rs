@@ -20,11 +20,12 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use super::fleet_member::{Outcome, Say, Shared, pause_member, run_member};
-use super::fleet_plan::{check, prepare_plan, read_all, wave_settings};
+use super::fleet_member::{Job, Outcome, Say, Shared, pause_member, run_member};
+use super::fleet_plan::{Prepared, check, prepare_plan, read_all, wave_settings};
 use crate::cli::act_args::{ActArgs, StepOutput, confirm, finish, json_line};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::fleet::waves::budget::Ledger;
+use crate::fleet::waves::file::Wave;
 use crate::ops::drive::Progress;
 use crate::ops::interrupt::{EXIT_INTERRUPTED, Interrupt, wait_for_signal};
 
@@ -41,13 +42,21 @@ pub enum Unreachable {
 /// Arguments of `rollcall fleet auto`.
 #[derive(Debug, Args)]
 pub struct FleetAutoArgs {
+    /// The plan, and how to carry it out.
+    #[command(flatten)]
+    pub run: FleetRunArgs,
+}
+
+/// What `fleet auto` and `fleet rollback` share.
+#[derive(Debug, Args)]
+pub struct FleetRunArgs {
     /// The plan file (YAML: daemonset, clusters, exclude, budget, waves).
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: PathBuf,
     /// An unreachable cluster holds its wave, or is skipped.
     #[arg(long, value_enum, default_value_t = Unreachable::Hold)]
     pub unreachable: Unreachable,
-    /// Show what the run would do (each cluster's first batch), change nothing.
+    /// Show what the run would do (each cluster's first batch or rollback), change nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// --yes, -o json, --quiet (and the global --read-only, --journal).
@@ -105,17 +114,33 @@ fn printer(act: &ActArgs) -> Say {
     })
 }
 
-/// Runs `rollcall fleet auto`.
-pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
-    let mut act = args.act.clone();
-    if args.dry_run {
+/// Which way a fleet run walks the plan's waves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Direction {
+    /// First wave first (`fleet auto`).
+    Forward,
+    /// Last wave first (`fleet rollback`).
+    Back,
+}
+
+/// The acting flags, with `--dry-run` as the global `--read-only` (a dry
+/// run: nothing is sent, nothing to confirm).
+pub(super) fn dry_run_act(act: &ActArgs, dry_run: bool) -> ActArgs {
+    let mut act = act.clone();
+    if dry_run {
         act.read_only = true;
         act.yes = true;
     }
+    act
+}
+
+/// Runs `rollcall fleet auto`.
+pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
+    let args = &args.run;
+    let act = dry_run_act(&args.act, args.dry_run);
     let prepared = prepare_plan(&args.cluster, &args.file)?;
     // Refused before anything is written: the same checks as `fleet plan`.
-    let report = check(&prepared, &read_all(&prepared).await)?;
-    drop(report);
+    check(&prepared, &read_all(&prepared).await)?;
     let clusters = prepared.assignment.contexts().count();
     confirm(
         &format!(
@@ -126,16 +151,43 @@ pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
         ),
         act.yes,
     )?;
+    let job_of = |wave: &Wave, ledger: &Ledger| Job::Advance(wave_settings(wave, ledger));
+    Ok(carry_out(
+        &prepared,
+        &args.cluster,
+        &act,
+        args.unreachable,
+        Direction::Forward,
+        &job_of,
+    )
+    .await)
+}
+
+/// Carries a checked, confirmed plan out wave by wave (in `direction`),
+/// each member doing `job_of(wave)`; pauses every touched member when the
+/// run stops; prints the end and gives the exit code.
+pub(super) async fn carry_out(
+    prepared: &Prepared,
+    cluster: &ClusterArgs,
+    act: &ActArgs,
+    unreachable: Unreachable,
+    direction: Direction,
+    job_of: &dyn Fn(&Wave, &Ledger) -> Job,
+) -> ExitCode {
     let would = if act.read_only { "would " } else { "" };
     let shared = Arc::new(Shared {
-        cluster: args.cluster.clone(),
+        verb: match direction {
+            Direction::Forward => "roll out",
+            Direction::Back => "roll back",
+        },
+        cluster: cluster.clone(),
         daemonset: prepared.daemonset.clone(),
         act: act.clone(),
         digest: prepared.digest.clone(),
         ledger: Arc::new(Mutex::new(Ledger::new(prepared.plan.budget))),
         interrupt: Interrupt::never(),
-        say: printer(&act),
-        skip_unreachable: args.unreachable == Unreachable::Skip,
+        say: printer(act),
+        skip_unreachable: unreachable == Unreachable::Skip,
     });
     let signalled = Arc::new(AtomicBool::new(false));
     if !act.read_only {
@@ -145,19 +197,25 @@ pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
     let mut results: Vec<(String, Outcome, bool)> = Vec::new();
     let ledger = Ledger::new(prepared.plan.budget);
     let last = prepared.assignment.waves.len().saturating_sub(1);
-    for (index, ((name, contexts), wave)) in prepared
-        .assignment
-        .waves
-        .iter()
-        .zip(&prepared.plan.waves)
-        .enumerate()
-    {
+    let mut order: Vec<usize> = (0..prepared.assignment.waves.len()).collect();
+    if direction == Direction::Back {
+        order.reverse();
+    }
+    for (step, index) in order.into_iter().enumerate() {
+        let (name, contexts) = &prepared.assignment.waves[index];
+        let wave = &prepared.plan.waves[index];
         if shared.interrupt.requested() {
             break;
         }
         say(format!("{would}start wave {name}: {}", contexts.join(", ")));
-        let settings = wave_settings(wave, &ledger);
-        let outcomes = run_wave(&shared, contexts, name, &settings, wave.parallel).await;
+        let outcomes = run_wave(
+            &shared,
+            contexts,
+            name,
+            &job_of(wave, &ledger),
+            wave.parallel,
+        )
+        .await;
         let passed = outcomes
             .iter()
             .all(|(_, o, _)| o.passed() || matches!(o, Outcome::Failed { .. }));
@@ -178,7 +236,7 @@ pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
             ""
         };
         say(format!("{would}pass wave {name}{note}"));
-        if index < last && !wave.bake.0.is_zero() {
+        if step < last && !wave.bake.0.is_zero() {
             say(format!(
                 "{would}bake {} after wave {name}",
                 humantime::format_duration(wave.bake.0)
@@ -198,13 +256,13 @@ pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(summarize(
-        &prepared,
+    summarize(
+        prepared,
         &results,
         &shared,
-        &act,
+        act,
         signalled.load(Ordering::SeqCst),
-    ))
+    )
 }
 
 /// Runs a wave's clusters, `parallel` at a time, in this task (a run's
@@ -214,7 +272,7 @@ async fn run_wave(
     shared: &Arc<Shared>,
     contexts: &[String],
     wave: &str,
-    settings: &crate::ops::run::settings::RunSettings,
+    job: &Job,
     parallel: usize,
 ) -> Vec<(String, Outcome, bool)> {
     let slots = Semaphore::new(parallel.max(1));
@@ -232,7 +290,7 @@ async fn run_wave(
                 Arc::clone(shared),
                 context.clone(),
                 wave.to_owned(),
-                settings.clone(),
+                job.clone(),
             )
             .await;
             (shared.say)(context, Progress::new("cluster", None, outcome.text()));

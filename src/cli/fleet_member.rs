@@ -9,10 +9,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::fleet_outcome::MemberBudget;
+pub(super) use super::fleet_outcome::Outcome;
 use crate::cli::act_args::{ActArgs, Session, follow, open, precheck};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::fleet::waves::VETO_ANNOTATION;
-use crate::fleet::waves::budget::{Ledger, Reserve};
+use crate::fleet::waves::budget::Ledger;
 use crate::model::DsRef;
 use crate::ops::drive::{Progress, RunContext, run as execute, write_with_retries};
 use crate::ops::follow::Follower;
@@ -20,8 +22,7 @@ use crate::ops::interrupt::Interrupt;
 use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
 use crate::ops::run::settings::{RunSettings, StartRefusal};
-use crate::ops::run::{Run, RunEnd};
-use crate::ops::shared_budget::SharedBudget;
+use crate::ops::run::{Run, RunEnd, Started};
 
 /// How long a held wave waits before trying an unreachable cluster again.
 const HOLD_RETRY: Duration = Duration::from_secs(5);
@@ -31,6 +32,8 @@ pub(super) type Say = Arc<dyn Fn(&str, Progress) + Send + Sync>;
 
 /// What every member of one fleet run shares.
 pub(super) struct Shared {
+    /// `roll out` or `roll back`, in messages.
+    pub verb: &'static str,
     /// The global cluster flags (each member sets its own context).
     pub cluster: ClusterArgs,
     /// The DaemonSet.
@@ -67,106 +70,6 @@ impl Shared {
 
     fn dry_run(&self) -> bool {
         self.act.read_only
-    }
-}
-
-/// How one member's part ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Outcome {
-    /// Every node it was to move moved; `left` were left behind (cordoned…).
-    Passed {
-        /// Nodes moved.
-        moved: usize,
-        /// Nodes left, with why.
-        left: Vec<(String, String)>,
-    },
-    /// A node failed its gate; the member is paused there.
-    Failed {
-        /// The node.
-        node: String,
-        /// Why (the container's reason).
-        reason: String,
-    },
-    /// Not rolled, and why (a veto, unreachable with `--unreachable skip`).
-    Skipped(String),
-    /// Not rolled: someone's pause stands, or the member refused to start.
-    Blocked(String),
-    /// Stopped by the fleet's stop (its rollout paused with the reason).
-    Stopped(String),
-    /// A dry run showed its first batch.
-    DryRun,
-}
-
-impl Outcome {
-    /// Whether the member lets its wave pass.
-    pub fn passed(&self) -> bool {
-        matches!(self, Outcome::Passed { .. } | Outcome::DryRun)
-    }
-
-    /// The outcome in one word.
-    pub fn word(&self) -> &'static str {
-        match self {
-            Outcome::Passed { left, .. } if left.is_empty() => "done",
-            Outcome::Passed { .. } => "incomplete",
-            Outcome::Failed { .. } => "failed",
-            Outcome::Skipped(_) => "skipped",
-            Outcome::Blocked(_) => "not started",
-            Outcome::Stopped(_) => "stopped",
-            Outcome::DryRun => "dry run",
-        }
-    }
-
-    /// The outcome in words.
-    pub fn text(&self) -> String {
-        match self {
-            Outcome::Passed { moved, left } if left.is_empty() => {
-                format!("done: {moved} node(s) moved")
-            }
-            Outcome::Passed { moved, left } => {
-                let list: Vec<String> = left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
-                format!(
-                    "incomplete: {moved} node(s) moved, left {}",
-                    list.join(", ")
-                )
-            }
-            Outcome::Failed { node, reason } => format!("failed: node {node}: {reason}"),
-            Outcome::Skipped(why) => format!("skipped: {why}"),
-            Outcome::Blocked(why) => format!("not started: {why}"),
-            Outcome::Stopped(why) => format!("stopped: {why}"),
-            Outcome::DryRun => {
-                "would go on batch by batch, each after the one before passes its gate".to_owned()
-            }
-        }
-    }
-}
-
-/// A member's share of the budget: what its batches hold.
-struct MemberBudget {
-    ledger: Arc<Mutex<Ledger>>,
-    held: Mutex<usize>,
-}
-
-impl SharedBudget for MemberBudget {
-    fn try_reserve(&self, nodes: usize) -> bool {
-        let Ok(mut ledger) = self.ledger.lock() else {
-            return false;
-        };
-        match ledger.try_reserve(nodes) {
-            Reserve::Granted => {
-                if let Ok(mut held) = self.held.lock() {
-                    *held += nodes;
-                }
-                true
-            }
-            Reserve::Wait | Reserve::Stopped(_) => false,
-        }
-    }
-
-    fn settled(&self) {
-        if let (Ok(mut ledger), Ok(mut held)) = (self.ledger.lock(), self.held.lock()) {
-            ledger.release(*held);
-            *held = 0;
-        }
     }
 }
 
@@ -209,29 +112,48 @@ async fn connect(shared: &Shared, context: &str) -> Result<Session, Outcome> {
     }
 }
 
-/// Runs `settings` on `context`; the outcome, and whether a run was started
+/// What a fleet run does in each member.
+#[derive(Clone, Debug)]
+pub(super) enum Job {
+    /// Auto-advance with these settings (`fleet auto`).
+    Advance(RunSettings),
+    /// Roll back, and move the nodes back (`fleet rollback`).
+    Rollback(super::fleet_rollback::RollbackJob),
+}
+
+/// Does `job` on `context`; the outcome, and whether a run was started
 /// there (the member was touched).
 pub(super) async fn run_member(
     shared: Arc<Shared>,
     context: String,
     wave: String,
-    settings: RunSettings,
+    job: Job,
 ) -> (Outcome, bool) {
-    match member(&shared, &context, &wave, settings).await {
+    let done = match job {
+        // Boxed: a run's future is large, and a wave holds one per cluster.
+        Job::Advance(settings) => Box::pin(member(&shared, &context, &wave, settings)).await,
+        Job::Rollback(job) => {
+            Box::pin(super::fleet_rollback::rollback_member(
+                &shared, &context, &wave, job,
+            ))
+            .await
+        }
+    };
+    match done {
         Ok(done) => done,
         Err(outcome) => (outcome, false),
     }
 }
 
 /// Sanitised words of an error that keeps a member from starting.
-fn blocked(err: &dyn std::fmt::Display) -> Outcome {
+pub(super) fn blocked(err: &dyn std::fmt::Display) -> Outcome {
     Outcome::Blocked(crate::sanitize::sanitize(&err.to_string()).into_owned())
 }
 
 /// Gets a member ready for its run: connected, allowed, not vetoed, a pause
 /// this plan's own run left resumed (anyone else's pause stands: `Err`), and
 /// the run's identity recorded on its DaemonSet.
-async fn ready(
+pub(super) async fn ready(
     shared: &Shared,
     context: &str,
     wave: &str,
@@ -243,7 +165,7 @@ async fn ready(
         ));
     }
     let session = connect(shared, context).await?;
-    precheck(&session, operation, "roll out")
+    precheck(&session, operation, shared.verb)
         .await
         .map_err(|e| blocked(&e))?;
     let follower = follow(&session);
@@ -252,7 +174,12 @@ async fn ready(
         let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
         first_look(&snapshot)?
     };
-    if let Some(paused) = &state.pause {
+    // A rollback supersedes a pause of the rollout it undoes (as `rollcall rollback`).
+    if let Some(paused) = state
+        .pause
+        .as_ref()
+        .filter(|_| operation != Operation::Rollback)
+    {
         let reason = paused.reason.as_deref();
         if !reason.is_some_and(|r| r.starts_with(&shared.mark())) {
             let reason = reason.map(|r| format!(": {r}")).unwrap_or_default();
@@ -270,6 +197,7 @@ async fn ready(
             )
             .await
             .map_err(|e| blocked(&e))?;
+            shown(&follower, |state| state.pause.is_none()).await?;
             let text = "resumed: this plan's own run paused it";
             (shared.say)(context, Progress::new("resume", None, text));
         }
@@ -284,8 +212,38 @@ async fn ready(
         )
         .await
         .map_err(|e| blocked(&e))?;
+        shown(&follower, |state| {
+            state.fleet_run.as_deref() == Some(&identity)
+        })
+        .await?;
     }
     Ok((session, follower))
+}
+
+/// Waits until the live view shows a state write just made (the run's start
+/// is decided on it: a resume not yet seen would refuse the start).
+async fn shown(
+    follower: &Follower,
+    written: impl Fn(&crate::ops::state::RolloutState) -> bool,
+) -> Result<(), Outcome> {
+    let deadline = jiff::Timestamp::now()
+        + jiff::SignedDuration::try_from(crate::ops::drive::ECHO_PATIENCE).unwrap_or_default();
+    loop {
+        let state = follower
+            .snapshot()
+            .await
+            .and_then(|s| s.state())
+            .map_err(|e| blocked(&e))?;
+        if written(&state) {
+            return Ok(());
+        }
+        if jiff::Timestamp::now() >= deadline {
+            return Err(Outcome::Blocked(
+                "the watch did not show rollcall's own write in time".to_owned(),
+            ));
+        }
+        follower.changed_or(Some(deadline)).await;
+    }
 }
 
 async fn member(
@@ -309,10 +267,20 @@ async fn member(
             return Ok((failed(shared, context, first, refusal.to_string()), false));
         }
     };
-    let budget = MemberBudget {
-        ledger: Arc::clone(&shared.ledger),
-        held: Mutex::new(0),
-    };
+    Ok(drive_member(shared, context, &session, &follower, run, started).await)
+}
+
+/// Executes a member's started run through `ops::drive` with the fleet's
+/// budget and stop; the outcome, the member touched.
+pub(super) async fn drive_member(
+    shared: &Shared,
+    context: &str,
+    session: &Session,
+    follower: &Follower,
+    run: Run,
+    started: Started,
+) -> (Outcome, bool) {
+    let budget = MemberBudget::new(Arc::clone(&shared.ledger));
     let say = Arc::clone(&shared.say);
     let owned = context.to_owned();
     let dry_run = shared.dry_run();
@@ -325,7 +293,7 @@ async fn member(
     };
     let ctx = RunContext {
         executor: &session.executor,
-        follower: &follower,
+        follower,
         interrupt: &shared.interrupt,
         progress: &progress,
         budget: Some(&budget),
@@ -335,13 +303,13 @@ async fn member(
         Err(err) => {
             let cause = format!("{context}: {err}");
             shared.halt(&cause);
-            return Ok((
+            return (
                 Outcome::Stopped(crate::sanitize::sanitize(&cause).into_owned()),
                 true,
-            ));
+            );
         }
     };
-    Ok((outcome_of(shared, context, end), true))
+    (outcome_of(shared, context, end), true)
 }
 
 /// The write that records the fleet run's identity on a member
@@ -388,7 +356,7 @@ fn first_look(
 }
 
 /// A member's outcome from its run's end; a failed gate spends the budget.
-fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
+pub(super) fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
     match end {
         RunEnd::Completed { advanced, left } => Outcome::Passed {
             moved: advanced,
@@ -408,7 +376,7 @@ fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
 }
 
 /// Records a failed node in the budget; past it, halts the fleet naming it.
-fn failed(shared: &Shared, context: &str, node: String, reason: String) -> Outcome {
+pub(super) fn failed(shared: &Shared, context: &str, node: String, reason: String) -> Outcome {
     let stop = shared
         .ledger
         .lock()

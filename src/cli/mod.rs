@@ -15,8 +15,10 @@ pub mod explain;
 pub mod fleet;
 pub mod fleet_auto;
 mod fleet_member;
+mod fleet_outcome;
 pub mod fleet_plan;
 pub mod fleet_preflight;
+pub mod fleet_rollback;
 pub mod generate;
 pub mod history;
 pub mod out;
@@ -188,8 +190,12 @@ fn apply_globals(cli: &mut Cli) {
             fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
             fleet::FleetCommand::Plan(plan) => plan.cluster = cluster,
             fleet::FleetCommand::Auto(auto) => {
-                auto.cluster = cluster;
-                auto.act.apply(global);
+                auto.run.cluster = cluster;
+                auto.run.act.apply(global);
+            }
+            fleet::FleetCommand::Rollback(rollback) => {
+                rollback.run.cluster = cluster;
+                rollback.run.act.apply(global);
             }
         },
         Some(Command::History(args)) => args.cluster = cluster,
