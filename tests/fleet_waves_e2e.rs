@@ -434,3 +434,100 @@ fn ctrl_c_mid_wave_pauses_every_touched_member_and_a_rerun_finishes() {
         assert_eq!(paused_reason(&ds), None);
     }
 }
+
+/// A budget that never has room (another cluster holds it all).
+struct Full;
+
+impl rollcall::ops::shared_budget::SharedBudget for Full {
+    fn try_reserve(&self, _nodes: usize) -> bool {
+        false
+    }
+
+    fn settled(&self) {}
+}
+
+/// The hooks a fleet run gives `ops::drive`: a batch without room in the
+/// shared budget sends no delete while it waits, and a halt ends the run
+/// paused with the halt's reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_waits_for_room_in_the_shared_budget_and_a_halt_pauses_it() {
+    use rollcall::ops::auto::AutoPolicy;
+    use rollcall::ops::drive::{Progress, RunContext, run as execute};
+    use rollcall::ops::follow::Follower;
+    use rollcall::ops::interrupt::Interrupt;
+    use rollcall::ops::journal::Journal;
+    use rollcall::ops::run::settings::RunSettings;
+    use rollcall::ops::run::{Run, RunEnd};
+    use rollcall::ops::write::Executor;
+
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = common::sim::InProcess::start("small", 4.0).await;
+    let mut config = sim.cluster.server.kube_config();
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).expect("client");
+    let journal = sim.dir.path().join("journal.jsonl");
+    let executor = Executor::new(
+        client.clone(),
+        Journal::new(journal.clone()),
+        false,
+        "rollcall-sim-1".into(),
+        "test".into(),
+    );
+    let target = rollcall::model::Target {
+        namespace: "kube-system".into(),
+        name: "node-agent".into(),
+    };
+    let follower = Follower::start(client, &target);
+    let settings = RunSettings::auto(AutoPolicy {
+        batch: 2,
+        soak: std::time::Duration::from_secs(1),
+        timeout: std::time::Duration::from_secs(30),
+    });
+    let (run, started) = {
+        let snapshot = follower.snapshot().await.expect("snapshot");
+        Run::start(&snapshot, settings, "test", jiff::Timestamp::now()).expect("starts")
+    };
+    let interrupt = Interrupt::never();
+    let said = std::sync::Mutex::new(Vec::<String>::new());
+    let progress = |step: Progress| said.lock().expect("said").push(step.message);
+    let ctx = RunContext {
+        executor: &executor,
+        follower: &follower,
+        interrupt: &interrupt,
+        progress: &progress,
+        budget: Some(&Full),
+    };
+    let halt = async {
+        // Halted once the batch is seen waiting for room.
+        while !said
+            .lock()
+            .expect("said")
+            .iter()
+            .any(|m| m.contains("shared budget"))
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        interrupt.halt("fleet run test: stopped: rollcall-sim-2: node n1: CrashLoopBackOff".into());
+    };
+    let (end, ()) = tokio::join!(execute(&ctx, run, started), halt);
+    let reason = "fleet run test: stopped: rollcall-sim-2: node n1: CrashLoopBackOff";
+    assert_eq!(
+        end.expect("ends"),
+        RunEnd::Halted {
+            reason: reason.into()
+        }
+    );
+    let journal = std::fs::read_to_string(&journal).unwrap_or_default();
+    assert!(
+        !journal.contains("\"pod\""),
+        "no delete was sent: {journal}"
+    );
+    let ds = sim
+        .kubectl_stdout(&["-n", "kube-system", "get", "ds", "node-agent", "-o", "json"])
+        .await;
+    let ds: Value = serde_json::from_str(&ds).expect("JSON");
+    assert_eq!(paused_reason(&ds).as_deref(), Some(reason));
+    sim.cluster.shutdown().await;
+}
