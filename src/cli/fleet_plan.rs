@@ -201,8 +201,10 @@ pub(super) struct ClusterPlan {
 /// A node a run would leave behind.
 #[derive(Debug, Serialize)]
 pub(super) struct LeftNode {
-    node: String,
-    reason: String,
+    /// The node.
+    pub node: String,
+    /// Why it is left.
+    pub reason: String,
 }
 
 /// One wave as planned.
@@ -219,22 +221,30 @@ pub(super) struct WavePlan {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PlanReport {
-    daemonset: String,
-    digest: String,
+    /// The DaemonSet.
+    pub daemonset: String,
+    /// The plan's digest.
+    pub digest: String,
     /// The template digest every cluster runs.
-    reference: Option<String>,
-    waves: Vec<WavePlan>,
-    excluded: Vec<String>,
-    total: usize,
-    estimate: Estimate,
+    pub reference: Option<String>,
+    /// The waves.
+    pub waves: Vec<WavePlan>,
+    /// The contexts left out.
+    pub excluded: Vec<String>,
+    /// Nodes to move, fleet-wide.
+    pub total: usize,
+    /// The wall time, at least.
+    pub estimate: Estimate,
 }
 
 /// The wall-time estimate (a lower bound: soaks and bakes only).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Estimate {
-    seconds: u64,
-    text: String,
+pub(super) struct Estimate {
+    /// In seconds.
+    pub seconds: u64,
+    /// In words, saying it is a lower bound.
+    pub text: String,
 }
 
 /// The settings a wave's cluster runs with (its batch cut to what the
@@ -396,7 +406,7 @@ pub async fn run(args: &FleetPlanArgs) -> anyhow::Result<ExitCode> {
     let report = check(&prepared, &reads)?;
     match args.output {
         Output::Json => out::stdout_json(&format!("{}\n", out::json(&report, false)?))?,
-        Output::Table => out::stdout(&render(&report, &prepared.plan))?,
+        Output::Table => out::stdout(&super::fleet_plan_table::render(&report, &prepared.plan))?,
     }
     let skipped = report
         .waves
@@ -408,84 +418,4 @@ pub async fn run(args: &FleetPlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The plan for people: a header, per wave its settings and per cluster its
-/// nodes in order (canaries marked `*`), the exclusions, the estimate.
-fn render(report: &PlanReport, plan: &PlanFile) -> String {
-    use std::fmt::Write as _;
-    let clean = |text: &str| crate::sanitize::sanitize(text).into_owned();
-    let ledger = Ledger::new(plan.budget);
-    let mut text = format!(
-        "plan {} for {} ({} wave(s), {} node(s) to move); budget: {} failed node(s), {} failed \
-         cluster(s) (so at most {} node(s) at risk at once)\n",
-        report.digest,
-        clean(&report.daemonset),
-        report.waves.len(),
-        report.total,
-        plan.budget.nodes,
-        plan.budget.clusters,
-        ledger.capacity()
-    );
-    for (wave, spec) in report.waves.iter().zip(&plan.waves) {
-        let batch = ledger.batch_within(spec.batch);
-        let cut = if batch == spec.batch {
-            String::new()
-        } else {
-            format!(" (cut from {} by the budget)", spec.batch)
-        };
-        let _ = writeln!(
-            text,
-            "wave {}: batch {batch}{cut}, soak {}, timeout {}, bake {}, {} cluster(s) at once{}",
-            clean(&wave.name),
-            humantime::format_duration(spec.soak.0),
-            humantime::format_duration(spec.timeout.0),
-            humantime::format_duration(spec.bake.0),
-            spec.parallel,
-            spec.canary
-                .as_ref()
-                .map(|c| format!(", canaries {}", clean(c)))
-                .unwrap_or_default()
-        );
-        for cluster in &wave.clusters {
-            let nodes: Vec<String> = cluster
-                .nodes
-                .iter()
-                .map(|n| {
-                    let star = if cluster.canaries.contains(n) {
-                        "*"
-                    } else {
-                        ""
-                    };
-                    format!("{}{star}", clean(n))
-                })
-                .collect();
-            let _ = write!(
-                text,
-                "  {}: {} node(s){}{}",
-                clean(&cluster.context),
-                nodes.len(),
-                if nodes.is_empty() { "" } else { ": " },
-                nodes.join(", ")
-            );
-            if let Some(skipped) = &cluster.skipped {
-                let _ = write!(text, " — skipped: {}", clean(skipped));
-            }
-            for left in &cluster.left {
-                let _ = write!(
-                    text,
-                    "; leaves {}: {}",
-                    clean(&left.node),
-                    clean(&left.reason)
-                );
-            }
-            text.push('\n');
-        }
-    }
-    if !report.excluded.is_empty() {
-        let excluded: Vec<String> = report.excluded.iter().map(|c| clean(c)).collect();
-        let _ = writeln!(text, "excluded: {}", excluded.join(", "));
-    }
-    let _ = writeln!(text, "estimate: {}", report.estimate.text);
-    text
 }

@@ -17,6 +17,7 @@ pub mod fleet_auto;
 mod fleet_member;
 mod fleet_outcome;
 pub mod fleet_plan;
+mod fleet_plan_table;
 pub mod fleet_preflight;
 pub mod fleet_rollback;
 pub mod generate;
