@@ -14,8 +14,8 @@ pub(super) fn render(report: &PlanReport, plan: &PlanFile) -> String {
     let clean = |text: &str| crate::sanitize::sanitize(text).into_owned();
     let ledger = Ledger::new(plan.budget);
     let mut text = format!(
-        "plan {} for {} ({} wave(s), {} node(s) to move); budget: {} failed node(s), {} failed \
-         cluster(s) (so at most {} node(s) at risk at once)\n",
+        "plan {}: {}, {} wave(s), {} node(s) to move\n\
+         budget: {} failed node(s), {} failed cluster(s); at most {} node(s) at risk at once\n",
         report.digest,
         clean(&report.daemonset),
         report.waves.len(),
@@ -33,37 +33,23 @@ pub(super) fn render(report: &PlanReport, plan: &PlanFile) -> String {
         };
         let _ = writeln!(
             text,
-            "wave {}: batch {batch}{cut}, soak {}, timeout {}, bake {}, {} cluster(s) at once{}",
+            "wave {}: batch {batch}{cut}, soak {}, timeout {}, bake {}, {} cluster(s) at once",
             clean(&wave.name),
             humantime::format_duration(spec.soak.0),
             humantime::format_duration(spec.timeout.0),
             humantime::format_duration(spec.bake.0),
             spec.parallel,
-            spec.canary
-                .as_ref()
-                .map(|c| format!(", canaries {}", clean(c)))
-                .unwrap_or_default()
         );
+        if let Some(canary) = &spec.canary {
+            let _ = writeln!(text, "  canaries (*): {}", clean(canary));
+        }
         for cluster in &wave.clusters {
-            let nodes: Vec<String> = cluster
-                .nodes
-                .iter()
-                .map(|n| {
-                    let star = if cluster.canaries.contains(n) {
-                        "*"
-                    } else {
-                        ""
-                    };
-                    format!("{}{star}", clean(n))
-                })
-                .collect();
             let _ = write!(
                 text,
-                "  {}: {} node(s){}{}",
+                "  {} ({}): {}",
                 clean(&cluster.context),
-                nodes.len(),
-                if nodes.is_empty() { "" } else { ": " },
-                nodes.join(", ")
+                cluster.nodes.len(),
+                node_list(cluster)
             );
             if let Some(skipped) = &cluster.skipped {
                 let _ = write!(text, " — skipped: {}", clean(skipped));
@@ -85,6 +71,34 @@ pub(super) fn render(report: &PlanReport, plan: &PlanFile) -> String {
     }
     let _ = writeln!(text, "estimate: {}", report.estimate.text);
     text
+}
+
+/// How many nodes of a cluster the table names (`-o json` lists them all).
+const NODES_SHOWN: usize = 6;
+
+/// The cluster's first nodes in order, canaries marked `*`, and how many more.
+fn node_list(cluster: &crate::cli::fleet_plan::ClusterPlan) -> String {
+    let mut names: Vec<String> = cluster
+        .nodes
+        .iter()
+        .take(NODES_SHOWN)
+        .map(|n| {
+            let star = if cluster.canaries.contains(n) {
+                "*"
+            } else {
+                ""
+            };
+            format!("{}{star}", crate::sanitize::sanitize(n))
+        })
+        .collect();
+    let more = cluster.nodes.len().saturating_sub(NODES_SHOWN);
+    if more > 0 {
+        names.push(format!("… {more} more"));
+    }
+    if names.is_empty() {
+        return "nothing to move".to_owned();
+    }
+    names.join(", ")
 }
 
 #[cfg(test)]
@@ -128,7 +142,8 @@ mod tests {
         for words in [
             "at most 1 node(s) at risk at once",
             "batch 1 (cut from 3 by the budget)",
-            "2 node(s): a-1*, b-1; leaves c-1: cordoned",
+            "canaries (*): pool=a",
+            "prod-1 (2): a-1*, b-1; leaves c-1: cordoned",
             "excluded: prod-legacy",
             "estimate: at least 1m",
         ] {
