@@ -531,3 +531,79 @@ async fn a_batch_waits_for_room_in_the_shared_budget_and_a_halt_pauses_it() {
     assert_eq!(paused_reason(&ds).as_deref(), Some(reason));
     sim.cluster.shutdown().await;
 }
+
+/// A vetoed member is skipped with its reason, and an unreachable one with
+/// `--unreachable skip`; the others roll; the run ends incomplete (exit 1)
+/// naming both.
+#[test]
+fn a_veto_and_an_unreachable_member_are_skipped_by_name() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let fleet = Fleet::start(2, true);
+    common::kubectl(
+        &fleet.path("kubeconfig"),
+        &fleet.path("kubectl-cache"),
+        &[
+            "--context",
+            "rollcall-sim-2",
+            "-n",
+            "kube-system",
+            "annotate",
+            "daemonset",
+            "node-agent",
+            "rollcall.dev/fleet-veto=change freeze until Monday",
+        ],
+    );
+    // A member that refuses connections, in a second kubeconfig file.
+    let dead = fleet.path("dead.yaml");
+    std::fs::write(
+        &dead,
+        "apiVersion: v1\nkind: Config\n\
+         clusters: [{name: dead, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: dead, user: {token: x}}]\n\
+         contexts: [{name: rollcall-sim-dead, context: {cluster: dead, user: dead}}]\n",
+    )
+    .expect("kubeconfig written");
+    let plan = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    soak: 1s\n    timeout: 30s\n    parallel: 3\n",
+    );
+    let joined = std::env::join_paths([fleet.path("kubeconfig"), dead]).expect("paths join");
+    let output = fleet
+        .command(&[
+            "fleet",
+            "auto",
+            "-f",
+            plan.to_str().expect("utf-8 path"),
+            "--yes",
+            "--unreachable",
+            "skip",
+            "--request-timeout",
+            "2s",
+        ])
+        .env("KUBECONFIG", joined)
+        .output()
+        .expect("rollcall runs");
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let said = text(&output);
+    let end = said.lines().last().unwrap_or_default();
+    assert!(end.starts_with("incomplete: 5 node(s) moved"), "{end}");
+    assert!(
+        end.contains(
+            "rollcall-sim-2 (skipped: vetoed (rollcall.dev/fleet-veto): change freeze until Monday)"
+        ),
+        "{end}"
+    );
+    assert!(
+        end.contains("rollcall-sim-dead (skipped: unreachable"),
+        "{end}"
+    );
+    assert!(all_updated(&fleet.daemonset(1)));
+    let deletes = fleet.deletes();
+    assert!(
+        deletes
+            .iter()
+            .all(|(context, _, _)| context == "rollcall-sim-1"),
+        "{deletes:?}"
+    );
+}

@@ -216,9 +216,11 @@ pub(super) async fn carry_out(
             wave.parallel,
         )
         .await;
-        let passed = outcomes
-            .iter()
-            .all(|(_, o, _)| o.passed() || matches!(o, Outcome::Failed { .. }));
+        // A failure within the budget, a veto and an unreachable cluster
+        // skipped on purpose let the wave pass; each is named at the end.
+        let passed = outcomes.iter().all(|(_, o, _)| {
+            o.passed() || matches!(o, Outcome::Failed { .. } | Outcome::Skipped(_))
+        });
         let failed_any = outcomes.iter().any(|(_, o, _)| !o.passed());
         results.extend(outcomes);
         if shared.interrupt.requested() {
@@ -231,7 +233,7 @@ pub(super) async fn carry_out(
             break;
         }
         let note = if failed_any {
-            " (with failures within the budget)"
+            " (with clusters skipped or failed within the budget)"
         } else {
             ""
         };
@@ -251,7 +253,8 @@ pub(super) async fn carry_out(
     }
     if let Some(reason) = shared.interrupt.halt_reason() {
         for (context, outcome, touched) in &results {
-            if *touched && matches!(outcome, Outcome::Passed { .. }) {
+            // A member that moved nothing has nothing to stop.
+            if *touched && matches!(outcome, Outcome::Passed { moved, .. } if *moved > 0) {
                 pause_member(&shared, context, &reason).await;
             }
         }

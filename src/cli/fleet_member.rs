@@ -73,42 +73,75 @@ impl Shared {
     }
 }
 
-/// Connects to `context`: waits while it is unreachable (the wave holds),
-/// or gives up at once with `--unreachable skip`; `Err` is the outcome.
-async fn connect(shared: &Shared, context: &str) -> Result<Session, Outcome> {
+/// Connects to `context` and follows its DaemonSet until a first view
+/// arrives within the request timeout: waits while it is unreachable (the
+/// wave holds), or gives up at once with `--unreachable skip`; `Err` is the
+/// outcome. (Connecting alone proves nothing: a kubeconfig is read without
+/// asking the server.)
+async fn connect(shared: &Shared, context: &str) -> Result<(Session, Follower), Outcome> {
+    let (cluster, patience) = member_cluster(shared, context);
+    let mut said = false;
+    loop {
+        let why = match reach(shared, &cluster, patience, &shared.interrupt).await {
+            Ok(reached) => return Ok(reached),
+            Err(why) => why,
+        };
+        if shared.interrupt.requested() {
+            return Err(Outcome::Stopped("stopped while unreachable".to_owned()));
+        }
+        if shared.skip_unreachable {
+            return Err(Outcome::Skipped(format!("unreachable: {why}")));
+        }
+        if !said {
+            let text = format!(
+                "unreachable, the wave holds (retrying every {}s; --unreachable skip goes on \
+                 without it): {why}",
+                HOLD_RETRY.as_secs(),
+            );
+            (shared.say)(context, Progress::new("hold", None, text));
+            said = true;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(HOLD_RETRY) => {}
+            () = shared.interrupt.wait() => {}
+        }
+    }
+}
+
+/// The cluster flags for `context`, and how long a first view may take.
+fn member_cluster(shared: &Shared, context: &str) -> (ClusterArgs, std::time::Duration) {
     let cluster = ClusterArgs {
         context: Some(context.to_owned()),
         ..shared.cluster.clone()
     };
-    let mut said = false;
-    loop {
-        match open(&cluster, &shared.daemonset, &shared.act).await {
-            Ok(session) => return Ok(session),
-            Err(err) if shared.skip_unreachable => {
-                return Err(Outcome::Skipped(format!(
-                    "unreachable: {}",
-                    crate::cli::error_text(&err)
-                )));
-            }
-            Err(err) => {
-                if !said {
-                    let text = format!(
-                        "unreachable, the wave holds (retrying every {}s; --unreachable skip goes on without it): {}",
-                        HOLD_RETRY.as_secs(),
-                        crate::cli::error_text(&err)
-                    );
-                    (shared.say)(context, Progress::new("hold", None, text));
-                    said = true;
-                }
-                tokio::select! {
-                    () = tokio::time::sleep(HOLD_RETRY) => {}
-                    () = shared.interrupt.wait() => {}
-                }
-                if shared.interrupt.requested() {
-                    return Err(Outcome::Stopped("stopped while unreachable".to_owned()));
-                }
-            }
-        }
+    let patience = cluster
+        .connect_options()
+        .request_timeout
+        .unwrap_or(crate::cluster::connect::DEFAULT_REQUEST_TIMEOUT);
+    (cluster, patience)
+}
+
+/// One try of [`connect`]: the session and a follower with a first view, or why not.
+async fn reach(
+    shared: &Shared,
+    cluster: &ClusterArgs,
+    patience: std::time::Duration,
+    stop: &Interrupt,
+) -> Result<(Session, Follower), String> {
+    let session = open(cluster, &shared.daemonset, &shared.act)
+        .await
+        .map_err(|err| crate::cli::error_text(&err))?;
+    let follower = follow(&session);
+    tokio::select! {
+        first = tokio::time::timeout(patience, follower.snapshot()) => match first {
+            Ok(Ok(_)) => Ok((session, follower)),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(_) => Err(format!(
+                "no view of the DaemonSet within {}s (--request-timeout)",
+                patience.as_secs_f64()
+            )),
+        },
+        () = stop.wait() => Err("interrupted".to_owned()),
     }
 }
 
@@ -164,11 +197,10 @@ pub(super) async fn ready(
             "the fleet stopped before this cluster started".to_owned(),
         ));
     }
-    let session = connect(shared, context).await?;
+    let (session, follower) = connect(shared, context).await?;
     precheck(&session, operation, shared.verb)
         .await
         .map_err(|e| blocked(&e))?;
-    let follower = follow(&session);
     let actor = session.executor.actor().to_owned();
     let state = {
         let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
@@ -393,8 +425,9 @@ pub(super) fn failed(shared: &Shared, context: &str, node: String, reason: Strin
 /// paused; an error is said, not raised.
 pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
     let result = async {
-        let session = connect(shared, context).await.map_err(|o| o.text())?;
-        let follower = follow(&session);
+        // After the stop: one try, which the stop itself must not cut short.
+        let (cluster, patience) = member_cluster(shared, context);
+        let (session, follower) = reach(shared, &cluster, patience, &Interrupt::never()).await?;
         let request = PauseRequest {
             by: format!("rollcall fleet auto ({})", session.executor.actor()),
             reason: Some(reason.to_owned()),
