@@ -128,6 +128,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             follower: &follower,
             interrupt: &interrupt,
             progress: progress.as_ref(),
+            budget: None,
         };
         let end = execute(&ctx, run, started).await?;
         if dry_run {

@@ -54,6 +54,19 @@ pub enum FleetCommand {
     /// NotReady nodes, nodes the new revision would not fit, pods already
     /// failing on it; one line per finding (exit 1 when anything blocks).
     Preflight(super::fleet_preflight::FleetPreflightArgs),
+    /// Reads and checks a fleet plan file (waves of clusters, budget) against
+    /// every cluster: per wave, per cluster the nodes in order, the total and
+    /// a wall-time estimate (exit 2 when the plan is refused, naming why).
+    Plan(super::fleet_plan::FleetPlanArgs),
+    /// Carries a fleet plan out: wave by wave, inside each cluster the run
+    /// `rollcall auto` makes; a failure past the budget stops every cluster
+    /// and leaves each touched one paused (exit 0 done, 1 stopped, skipped or
+    /// incomplete, 2 refused, 130 interrupted).
+    Auto(super::fleet_auto::FleetAutoArgs),
+    /// Rolls a fleet plan back: its waves in reverse, in each cluster the
+    /// rollback `rollcall rollback` makes (the template patched back, then
+    /// on OnDelete only the nodes on the revision being left moved back).
+    Rollback(super::fleet_rollback::FleetRollbackArgs),
 }
 
 /// Which clusters make the fleet (one of the three).
@@ -107,6 +120,9 @@ pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         FleetCommand::Status(status) => block_on(run_status(status)),
         FleetCommand::Preflight(preflight) => block_on(super::fleet_preflight::run(preflight)),
+        FleetCommand::Plan(plan) => block_on(super::fleet_plan::run(plan)),
+        FleetCommand::Auto(auto) => block_on(super::fleet_auto::run(auto)),
+        FleetCommand::Rollback(rollback) => block_on(super::fleet_rollback::run(rollback)),
     }
 }
 

@@ -13,7 +13,13 @@ pub mod console;
 pub mod exec_guard;
 pub mod explain;
 pub mod fleet;
+pub mod fleet_auto;
+mod fleet_member;
+mod fleet_outcome;
+pub mod fleet_plan;
+mod fleet_plan_table;
 pub mod fleet_preflight;
+pub mod fleet_rollback;
 pub mod generate;
 pub mod history;
 pub mod out;
@@ -183,6 +189,15 @@ fn apply_globals(cli: &mut Cli) {
         Some(Command::Fleet(args)) => match &mut args.command {
             fleet::FleetCommand::Status(status) => status.cluster = cluster,
             fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
+            fleet::FleetCommand::Plan(plan) => plan.cluster = cluster,
+            fleet::FleetCommand::Auto(auto) => {
+                auto.run.cluster = cluster;
+                auto.run.act.apply(global);
+            }
+            fleet::FleetCommand::Rollback(rollback) => {
+                rollback.run.cluster = cluster;
+                rollback.run.act.apply(global);
+            }
         },
         Some(Command::History(args)) => args.cluster = cluster,
         Some(Command::Advance(args)) => {

@@ -158,6 +158,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             follower: &follower,
             interrupt: &interrupt,
             progress: progress.as_ref(),
+            budget: None,
         };
         let end = execute(&ctx, run, started).await?;
         Ok(crate::cli::auto::report(

@@ -16,6 +16,7 @@ use crate::ops::interrupt::Interrupt;
 use crate::ops::journal_action::JournalAction;
 use crate::ops::run::settings::ensure_advance_by_hand;
 use crate::ops::run::{Run, RunEnd, Started, Turn, words};
+use crate::ops::shared_budget::SharedBudget;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::write::{Executor, Outcome, Write, WriteRequest};
 
@@ -65,6 +66,9 @@ pub struct RunContext<'a> {
     pub interrupt: &'a Interrupt,
     /// Receives one line per step.
     pub progress: &'a (dyn Fn(Progress) + Send + Sync),
+    /// A limit shared with other runs, reserved before each batch (a fleet
+    /// run's budget); `None` for a run on its own.
+    pub budget: Option<&'a dyn SharedBudget>,
 }
 
 /// Deletes the chosen pods one by one, stopping at the first refusal; returns
@@ -200,6 +204,9 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
     let mut said = std::collections::BTreeMap::<Option<String>, String>::new();
     loop {
         if ctx.interrupt.requested() {
+            if let Some(reason) = ctx.interrupt.halt_reason() {
+                return Ok(RunEnd::Halted { reason });
+            }
             return Ok(RunEnd::Interrupted {
                 by: ctx.executor.actor().to_owned(),
                 how: "Ctrl-C or SIGTERM",
@@ -241,6 +248,16 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
             }
             Turn::BatchChosen { record, deletes } => {
                 write_recorded(ctx, &record).await?;
+                if let Some(budget) = ctx.budget.filter(|_| !dry_run) {
+                    // A batch is chosen only once the one before passed.
+                    budget.settled();
+                    match reserve(ctx, run, budget, deletes.len()).await? {
+                        Reserved::Yes => {}
+                        // The loop's top ends the run (interrupted or halted).
+                        Reserved::Interrupted => continue,
+                        Reserved::Ended(end) => return Ok(end),
+                    }
+                }
                 for (victim, request) in &deletes {
                     say_preemption(ctx, victim, request, dry_run);
                     let result = ctx.executor.run(request).await.map(|_| ());
@@ -260,7 +277,64 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                     return Ok(RunEnd::DryRun);
                 }
             }
-            Turn::Finished(end) => return Ok(end),
+            Turn::Finished(end) => {
+                if let (Some(budget), RunEnd::Completed { .. }) = (ctx.budget, &end) {
+                    budget.settled();
+                }
+                return Ok(end);
+            }
+        }
+    }
+}
+
+/// The answer of [`reserve`].
+enum Reserved {
+    /// The batch may start.
+    Yes,
+    /// A stop was asked for while waiting: no delete.
+    Interrupted,
+    /// The run ended while waiting (someone paused it).
+    Ended(RunEnd),
+}
+
+/// How often a batch waiting for room in a shared budget asks again.
+const RESERVE_POLL: Duration = Duration::from_millis(250);
+
+/// Waits for room for a batch of `nodes` in `budget`, keeping the run's
+/// lease renewed meanwhile (its turns only renew or wait while its batch
+/// awaits its deletes) and ending if someone pauses it.
+async fn reserve(
+    ctx: &RunContext<'_>,
+    run: &mut Run,
+    budget: &dyn SharedBudget,
+    nodes: usize,
+) -> Result<Reserved, OpsError> {
+    let mut said = false;
+    loop {
+        if ctx.interrupt.requested() {
+            return Ok(Reserved::Interrupted);
+        }
+        if budget.try_reserve(nodes) {
+            return Ok(Reserved::Yes);
+        }
+        if !said {
+            let text = format!("waiting for room in the shared budget for {nodes} node(s)");
+            (ctx.progress)(Progress::new("waiting", None, text));
+            said = true;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(RESERVE_POLL) => {}
+            () = ctx.interrupt.wait() => {}
+        }
+        let now = jiff::Timestamp::now();
+        match ctx
+            .follower
+            .decide(|snapshot| run.turn(snapshot, now))
+            .await?
+        {
+            Turn::Renewed(heartbeat) => write_recorded(ctx, &heartbeat).await?,
+            Turn::Finished(end) => return Ok(Reserved::Ended(end)),
+            _ => {}
         }
     }
 }

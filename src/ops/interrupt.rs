@@ -26,6 +26,8 @@ pub struct Interrupt {
 struct Inner {
     requested: AtomicBool,
     notify: Notify,
+    /// Set by [`Interrupt::halt`]: why a larger run stopped this one.
+    halt: std::sync::Mutex<Option<String>>,
 }
 
 impl Interrupt {
@@ -58,6 +60,21 @@ impl Interrupt {
     pub fn request(&self) {
         self.inner.requested.store(true, Ordering::SeqCst);
         self.inner.notify.notify_waiters();
+    }
+
+    /// Asks every run sharing this flag to stop because of `reason` (a fleet
+    /// run stopping its clusters for a failure elsewhere); the first reason
+    /// stands, and a run stopped so pauses with it ([`Interrupt::halt_reason`]).
+    pub fn halt(&self, reason: String) {
+        if let Ok(mut halt) = self.inner.halt.lock() {
+            halt.get_or_insert(reason);
+        }
+        self.request();
+    }
+
+    /// The reason given to [`Interrupt::halt`], if the stop came from there.
+    pub fn halt_reason(&self) -> Option<String> {
+        self.inner.halt.lock().ok().and_then(|halt| halt.clone())
     }
 
     /// Whether a stop was requested.
@@ -113,6 +130,20 @@ pub async fn wait_for_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_halt_keeps_its_first_reason_and_a_signal_has_none() {
+        let interrupt = Interrupt::never();
+        interrupt.request();
+        assert_eq!(interrupt.halt_reason(), None);
+        interrupt.halt("prod-eu-1: node n1: CrashLoopBackOff".to_owned());
+        interrupt.halt("later".to_owned());
+        assert!(interrupt.requested());
+        assert_eq!(
+            interrupt.halt_reason().as_deref(),
+            Some("prod-eu-1: node n1: CrashLoopBackOff")
+        );
+    }
 
     #[tokio::test]
     async fn wait_returns_once_requested_even_if_requested_before() {

@@ -44,6 +44,8 @@ pub enum JournalAction {
     Interrupt,
     /// A GitOps owner put back a pause or rollback rollcall had written.
     RevertNoticed,
+    /// A fleet run recorded its identity on a member DaemonSet (`fleet auto`).
+    FleetRun,
     /// A name this version does not know (a line from a newer rollcall).
     #[serde(other)]
     Unknown,
@@ -68,6 +70,7 @@ impl JournalAction {
             Self::AutoStopped => "auto-stopped",
             Self::Interrupt => "interrupt",
             Self::RevertNoticed => "revert-noticed",
+            Self::FleetRun => "fleet-run",
             Self::Unknown => "unknown",
         }
     }
@@ -83,6 +86,7 @@ impl JournalAction {
                 | Self::Batch
                 | Self::Heartbeat
                 | Self::RollbackState
+                | Self::FleetRun
         )
     }
 
@@ -102,7 +106,7 @@ impl std::fmt::Display for JournalAction {
 mod tests {
     use super::*;
 
-    const ALL: [JournalAction; 15] = [
+    const ALL: [JournalAction; 16] = [
         JournalAction::Advance,
         JournalAction::AutoAdvance,
         JournalAction::Rollback,
@@ -118,6 +122,7 @@ mod tests {
         JournalAction::AutoStopped,
         JournalAction::Interrupt,
         JournalAction::RevertNoticed,
+        JournalAction::FleetRun,
     ];
 
     #[test]

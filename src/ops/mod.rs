@@ -30,6 +30,7 @@ pub mod rbac;
 pub mod revert_watch;
 pub mod rollback;
 pub mod run;
+pub mod shared_budget;
 pub mod snapshot;
 pub mod state;
 pub mod status;

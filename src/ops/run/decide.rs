@@ -200,6 +200,35 @@ pub fn has_nodes_to_move(
     Ok(!plan.steps.is_empty())
 }
 
+/// The nodes in the order a run moves them (`true`: a canary), and the
+/// nodes it leaves behind with why.
+pub type PlannedOrder = (Vec<(String, bool)>, Vec<(String, String)>);
+
+/// The plan a run with `settings` would follow on `snapshot` at `now`, as
+/// the run itself plans it (its canary selector, cordoned nodes or not): the
+/// nodes in the order they would move (canaries flagged), and the nodes it
+/// would leave behind with why. A fleet plan shows it per cluster.
+pub fn planned_order(
+    snapshot: &Snapshot<'_>,
+    settings: &RunSettings,
+    now: jiff::Timestamp,
+) -> Result<PlannedOrder, OpsError> {
+    let state = snapshot.state()?;
+    let index = snapshot.index();
+    let rows = snapshot.rows(&index, now);
+    let plan = snapshot.plan_with(
+        &rows,
+        &planned_state(&state, settings),
+        settings.include_cordoned,
+    )?;
+    let order = plan
+        .steps
+        .iter()
+        .map(|step| (step.node.clone(), step.canary))
+        .collect();
+    Ok((order, left_behind(&plan, None)))
+}
+
 /// Nodes that should run the daemon pod, and those of them without an
 /// available pod that is not being deleted: upstream `rollingUpdate` counts a
 /// node whose only pod is terminating as unavailable (it skips pods with a

@@ -47,6 +47,12 @@ pub enum RunEnd {
         /// How (`Ctrl-C or SIGTERM`, `console closed`).
         how: &'static str,
     },
+    /// A larger run this one is part of stopped it (a fleet run, for a
+    /// failure in another cluster): the rollout is paused with the reason.
+    Halted {
+        /// Why, naming the cluster, node and reason that stopped the larger run.
+        reason: String,
+    },
     /// Its operator stopped the run without pausing (the console's `A`): the
     /// rollout goes back to idle (and to its controller, if taken over).
     Cancelled {
@@ -72,7 +78,10 @@ impl RunEnd {
             Self::Completed { left, .. } if left.is_empty() => 0,
             Self::Cancelled { .. } | Self::DryRun => 0,
             Self::Interrupted { .. } => crate::ops::interrupt::EXIT_INTERRUPTED,
-            Self::Completed { .. } | Self::Paused { .. } | Self::Stopped { .. } => 1,
+            Self::Completed { .. }
+            | Self::Paused { .. }
+            | Self::Stopped { .. }
+            | Self::Halted { .. } => 1,
             Self::Failed { .. } => 2,
         }
     }
@@ -114,6 +123,7 @@ impl RunEnd {
             Self::Interrupted { by, .. } => {
                 format!("interrupted by {by}: the rollout is paused (resume it to continue)")
             }
+            Self::Halted { reason } => format!("halted: {reason} (the rollout is paused)"),
             Self::Cancelled { by, moved } => {
                 format!("stopped by {by} ({moved} node(s) {verb} by this run)")
             }
@@ -148,6 +158,7 @@ pub(super) fn closing(
         RunEnd::Paused { node, reason } => (Some(node.clone()), format!("node {node}: {reason}")),
         RunEnd::Interrupted { by, how } => (None, format!("interrupted by {by} ({how})")),
         RunEnd::Failed { error } => (None, format!("stopped by an error: {error}")),
+        RunEnd::Halted { reason } => (None, reason.clone()),
     };
     let request = PauseRequest {
         by: format!("rollcall {} ({})", short_label(run.label()), run.actor()),

@@ -379,6 +379,31 @@ fn every_end_writes_one_way() {
     assert_eq!(write.record.action, JournalAction::AutoPause);
     assert_eq!(after.canary_selector, None);
 
+    // Halted by a larger run (a fleet's stop for a failure elsewhere): paused
+    // with that run's reason as it is, exit 1.
+    let halted = RunEnd::Halted {
+        reason: "fleet run 0d76: stopped: prod-eu-1: node n7: CrashLoopBackOff".into(),
+    };
+    let write = run
+        .closing(&halted, &during, t(5))
+        .expect("ok")
+        .expect("a pause");
+    let Write::PatchState { after, .. } = &write.write else {
+        panic!("{write:?}")
+    };
+    let pause = after.pause.as_ref().expect("paused");
+    assert_eq!(
+        pause.reason.as_deref(),
+        Some("fleet run 0d76: stopped: prod-eu-1: node n7: CrashLoopBackOff")
+    );
+    assert_eq!(write.record.action, JournalAction::AutoPause);
+    assert_eq!(halted.exit_code(), 1);
+    assert!(
+        halted
+            .text("auto-advance", None)
+            .starts_with("halted: fleet run 0d76")
+    );
+
     let cancelled = RunEnd::Cancelled {
         by: "ana@box".into(),
         moved: 1,

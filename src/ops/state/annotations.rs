@@ -43,9 +43,11 @@ pub const UPDATED_BY: &str = "rollcall.dev/updated-by";
 pub const UPDATED_AT: &str = "rollcall.dev/updated-at";
 /// Annotation key (see [`RolloutState`] for the meaning).
 pub const HEARTBEAT: &str = "rollcall.dev/heartbeat";
+/// Annotation key (see [`RolloutState`] for the meaning).
+pub const FLEET_RUN: &str = "rollcall.dev/fleet-run";
 
 /// All keys, so a write can clear the ones a state no longer has.
-const ALL_KEYS: [&str; 15] = [
+const ALL_KEYS: [&str; 16] = [
     MODE,
     PAUSED_BY,
     PAUSED_AT,
@@ -61,6 +63,7 @@ const ALL_KEYS: [&str; 15] = [
     UPDATED_BY,
     UPDATED_AT,
     HEARTBEAT,
+    FLEET_RUN,
 ];
 
 impl RolloutState {
@@ -143,6 +146,7 @@ impl RolloutState {
             updated_by: checked(UPDATED_BY, &any).map(str::to_owned),
             updated_at: checked(UPDATED_AT, &check_time).and_then(|t| t.parse().ok()),
             heartbeat: checked(HEARTBEAT, &check_time).and_then(|t| t.parse().ok()),
+            fleet_run: checked(FLEET_RUN, &any).map(str::to_owned),
         };
         (state, warnings)
     }
@@ -150,7 +154,7 @@ impl RolloutState {
     /// The annotations for this state: every rollcall key, `None` for the ones to remove.
     pub fn to_annotations(&self) -> BTreeMap<&'static str, Option<String>> {
         let pause = self.pause.as_ref();
-        let values: [(&'static str, Option<String>); 15] = [
+        let values: [(&'static str, Option<String>); 16] = [
             (
                 MODE,
                 (self.mode != Mode::Idle).then(|| self.mode.as_str().to_owned()),
@@ -172,6 +176,7 @@ impl RolloutState {
             (UPDATED_BY, self.updated_by.clone()),
             (UPDATED_AT, self.updated_at.map(|t| t.to_string())),
             (HEARTBEAT, self.heartbeat.map(|t| t.to_string())),
+            (FLEET_RUN, self.fleet_run.clone()),
         ];
         debug_assert_eq!(values.len(), ALL_KEYS.len());
         values.into_iter().collect()
@@ -285,6 +290,7 @@ mod tests {
             updated_by: Some("ana@laptop".into()),
             updated_at: Some("2026-11-29T13:00:01Z".parse().unwrap()),
             heartbeat: Some("2026-11-29T13:00:01Z".parse().unwrap()),
+            fleet_run: Some("plan 0d769adc224969bb wave canary".into()),
         }
     }
 

@@ -95,6 +95,11 @@ pub struct RolloutState {
     /// The lease of a running auto-advance or rollback: its driver renews this
     /// every [`LEASE_RENEW`]; past [`LEASE_EXPIRY`] the run is taken to be gone.
     pub heartbeat: Option<jiff::Timestamp>,
+    /// The fleet run that last drove this rollout (`plan DIGEST wave NAME`,
+    /// written by `rollcall fleet auto` before its run here starts), so a
+    /// console or `status` on a member shows that a fleet run owns it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet_run: Option<String>,
 }
 
 /// How often a running auto-advance or rollback renews its heartbeat.

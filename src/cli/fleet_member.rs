@@ -1,0 +1,457 @@
+//! One member cluster of a fleet run (`fleet auto`): connect (an unreachable
+//! cluster is waited for, or skipped with `--unreachable skip`), honour a
+//! veto, resume a pause this plan's own run left, then the very run
+//! `rollcall auto` makes — `ops::run` decided, `ops::drive` executed, its
+//! deletes journalled with the context — with the fleet's shared budget
+//! reserved before each batch and the fleet's stop as its interrupt. A
+//! failure spends the budget and, past it, halts every member at once.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::fleet_outcome::MemberBudget;
+pub(super) use super::fleet_outcome::Outcome;
+use crate::cli::act_args::{ActArgs, Session, follow, open, precheck};
+use crate::cli::cluster_args::ClusterArgs;
+use crate::fleet::waves::VETO_ANNOTATION;
+use crate::fleet::waves::budget::Ledger;
+use crate::model::DsRef;
+use crate::ops::drive::{Progress, RunContext, run as execute, write_with_retries};
+use crate::ops::follow::Follower;
+use crate::ops::interrupt::Interrupt;
+use crate::ops::pause::{PauseRequest, pause, resume};
+use crate::ops::rbac::Operation;
+use crate::ops::run::settings::{RunSettings, StartRefusal};
+use crate::ops::run::{Run, RunEnd, Started};
+
+/// How long a held wave waits before trying an unreachable cluster again.
+const HOLD_RETRY: Duration = Duration::from_secs(5);
+
+/// Says one step of a cluster (`""`: of the fleet).
+pub(super) type Say = Arc<dyn Fn(&str, Progress) + Send + Sync>;
+
+/// What every member of one fleet run shares.
+pub(super) struct Shared {
+    /// `roll out` or `roll back`, in messages.
+    pub verb: &'static str,
+    /// The global cluster flags (each member sets its own context).
+    pub cluster: ClusterArgs,
+    /// The DaemonSet.
+    pub daemonset: DsRef,
+    /// --yes, --journal, --read-only (a dry run), -o, -q.
+    pub act: ActArgs,
+    /// The plan's digest: every pause this run leaves starts with
+    /// [`Shared::mark`], so a later run of the same plan resumes them.
+    pub digest: String,
+    /// The failure budget.
+    pub ledger: Arc<Mutex<Ledger>>,
+    /// The fleet's stop (a signal, or a failure past the budget).
+    pub interrupt: Interrupt,
+    /// One line per step, with the context.
+    pub say: Say,
+    /// Skip an unreachable cluster instead of holding the wave.
+    pub skip_unreachable: bool,
+}
+
+impl Shared {
+    /// How every pause reason this run writes begins.
+    pub fn mark(&self) -> String {
+        format!("fleet run {}", self.digest)
+    }
+
+    /// Stops every member with `cause` (the first cause stands).
+    pub fn halt(&self, cause: &str) {
+        let reason = format!("{}: stopped: {cause}", self.mark());
+        if let Ok(mut ledger) = self.ledger.lock() {
+            ledger.stop_with(cause.to_owned());
+        }
+        self.interrupt.halt(reason);
+    }
+
+    fn dry_run(&self) -> bool {
+        self.act.read_only
+    }
+}
+
+/// Connects to `context` and follows its DaemonSet until a first view
+/// arrives within the request timeout: waits while it is unreachable (the
+/// wave holds), or gives up at once with `--unreachable skip`; `Err` is the
+/// outcome. (Connecting alone proves nothing: a kubeconfig is read without
+/// asking the server.)
+async fn connect(shared: &Shared, context: &str) -> Result<(Session, Follower), Outcome> {
+    let (cluster, patience) = member_cluster(shared, context);
+    let mut said = false;
+    loop {
+        let why = match reach(shared, &cluster, patience, &shared.interrupt).await {
+            Ok(reached) => return Ok(reached),
+            Err(why) => why,
+        };
+        if shared.interrupt.requested() {
+            return Err(Outcome::Stopped("stopped while unreachable".to_owned()));
+        }
+        if shared.skip_unreachable {
+            return Err(Outcome::Skipped(format!("unreachable: {why}")));
+        }
+        if !said {
+            let text = format!(
+                "unreachable, the wave holds (retrying every {}s; --unreachable skip goes on \
+                 without it): {why}",
+                HOLD_RETRY.as_secs(),
+            );
+            (shared.say)(context, Progress::new("hold", None, text));
+            said = true;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(HOLD_RETRY) => {}
+            () = shared.interrupt.wait() => {}
+        }
+    }
+}
+
+/// The cluster flags for `context`, and how long a first view may take.
+fn member_cluster(shared: &Shared, context: &str) -> (ClusterArgs, std::time::Duration) {
+    let cluster = ClusterArgs {
+        context: Some(context.to_owned()),
+        ..shared.cluster.clone()
+    };
+    let patience = cluster
+        .connect_options()
+        .request_timeout
+        .unwrap_or(crate::cluster::connect::DEFAULT_REQUEST_TIMEOUT);
+    (cluster, patience)
+}
+
+/// One try of [`connect`]: the session and a follower with a first view, or why not.
+async fn reach(
+    shared: &Shared,
+    cluster: &ClusterArgs,
+    patience: std::time::Duration,
+    stop: &Interrupt,
+) -> Result<(Session, Follower), String> {
+    let session = open(cluster, &shared.daemonset, &shared.act)
+        .await
+        .map_err(|err| crate::cli::error_text(&err))?;
+    let follower = follow(&session);
+    tokio::select! {
+        first = tokio::time::timeout(patience, follower.snapshot()) => match first {
+            Ok(Ok(_)) => Ok((session, follower)),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(_) => Err(format!(
+                "no view of the DaemonSet within {}s (--request-timeout)",
+                patience.as_secs_f64()
+            )),
+        },
+        () = stop.wait() => Err("interrupted".to_owned()),
+    }
+}
+
+/// What a fleet run does in each member.
+#[derive(Clone, Debug)]
+pub(super) enum Job {
+    /// Auto-advance with these settings (`fleet auto`).
+    Advance(RunSettings),
+    /// Roll back, and move the nodes back (`fleet rollback`).
+    Rollback(super::fleet_rollback::RollbackJob),
+}
+
+/// Does `job` on `context`; the outcome, and whether a run was started
+/// there (the member was touched).
+pub(super) async fn run_member(
+    shared: Arc<Shared>,
+    context: String,
+    wave: String,
+    job: Job,
+) -> (Outcome, bool) {
+    let done = match job {
+        // Boxed: a run's future is large, and a wave holds one per cluster.
+        Job::Advance(settings) => Box::pin(member(&shared, &context, &wave, settings)).await,
+        Job::Rollback(job) => {
+            Box::pin(super::fleet_rollback::rollback_member(
+                &shared, &context, &wave, job,
+            ))
+            .await
+        }
+    };
+    match done {
+        Ok(done) => done,
+        Err(outcome) => (outcome, false),
+    }
+}
+
+/// Sanitised words of an error that keeps a member from starting.
+pub(super) fn blocked(err: &dyn std::fmt::Display) -> Outcome {
+    Outcome::Blocked(crate::sanitize::sanitize(&err.to_string()).into_owned())
+}
+
+/// Gets a member ready for its run: connected, allowed, not vetoed, a pause
+/// this plan's own run left resumed (anyone else's pause stands: `Err`), and
+/// the run's identity recorded on its DaemonSet.
+pub(super) async fn ready(
+    shared: &Shared,
+    context: &str,
+    wave: &str,
+    operation: Operation,
+) -> Result<(Session, Follower), Outcome> {
+    if shared.interrupt.requested() {
+        return Err(Outcome::Stopped(
+            "the fleet stopped before this cluster started".to_owned(),
+        ));
+    }
+    let (session, follower) = connect(shared, context).await?;
+    precheck(&session, operation, shared.verb)
+        .await
+        .map_err(|e| blocked(&e))?;
+    let actor = session.executor.actor().to_owned();
+    let state = {
+        let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
+        first_look(&snapshot)?
+    };
+    // A rollback supersedes a pause of the rollout it undoes (as `rollcall rollback`).
+    if let Some(paused) = state
+        .pause
+        .as_ref()
+        .filter(|_| operation != Operation::Rollback)
+    {
+        let reason = paused.reason.as_deref();
+        if !reason.is_some_and(|r| r.starts_with(&shared.mark())) {
+            let reason = reason.map(|r| format!(": {r}")).unwrap_or_default();
+            return Err(Outcome::Blocked(format!(
+                "paused by {}{reason}; resume it (rollcall resume) or exclude it",
+                paused.by
+            )));
+        }
+        if !shared.dry_run() {
+            let now = jiff::Timestamp::now();
+            write_with_retries(
+                &follower,
+                |s| resume(s, &actor, now).map(Some),
+                &session.executor,
+            )
+            .await
+            .map_err(|e| blocked(&e))?;
+            shown(&follower, |state| state.pause.is_none()).await?;
+            let text = "resumed: this plan's own run paused it";
+            (shared.say)(context, Progress::new("resume", None, text));
+        }
+    }
+    if !shared.dry_run() {
+        let identity = format!("plan {} wave {wave}", shared.digest);
+        let now = jiff::Timestamp::now();
+        write_with_retries(
+            &follower,
+            |s| identity_write(s, &identity, &actor, now),
+            &session.executor,
+        )
+        .await
+        .map_err(|e| blocked(&e))?;
+        shown(&follower, |state| {
+            state.fleet_run.as_deref() == Some(&identity)
+        })
+        .await?;
+    }
+    Ok((session, follower))
+}
+
+/// Waits until the live view shows a state write just made (the run's start
+/// is decided on it: a resume not yet seen would refuse the start).
+async fn shown(
+    follower: &Follower,
+    written: impl Fn(&crate::ops::state::RolloutState) -> bool,
+) -> Result<(), Outcome> {
+    let deadline = jiff::Timestamp::now()
+        + jiff::SignedDuration::try_from(crate::ops::drive::ECHO_PATIENCE).unwrap_or_default();
+    loop {
+        let state = follower
+            .snapshot()
+            .await
+            .and_then(|s| s.state())
+            .map_err(|e| blocked(&e))?;
+        if written(&state) {
+            return Ok(());
+        }
+        if jiff::Timestamp::now() >= deadline {
+            return Err(Outcome::Blocked(
+                "the watch did not show rollcall's own write in time".to_owned(),
+            ));
+        }
+        follower.changed_or(Some(deadline)).await;
+    }
+}
+
+async fn member(
+    shared: &Shared,
+    context: &str,
+    wave: &str,
+    settings: RunSettings,
+) -> Result<(Outcome, bool), Outcome> {
+    let (session, follower) = ready(shared, context, wave, Operation::Auto).await?;
+    let actor = session.executor.actor().to_owned();
+    let started = {
+        let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
+        Run::start(&snapshot, settings, &actor, jiff::Timestamp::now())
+    };
+    let (run, started) = match started {
+        Ok(started) => started,
+        Err(StartRefusal::Invalid(err)) => return Err(blocked(&err)),
+        Err(StartRefusal::Failing(nodes)) => {
+            let first = nodes.first().map_or_else(String::new, |n| n.node.clone());
+            let refusal = StartRefusal::Failing(nodes);
+            return Ok((failed(shared, context, first, refusal.to_string()), false));
+        }
+    };
+    Ok(drive_member(shared, context, &session, &follower, run, started).await)
+}
+
+/// Executes a member's started run through `ops::drive` with the fleet's
+/// budget and stop; the outcome, the member touched.
+pub(super) async fn drive_member(
+    shared: &Shared,
+    context: &str,
+    session: &Session,
+    follower: &Follower,
+    run: Run,
+    started: Started,
+) -> (Outcome, bool) {
+    let budget = MemberBudget::new(Arc::clone(&shared.ledger));
+    let say = Arc::clone(&shared.say);
+    let owned = context.to_owned();
+    let dry_run = shared.dry_run();
+    let progress = move |mut step: Progress| {
+        // A dry run's every line says `would`: the run's notes too.
+        if dry_run && !step.message.contains("would") {
+            step.message = format!("would start with: {}", step.message);
+        }
+        say(&owned, step);
+    };
+    let ctx = RunContext {
+        executor: &session.executor,
+        follower,
+        interrupt: &shared.interrupt,
+        progress: &progress,
+        budget: Some(&budget),
+    };
+    let end = match execute(&ctx, run, started).await {
+        Ok(end) => end,
+        Err(err) => {
+            let cause = format!("{context}: {err}");
+            shared.halt(&cause);
+            return (
+                Outcome::Stopped(crate::sanitize::sanitize(&cause).into_owned()),
+                true,
+            );
+        }
+    };
+    (outcome_of(shared, context, end), true)
+}
+
+/// The write that records the fleet run's identity on a member
+/// (`rollcall.dev/fleet-run`; who and when beside it), through the one
+/// state writer; `None` when it is already there.
+fn identity_write(
+    snapshot: &crate::ops::snapshot::Snapshot<'_>,
+    identity: &str,
+    actor: &str,
+    now: jiff::Timestamp,
+) -> Result<Option<crate::ops::write::WriteRequest>, crate::ops::error::OpsError> {
+    let before = snapshot.state()?;
+    if before.fleet_run.as_deref() == Some(identity) {
+        return Ok(None);
+    }
+    let after = crate::ops::state::RolloutState {
+        fleet_run: Some(identity.to_owned()),
+        ..before.clone()
+    }
+    .touched(actor, now);
+    Ok(Some(crate::ops::write::WriteRequest::state(
+        snapshot,
+        before,
+        after,
+        crate::ops::journal_action::JournalAction::FleetRun,
+        None,
+    )))
+}
+
+/// A member's DaemonSet before its run: skipped for a veto, else its state.
+fn first_look(
+    snapshot: &crate::ops::snapshot::Snapshot<'_>,
+) -> Result<crate::ops::state::RolloutState, Outcome> {
+    let annotations = snapshot.ds.metadata.annotations.as_ref();
+    if let Some(veto) = annotations.and_then(|a| a.get(VETO_ANNOTATION)) {
+        return Err(Outcome::Skipped(format!(
+            "vetoed ({VETO_ANNOTATION}): {}",
+            crate::sanitize::sanitize(veto)
+        )));
+    }
+    snapshot
+        .state()
+        .map_err(|e| Outcome::Blocked(crate::sanitize::sanitize(&e.to_string()).into_owned()))
+}
+
+/// A member's outcome from its run's end; a failed gate spends the budget.
+pub(super) fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
+    match end {
+        RunEnd::Completed { advanced, left } => Outcome::Passed {
+            moved: advanced,
+            left,
+        },
+        RunEnd::Paused { node, reason } => failed(shared, context, node, reason),
+        RunEnd::Stopped { by } => Outcome::Blocked(format!("stopped by {by}")),
+        RunEnd::Halted { reason } => Outcome::Stopped(reason),
+        RunEnd::Interrupted { by, how } => Outcome::Stopped(format!("interrupted by {by} ({how})")),
+        RunEnd::Cancelled { by, .. } => Outcome::Stopped(format!("cancelled by {by}")),
+        RunEnd::Failed { error } => {
+            shared.halt(&format!("{context}: {error}"));
+            Outcome::Stopped(error)
+        }
+        RunEnd::DryRun => Outcome::DryRun,
+    }
+}
+
+/// Records a failed node in the budget; past it, halts the fleet naming it.
+pub(super) fn failed(shared: &Shared, context: &str, node: String, reason: String) -> Outcome {
+    let stop = shared
+        .ledger
+        .lock()
+        .ok()
+        .and_then(|mut ledger| ledger.failed(context, &node, &reason));
+    if stop.is_some() {
+        shared.halt(&format!("{context}: node {node}: {reason}"));
+    }
+    Outcome::Failed { node, reason }
+}
+
+/// Pauses a member this run touched and left idle (it passed before the
+/// fleet stopped), with the fleet's reason, so every touched cluster is
+/// paused; an error is said, not raised.
+pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
+    let result = async {
+        // After the stop: one try, which the stop itself must not cut short.
+        let (cluster, patience) = member_cluster(shared, context);
+        let (session, follower) = reach(shared, &cluster, patience, &Interrupt::never()).await?;
+        let request = PauseRequest {
+            by: format!("rollcall fleet auto ({})", session.executor.actor()),
+            reason: Some(reason.to_owned()),
+            node: None,
+            automatic: true,
+        };
+        let now = jiff::Timestamp::now();
+        write_with_retries(
+            &follower,
+            |s| {
+                if s.state()?.pause.is_some() {
+                    return Ok(None);
+                }
+                pause(s, &request, now).map(Some)
+            },
+            &session.executor,
+        )
+        .await
+        .map_err(|e| e.to_string())
+    }
+    .await;
+    let text = match result {
+        Ok(()) => format!("paused: {reason}"),
+        Err(err) => format!("could not pause it: {err}"),
+    };
+    (shared.say)(context, Progress::new("pause", None, text));
+}
