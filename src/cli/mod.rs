@@ -13,6 +13,7 @@ pub mod console;
 pub mod exec_guard;
 pub mod explain;
 pub mod fleet;
+pub mod fleet_live;
 pub mod fleet_preflight;
 pub mod generate;
 pub mod history;
@@ -50,6 +51,10 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; the fleet's arguments hold two commands' flags"
+)]
 pub enum Command {
     /// Audit a DaemonSet's coverage against an independently kept roster of nodes
     /// (exit 0 all clear, 1 problems found, 2 error).
@@ -180,10 +185,7 @@ fn apply_globals(cli: &mut Cli) {
         Some(Command::Explain(args)) => args.namespace.clone_from(&cluster.namespace),
         Some(Command::Audit(args)) => args.cluster = cluster,
         Some(Command::Status(args)) => args.cluster = cluster,
-        Some(Command::Fleet(args)) => match &mut args.command {
-            fleet::FleetCommand::Status(status) => status.cluster = cluster,
-            fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
-        },
+        Some(Command::Fleet(args)) => args.apply(cluster, global),
         Some(Command::History(args)) => args.cluster = cluster,
         Some(Command::Advance(args)) => {
             args.cluster = cluster;
