@@ -126,12 +126,14 @@ async fn demo_on(
     fleet
         .write_kubeconfig(path)
         .with_context(|| format!("writing the kubeconfig to {}", path.display()))?;
+    // The DaemonSet the members vary in (its pending update, drift, failing
+    // pods and pause are what the matrix is for).
     let daemonset = match &args.daemonset {
         Some(daemonset) => daemonset.clone(),
         None => fleet
             .members
             .first()
-            .and_then(|m| m.cluster.simulation.first_daemon_set.as_ref())
+            .and_then(|m| crate::sim::embedded::member::focus(&m.cluster.simulation.scenario))
             .map(|target| DsRef {
                 namespace: Some(target.namespace.clone()),
                 name: target.name.clone(),
@@ -160,6 +162,28 @@ async fn demo_on(
         screen,
     )
     .await
+}
+
+/// The fleet side without a screen (the benchmark's): every chosen cluster
+/// connects and watches `daemonset` as under the matrix. Call inside a
+/// runtime; returns the contexts in order and the events the screen would
+/// get (keep the [`FleetEvent::Attached`] watches: dropping one stops it).
+pub fn start_headless(
+    cluster: &ClusterArgs,
+    choice: &ClusterChoice,
+    daemonset: DsRef,
+) -> anyhow::Result<(
+    Vec<String>,
+    UnboundedReceiver<FleetEvent>,
+    UnboundedSender<FleetRequest>,
+)> {
+    let (contexts, reach) = reach(cluster, choice)?;
+    let names = contexts.iter().map(|c| c.name.clone()).collect();
+    let (events, events_rx) = mpsc::unbounded_channel();
+    let (requests, requests_rx) = mpsc::unbounded_channel();
+    let side = FleetSide::new(reach, Some(daemonset), ConsoleOpsArgs::default());
+    tokio::spawn(side.run(contexts, events, requests_rx));
+    Ok((names, events_rx, requests))
 }
 
 /// Runs the screen with the fleet side behind it; the exit code.

@@ -25,7 +25,7 @@ pub enum SortBy {
     /// As the contexts were chosen.
     #[default]
     Context,
-    /// Trouble first: not live, then drifted, then with problems.
+    /// Trouble first: unread, stale, not yet live; then drifted, then with problems.
     Trouble,
     /// Least updated (as a share of desired) first.
     Progress,
@@ -211,8 +211,14 @@ impl Matrix {
             SortBy::Trouble => shown.sort_by_key(|&index| {
                 let row = &self.rows[index];
                 let problems = row.view.as_ref().map_or(0, |v| v.row.problems);
+                let link = match row.link {
+                    Link::Failed { .. } => 0,
+                    Link::Stale { .. } => 1,
+                    Link::Connecting | Link::Loading => 2,
+                    Link::Live => 3,
+                };
                 (
-                    row.link.is_live(),
+                    link,
                     self.drift_of(index, reference).is_empty(),
                     problems == 0,
                     index,

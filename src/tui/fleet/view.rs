@@ -307,32 +307,41 @@ fn row_tone(matrix: &Matrix, index: usize, reference: Option<&TemplateIdentity>)
 /// their narrowest (one space between), then widened in their `grow`
 /// order up to what their cells hold.
 fn layout(rows: &[Vec<String>], width: u16) -> Vec<(usize, u16)> {
+    // What each column's cells and heading want, within its bounds.
+    let wanted: Vec<u16> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(column, rule)| {
+            rows.iter()
+                .map(|cells| display_width(&cells[column]))
+                .chain(std::iter::once(display_width(rule.title)))
+                .max()
+                .unwrap_or(0)
+                .clamp(rule.min, rule.max)
+        })
+        .collect();
+    // Counts cut are counts lost: that column is shown whole or not at all.
+    let narrowest = |column: usize| match COLUMNS[column].id {
+        MatrixColumn::Counts => wanted[column],
+        _ => COLUMNS[column].min,
+    };
     let mut ranked: Vec<usize> = (0..COLUMNS.len()).collect();
     ranked.sort_by_key(|&c| (COLUMNS[c].keep, c));
     let mut shown: Vec<usize> = Vec::new();
     let mut used: u16 = 0;
     for column in ranked {
-        let need = COLUMNS[column].min + u16::from(!shown.is_empty());
+        let need = narrowest(column) + u16::from(!shown.is_empty());
         if used + need > width && COLUMNS[column].keep > 0 {
             continue;
         }
         used = used.saturating_add(need);
         shown.push(column);
     }
-    shown.sort_unstable();
-    let mut widths: Vec<(usize, u16)> = shown.iter().map(|&c| (c, COLUMNS[c].min)).collect();
+    let mut widths: Vec<(usize, u16)> = shown.iter().map(|&c| (c, narrowest(c))).collect();
     let mut spare = width.saturating_sub(used);
     widths.sort_by_key(|&(column, _)| COLUMNS[column].grow);
     for (column, w) in &mut widths {
-        let rule = COLUMNS[*column];
-        let wanted = rows
-            .iter()
-            .map(|cells| display_width(&cells[*column]))
-            .chain(std::iter::once(display_width(rule.title)))
-            .max()
-            .unwrap_or(0)
-            .clamp(rule.min, rule.max);
-        let extra = wanted.saturating_sub(*w).min(spare);
+        let extra = wanted[*column].saturating_sub(*w).min(spare);
         *w += extra;
         spare -= extra;
     }
