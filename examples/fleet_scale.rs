@@ -6,7 +6,14 @@
 //! - the fleet's start-up time and memory (this process);
 //! - the complete fleet report: wall time, the child's CPU seconds, peak RSS;
 //! - a fleet-wide `--where not-ready` over every node of every member: the
-//!   same, so the query's cost is the difference.
+//!   same, so the query's cost is the difference;
+//! - the live matrix (`rollcall fleet DS` without its screen: every member's
+//!   console watch and row builder), in a child: the time to its first live
+//!   row and to every row live, its CPU, its RSS then and after
+//!   `--idle-secs` of watching, and the CPU it spent idle.
+//!
+//! `--only-matrix` skips the two `fleet status` runs (the idle fleet of
+//! 200 × 100 nodes: `--clusters 200 --nodes 100 --only-matrix --idle-secs 30`).
 //!
 //! Numbers are printed, never asserted. Run:
 //! `cargo run --release --example fleet_scale -- --clusters 50 --nodes 1000`.
@@ -19,6 +26,8 @@ use clap::Parser;
 use rollcall::sim::embedded::{EmbeddedOptions, fleet};
 use rollcall::sim::server::ServeOptions;
 
+#[path = "scale/matrix.rs"]
+mod matrix;
 #[path = "scale/proc_stats.rs"]
 mod proc_stats;
 use proc_stats::{cpu_secs, peak_mb, rss_mb};
@@ -34,15 +43,27 @@ struct Args {
     /// The DaemonSet asked about.
     #[arg(long, default_value = "kube-system/node-agent")]
     target: String,
+    /// Seconds the live matrix watches after every row is live (idle CPU and RSS).
+    #[arg(long, default_value_t = 10)]
+    idle_secs: u64,
+    /// Measure only the live matrix.
+    #[arg(long)]
+    only_matrix: bool,
     /// Internal: run `fleet status` with these arguments and report its own cost.
     #[arg(long, num_args = 1.., allow_hyphen_values = true)]
     child: Option<Vec<String>>,
+    /// Internal: run the live matrix on this kubeconfig and report its own cost.
+    #[arg(long, value_name = "KUBECONFIG")]
+    matrix_child: Option<std::path::PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     if let Some(command) = &args.child {
         return child(command);
+    }
+    if let Some(kubeconfig) = &args.matrix_child {
+        return matrix::child(kubeconfig, &args.target, args.idle_secs);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -79,10 +100,24 @@ fn main() -> anyhow::Result<()> {
         "-o",
         "json",
     ];
-    measure("fleet status (every cluster)", &status)?;
-    let mut query = status.to_vec();
-    query.extend(["--where", "not-ready"]);
-    measure("fleet status --where not-ready", &query)?;
+    if !args.only_matrix {
+        measure("fleet status (every cluster)", &status)?;
+        let mut query = status.to_vec();
+        query.extend(["--where", "not-ready"]);
+        measure("fleet status --where not-ready", &query)?;
+    }
+    let idle = args.idle_secs.to_string();
+    measure(
+        "fleet matrix (live)",
+        &[
+            "--matrix-child",
+            &kubeconfig,
+            "--target",
+            &args.target,
+            "--idle-secs",
+            &idle,
+        ],
+    )?;
     runtime.block_on(members.shutdown());
     Ok(())
 }
@@ -91,8 +126,11 @@ fn main() -> anyhow::Result<()> {
 /// reports (its last line on stderr; its stdout, the report, is dropped).
 fn measure(what: &str, arguments: &[&str]) -> anyhow::Result<()> {
     let started = Instant::now();
-    let output = Command::new(std::env::current_exe()?)
-        .arg("--child")
+    let mut command = Command::new(std::env::current_exe()?);
+    if arguments.first() != Some(&"--matrix-child") {
+        command.arg("--child");
+    }
+    let output = command
         .args(arguments)
         .stdout(std::process::Stdio::null())
         .output()

@@ -95,6 +95,10 @@ pub struct DemoArgs {
     /// Time multiplier for kubelet delays (2 = twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// An embedded fleet of N clusters (as `rollcall sim --clusters N`; without
+    /// --scenario the members vary) and the fleet matrix on its DaemonSet.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=500), conflicts_with = "filename")]
+    pub fleet: Option<u16>,
     /// The global `--read-only` and `--journal` (filled in from [`GlobalArgs`]).
     #[arg(skip)]
     pub ops: ConsoleOpsArgs,
@@ -110,6 +114,9 @@ pub fn run_demo(
 ) -> anyhow::Result<std::process::ExitCode> {
     let log = init_logging(log_file)?;
     tracing::info!(log = %log.display(), "demo starting");
+    if let Some(count) = args.fleet {
+        return runtime()?.block_on(super::fleet_live::demo(args, usize::from(count)));
+    }
     let options = EmbeddedOptions {
         scenario: args.scenario.clone(),
         nodes: args.nodes,
@@ -291,31 +298,23 @@ pub async fn open_console_with(
 ) -> anyhow::Result<std::process::ExitCode> {
     // Watch DaemonSets in the target's namespace, the -n namespace, or everywhere.
     let scope = target.as_ref().map(|t| t.namespace.clone()).or(namespace);
-    let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
-    let actor = crate::ops::journal::actor(&connection).await;
-    let executor = crate::ops::write::Executor::new(
-        // Writes go without kube's retry layer: a delete is never resent;
-        // a lost reply is resolved by reading the pod back.
-        connection.watch_client.clone(),
-        journal,
-        ops.read_only,
-        connection.context.clone(),
-        actor.clone(),
-    );
-    // Reverts by a GitOps controller are journaled as the console notices them.
-    let reverts = target
-        .as_ref()
-        .map(|t| crate::ops::revert_watch::spawn(connection.client.clone(), t, executor.clone()));
     let simulated = connection.server_kind.simulated();
-    let handle = watch::spawn(connection.watch_client, scope.clone(), target.clone());
-    let link = crate::tui::ops_link::start(
-        connection.client.clone(),
-        executor,
-        scope,
-        std::sync::Arc::clone(&handle.shared),
+    let handle = watch::spawn(
+        connection.watch_client.clone(),
+        scope.clone(),
+        target.clone(),
     );
-    let console = crate::tui::ops::OpsConsole::new(ops.read_only, actor);
-    let logs = crate::tui::logs_link::start(connection.client.clone());
+    let wired = wire_console(
+        &connection,
+        scope,
+        target.as_ref(),
+        ops,
+        std::sync::Arc::clone(&handle.shared),
+    )
+    .await?;
+    let reverts = wired.reverts;
+    let (link, console) = wired.ops;
+    let logs = wired.logs;
     let result = crate::tui::run::run_with_ops(
         handle,
         info,
@@ -333,6 +332,49 @@ pub async fn open_console_with(
     Ok(match result? {
         crate::tui::run::ConsoleEnd::Quit => std::process::ExitCode::SUCCESS,
         crate::tui::run::ConsoleEnd::Signalled => std::process::ExitCode::from(130),
+    })
+}
+
+/// What a console on one cluster needs besides its watch: the effects task
+/// (single writer, journaled, the RBAC pre-check), the log fetcher, and the
+/// task that journals reverts by a GitOps controller.
+pub struct WiredConsole {
+    /// The effects side's link and the console's operation state.
+    pub ops: (crate::tui::ops_link::OpsLink, crate::tui::ops::OpsConsole),
+    /// The log fetcher.
+    pub logs: crate::tui::logs_link::LogsLink,
+    /// The revert watcher, when there is a target (abort it when done).
+    pub reverts: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Wires a console's operations to `connection`, reading the watch cache
+/// `shared` (its streams already running); `--read-only` honoured.
+pub async fn wire_console(
+    connection: &Connection,
+    scope: Option<String>,
+    target: Option<&Target>,
+    ops: &ConsoleOpsArgs,
+    shared: std::sync::Arc<watch::Shared>,
+) -> anyhow::Result<WiredConsole> {
+    let journal = crate::ops::journal::Journal::from_flag(ops.journal.as_deref())?;
+    let actor = crate::ops::journal::actor(connection).await;
+    let executor = crate::ops::write::Executor::new(
+        // Writes go without kube's retry layer: a delete is never resent;
+        // a lost reply is resolved by reading the pod back.
+        connection.watch_client.clone(),
+        journal,
+        ops.read_only,
+        connection.context.clone(),
+        actor.clone(),
+    );
+    // Reverts by a GitOps controller are journaled as the console notices them.
+    let reverts = target
+        .map(|t| crate::ops::revert_watch::spawn(connection.client.clone(), t, executor.clone()));
+    let link = crate::tui::ops_link::start(connection.client.clone(), executor, scope, shared);
+    Ok(WiredConsole {
+        ops: (link, crate::tui::ops::OpsConsole::new(ops.read_only, actor)),
+        logs: crate::tui::logs_link::start(connection.client.clone()),
+        reverts,
     })
 }
 

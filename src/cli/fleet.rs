@@ -5,7 +5,9 @@
 //! status report), each bounded by `--request-timeout`, exec credential
 //! plugins at most [`EXEC_AT_ONCE`] at a time; a cluster that fails is a row
 //! saying why, never a wait for the others. The pure parts are in [`crate::fleet`];
-//! `fleet preflight` reads each cluster through the same loader ([`super::fleet_preflight`]).
+//! `fleet preflight` reads each cluster through the same loader ([`super::fleet_preflight`]);
+//! `rollcall fleet [DAEMONSET]` without a subcommand is the live matrix
+//! ([`super::fleet_live`]), connecting through the same [`Reach`].
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -25,20 +27,42 @@ use crate::fleet::connection::{ConnectionState, of_connect_error, of_ops_error};
 use crate::fleet::contexts::{Selection, choose};
 use crate::fleet::query::Query;
 use crate::fleet::report::{Asked, ClusterRead, Failure, FleetReport, Read};
-use crate::fleet::template::TemplateIdentity;
 use crate::model::DsRef;
 use crate::ops::snapshot::Snapshot;
-use crate::ops::status::StatusReport;
 
 /// How many exec credential plugins (or gcp auth-provider commands) may run at once.
 pub const EXEC_AT_ONCE: usize = 8;
 
-/// Arguments of `rollcall fleet`.
+/// Arguments of `rollcall fleet`: a subcommand, or none for the live matrix.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct FleetArgs {
-    /// What to ask the fleet.
+    /// What to ask the fleet (none: the live matrix).
     #[command(subcommand)]
-    pub command: FleetCommand,
+    pub command: Option<FleetCommand>,
+    /// The live matrix's arguments.
+    #[command(flatten)]
+    pub live: super::fleet_live::FleetLiveArgs,
+}
+
+impl FleetArgs {
+    /// Takes the global flags into the subcommand's arguments (or the matrix's).
+    pub fn apply(&mut self, cluster: ClusterArgs, global: &super::cluster_args::GlobalArgs) {
+        match &mut self.command {
+            None => self.live.apply(cluster, global),
+            Some(FleetCommand::Status(status)) => status.cluster = cluster,
+            Some(FleetCommand::Preflight(preflight)) => preflight.cluster = cluster,
+            Some(FleetCommand::Plan(plan)) => plan.cluster = cluster,
+            Some(FleetCommand::Auto(auto)) => {
+                auto.run.cluster = cluster;
+                auto.run.act.apply(global);
+            }
+            Some(FleetCommand::Rollback(rollback)) => {
+                rollback.run.cluster = cluster;
+                rollback.run.act.apply(global);
+            }
+        }
+    }
 }
 
 /// The fleet's subcommands.
@@ -118,11 +142,14 @@ pub struct FleetStatusArgs {
 /// Runs `rollcall fleet`.
 pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
-        FleetCommand::Status(status) => block_on(run_status(status)),
-        FleetCommand::Preflight(preflight) => block_on(super::fleet_preflight::run(preflight)),
-        FleetCommand::Plan(plan) => block_on(super::fleet_plan::run(plan)),
-        FleetCommand::Auto(auto) => block_on(super::fleet_auto::run(auto)),
-        FleetCommand::Rollback(rollback) => block_on(super::fleet_rollback::run(rollback)),
+        None => block_on(super::fleet_live::run(&args.live)),
+        Some(FleetCommand::Status(status)) => block_on(run_status(status)),
+        Some(FleetCommand::Preflight(preflight)) => {
+            block_on(super::fleet_preflight::run(preflight))
+        }
+        Some(FleetCommand::Plan(plan)) => block_on(super::fleet_plan::run(plan)),
+        Some(FleetCommand::Auto(auto)) => block_on(super::fleet_auto::run(auto)),
+        Some(FleetCommand::Rollback(rollback)) => block_on(super::fleet_rollback::run(rollback)),
     }
 }
 
@@ -172,20 +199,33 @@ pub(super) fn prepare(
     daemonset: &DsRef,
     choice: &ClusterChoice,
 ) -> anyhow::Result<(Vec<NamedContext>, Arc<ClusterJob>)> {
+    // A namespace conflict (`a/x -n b`) is the same in every cluster: said once.
+    daemonset.resolve(cluster.namespace.as_deref(), "default")?;
+    let (contexts, reach) = reach(cluster, choice)?;
+    let job = ClusterJob {
+        reach,
+        daemonset: daemonset.clone(),
+    };
+    Ok((contexts, Arc::new(job)))
+}
+
+/// Chooses the contexts; how each is reached (`--context` refused: the
+/// fleet's are named with --contexts).
+pub(super) fn reach(
+    cluster: &ClusterArgs,
+    choice: &ClusterChoice,
+) -> anyhow::Result<(Vec<NamedContext>, Reach)> {
     if cluster.context.is_some() {
         anyhow::bail!("--context picks one cluster: name the fleet's with --contexts");
     }
-    // A namespace conflict (`a/x -n b`) is the same in every cluster: said once.
-    daemonset.resolve(cluster.namespace.as_deref(), "default")?;
     let base = cluster.connect_options();
     let contexts = chosen_contexts(&base, choice)?;
-    let job = ClusterJob {
+    let reach = Reach {
         timeout: base.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
         base,
-        daemonset: daemonset.clone(),
         gate: Arc::new(Semaphore::new(EXEC_AT_ONCE)),
     };
-    Ok((contexts, Arc::new(job)))
+    Ok((contexts, reach))
 }
 
 /// Runs `read` for every context at once, each its own task; the results
@@ -245,12 +285,18 @@ fn chosen_contexts(
         .collect())
 }
 
-/// What one cluster's read needs.
-pub(super) struct ClusterJob {
+/// How every cluster of the fleet is reached: the flags, the request
+/// timeout, and the gate exec plugins wait at.
+pub(super) struct Reach {
     base: ConnectOptions,
-    daemonset: DsRef,
     timeout: Duration,
     gate: Arc<Semaphore>,
+}
+
+/// What one cluster's read needs.
+pub(super) struct ClusterJob {
+    reach: Reach,
+    daemonset: DsRef,
 }
 
 /// A cluster connected, and its DaemonSet read as `rollcall status` reads it.
@@ -263,15 +309,18 @@ pub(super) struct Loaded {
     pub snapshot: Snapshot<'static>,
 }
 
-impl ClusterJob {
+impl Reach {
     /// The request timeout each step is bounded by.
     pub(super) fn timeout(&self) -> Duration {
         self.timeout
     }
 
-    /// Connects to `context` (an exec plugin waiting for the gate) and
-    /// lists the DaemonSet's objects; each step bounded by the request timeout.
-    pub(super) async fn load(&self, context: &NamedContext) -> Result<Loaded, Failure> {
+    /// Connects to `context`, an exec plugin waiting for the gate; bounded
+    /// by the request timeout.
+    pub(super) async fn connect(
+        &self,
+        context: &NamedContext,
+    ) -> Result<crate::cluster::connect::Connection, Failure> {
         let options = ConnectOptions {
             context: Some(context.name.clone()),
             ..self.base.clone()
@@ -296,19 +345,42 @@ impl ClusterJob {
                     message: crate::cli::error_text(&anyhow::Error::new(err)),
                 })?;
         drop(permit);
-        let target = self
-            .daemonset
+        Ok(connection)
+    }
+
+    /// `daemonset` in a connected cluster: its own namespace, else `-n`,
+    /// else the context's.
+    pub(super) fn target_in(
+        &self,
+        daemonset: &DsRef,
+        connection: &crate::cluster::connect::Connection,
+    ) -> Result<crate::model::Target, Failure> {
+        daemonset
             .resolve(self.base.namespace.as_deref(), &connection.namespace)
             .map_err(|err| Failure {
                 connection: ConnectionState::NotFound,
                 message: err.to_string(),
-            })?;
+            })
+    }
+}
+
+impl ClusterJob {
+    /// The request timeout each step is bounded by.
+    pub(super) fn timeout(&self) -> Duration {
+        self.reach.timeout
+    }
+
+    /// Connects to `context` (an exec plugin waiting for the gate) and
+    /// lists the DaemonSet's objects; each step bounded by the request timeout.
+    pub(super) async fn load(&self, context: &NamedContext) -> Result<Loaded, Failure> {
+        let connection = self.reach.connect(context).await?;
+        let target = self.reach.target_in(&self.daemonset, &connection)?;
         let snapshot = tokio::time::timeout(
-            self.timeout,
+            self.timeout(),
             Snapshot::load_with_usage(&connection.client, &target, |_| {}),
         )
         .await
-        .map_err(|_| silent("listing the DaemonSet, nodes and pods", self.timeout))?
+        .map_err(|_| silent("listing the DaemonSet, nodes and pods", self.timeout()))?
         .map_err(|err| ops_failure(&err))?;
         Ok(Loaded {
             connection,
@@ -322,25 +394,7 @@ impl ClusterJob {
 /// identity and each revision's.
 async fn status_read(job: Arc<ClusterJob>, context: NamedContext) -> Result<Read, Failure> {
     let snapshot = job.load(&context).await?.snapshot;
-    let status =
-        StatusReport::build(&snapshot, jiff::Timestamp::now()).map_err(|err| ops_failure(&err))?;
-    let template = snapshot.ds.spec.as_ref().map_or_else(
-        || TemplateIdentity::of_value(&serde_json::Value::Null),
-        |spec| TemplateIdentity::of(&spec.template),
-    );
-    let revisions = snapshot
-        .revisions
-        .iter()
-        .filter_map(|revision| {
-            let template = revision.data.as_ref()?.0.pointer("/spec/template")?;
-            Some((revision.revision, TemplateIdentity::of_value(template)))
-        })
-        .collect();
-    Ok(Read {
-        status,
-        template,
-        revisions,
-    })
+    Read::of(&snapshot, jiff::Timestamp::now()).map_err(|err| ops_failure(&err))
 }
 
 /// A step that did not finish within the request timeout.

@@ -14,6 +14,7 @@ pub mod exec_guard;
 pub mod explain;
 pub mod fleet;
 pub mod fleet_auto;
+pub mod fleet_live;
 mod fleet_member;
 mod fleet_outcome;
 pub mod fleet_plan;
@@ -56,6 +57,10 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; the fleet's arguments hold two commands' flags"
+)]
 pub enum Command {
     /// Audit a DaemonSet's coverage against an independently kept roster of nodes
     /// (exit 0 all clear, 1 problems found, 2 error).
@@ -186,19 +191,7 @@ fn apply_globals(cli: &mut Cli) {
         Some(Command::Explain(args)) => args.namespace.clone_from(&cluster.namespace),
         Some(Command::Audit(args)) => args.cluster = cluster,
         Some(Command::Status(args)) => args.cluster = cluster,
-        Some(Command::Fleet(args)) => match &mut args.command {
-            fleet::FleetCommand::Status(status) => status.cluster = cluster,
-            fleet::FleetCommand::Preflight(preflight) => preflight.cluster = cluster,
-            fleet::FleetCommand::Plan(plan) => plan.cluster = cluster,
-            fleet::FleetCommand::Auto(auto) => {
-                auto.run.cluster = cluster;
-                auto.run.act.apply(global);
-            }
-            fleet::FleetCommand::Rollback(rollback) => {
-                rollback.run.cluster = cluster;
-                rollback.run.act.apply(global);
-            }
-        },
+        Some(Command::Fleet(args)) => args.apply(cluster, global),
         Some(Command::History(args)) => args.cluster = cluster,
         Some(Command::Advance(args)) => {
             args.cluster = cluster;

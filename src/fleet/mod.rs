@@ -4,11 +4,13 @@
 //! ([`template`]), drift from the fleet's reference ([`drift`]), `--where` questions about
 //! nodes ([`query`]), preflight findings ([`preflight`]) and the fleet report ([`report`]) with its table ([`table`]). No I/O here: the command
 //! (`crate::cli::fleet`) connects and reads each cluster through the same
-//! code as `rollcall status`.
+//! code as `rollcall status`. The live matrix ([`live`]) observes each
+//! cluster's watch cache with that same code.
 
 pub mod connection;
 pub mod contexts;
 pub mod drift;
+pub mod live;
 pub mod preflight;
 pub mod query;
 pub mod report;

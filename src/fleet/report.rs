@@ -13,6 +13,8 @@ use super::connection::ConnectionState;
 use super::drift::{Drift, drift, majority};
 use super::query::{Answer, Query};
 use super::template::TemplateIdentity;
+use crate::ops::error::OpsError;
+use crate::ops::snapshot::Snapshot;
 use crate::ops::status::StatusReport;
 
 /// What reading one cluster gave.
@@ -33,6 +35,32 @@ pub struct Read {
     pub template: TemplateIdentity,
     /// Each ControllerRevision's number and template identity.
     pub revisions: Vec<(i64, TemplateIdentity)>,
+}
+
+impl Read {
+    /// One cluster's read from its snapshot, listed (`fleet status`) or
+    /// copied from a watch cache (the live matrix): the status report
+    /// `rollcall status` builds, its template's identity and each revision's.
+    pub fn of(snapshot: &Snapshot<'_>, now: jiff::Timestamp) -> Result<Read, OpsError> {
+        let status = StatusReport::build(snapshot, now)?;
+        let template = snapshot.ds.spec.as_ref().map_or_else(
+            || TemplateIdentity::of_value(&Value::Null),
+            |spec| TemplateIdentity::of(&spec.template),
+        );
+        let revisions = snapshot
+            .revisions
+            .iter()
+            .filter_map(|revision| {
+                let template = revision.data.as_ref()?.0.pointer("/spec/template")?;
+                Some((revision.revision, TemplateIdentity::of_value(template)))
+            })
+            .collect();
+        Ok(Read {
+            status,
+            template,
+            revisions,
+        })
+    }
 }
 
 /// One cluster that could not be read.
@@ -104,7 +132,7 @@ pub struct IdentityNodes {
 }
 
 /// What a table row shows of a read cluster.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     /// `OnDelete` or `RollingUpdate`.
     pub strategy: String,
@@ -227,17 +255,7 @@ fn entry(read: ClusterRead, reference: Option<&TemplateIdentity>, all_nodes: boo
         },
         Ok(read) => {
             let report = &read.status;
-            let row = Row {
-                strategy: report.strategy.clone(),
-                totals: report.totals,
-                state: report.state.clone(),
-                top_problem: report
-                    .summary
-                    .problems
-                    .first()
-                    .map(|p| format!("{} {}", p.nodes.len(), p.problem)),
-                problems: report.summary.problems.len(),
-            };
+            let row = Row::of(report);
             let mut status = serde_json::to_value(report).unwrap_or(Value::Null);
             if !all_nodes && let Some(map) = status.as_object_mut() {
                 map.remove("nodes");
@@ -258,8 +276,25 @@ fn entry(read: ClusterRead, reference: Option<&TemplateIdentity>, all_nodes: boo
     }
 }
 
+impl Row {
+    /// The cells a status report gives a cluster's row.
+    pub fn of(report: &StatusReport) -> Row {
+        Row {
+            strategy: report.strategy.clone(),
+            totals: report.totals,
+            state: report.state.clone(),
+            top_problem: report
+                .summary
+                .problems
+                .first()
+                .map(|p| format!("{} {}", p.nodes.len(), p.problem)),
+            problems: report.summary.problems.len(),
+        }
+    }
+}
+
 /// The report's nodes per revision, as nodes per template identity.
-fn identity_nodes(
+pub fn identity_nodes(
     counts: &[crate::ops::status_summary::RevisionCount],
     revisions: &[(i64, TemplateIdentity)],
 ) -> Vec<IdentityNodes> {

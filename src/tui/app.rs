@@ -41,6 +41,9 @@ pub struct App {
     pub roster: Option<RosterState>,
     /// The logs overlay, when open.
     pub logs: Option<LogsView>,
+    /// Opened from the fleet matrix: `Esc` on the bare grid (nothing open,
+    /// no filter) leaves the console, back to the matrix.
+    pub leave_on_back: bool,
 }
 
 impl App {
@@ -70,6 +73,7 @@ impl App {
             ops: OpsConsole::default(),
             roster: None,
             logs: None,
+            leave_on_back: false,
         }
     }
 
@@ -363,6 +367,7 @@ impl App {
                 self.ui.help = !self.ui.help;
                 self.ui.help_scroll = 0;
             }
+            Action::Back if self.leave_on_back && self.at_top() => return Some(Effect::Quit),
             Action::Back => self.back(cache),
             Action::Resize(width, height) => {
                 self.ui.size = (width, height);
@@ -462,6 +467,14 @@ impl App {
             title: "in full".to_owned(),
             lines,
         });
+    }
+
+    /// Whether `Esc` has nothing left to close: the bare grid.
+    fn at_top(&self) -> bool {
+        !self.ui.help
+            && self.ui.filter_input.is_none()
+            && matches!(self.ui.screen, Screen::Grid)
+            && !self.ui.filter.is_active()
     }
 
     fn back(&mut self, cache: &Cache) {

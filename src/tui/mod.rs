@@ -9,6 +9,7 @@ pub mod columns;
 pub mod confirm;
 pub mod effect;
 pub mod fit;
+pub mod fleet;
 pub mod index;
 mod index_update;
 pub mod keymap;
@@ -32,7 +33,7 @@ mod app_tests;
 #[cfg(test)]
 mod bench;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 #[cfg(test)]
 mod glance_tests;
 #[cfg(test)]

@@ -72,9 +72,60 @@ pub async fn run_with_ops(
         link = Some(ops_link);
     }
     let mut links = Links { ops: link, logs };
-    let result = event_loop(&mut guard, &mut app, &watch, &mut links).await;
+    let mut input = EventStream::new();
+    let result = event_loop(&mut guard, &mut input, &mut app, &watch, &mut links).await;
     drop(guard);
     result
+}
+
+/// A console opened from inside another screen (the fleet matrix) on a
+/// watch that keeps running after it: the terminal and its input stream are
+/// the caller's; quitting (`q`) or `Esc` on the bare grid returns. Returns
+/// how it ended and the DaemonSet it was on last (the user may have picked
+/// another from its list).
+pub async fn run_nested(
+    guard: &mut TerminalGuard,
+    input: &mut EventStream,
+    watch: &WatchHandle,
+    nested: Nested,
+) -> Result<(ConsoleEnd, Option<crate::model::Target>), ConsoleError> {
+    let size = guard.terminal.size()?;
+    let mut app = App::new(nested.info, nested.target, (size.width, size.height));
+    app.simulated = nested.simulated;
+    app.leave_on_back = true;
+    let mut link = None;
+    if let Some((ops_link, console)) = nested.ops {
+        app.ops = console;
+        link = Some(ops_link);
+    }
+    let mut links = Links {
+        ops: link,
+        logs: nested.logs,
+    };
+    // No clear: the one terminal diffs every frame against the last one
+    // drawn, whichever screen drew it (and ratatui's clear would ask the
+    // terminal for the cursor while the input stream reads the answer).
+    let end = event_loop(guard, input, &mut app, watch, &mut links).await;
+    if let Some(task) = nested.until_closed {
+        task.abort();
+    }
+    Ok((end?, app.ui.target))
+}
+
+/// What a nested console is opened with (see [`run_with_ops`]).
+pub struct Nested {
+    /// Where it is connected.
+    pub info: ConsoleInfo,
+    /// The server is the embedded cluster.
+    pub simulated: bool,
+    /// The DaemonSet.
+    pub target: Option<crate::model::Target>,
+    /// Rollout operations.
+    pub ops: Option<(OpsLink, OpsConsole)>,
+    /// The log fetcher.
+    pub logs: Option<LogsLink>,
+    /// A task that lives as long as the console (aborted when it closes).
+    pub until_closed: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// The effects side's ends the event loop holds.
@@ -143,12 +194,12 @@ async fn next_ops_event(link: &mut Option<OpsLink>) -> Option<OpsEvent> {
 
 async fn event_loop(
     guard: &mut TerminalGuard,
+    input: &mut EventStream,
     app: &mut App,
     watch: &WatchHandle,
     links: &mut Links,
 ) -> Result<ConsoleEnd, ConsoleError> {
     let shared = std::sync::Arc::clone(&watch.shared);
-    let mut input = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut terminate = TerminateSignals::new()?;
     let mut dirty = true;
@@ -222,7 +273,7 @@ async fn event_loop(
 /// SIGTERM, SIGHUP (the SSH session or terminal tab closed) and SIGQUIT.
 /// Ctrl-C arrives as a key in raw mode, or as SIGINT from `kill`.
 #[cfg(unix)]
-struct TerminateSignals {
+pub(crate) struct TerminateSignals {
     term: tokio::signal::unix::Signal,
     hangup: tokio::signal::unix::Signal,
     quit: tokio::signal::unix::Signal,
@@ -230,7 +281,7 @@ struct TerminateSignals {
 
 #[cfg(unix)]
 impl TerminateSignals {
-    fn new() -> std::io::Result<Self> {
+    pub(crate) fn new() -> std::io::Result<Self> {
         use tokio::signal::unix::{SignalKind, signal};
         Ok(Self {
             term: signal(SignalKind::terminate())?,
@@ -240,7 +291,7 @@ impl TerminateSignals {
     }
 
     /// Waits for any of them.
-    async fn recv(&mut self) {
+    pub(crate) async fn recv(&mut self) {
         tokio::select! {
             _ = self.term.recv() => {}
             _ = self.hangup.recv() => {}
@@ -250,16 +301,16 @@ impl TerminateSignals {
 }
 
 #[cfg(not(unix))]
-struct TerminateSignals;
+pub(crate) struct TerminateSignals;
 
 #[cfg(not(unix))]
 impl TerminateSignals {
     #[allow(clippy::unnecessary_wraps, reason = "same shape as the unix version")]
-    fn new() -> std::io::Result<Self> {
+    pub(crate) fn new() -> std::io::Result<Self> {
         Ok(Self)
     }
 
-    async fn recv(&mut self) {
+    pub(crate) async fn recv(&mut self) {
         std::future::pending::<()>().await;
     }
 }

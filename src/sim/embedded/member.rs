@@ -87,6 +87,15 @@ impl Variant {
     }
 }
 
+/// The DaemonSet the members vary in (`rollcall demo --fleet` opens the
+/// matrix on it).
+pub fn focus(scenario: &Scenario) -> Option<crate::model::Target> {
+    focus_index(scenario).map(|i| crate::model::Target {
+        namespace: scenario.daemon_sets[i].namespace.clone(),
+        name: scenario.daemon_sets[i].name.clone(),
+    })
+}
+
 /// The DaemonSet the variation is about: the first with a pending or past
 /// update (more than one revision), else the first.
 fn focus_index(scenario: &Scenario) -> Option<usize> {

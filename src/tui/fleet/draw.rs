@@ -1,0 +1,112 @@
+//! Draws the matrix's and the DaemonSet list's view models. Render from
+//! the view model only: no state, no clock.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::picker::PickerVm;
+use super::view::MatrixVm;
+use crate::tui::view_model::Cell;
+use crate::tui::widgets::theme::{heading_style, selected, span};
+
+fn line(cells: &[Cell]) -> Line<'_> {
+    Line::from(cells.iter().map(span).collect::<Vec<_>>())
+}
+
+/// Draws one line at row `y` of `area`, if it is inside.
+fn put(buf: &mut Buffer, area: Rect, y: u16, content: &Line<'_>) {
+    if y < area.height {
+        buf.set_line(area.x, area.y + y, content, area.width);
+    }
+}
+
+impl Widget for &MatrixVm {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        put(buf, area, 0, &line(&self.title));
+        put(buf, area, 1, &line(&self.totals));
+        put(buf, area, 2, &line(&self.context));
+        let headings: Vec<Span<'_>> = self
+            .headings
+            .iter()
+            .flat_map(|(title, width)| {
+                [
+                    Span::styled(pad(title, *width), heading_style()),
+                    Span::raw(" "),
+                ]
+            })
+            .collect();
+        put(buf, area, 3, &Line::from(headings));
+        for (at, row) in self.rows.iter().enumerate() {
+            let y = 4 + u16::try_from(at).unwrap_or(u16::MAX);
+            if y + 2 >= area.height {
+                break;
+            }
+            let spans: Vec<Span<'_>> = row
+                .iter()
+                .zip(&self.headings)
+                .flat_map(|(cell, (_, width))| {
+                    [
+                        Span::styled(pad(&cell.text, *width), span(cell).style),
+                        Span::raw(" "),
+                    ]
+                })
+                .collect();
+            let mut content = Line::from(spans);
+            if self.selected == Some(at) {
+                content = content.patch_style(selected());
+            }
+            put(buf, area, y, &content);
+        }
+        let bottom = area.height.saturating_sub(2);
+        put(buf, area, bottom, &line(std::slice::from_ref(&self.detail)));
+        put(
+            buf,
+            area,
+            bottom + 1,
+            &line(std::slice::from_ref(&self.footer)),
+        );
+    }
+}
+
+impl Widget for &PickerVm {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        put(buf, area, 0, &line(&self.title));
+        put(buf, area, 1, &line(std::slice::from_ref(&self.progress)));
+        put(
+            buf,
+            area,
+            2,
+            &Line::from(Span::styled(self.heading.as_str(), heading_style())),
+        );
+        for (at, entry) in self.rows.iter().enumerate() {
+            let y = 3 + u16::try_from(at).unwrap_or(u16::MAX);
+            if y + 1 >= area.height {
+                break;
+            }
+            let mut content = line(std::slice::from_ref(entry));
+            if self.selected == Some(at) {
+                content = content.patch_style(selected());
+            }
+            put(buf, area, y, &content);
+        }
+        put(
+            buf,
+            area,
+            area.height.saturating_sub(1),
+            &line(std::slice::from_ref(&self.footer)),
+        );
+    }
+}
+
+/// `text` padded with spaces to `width` cells (already fitted).
+fn pad(text: &str, width: u16) -> String {
+    let used = crate::tui::fit::display_width(text);
+    let mut padded = text.to_owned();
+    padded.extend(std::iter::repeat_n(
+        ' ',
+        usize::from(width.saturating_sub(used)),
+    ));
+    padded
+}
