@@ -59,7 +59,7 @@ pub fn apply(mode: Compression, config: &mut kube::Config) {
     );
 }
 
-fn is_loopback(url: &http::Uri) -> bool {
+pub(crate) fn is_loopback(url: &http::Uri) -> bool {
     let Some(host) = url.host() else {
         return false;
     };

@@ -14,6 +14,7 @@ pub mod logs;
 pub mod openapi;
 pub mod patch;
 mod protobuf;
+pub mod protobuf_out;
 pub mod query;
 pub mod request_log;
 pub mod routes;
