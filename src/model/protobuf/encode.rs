@@ -147,13 +147,19 @@ fn write_value(field: &Field, value: &Value, out: &mut Vec<u8>, encoded: &mut En
             let Ok(at) = text.parse::<jiff::Timestamp>() else {
                 return false;
             };
+            // Upstream writes a Time's seconds only (metav1 `ProtoTime`: its
+            // JSON has no fraction, and nanos only protobuf clients saw
+            // read as changes), a MicroTime's to the microsecond.
+            let (seconds, nanos) = match field.ty {
+                Ty::MicroTime => (at.as_second(), at.subsec_nanosecond() / 1000 * 1000),
+                _ => (at.as_second() - i64::from(at.subsec_nanosecond() < 0), 0),
+            };
             put_nested(out, number, |time| {
                 #[allow(clippy::cast_sign_loss, reason = "two's complement on the wire")]
-                put_varint_field(time, 1, at.as_second() as u64);
-                let nanos = at.subsec_nanosecond();
+                put_varint_field(time, 1, seconds as u64);
                 if nanos != 0 {
-                    #[allow(clippy::cast_sign_loss, reason = "within a second: positive")]
-                    put_varint_field(time, 2, nanos as u64);
+                    #[allow(clippy::cast_sign_loss, reason = "two's complement on the wire")]
+                    put_varint_field(time, 2, i64::from(nanos) as u64);
                 }
             });
         }

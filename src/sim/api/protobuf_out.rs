@@ -21,7 +21,7 @@ use crate::sim::store::StoredObject;
 /// protobuf form here and the Accept header's first acceptable type is
 /// protobuf (upstream negotiates in the client's order of preference).
 pub fn wants_protobuf(info: &RequestInfo, kind: ResourceKind) -> bool {
-    has_protobuf(kind) && !info.wants_table() && prefers_protobuf(info.header(http::header::ACCEPT))
+    has_protobuf(kind) && !info.wants_table() && prefers_protobuf(&info.headers)
 }
 
 /// The kinds served as protobuf.
@@ -32,7 +32,17 @@ pub fn has_protobuf(kind: ResourceKind) -> bool {
     )
 }
 
-fn prefers_protobuf(accept: &str) -> bool {
+/// Whether the Accept header's first acceptable type is protobuf.
+pub fn prefers_protobuf(headers: &http::HeaderMap) -> bool {
+    first_is_protobuf(
+        headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default(),
+    )
+}
+
+fn first_is_protobuf(accept: &str) -> bool {
     accept
         .split(',')
         .find_map(|range| {
@@ -149,18 +159,18 @@ mod tests {
 
     #[test]
     fn protobuf_is_served_when_it_comes_first_and_is_not_refused() {
-        assert!(prefers_protobuf(
+        assert!(first_is_protobuf(
             "application/vnd.kubernetes.protobuf,application/json"
         ));
-        assert!(prefers_protobuf("application/vnd.kubernetes.protobuf"));
-        assert!(!prefers_protobuf(
+        assert!(first_is_protobuf("application/vnd.kubernetes.protobuf"));
+        assert!(!first_is_protobuf(
             "application/json, application/vnd.kubernetes.protobuf"
         ));
-        assert!(!prefers_protobuf(
+        assert!(!first_is_protobuf(
             "application/vnd.kubernetes.protobuf;q=0, application/json"
         ));
-        assert!(!prefers_protobuf(""));
-        assert!(!prefers_protobuf("*/*"));
+        assert!(!first_is_protobuf(""));
+        assert!(!first_is_protobuf("*/*"));
         assert!(has_protobuf(ResourceKind::Pod) && !has_protobuf(ResourceKind::DaemonSet));
     }
 
