@@ -11,6 +11,8 @@ pub mod schema;
 pub mod wire;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 pub use de::{Error, from_message};
