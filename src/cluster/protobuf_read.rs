@@ -121,3 +121,83 @@ pub fn status_json(body: &[u8]) -> Option<Vec<u8>> {
     map.insert("apiVersion".into(), "v1".into());
     serde_json::to_vec(&status).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Pod;
+    use crate::model::protobuf::encode_object;
+    use serde_json::json;
+
+    /// A watch frame's content (without its length) for an object given as JSON.
+    fn frame(event_type: &str, kind: &str, object: &serde_json::Value) -> Vec<u8> {
+        let mut sealed = Vec::new();
+        envelope::seal("v1", kind, &mut sealed, |raw| {
+            encode_object(kind, object.as_object().expect("an object"), raw);
+        });
+        let mut frame = Vec::new();
+        envelope::put_watch_frame(&mut frame, event_type, &sealed);
+        frame.split_off(4)
+    }
+
+    #[test]
+    fn watch_frames_become_kubes_events() {
+        let pod = json!({"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "9"}});
+        let Ok(WatchEvent::Modified(modified)) =
+            watch_event::<Pod>(&frame("MODIFIED", "Pod", &pod))
+        else {
+            panic!("a MODIFIED pod")
+        };
+        assert_eq!(modified.metadata.resource_version.as_deref(), Some("9"));
+        let bookmark = json!({"metadata": {"resourceVersion": "12", "annotations": {"k8s.io/initial-events-end": "true"}}});
+        let Ok(WatchEvent::Bookmark(bookmark)) =
+            watch_event::<Pod>(&frame("BOOKMARK", "Pod", &bookmark))
+        else {
+            panic!("a bookmark")
+        };
+        assert_eq!(bookmark.metadata.resource_version, "12");
+        assert_eq!(bookmark.types.kind, "Pod");
+        assert!(
+            bookmark
+                .metadata
+                .annotations
+                .contains_key("k8s.io/initial-events-end")
+        );
+        let gone = json!({"status": "Failure", "code": 410, "reason": "Expired", "message": "too old resource version: 1 (9)"});
+        let Ok(WatchEvent::Error(status)) = watch_event::<Pod>(&frame("ERROR", "Status", &gone))
+        else {
+            panic!("an error")
+        };
+        assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+        assert!(watch_event::<Pod>(&frame("SURPRISE", "Pod", &pod)).is_err());
+        assert!(watch_event::<Pod>(b"\x0a\x05ADDED").is_err());
+    }
+
+    #[tokio::test]
+    async fn frames_split_a_stream_and_end_at_a_cut() {
+        let mut body = Vec::new();
+        envelope::put_watch_frame(&mut body, "ADDED", b"k8s\0");
+        envelope::put_watch_frame(&mut body, "DELETED", b"k8s\0");
+        body.extend_from_slice(&[0, 0, 0, 99, 1]);
+        let read: Vec<_> =
+            futures::StreamExt::collect::<Vec<_>>(frames(futures::io::Cursor::new(body))).await;
+        assert_eq!(
+            read.len(),
+            2,
+            "two whole frames, then the cut ends the stream"
+        );
+        let mut huge = Vec::new();
+        huge.extend_from_slice(&u32::MAX.to_be_bytes());
+        let read: Vec<_> =
+            futures::StreamExt::collect::<Vec<_>>(frames(futures::io::Cursor::new(huge))).await;
+        assert!(matches!(&read[..], [Err(e)] if e.kind() == io::ErrorKind::InvalidData));
+    }
+
+    #[test]
+    fn a_page_of_another_kind_is_refused() {
+        let mut body = Vec::new();
+        envelope::seal("v1", "NodeList", &mut body, |_| {});
+        let error = decode_page::<Pod>(&body, |_| {}).unwrap_err();
+        assert!(error.to_string().contains("expected a PodList"), "{error}");
+    }
+}
