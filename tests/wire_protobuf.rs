@@ -323,3 +323,42 @@ async fn a_server_refusing_protobuf_is_read_in_json_and_the_log_says_so() {
         lines[0]
     );
 }
+
+/// kubectl's typed client (`drain` lists the node's pods with client-go's
+/// protobuf Accept) reads the embedded cluster's protobuf pod list: Go's own
+/// decoder agrees with the table (it names the DaemonSet pods it skips,
+/// which it finds by their owner references).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectls_typed_client_reads_the_protobuf_pod_list() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let sim = common::sim::InProcess::start("default", 1.0).await;
+    let seen = sim.cluster.server.requests().len();
+    let output = sim
+        .kubectl_output(&[
+            "drain",
+            "general-03",
+            "--ignore-daemonsets",
+            "--dry-run=server",
+        ])
+        .await;
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{said}");
+    assert!(
+        said.contains("ignoring DaemonSet-managed Pods: kube-system/"),
+        "{said}"
+    );
+    let protobuf_lists = sim.cluster.server.requests()[seen..]
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods" && r.prefers_protobuf)
+        .count();
+    assert!(
+        protobuf_lists >= 1,
+        "kubectl did not ask for protobuf: {said}"
+    );
+}
