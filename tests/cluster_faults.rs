@@ -485,9 +485,14 @@ fn states(handle: &WatchHandle) -> Vec<(StreamKind, Option<StreamState>)> {
 
 /// The console's own client (with its reading of Retry-After) on `server`.
 fn console_client(server: &ServerHandle) -> kube::Client {
-    rollcall::cluster::connect::connection_from_config(server.kube_config(), "sim".into(), None)
-        .expect("connection")
-        .watch_client
+    rollcall::cluster::connect::connection_from_config(
+        server.kube_config(),
+        "sim".into(),
+        None,
+        rollcall::cluster::wire::Wire::Auto,
+    )
+    .expect("connection")
+    .watch_client
 }
 
 /// kube-apiserver's Priority and Fairness answers 429 with the wait only in

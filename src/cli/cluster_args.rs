@@ -41,6 +41,11 @@ pub struct ClusterArgs {
     /// to a loopback server or where the kubeconfig sets disable-compression.
     #[arg(long, value_name = "MODE", value_enum, default_value_t, global = true)]
     pub compression: crate::cluster::compression::Compression,
+    /// Encoding of node, pod and event lists and watches: protobuf (as
+    /// client-go) or JSON; auto = protobuf, except to a loopback server.
+    /// Falls back to JSON per resource where the server has no protobuf.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t, global = true)]
+    pub wire: crate::cluster::wire::Wire,
 }
 
 impl ClusterArgs {
@@ -56,6 +61,7 @@ impl ClusterArgs {
             as_user: self.as_user.clone(),
             as_groups: self.as_group.clone(),
             compression: self.compression,
+            wire: self.wire,
         }
     }
 }

@@ -83,6 +83,7 @@ pub struct SimArgs {
     /// 5xx[:CODE] (default 503), throttle[:SECONDS] (429 with Retry-After and
     /// a Status), throttle-apf[:SECONDS] (429 with only Retry-After and a
     /// plain-text body, as kube-apiserver's Priority and Fairness answers),
+    /// refuse-protobuf (406 to lists and watches asking for protobuf first),
     /// latency[:DURATION] or bandwidth:RATE (a slow link: all the server
     /// sends, at most RATE, e.g. 100Mbit). Example:
     /// `--fault stall-watches=10s+20s,throttle:60=1m+30s`.

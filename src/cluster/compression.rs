@@ -4,6 +4,16 @@
 //! link (a VPN, 20–100 Mbit/s) a large cluster's lists shrink several
 //! times. On loopback the wire is free and compressing costs both sides CPU,
 //! so `auto` leaves it off there. kube-rs decompresses as the body streams.
+//!
+//! Why the address is the evidence (issue 37 asked for evidence such as the
+//! first page's throughput): the choice is made when the client is built,
+//! before any page, and it is kept for the connection; gzip pays wherever
+//! the link is slower than the two sides can compress and decompress, and
+//! the only link known to be faster is loopback (docs/performance.md, "The
+//! wire": on loopback gzip costs time, over 100 Mbit/s it saves most of it).
+//! A first page's throughput would mostly measure the server's own CPU on a
+//! loaded or distant server, not the link, and could switch a VPN user off
+//! gzip exactly when it helps most. The log line says which rule chose.
 
 use std::net::IpAddr;
 
@@ -59,7 +69,7 @@ pub fn apply(mode: Compression, config: &mut kube::Config) {
     );
 }
 
-fn is_loopback(url: &http::Uri) -> bool {
+pub(crate) fn is_loopback(url: &http::Uri) -> bool {
     let Some(host) = url.host() else {
         return false;
     };

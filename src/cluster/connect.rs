@@ -47,6 +47,8 @@ pub struct ConnectOptions {
     pub as_groups: Vec<String>,
     /// `--compression`.
     pub compression: crate::cluster::compression::Compression,
+    /// `--wire`.
+    pub wire: crate::cluster::wire::Wire,
 }
 
 /// A client and where it points.
@@ -239,7 +241,8 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     }
     crate::cluster::compression::apply(options.compression, &mut config);
     let proxy = config.proxy_url.as_ref().map(shown_proxy);
-    let mut connection = connection_from_config(config, context, options.namespace.clone())?;
+    let mut connection =
+        connection_from_config(config, context, options.namespace.clone(), options.wire)?;
     connection.user = options.as_user.clone().or(user);
     connection.context_namespace = context_namespace;
     connection.server_kind = probe(&connection, timeout, proxy).await?;
@@ -383,11 +386,13 @@ async fn probe(
     Ok(kind)
 }
 
-/// Wraps an already-built config (the embedded cluster hands one over in-process).
+/// Wraps an already-built config (the embedded cluster hands one over
+/// in-process); `wire` picks the encoding of node, pod and event reads.
 pub fn connection_from_config(
     mut config: kube::Config,
     context: String,
     namespace: Option<String>,
+    wire: crate::cluster::wire::Wire,
 ) -> Result<Connection, ConnectError> {
     if let Some(ns) = namespace {
         config.default_namespace = ns;
@@ -396,11 +401,19 @@ pub fn connection_from_config(
     let server = config.cluster_url.to_string();
     let mut watch_config = config.clone();
     watch_config.default_retry = false;
-    let client = retry::client(config, retry::Policy::default()).map_err(ConnectError::Client)?;
+    // One layer (one record of which resources fell back to JSON) for both clients.
+    let wire = crate::cluster::wire::layer(wire, &config.cluster_url);
+    let client = retry::client(config, retry::Policy::default(), wire.clone())
+        .map_err(ConnectError::Client)?;
     // No retry layer, but the same reading of a server's Retry-After.
     let watch_client = kube::client::ClientBuilder::try_from(watch_config)
         .map_err(ConnectError::Client)?
-        .with_layer(&retry_after::Layer)
+        .with_layer(
+            &tower::ServiceBuilder::new()
+                .layer(wire)
+                .layer(tower::buffer::BufferLayer::new(1024))
+                .layer(retry_after::Layer),
+        )
         .build();
     Ok(Connection {
         client,

@@ -9,6 +9,7 @@ pub mod exec;
 pub mod gcp_provider;
 pub mod identity;
 mod node_pods;
+pub mod protobuf_read;
 pub mod proxy;
 pub mod request;
 pub mod retry;
@@ -20,6 +21,8 @@ pub mod store;
 pub mod stream;
 pub mod usage;
 pub mod watch;
+mod watch_body;
+pub mod wire;
 
 #[cfg(test)]
 mod stream_tests;

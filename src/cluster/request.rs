@@ -6,7 +6,9 @@
 //! third of the size, and there are hundreds of thousands of them). So the
 //! URL comes from the kind's `k8s_openapi::Resource` constants, the request
 //! from kube's own builder (`kube::core::Request`, the same query strings),
-//! and the client sends it: the same requests `Api<K>` would send.
+//! and the client sends it: the same requests `Api<K>` would send. Nodes,
+//! pods and events may come back as Kubernetes protobuf (see
+//! [`super::wire`]); pages and watch events are decoded either way.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -133,6 +135,10 @@ pub fn decode_page<K: Object>(
     bytes: &[u8],
     on_head: impl FnOnce(&ListMeta),
 ) -> Result<Page<K>, serde_json::Error> {
+    // Asked for by the `wire` layer; told apart by its first bytes.
+    if super::protobuf_read::is_protobuf(bytes) {
+        return super::protobuf_read::decode_page(bytes, on_head);
+    }
     // JSON is UTF-8 (RFC 8259): checked once over the page, in bulk, and not
     // again for each string decoded (a tenth of the decode's CPU).
     let text = std::str::from_utf8(bytes).map_err(serde::de::Error::custom)?;
@@ -278,7 +284,7 @@ pub async fn watch<K: Object>(
         .watch(params, version)
         .map_err(kube::Error::BuildRequest)?;
     request.extensions_mut().insert("watch");
-    client.request_events::<K>(request).await
+    super::watch_body::events::<K>(client, request).await
 }
 
 #[cfg(test)]

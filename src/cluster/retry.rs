@@ -119,26 +119,37 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
     }
 
     fn clone_request(&mut self, request: &Request<Body>) -> Option<Request<Body>> {
-        // Only a body held whole can be sent again; a streamed one is not retried.
-        let body = request.body().try_clone()?;
-        let mut copy = Request::builder()
-            .method(request.method().clone())
-            .uri(request.uri().clone())
-            .version(request.version())
-            .body(body)
-            .ok()?;
-        copy.headers_mut().clone_from(request.headers());
-        copy.extensions_mut().clone_from(request.extensions());
-        Some(copy)
+        copy_request(request)
     }
+}
+
+/// A copy of `request` to send again (`None` when its body is streamed:
+/// only a body held whole can be sent twice).
+pub(crate) fn copy_request(request: &Request<Body>) -> Option<Request<Body>> {
+    // Only a body held whole can be sent again; a streamed one is not retried.
+    let body = request.body().try_clone()?;
+    let mut copy = Request::builder()
+        .method(request.method().clone())
+        .uri(request.uri().clone())
+        .version(request.version())
+        .body(body)
+        .ok()?;
+    copy.headers_mut().clone_from(request.headers());
+    copy.extensions_mut().clone_from(request.extensions());
+    Some(copy)
 }
 
 /// `config` as a client whose one-off requests retry by `policy` (waits
 /// read by [`crate::cluster::retry_after::Layer`], innermost).
-pub fn client(mut config: kube::Config, policy: Policy) -> Result<kube::Client, kube::Error> {
+pub fn client(
+    mut config: kube::Config,
+    policy: Policy,
+    wire: crate::cluster::wire::Layer,
+) -> Result<kube::Client, kube::Error> {
     config.default_retry = false;
     let layers = tower::ServiceBuilder::new()
         .layer(tower::retry::RetryLayer::new(policy))
+        .layer(wire)
         .layer(tower::buffer::BufferLayer::new(1024))
         .layer(crate::cluster::retry_after::Layer);
     Ok(kube::client::ClientBuilder::try_from(config)?
@@ -149,6 +160,7 @@ pub fn client(mut config: kube::Config, policy: Policy) -> Result<kube::Client, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::wire::Layer;
 
     #[test]
     fn waits_follow_retry_after_capped_and_jittered_else_back_off() {
@@ -193,7 +205,12 @@ mod tests {
         // Throttled for 300 ms only, but told to come back in 2 s: a
         // backoff alone (250 ms, then 500 ms) would be back within 0.8 s.
         let cluster = throttled_cluster("throttle:2=0s+300ms").await;
-        let client = client(cluster.server.kube_config(), Policy::default()).unwrap();
+        let client = client(
+            cluster.server.kube_config(),
+            Policy::default(),
+            Layer::default(),
+        )
+        .unwrap();
         let started = std::time::Instant::now();
         assert_eq!(list_nodes(client).await.unwrap(), 5);
         let took = started.elapsed();
@@ -206,7 +223,7 @@ mod tests {
     async fn a_read_gives_up_within_its_bound_when_told_to_wait_an_hour() {
         let cluster = throttled_cluster("throttle:3600=0s+1m").await;
         let policy = Policy::new(3, Duration::from_millis(100));
-        let client = client(cluster.server.kube_config(), policy).unwrap();
+        let client = client(cluster.server.kube_config(), policy, Layer::default()).unwrap();
         let started = std::time::Instant::now();
         let err = list_nodes(client).await.unwrap_err();
         let took = started.elapsed();

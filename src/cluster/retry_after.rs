@@ -16,7 +16,10 @@
 //! the one-off retry (`cluster::retry`, which sees headers) and the streams
 //! (`cluster::stream`, which see a `Status`) honour the same
 //! wait. A plain-text error body becomes a `Status` with that text as its
-//! message. Never decides whether or when to retry.
+//! message. An error answer in Kubernetes protobuf (a real server writes
+//! its Status in the encoding the client preferred, see [`super::wire`]) is
+//! rewritten as the same Status in JSON first, so kube reads it as any
+//! other. Never decides whether or when to retry.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -177,13 +180,26 @@ where
             let response = answer.await.map_err(Into::into)?;
             let (mut parts, body) = response.into_parts();
             let body = axum::body::Body::new(body);
-            if !worth_reading(parts.status, &parts.headers) {
+            let protobuf_error =
+                !parts.status.is_success() && super::wire::is_protobuf(&parts.headers);
+            if !worth_reading(parts.status, &parts.headers) && !protobuf_error {
                 return Ok(Response::from_parts(parts, body));
             }
-            let Ok(bytes) = axum::body::to_bytes(body, MAX_ERROR_BODY).await else {
+            let Ok(mut bytes) = axum::body::to_bytes(body, MAX_ERROR_BODY).await else {
                 // Too large to be a Status, or cut: kube says the status code.
                 return Ok(Response::from_parts(parts, axum::body::Body::empty()));
             };
+            if let Some(json) = protobuf_error
+                .then(|| super::protobuf_read::status_json(&bytes))
+                .flatten()
+            {
+                parts.headers.remove(http::header::CONTENT_LENGTH);
+                parts.headers.insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                bytes = Bytes::from(json);
+            }
             match normalise(parts.status, &parts.headers, &bytes) {
                 Some((seconds, rewritten)) => {
                     parts.headers.insert(http::header::RETRY_AFTER, seconds);

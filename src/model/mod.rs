@@ -21,6 +21,7 @@ mod pod;
 pub mod pod_requests;
 mod pod_scheduling;
 mod pod_spec_wire;
+pub mod protobuf;
 pub mod quantity;
 mod resource;
 pub mod resource_list;

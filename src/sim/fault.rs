@@ -27,6 +27,9 @@
 //!   says the wait, the body is plain text;
 //! - `latency[:DURATION]`: every request waits DURATION (default 500ms) first;
 //! - `lose-replies`: changes are carried out, then answered 504;
+//! - `refuse-protobuf`: lists and watches that ask for Kubernetes protobuf
+//!   first are answered 406 Not Acceptable (a server or proxy that speaks
+//!   JSON only), so clients' fallback to JSON can be tested;
 //! - `bandwidth:RATE`: a slow link: everything the server sends, on every
 //!   connection together, at most RATE (`100Mbit`, `1Gbit`; bits per second),
 //!   paced by [`crate::sim::bandwidth`].
@@ -68,6 +71,8 @@ pub enum FaultKind {
     LoseReplies,
     /// Send at most this many bytes per second, all connections together.
     Bandwidth(u64),
+    /// Answer 406 to lists and watches asking for protobuf first.
+    RefuseProtobuf,
 }
 
 /// One fault and when it is active.
@@ -117,6 +122,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         ("freeze", None) => FaultKind::Freeze,
         ("gone", None) => FaultKind::Gone,
         ("lose-replies", None) => FaultKind::LoseReplies,
+        ("refuse-protobuf", None) => FaultKind::RefuseProtobuf,
         ("5xx", code) => {
             let code = code.map_or(Ok(503), |c| c.parse::<u16>().map_err(|_| c.to_owned()));
             match code {
@@ -146,6 +152,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
                 "freeze",
                 "gone",
                 "lose-replies",
+                "refuse-protobuf",
             ]
             .contains(&name) =>
         {
@@ -153,7 +160,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         }
         _ => {
             return Err(
-                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], throttle-apf[:SECONDS], latency[:DURATION], lose-replies, bandwidth:RATE"
+                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], throttle-apf[:SECONDS], latency[:DURATION], lose-replies, refuse-protobuf, bandwidth:RATE"
                     .into(),
             );
         }
@@ -360,7 +367,10 @@ impl Faults {
                     Some(end) => WatchEffect::Hold(end),
                     None => continue,
                 },
-                FaultKind::Latency(_) | FaultKind::LoseReplies | FaultKind::Bandwidth(_) => {
+                FaultKind::Latency(_)
+                | FaultKind::LoseReplies
+                | FaultKind::Bandwidth(_)
+                | FaultKind::RefuseProtobuf => {
                     continue;
                 }
             });
@@ -378,6 +388,13 @@ impl Faults {
                 _ => None,
             })
             .min()
+    }
+
+    /// Whether `refuse-protobuf` is active now.
+    pub fn refuses_protobuf(&self) -> bool {
+        self.read()
+            .active(Instant::now())
+            .any(|kind| kind == FaultKind::RefuseProtobuf)
     }
 
     /// After a write was carried out: while `lose-replies` is active, its

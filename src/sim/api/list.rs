@@ -14,6 +14,7 @@ use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::gzip;
+use super::protobuf_out;
 use super::selectors::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::table::{self, IncludeObject};
@@ -129,6 +130,14 @@ pub fn list(
             StatusCode::OK,
             &table::table(kind, rows, true, metadata),
         ));
+    }
+    if protobuf_out::wants_protobuf(info, kind) {
+        if state.faults.refuses_protobuf() {
+            return Err(protobuf_out::not_acceptable());
+        }
+        let body = protobuf_out::list_body(kind, &metadata, &page.items);
+        let compress = body.len() > gzip::COMPRESS_ABOVE_BYTES && gzip::accepts_gzip(&info.headers);
+        return Ok(protobuf_out::response(body, compress));
     }
     let size: usize = page.items.iter().map(|o| o.json.len()).sum();
     let compress = size > gzip::COMPRESS_ABOVE_BYTES && gzip::accepts_gzip(&info.headers);

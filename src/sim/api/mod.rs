@@ -14,6 +14,7 @@ pub mod logs;
 pub mod openapi;
 pub mod patch;
 mod protobuf;
+pub mod protobuf_out;
 pub mod query;
 pub mod request_log;
 pub mod routes;
@@ -128,7 +129,10 @@ pub async fn handle(state: Arc<ApiState>, request: Request<Body>) -> Response<Bo
         parts.method.as_str(),
         parts.uri.path(),
         parts.uri.query().unwrap_or_default(),
-        gzip::accepts_gzip(&parts.headers),
+        request_log::Accepts {
+            gzip: gzip::accepts_gzip(&parts.headers),
+            protobuf: protobuf_out::prefers_protobuf(&parts.headers),
+        },
     );
     let info = RequestInfo {
         method: parts.method,

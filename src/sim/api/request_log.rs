@@ -27,6 +27,8 @@ pub struct RequestRecord {
     pub query: String,
     /// Its `Accept-Encoding` allowed gzip.
     pub accepts_gzip: bool,
+    /// Its `Accept` header put Kubernetes protobuf first.
+    pub prefers_protobuf: bool,
 }
 
 impl RequestRecord {
@@ -46,6 +48,15 @@ impl RequestRecord {
     }
 }
 
+/// What a request's headers accept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Accepts {
+    /// `Accept-Encoding` allows gzip.
+    pub gzip: bool,
+    /// `Accept` puts Kubernetes protobuf first.
+    pub protobuf: bool,
+}
+
 /// The log.
 #[derive(Debug, Default)]
 pub struct RequestLog {
@@ -60,7 +71,7 @@ struct Inner {
 
 impl RequestLog {
     /// Appends one request, dropping the oldest beyond [`CAPACITY`].
-    pub fn record(&self, user: &str, method: &str, path: &str, query: &str, accepts_gzip: bool) {
+    pub fn record(&self, user: &str, method: &str, path: &str, query: &str, accepts: Accepts) {
         let mut inner = self
             .inner
             .lock()
@@ -76,7 +87,8 @@ impl RequestLog {
             method: method.to_owned(),
             path: path.to_owned(),
             query: query.to_owned(),
-            accepts_gzip,
+            accepts_gzip: accepts.gzip,
+            prefers_protobuf: accepts.protobuf,
         });
     }
 
@@ -105,7 +117,7 @@ mod tests {
                 "GET",
                 "/api/v1/nodes",
                 &format!("watch=1&resourceVersion={i}"),
-                false,
+                Accepts::default(),
             );
         }
         let kept = log.snapshot();
@@ -113,7 +125,7 @@ mod tests {
         assert_eq!(kept[0].seq, 2);
         assert_eq!(kept[0].param("resourceVersion"), Some("2"));
         assert!(kept[0].is_watch());
-        log.record("viewer", "GET", "/api/v1/pods", "", false);
+        log.record("viewer", "GET", "/api/v1/pods", "", Accepts::default());
         let last = log.snapshot().pop().expect("a request");
         assert_eq!((last.user.as_str(), last.param("watch")), ("viewer", None));
         assert!(!last.is_watch());

@@ -17,9 +17,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::list::Filter;
+use super::protobuf_out;
 use super::status::ApiError;
 use super::table::{self, IncludeObject};
 use super::{ApiState, RequestInfo, ResourcePath, to_bytes};
+use crate::model::protobuf::WATCH_MEDIA_TYPE;
 use crate::sim::resources::ResourceKind;
 use crate::sim::store::{EventType, Store, StoreError, StoreEvent, StoredObject, Subscription};
 
@@ -36,6 +38,8 @@ struct Watcher {
     filter: Filter,
     table: Option<IncludeObject>,
     columns_sent: bool,
+    /// Events as protobuf frames ([`protobuf_out`]) rather than JSON lines.
+    protobuf: bool,
 }
 
 /// Answers a WATCH request with a streaming body.
@@ -56,7 +60,16 @@ pub fn watch(
             .wants_table()
             .then(|| IncludeObject::parse(info.query.get("includeObject"))),
         columns_sent: false,
+        protobuf: protobuf_out::wants_protobuf(info, kind),
         filter,
+    };
+    if watcher.protobuf && state.faults.refuses_protobuf() {
+        return Err(protobuf_out::not_acceptable());
+    }
+    let content_type = if watcher.protobuf {
+        WATCH_MEDIA_TYPE
+    } else {
+        "application/json"
     };
     let store = &state.store;
     // Unset or "0" (and streaming lists) start with the current objects;
@@ -100,7 +113,7 @@ pub fn watch(
     *response.status_mut() = StatusCode::OK;
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
+        http::HeaderValue::from_static(content_type),
     );
     Ok(response)
 }
@@ -169,7 +182,10 @@ impl Stream {
             match wait_for_version(&store, wanted).await {
                 Ok(()) => self.subscription = store.subscribe_from(wanted),
                 Err(current) => {
-                    let _ = sender.send(Ok(too_large_line(wanted, current))).await;
+                    let line = self
+                        .watcher
+                        .status_event(&too_large_status(wanted, current));
+                    let _ = sender.send(Ok(line)).await;
                     return;
                 }
             }
@@ -177,7 +193,9 @@ impl Stream {
         let mut subscription = match self.subscription {
             Ok(subscription) => subscription,
             Err(error) => {
-                let _ = sender.send(Ok(error_line(&error))).await;
+                let _ = sender
+                    .send(Ok(self.watcher.status_event(&error_status(&error))))
+                    .await;
                 return;
             }
         };
@@ -207,7 +225,7 @@ impl Stream {
                         }
                     }
                     Err(error) => {
-                        let _ = sender.send(Ok(error_line(&error))).await;
+                        let _ = sender.send(Ok(self.watcher.status_event(&error_status(&error)))).await;
                         return;
                     }
                 },
@@ -243,6 +261,9 @@ impl Watcher {
 
     fn line(&mut self, event_type: EventType, object: &StoredObject) -> Bytes {
         match self.table {
+            None if self.protobuf => {
+                protobuf_out::object_frame(event_type.as_str(), self.kind, object)
+            }
             None => splice_event(event_type.as_str(), &object.json),
             Some(include) => {
                 let row = table::row(self.kind, &object.value(), include, jiff::Timestamp::now());
@@ -260,7 +281,23 @@ impl Watcher {
             metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
         let object = json!({"kind": self.kind.kind(), "apiVersion": self.kind.api_version(), "metadata": metadata});
+        if self.protobuf {
+            return protobuf_out::json_frame(
+                "BOOKMARK",
+                self.kind.api_version(),
+                self.kind.kind(),
+                &object,
+            );
+        }
         splice_event("BOOKMARK", &to_bytes(&object))
+    }
+
+    /// An ERROR event carrying `status`.
+    fn status_event(&self, status: &Value) -> Bytes {
+        if self.protobuf {
+            return protobuf_out::json_frame("ERROR", "v1", "Status", status);
+        }
+        splice_event("ERROR", &to_bytes(status))
     }
 }
 
@@ -296,7 +333,7 @@ async fn wait_for_version(store: &Store, wanted: u64) -> Result<(), u64> {
 /// Upstream's answer to a watch from a version the server has not reached:
 /// an in-stream ERROR with a 504 Timeout Status whose cause is
 /// `ResourceVersionTooLarge` (client-go's reflector relists on it).
-fn too_large_line(wanted: u64, current: u64) -> Bytes {
+fn too_large_status(wanted: u64, current: u64) -> Value {
     let error = ApiError::new(
         StatusCode::GATEWAY_TIMEOUT,
         "Timeout",
@@ -306,13 +343,12 @@ fn too_large_line(wanted: u64, current: u64) -> Bytes {
         "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
         "retryAfterSeconds": 1
     }));
-    splice_event("ERROR", &to_bytes(&error.to_status()))
+    error.to_status()
 }
 
-/// The in-stream ERROR event (code 410, reason Expired, for a Gone version).
-fn error_line(error: &StoreError) -> Bytes {
-    let status: Value = ApiError::from(error.clone()).to_status();
-    splice_event("ERROR", &to_bytes(&status))
+/// The Status of an in-stream ERROR event (code 410, reason Expired, for a Gone version).
+fn error_status(error: &StoreError) -> Value {
+    ApiError::from(error.clone()).to_status()
 }
 
 #[cfg(test)]
@@ -345,6 +381,7 @@ mod tests {
             },
             table: None,
             columns_sent: false,
+            protobuf: false,
         }
     }
 
@@ -388,10 +425,10 @@ mod tests {
 
     #[test]
     fn error_and_bookmark_lines() {
-        let line = error_line(&StoreError::Gone {
+        let line = watcher("").status_event(&error_status(&StoreError::Gone {
             requested: 1,
             oldest: 9,
-        });
+        }));
         let v: Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(v["type"], "ERROR");
         assert_eq!(v["object"]["code"], 410);
@@ -403,5 +440,41 @@ mod tests {
             bookmark["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
             "true"
         );
+    }
+
+    /// Upstream frames a protobuf watch as 4-byte lengths and WatchEvents
+    /// whose object is sealed in the `k8s\0` envelope.
+    #[test]
+    fn protobuf_watchers_write_frames() {
+        let mut w = watcher("");
+        w.protobuf = true;
+        let frames = [
+            w.line(EventType::Added, &stored("p", "a", 7)),
+            w.bookmark(12, false),
+            w.status_event(&error_status(&StoreError::Gone {
+                requested: 1,
+                oldest: 9,
+            })),
+        ];
+        let read: Vec<(String, String, Value)> = frames
+            .iter()
+            .map(|frame| {
+                let len = u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize;
+                assert_eq!(len, frame.len() - 4);
+                let (kind, object) =
+                    crate::model::protobuf::envelope::watch_event(&frame[4..]).unwrap();
+                let value = crate::model::protobuf::from_message(object.kind, object.raw).unwrap();
+                (kind.to_owned(), object.kind.to_owned(), value)
+            })
+            .collect();
+        assert_eq!((read[0].0.as_str(), read[0].1.as_str()), ("ADDED", "Pod"));
+        assert_eq!(read[0].2["metadata"]["name"], "p");
+        assert_eq!(read[1].2["metadata"]["resourceVersion"], "12");
+        assert_eq!(
+            (read[2].0.as_str(), read[2].1.as_str()),
+            ("ERROR", "Status")
+        );
+        assert_eq!(read[2].2["code"], 410);
+        assert_eq!(read[2].2["reason"], "Expired");
     }
 }

@@ -1,0 +1,180 @@
+//! Wire benchmark: for JSON, gzip JSON, protobuf and gzip protobuf, the
+//! bytes of the node and pod lists on the wire and the time to list every
+//! node and pod into rollcall's slim types (pages of 500, nodes and pods in
+//! parallel, as the console loads them), over loopback and over slower
+//! links (the embedded cluster's `bandwidth` fault). The embedded cluster
+//! runs in this process: CPU is both sides together.
+//!
+//! Run: `cargo run --release --example wire -- --nodes 5000 --link off --link 100Mbit`
+
+#![allow(clippy::cast_precision_loss, reason = "benchmark figures")]
+
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Parser;
+use kube::api::ListParams;
+use rollcall::cluster::request;
+use rollcall::cluster::wire::Wire;
+use rollcall::model::{Node, Pod};
+use rollcall::sim::embedded::{self, EmbeddedOptions};
+use rollcall::sim::fault::{self, Fault, FaultKind, Faults};
+
+#[path = "scale/proc_stats.rs"]
+mod proc_stats;
+
+#[derive(Parser, Debug)]
+#[command(about = "Wire benchmark: JSON, gzip, protobuf, side by side")]
+struct Args {
+    /// Generated cluster size.
+    #[arg(long, default_value_t = 5_000)]
+    nodes: usize,
+    /// Links to measure over (`off`: loopback, unpaced); repeatable.
+    #[arg(long = "link", value_name = "RATE", default_values_t = ["off".to_owned(), "100Mbit".to_owned()])]
+    links: Vec<String>,
+}
+
+/// One way of asking: the wire and whether to ask for gzip.
+const MODES: [(&str, Wire, bool); 4] = [
+    ("json", Wire::Json, false),
+    ("json+gzip", Wire::Json, true),
+    ("protobuf", Wire::Protobuf, false),
+    ("protobuf+gzip", Wire::Protobuf, true),
+];
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(&args))
+}
+
+async fn run(args: &Args) -> anyhow::Result<()> {
+    let faults = Faults::none();
+    let cluster = embedded::start(EmbeddedOptions {
+        nodes: Some(args.nodes),
+        faults: faults.clone(),
+        ..EmbeddedOptions::default()
+    })
+    .await
+    .context("starting the embedded cluster")?;
+    println!("wire benchmark: {} nodes", args.nodes);
+    println!("bytes on the wire (whole lists, one request each):");
+    let mut json_bytes = 0;
+    let mut bodies = Vec::new();
+    for (name, wire, gzip) in MODES {
+        let mut total = 0;
+        for path in ["/api/v1/nodes", "/api/v1/pods"] {
+            let body = wire_body(&cluster, path, wire, gzip).await?;
+            total += body.len();
+            if !gzip {
+                bodies.push((name, path, body));
+            }
+        }
+        if name == "json" {
+            json_bytes = total;
+        }
+        println!(
+            "  {name:<14} {:>8.1} MB  ({:.2}× JSON)",
+            mb(total),
+            total as f64 / json_bytes.max(1) as f64
+        );
+    }
+    println!("decode only, into the slim types, one core (the client's share):");
+    for (name, path, body) in &bodies {
+        let started = Instant::now();
+        let count = if path.ends_with("nodes") {
+            request::decode_page::<Node>(body, |_| {})?.items.len()
+        } else {
+            request::decode_page::<Pod>(body, |_| {})?.items.len()
+        };
+        println!(
+            "  {name:<14} {path:<14} {:>7.3} s  ({count} objects, {:.0} MB/s of body)",
+            started.elapsed().as_secs_f64(),
+            mb(body.len()) / started.elapsed().as_secs_f64()
+        );
+    }
+    for link in &args.links {
+        faults.clear();
+        if link != "off" {
+            let rate = fault::parse_rate(link).map_err(anyhow::Error::msg)?;
+            faults.install(vec![Fault {
+                kind: FaultKind::Bandwidth(rate),
+                start: std::time::Duration::ZERO,
+                length: std::time::Duration::from_secs(24 * 3600),
+            }]);
+        }
+        println!("time to every node and pod, slim (link {link}):");
+        for (name, wire, gzip) in MODES {
+            let (secs, cpu, nodes, pods) = load(&cluster, wire, gzip).await?;
+            println!("  {name:<14} {secs:>7.2} s   CPU {cpu:>6.2} s   {nodes} nodes, {pods} pods");
+        }
+    }
+    println!(
+        "RSS {:.0} MB, peak {:.0} MB (server and client together)",
+        proc_stats::rss_mb(),
+        proc_stats::peak_mb()
+    );
+    Ok(())
+}
+
+fn mb(bytes: usize) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// The body as sent: asked as `wire` asks, gzip as asked, read
+/// undecompressed.
+async fn wire_body(
+    cluster: &embedded::EmbeddedCluster,
+    path: &str,
+    wire: Wire,
+    gzip: bool,
+) -> anyhow::Result<Vec<u8>> {
+    let mut config = cluster.server.kube_config();
+    config.disable_compression = true;
+    let client = kube::Client::try_from(config)?;
+    let accept = match wire {
+        Wire::Protobuf => "application/vnd.kubernetes.protobuf, application/json",
+        Wire::Json | Wire::Auto => "application/json",
+    };
+    let request = http::Request::get(path)
+        .header(http::header::ACCEPT, accept)
+        .header(
+            http::header::ACCEPT_ENCODING,
+            if gzip { "gzip" } else { "identity" },
+        )
+        .body(kube::client::Body::empty())?;
+    let response = client.send(request).await?;
+    let body =
+        axum::body::to_bytes(axum::body::Body::new(response.into_body()), usize::MAX).await?;
+    Ok(body.to_vec())
+}
+
+/// Lists every node and pod as the console does; wall and CPU seconds.
+async fn load(
+    cluster: &embedded::EmbeddedCluster,
+    wire: Wire,
+    gzip: bool,
+) -> anyhow::Result<(f64, f64, usize, usize)> {
+    let mut config = cluster.server.kube_config();
+    config.disable_compression = !gzip;
+    let connection =
+        rollcall::cluster::connect::connection_from_config(config, "bench".into(), None, wire)?;
+    let client = connection.watch_client;
+    let params = ListParams::default().limit(500);
+    let (cpu, started) = (proc_stats::cpu_secs(), Instant::now());
+    let nodes_url = request::collection_url::<Node>(None);
+    let pods_url = request::collection_url::<Pod>(None);
+    let (nodes, pods) = tokio::join!(
+        request::list_all::<Node>(&client, &nodes_url, &params, None),
+        request::list_all::<Pod>(&client, &pods_url, &params, None),
+    );
+    let (nodes, pods) = (nodes?, pods?);
+    Ok((
+        started.elapsed().as_secs_f64(),
+        proc_stats::cpu_secs() - cpu,
+        nodes.len(),
+        pods.len(),
+    ))
+}
