@@ -62,25 +62,27 @@ pub fn progress_printer(act: &ActArgs) -> Box<dyn Fn(Progress) + Send + Sync> {
         }
         match output {
             StepOutput::Json => json_line(&step),
-            StepOutput::Table => {
-                let time = step.time.round(jiff::Unit::Second).unwrap_or(step.time);
-                let node = step
-                    .node
-                    .as_deref()
-                    .map(|n| format!(" node {n}"))
-                    .unwrap_or_default();
-                let revisions = match (step.revision_from, step.revision_to) {
-                    (Some(from), Some(to)) => format!(" r{from} → r{to}"),
-                    _ => String::new(),
-                };
-                crate::cli::out::eline(&format!(
-                    "{time}{}{revisions}: {}",
-                    crate::sanitize::sanitize(&node),
-                    crate::sanitize::sanitize(&step.message)
-                ));
-            }
+            StepOutput::Table => crate::cli::out::eline(&step_line(None, &step)),
         }
     })
+}
+
+/// One step as a line, sanitised: `TIME [CONTEXT] [node N] [rA → rB]: message`
+/// (the context of a fleet run's cluster).
+pub fn step_line(context: Option<&str>, step: &Progress) -> String {
+    let time = step.time.round(jiff::Unit::Second).unwrap_or(step.time);
+    let who = context.map(|c| format!(" {c}")).unwrap_or_default();
+    let node = step
+        .node
+        .as_deref()
+        .map(|n| format!(" node {n}"))
+        .unwrap_or_default();
+    let revisions = match (step.revision_from, step.revision_to) {
+        (Some(from), Some(to)) => format!(" r{from} → r{to}"),
+        _ => String::new(),
+    };
+    crate::sanitize::sanitize(&format!("{time}{who}{node}{revisions}: {}", step.message))
+        .into_owned()
 }
 
 /// Writes `value` as one JSON line on stdout (`-o json`).

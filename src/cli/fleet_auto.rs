@@ -22,7 +22,7 @@ use tokio::sync::Semaphore;
 
 use super::fleet_member::{Job, Outcome, Say, Shared, pause_member, run_member};
 use super::fleet_plan::{Prepared, check, prepare_plan, read_all, wave_settings};
-use crate::cli::act_args::{ActArgs, StepOutput, confirm, finish, json_line};
+use crate::cli::act_args::{ActArgs, StepOutput, confirm, finish, json_line, step_line};
 use crate::cli::cluster_args::ClusterArgs;
 use crate::fleet::waves::budget::Ledger;
 use crate::fleet::waves::file::Wave;
@@ -90,25 +90,8 @@ fn printer(act: &ActArgs) -> Say {
                 step: &step,
             }),
             StepOutput::Table => {
-                let time = step.time.round(jiff::Unit::Second).unwrap_or(step.time);
-                let node = step
-                    .node
-                    .as_deref()
-                    .map(|n| format!(" node {n}"))
-                    .unwrap_or_default();
-                let revisions = match (step.revision_from, step.revision_to) {
-                    (Some(from), Some(to)) => format!(" r{from} → r{to}"),
-                    _ => String::new(),
-                };
-                let who = if context.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {context}")
-                };
-                crate::cli::out::eline(&crate::sanitize::sanitize(&format!(
-                    "{time}{who}{node}{revisions}: {}",
-                    step.message
-                )));
+                let context = Some(context).filter(|c| !c.is_empty());
+                crate::cli::out::eline(&step_line(context, &step));
             }
         }
     })

@@ -11,7 +11,7 @@ use kube::api::WatchEvent;
 use kube::core::{Status, TypeMeta};
 use serde::de::Error as _;
 
-use super::request::{Object, Page};
+use super::object::{Object, Page};
 use crate::model::protobuf::envelope::{self, MAGIC};
 use crate::model::protobuf::from_message;
 
@@ -25,7 +25,7 @@ fn bad(what: impl std::fmt::Display) -> serde_json::Error {
 }
 
 /// Decodes a protobuf list page, handing its metadata to `on_head` first
-/// (as [`super::request::decode_page`] does for JSON).
+/// (as the request code's `decode_page` does for JSON).
 pub fn decode_page<K: Object>(
     body: &[u8],
     on_head: impl FnOnce(&ListMeta),

@@ -18,33 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use crate::model::MetaFields;
-
-/// A kind the cluster layer lists and watches: its URL from the
-/// `k8s_openapi` constants, its metadata readable through [`MetaFields`].
-pub trait Object:
-    k8s_openapi::Resource
-    + k8s_openapi::Metadata<Ty: MetaFields>
-    + Clone
-    + serde::de::DeserializeOwned
-    + std::fmt::Debug
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<K> Object for K where
-    K: k8s_openapi::Resource
-        + k8s_openapi::Metadata<Ty: MetaFields>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static
-{
-}
+pub use super::object::{Object, Page};
 
 /// The collection path of `K`: `/api/v1/nodes`, `/api/v1/namespaces/NS/pods`,
 /// `/apis/apps/v1/daemonsets` (`namespace: None`: across namespaces, or a
@@ -53,16 +27,6 @@ pub fn collection_url<K: k8s_openapi::Resource>(namespace: Option<&str>) -> Stri
     let root = if K::GROUP.is_empty() { "api" } else { "apis" };
     let scope = namespace.map_or_else(String::new, |ns| format!("namespaces/{ns}/"));
     format!("/{root}/{}/{scope}{}", K::API_VERSION, K::URL_PATH_SEGMENT)
-}
-
-/// One list page: its metadata (the continue token, the resourceVersion)
-/// and its objects.
-#[derive(Debug)]
-pub struct Page<K> {
-    /// The list's metadata.
-    pub metadata: ListMeta,
-    /// The page's objects.
-    pub items: Vec<K>,
 }
 
 /// One list page, decoded straight from the response's bytes (see

@@ -119,24 +119,8 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
     }
 
     fn clone_request(&mut self, request: &Request<Body>) -> Option<Request<Body>> {
-        copy_request(request)
+        super::resend::copy_request(request)
     }
-}
-
-/// A copy of `request` to send again (`None` when its body is streamed:
-/// only a body held whole can be sent twice).
-pub(crate) fn copy_request(request: &Request<Body>) -> Option<Request<Body>> {
-    // Only a body held whole can be sent again; a streamed one is not retried.
-    let body = request.body().try_clone()?;
-    let mut copy = Request::builder()
-        .method(request.method().clone())
-        .uri(request.uri().clone())
-        .version(request.version())
-        .body(body)
-        .ok()?;
-    copy.headers_mut().clone_from(request.headers());
-    copy.extensions_mut().clone_from(request.extensions());
-    Some(copy)
 }
 
 /// `config` as a client whose one-off requests retry by `policy` (waits

@@ -9,8 +9,8 @@ use futures::{AsyncBufReadExt, Stream, StreamExt, TryStreamExt, future::ready};
 use kube::api::WatchEvent;
 use kube::core::Status;
 
+use super::object::Object;
 use super::protobuf_read;
-use super::request::Object;
 use crate::model::protobuf::MEDIA_TYPE;
 
 /// Sends a watch request; its events as they arrive.

@@ -216,7 +216,7 @@ where
 
 /// The request again, asking for JSON (`None` when its body cannot be copied).
 fn json_again(request: &Request<kube::client::Body>) -> Option<Request<kube::client::Body>> {
-    let mut again = super::retry::copy_request(request)?;
+    let mut again = super::resend::copy_request(request)?;
     again.headers_mut().insert(
         http::header::ACCEPT,
         HeaderValue::from_static("application/json"),

@@ -2,8 +2,8 @@
 //! which contexts make the fleet ([`contexts`]), a cluster's connection in
 //! one word ([`connection`]), a template identity that holds across clusters
 //! ([`template`]), drift from the fleet's reference ([`drift`]), `--where` questions about
-//! nodes ([`query`]), preflight findings ([`preflight`]) and the fleet report ([`report`]) with its table ([`table`]). No I/O here: the command
-//! (`crate::cli::fleet`) connects and reads each cluster through the same
+//! nodes ([`query`]), preflight findings ([`preflight`]) and the fleet report ([`report`]) with its table ([`table`]). No I/O here: the `fleet`
+//! command connects and reads each cluster through the same
 //! code as `rollcall status`. The live matrix ([`live`]) observes each
 //! cluster's watch cache with that same code.
 

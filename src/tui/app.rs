@@ -223,6 +223,14 @@ impl App {
             view.logs = Some(logs.view(self.logs_page()));
             view.hints = super::keymap::hints(super::keymap::Context::Logs);
         }
+        if self.leave_on_back {
+            // Opened from the fleet matrix: quitting goes back to it.
+            for (_, hint) in &mut view.hints {
+                if *hint == "quit" {
+                    *hint = "fleet";
+                }
+            }
+        }
         let body = self.body_area();
         super::access::decorate(&mut view, self.ops.permissions.as_ref(), body.width);
         if let (Some(modal), Some(context)) = (&self.ops.modal, self.ops.context()) {

@@ -325,3 +325,20 @@ fn the_connection_note_stays_across_screens() {
             .is_some_and(|m| m.text.contains("rollcall-demo-1"))
     );
 }
+
+/// Opened from the fleet matrix, `q` goes back to it, and the footer says so.
+#[test]
+fn a_console_opened_from_the_fleet_says_q_goes_back_to_it() {
+    let mut cache = fixtures::mid_rollout();
+    let mut app = app(&mut cache, (200, 40));
+    let hint = |app: &App| {
+        app.view_model(&cache, now())
+            .hints
+            .into_iter()
+            .find(|(key, _)| key == "q")
+            .map(|(_, hint)| hint)
+    };
+    assert_eq!(hint(&app), Some("quit"));
+    app.leave_on_back = true;
+    assert_eq!(hint(&app), Some("fleet"));
+}

@@ -2,8 +2,8 @@
 //! plan|auto|rollback -f fleet.yaml`): the pure parts — the plan file and its
 //! validation ([`file`]), which contexts each wave takes ([`assign`]), the
 //! fleet's failure budget shared by clusters rolling at once ([`budget`]) and
-//! the wall-time estimate ([`estimate`]). No I/O here: the commands
-//! (`crate::cli::fleet_plan`, `fleet_auto`) read each cluster through the same
+//! the wall-time estimate ([`estimate`]). No I/O here: the `fleet
+//! plan` and `fleet auto` commands read each cluster through the same
 //! loader as `fleet status` and run each cluster with `ops::run`/`ops::drive`
 //! exactly as `rollcall auto` does.
 

@@ -3,7 +3,7 @@
 //! way into one cluster's own console. The TUI side only: what reaches it
 //! are [`FleetEvent`]s (a cluster's link, its observed row, its warm watch,
 //! a console ready to open); what it asks for are [`FleetRequest`]s. The
-//! caller (`crate::cli::fleet_live`) connects, watches and builds rows;
+//! `fleet` command's live half connects, watches and builds rows;
 //! this module never does I/O.
 
 pub mod draw;
