@@ -67,22 +67,25 @@ pub fn not_acceptable() -> ApiError {
     )
 }
 
-/// The stored object's JSON as a map (the store wrote it from one).
-fn as_map(object: &StoredObject) -> Map<String, Value> {
-    serde_json::from_slice(&object.json).unwrap_or_default()
+/// One object's message (without envelope): encoded from its stored JSON
+/// once, then the same bytes (see [`StoredObject::protobuf`]).
+fn message(kind: ResourceKind, object: &StoredObject) -> &[u8] {
+    object.protobuf(|json| encode_json(kind, json))
 }
 
-/// Writes one object's message (without envelope) into `out`.
-fn put_object(kind: ResourceKind, object: &StoredObject, out: &mut Vec<u8>) {
-    let mut map = as_map(object);
+fn encode_json(kind: ResourceKind, json: &[u8]) -> Vec<u8> {
+    // The store wrote these bytes from a map, so they parse as one.
+    let mut map: Map<String, Value> = serde_json::from_slice(json).unwrap_or_default();
     // TypeMeta travels in the envelope, not in the message.
     map.remove("kind");
     map.remove("apiVersion");
-    if let Some(encoded) = encode_object(kind.kind(), &map, out)
+    let mut out = Vec::with_capacity(json.len() * 2 / 3);
+    if let Some(encoded) = encode_object(kind.kind(), &map, &mut out)
         && !encoded.dropped.is_empty()
     {
         tracing::debug!(kind = kind.kind(), fields = ?encoded.dropped, "fields without a protobuf field were left out");
     }
+    out
 }
 
 /// A list body: the envelope around {1: ListMeta, 2: items}.
@@ -102,7 +105,7 @@ pub fn list_body(
             encode_object("ListMeta", meta, out);
         });
         for item in items {
-            wire::put_nested(raw, 2, |out| put_object(kind, item, out));
+            wire::put_bytes_field(raw, 2, message(kind, item));
         }
     });
     Bytes::from(body)
@@ -120,9 +123,10 @@ pub fn response(body: Bytes, compress: bool) -> http::Response<axum::body::Body>
 
 /// One sealed object (for a watch event).
 pub fn sealed(kind: ResourceKind, object: &StoredObject) -> Vec<u8> {
-    let mut out = Vec::with_capacity(object.json.len());
+    let message = message(kind, object);
+    let mut out = Vec::with_capacity(message.len() + 64);
     envelope::seal(kind.api_version(), kind.kind(), &mut out, |raw| {
-        put_object(kind, object, raw);
+        raw.extend_from_slice(message);
     });
     out
 }

@@ -4,6 +4,8 @@
 //! strings are interned ([`Interned`], [`Labels`]): at 65,000 nodes owned
 //! copies of every label and field cost more than 300 MB.
 
+use std::sync::OnceLock;
+
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -50,6 +52,14 @@ pub struct StoredObject {
     /// The field-selector fields this kind supports beyond `metadata.name`
     /// and `metadata.namespace` (those are the key), with their values.
     fields: Box<[(&'static str, Interned)]>,
+    /// The object's protobuf message, written the first time a client asks
+    /// for protobuf and kept: the version never changes, and re-encoding the
+    /// JSON for every list made the embedded cluster much slower at protobuf
+    /// than a kube-apiserver, which keeps objects in its own binary form
+    /// (and caches each watch event's serialization per encoding:
+    /// apiserver's `cachingObject`). About two thirds of the JSON's size,
+    /// held only for objects a protobuf client has read.
+    protobuf: OnceLock<Bytes>,
 }
 
 impl StoredObject {
@@ -98,7 +108,15 @@ impl StoredObject {
                 .into_iter()
                 .map(|(field, found)| (field, Interned::from(found)))
                 .collect(),
+            protobuf: OnceLock::new(),
         })
+    }
+
+    /// The object's protobuf message: `encode`d from its JSON the first time,
+    /// then the same bytes.
+    pub fn protobuf(&self, encode: impl FnOnce(&[u8]) -> Vec<u8>) -> &Bytes {
+        self.protobuf
+            .get_or_init(|| Bytes::from(encode(&self.json)))
     }
 
     /// The object as a JSON value (parsed from the stored bytes).
