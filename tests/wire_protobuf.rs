@@ -324,6 +324,58 @@ async fn a_server_refusing_protobuf_is_read_in_json_and_the_log_says_so() {
     );
 }
 
+/// The real binary, headless: `status --wire protobuf --log-file F` against
+/// a server that refuses protobuf reports as JSON would, and its log (only
+/// where `--log-file` says: a headless command's output is stdout) names the
+/// fallback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_headless_command_logs_the_protobuf_fallback_where_log_file_says() {
+    let cluster = cluster(None, "refuse-protobuf=1h").await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let log = dir.path().join("rollcall.log");
+    cluster
+        .server
+        .write_kubeconfig(&kubeconfig)
+        .expect("kubeconfig");
+    let args: Vec<String> = [
+        "--kubeconfig",
+        kubeconfig.to_str().expect("utf-8 path"),
+        "--wire",
+        "protobuf",
+        "--log-file",
+        log.to_str().expect("utf-8 path"),
+        "status",
+        "kube-system/node-agent",
+        "-o",
+        "json",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let output = tokio::task::spawn_blocking(move || {
+        common::run_rollcall(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .expect("rollcall ran");
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("status JSON");
+    assert!(
+        report["nodes"].is_array() || report["totals"].is_object(),
+        "{report}"
+    );
+    let written = std::fs::read_to_string(&log).expect("the log file was written");
+    assert!(
+        written
+            .lines()
+            .any(|l| l.contains("protobuf refused") && l.contains("406")),
+        "{written}"
+    );
+}
+
 /// kubectl's typed client (`drain` lists the node's pods with client-go's
 /// protobuf Accept) reads the embedded cluster's protobuf pod list: Go's own
 /// decoder agrees with the table (it names the DaemonSet pods it skips,

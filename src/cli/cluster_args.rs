@@ -80,7 +80,7 @@ pub struct GlobalArgs {
     /// Journal file for rollout actions (default: $XDG_STATE_HOME/rollcall/journal.jsonl, else ~/.local/state/rollcall/journal.jsonl).
     #[arg(long, value_name = "FILE", global = true)]
     pub journal: Option<PathBuf>,
-    /// Where logs go (default: $XDG_STATE_HOME/rollcall/rollcall.log); RUST_LOG sets the level.
+    /// Where logs go (the consoles' default: $XDG_STATE_HOME/rollcall/rollcall.log; headless commands log only when given this); RUST_LOG sets the level.
     #[arg(long, value_name = "FILE", global = true)]
     pub log_file: Option<PathBuf>,
 }

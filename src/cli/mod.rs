@@ -228,6 +228,14 @@ fn apply_globals(cli: &mut Cli) {
 /// text) and exits 2.
 pub fn run(mut cli: Cli) -> std::process::ExitCode {
     apply_globals(&mut cli);
+    // Headless commands log only where `--log-file` says (their output is
+    // stdout and stderr); the consoles open their default log themselves.
+    if let Some(path) = cli.global.log_file.as_deref()
+        && let Err(err) = console::init_logging(Some(path))
+    {
+        out::error(&err);
+        return std::process::ExitCode::from(2);
+    }
     let result: anyhow::Result<std::process::ExitCode> = match cli.command {
         None => console::run_console(&cli.console),
         Some(Command::Explain(args)) => explain::run(&args),
