@@ -168,8 +168,13 @@ pub(super) async fn carry_out(
     Ok(finish(act, outcome.exit_code(), &outcome.summary()))
 }
 
+/// How long a second Ctrl-C waits for the writes already sent to be journalled.
+const EXIT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The first Ctrl-C or SIGTERM stops every member after its current step
-/// (each pauses with the fleet's reason); a second exits at once.
+/// (each pauses with the fleet's reason); a second exits as soon as the
+/// writes already sent are journalled (sending none after it), within
+/// [`EXIT_PATIENCE`].
 fn listen_for_signals(stopper: Stopper) {
     tokio::spawn(async move {
         wait_for_signal().await;
@@ -179,8 +184,16 @@ fn listen_for_signals(stopper: Stopper) {
         stopper.stop("interrupted (Ctrl-C or SIGTERM)");
         wait_for_signal().await;
         crate::cli::out::eline(
-            "interrupted again: exiting now (clusters may be left without a pause)",
+            "interrupted again: exiting once the writes already sent are journalled \
+             (clusters may be left without a pause)",
         );
+        if !stopper.close_writes(EXIT_PATIENCE).await {
+            crate::cli::out::eline(&format!(
+                "a write sent is still unanswered after {}s: exiting without its journal line \
+                 (`kubectl get pods` shows what became of it)",
+                EXIT_PATIENCE.as_secs()
+            ));
+        }
         std::process::exit(i32::from(EXIT_INTERRUPTED));
     });
 }

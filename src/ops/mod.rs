@@ -40,6 +40,7 @@ pub mod status_kubelets;
 pub mod status_node;
 pub mod status_summary;
 pub mod write;
+pub mod write_gate;
 
 #[cfg(test)]
 pub(crate) mod testing;

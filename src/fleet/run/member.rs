@@ -14,6 +14,7 @@ use super::report::Happening;
 use super::shared::{MemberBudget, Shared};
 use crate::cluster::connect::Connection;
 use crate::fleet::waves::VETO_ANNOTATION;
+use crate::fleet::waves::node_class::NodeClass;
 use crate::model::Target;
 use crate::ops::drive::{Progress, RunContext, run as execute, write_with_retries};
 use crate::ops::follow::Follower;
@@ -89,7 +90,8 @@ async fn reach(shared: &Shared, context: &str, stop: &Interrupt) -> Result<Membe
         false,
         connection.context.clone(),
         actor,
-    );
+    )
+    .with_gate(shared.gate.clone());
     let executor = if shared.dry_run() {
         executor.into_dry_run()
     } else {
@@ -99,8 +101,12 @@ async fn reach(shared: &Shared, context: &str, stop: &Interrupt) -> Result<Membe
     let owned = context.to_owned();
     let follower = Follower::start(connection.watch_client.clone(), &target).with_notices(
         Arc::new(move |text: &str| {
-            let step = Progress::new("notice", None, text);
-            report.event(super::report::Event::member(&owned, Happening::Notice, step));
+            let notice = Progress::new("notice", None, text);
+            report.event(super::report::Event::member(
+                &owned,
+                Happening::Notice,
+                notice,
+            ));
         }),
     );
     let patience = shared.settings.patience;
@@ -147,7 +153,11 @@ pub(super) async fn ready(
     .await
     .map_err(|e| blocked(&e))?;
     if let Some(note) = note {
-        let step = Progress::new("notice", None, format!("note: the real run would fail: {note}"));
+        let step = Progress::new(
+            "notice",
+            None,
+            format!("note: the real run would fail: {note}"),
+        );
         shared.say(context, Happening::Notice, step);
     }
     let actor = member.executor.actor().to_owned();
@@ -180,7 +190,11 @@ pub(super) async fn ready(
             .map_err(|e| blocked(&e))?;
             shown(&member.follower, |state| state.pause.is_none()).await?;
             let text = "resumed: this plan's own run paused it";
-            shared.say(context, Happening::Resumed, Progress::new("resume", None, text));
+            shared.say(
+                context,
+                Happening::Resumed,
+                Progress::new("resume", None, text),
+            );
         }
     }
     if !shared.dry_run() {
@@ -246,7 +260,14 @@ pub(super) async fn advance(
         Err(StartRefusal::Failing(nodes)) => {
             let first = nodes.first().map_or_else(String::new, |n| n.node.clone());
             let refusal = StartRefusal::Failing(nodes);
-            return Ok((failed(shared, context, first, refusal.to_string()), false));
+            let outcome = failed(
+                shared,
+                context,
+                &member.follower,
+                first,
+                refusal.to_string(),
+            );
+            return Ok((outcome, false));
         }
     };
     Ok(drive(shared, context, &member, run, started).await)
@@ -290,7 +311,7 @@ pub(super) async fn drive(
             );
         }
     };
-    (outcome_of(shared, context, end), true)
+    (outcome_of(shared, context, &member.follower, end), true)
 }
 
 /// The write that records the fleet run's identity on a member
@@ -337,13 +358,13 @@ fn first_look(
 }
 
 /// A member's outcome from its run's end; a failed gate spends the budget.
-fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
+fn outcome_of(shared: &Shared, context: &str, follower: &Follower, end: RunEnd) -> Outcome {
     match end {
         RunEnd::Completed { advanced, left } => Outcome::Passed {
             moved: advanced,
             left,
         },
-        RunEnd::Paused { node, reason } => failed(shared, context, node, reason),
+        RunEnd::Paused { node, reason } => failed(shared, context, follower, node, reason),
         RunEnd::Stopped { by } => Outcome::Blocked(format!("stopped by {by}")),
         RunEnd::Halted { reason } => Outcome::Stopped(reason),
         RunEnd::Interrupted { by, how } => Outcome::Stopped(format!("interrupted by {by} ({how})")),
@@ -356,16 +377,28 @@ fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
     }
 }
 
-/// Records a failed node in the budget; past it, halts the fleet naming it.
-fn failed(shared: &Shared, context: &str, node: String, reason: String) -> Outcome {
-    let stop = shared
-        .ledger
-        .lock()
+/// Records a failed node, with its class as the member's live view shows
+/// it ([`Shared::failed`]: past the budget, or its class failing in a
+/// second cluster, halts the fleet).
+fn failed(
+    shared: &Shared,
+    context: &str,
+    follower: &Follower,
+    node: String,
+    reason: String,
+) -> Outcome {
+    let class = follower
+        .try_snapshot()
         .ok()
-        .and_then(|mut ledger| ledger.failed(context, &node, &reason));
-    if stop.is_some() {
-        shared.halt(&format!("{context}: node {node}: {reason}"));
-    }
+        .flatten()
+        .and_then(|snapshot| {
+            snapshot
+                .nodes()
+                .find(|n| n.name() == node)
+                .map(NodeClass::of)
+        })
+        .unwrap_or_default();
+    shared.failed(context, &node, &reason, &class);
     Outcome::Failed { node, reason }
 }
 
@@ -401,5 +434,9 @@ pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
         Ok(()) => format!("paused: {reason}"),
         Err(err) => format!("could not pause it: {err}"),
     };
-    shared.say(context, Happening::Paused, Progress::new("pause", None, text));
+    shared.say(
+        context,
+        Happening::Paused,
+        Progress::new("pause", None, text),
+    );
 }

@@ -38,6 +38,7 @@ use crate::fleet::waves::file::{PlanFile, Wave};
 use crate::model::DsRef;
 use crate::ops::drive::Progress;
 use crate::ops::interrupt::Interrupt;
+use crate::ops::write_gate::WriteGate;
 use shared::Shared;
 
 /// A plan file read and checked, its contexts assigned to its waves.
@@ -68,6 +69,7 @@ pub struct Stopper {
     interrupt: Interrupt,
     mark: String,
     stopped: Arc<AtomicBool>,
+    gate: WriteGate,
 }
 
 impl Stopper {
@@ -76,6 +78,16 @@ impl Stopper {
     pub fn stop(&self, why: &str) {
         self.stopped.store(true, Ordering::SeqCst);
         self.interrupt.halt(format!("{}: {why}", self.mark));
+    }
+
+    /// For a caller about to exit at once (a second Ctrl-C): sends no more
+    /// writes, and waits up to `patience` for those already sent to be
+    /// answered and journalled; whether they all were. (Exiting between a
+    /// delete and its journal line would leave a pod deleted that no
+    /// journal names.)
+    pub async fn close_writes(&self, patience: std::time::Duration) -> bool {
+        self.interrupt.request();
+        self.gate.close_and_drain(patience).await
     }
 
     /// Whether [`Stopper::stop`] was called.
@@ -99,7 +111,9 @@ impl FleetRun {
             daemonset: plan.daemonset.clone(),
             digest: plan.digest.clone(),
             ledger: Arc::new(Mutex::new(Ledger::new(plan.plan.budget))),
+            classes: Mutex::default(),
             interrupt: interrupt.clone(),
+            gate: WriteGate::default(),
             report,
             connector,
             settings,
@@ -108,6 +122,7 @@ impl FleetRun {
             interrupt,
             mark: shared.mark(),
             stopped: Arc::new(AtomicBool::new(false)),
+            gate: shared.gate.clone(),
         };
         FleetRun {
             plan,

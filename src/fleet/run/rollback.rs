@@ -47,7 +47,9 @@ pub(super) async fn rollback_member(
             && !options.despite_fit
             && let Some(refusal) = unfit_nodes(&snapshot, &rollback_nodes(&snapshot), to)
         {
-            return Err(Outcome::Blocked(format!("revision {to}: {refusal}")));
+            return Err(Outcome::Blocked(format!(
+                "revision {to}: {refusal} (--despite-fit)"
+            )));
         }
         start_rollback(
             &snapshot,
@@ -65,7 +67,11 @@ pub(super) async fn rollback_member(
         start.to,
         start.order.len()
     );
-    shared.say(context, Happening::Step, Progress::new("rollback", None, text));
+    shared.say(
+        context,
+        Happening::Step,
+        Progress::new("rollback", None, text),
+    );
     if shared.dry_run() {
         return Ok((Outcome::DryRun, false));
     }
@@ -82,7 +88,11 @@ pub(super) async fn rollback_member(
             .await
             .map_err(|e| blocked(&e))?;
         let text = "the DaemonSet's controller moves the nodes back (RollingUpdate)";
-        shared.say(context, Happening::Step, Progress::new("rollback", None, text));
+        shared.say(
+            context,
+            Happening::Step,
+            Progress::new("rollback", None, text),
+        );
         let passed = Outcome::Passed {
             moved: 0,
             left: Vec::new(),

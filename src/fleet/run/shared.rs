@@ -9,10 +9,12 @@ use super::connector::Connector;
 use super::report::{Event, Happening, Report};
 use super::settings::FleetSettings;
 use crate::fleet::waves::budget::{Ledger, Reserve};
+use crate::fleet::waves::node_class::{ClassFailures, NodeClass};
 use crate::model::DsRef;
 use crate::ops::drive::Progress;
 use crate::ops::interrupt::Interrupt;
 use crate::ops::shared_budget::SharedBudget;
+use crate::ops::write_gate::WriteGate;
 
 /// What every member of one fleet run shares.
 pub(super) struct Shared {
@@ -25,8 +27,12 @@ pub(super) struct Shared {
     pub digest: String,
     /// The failure budget.
     pub ledger: Arc<Mutex<Ledger>>,
+    /// Failed nodes by class: one class failing in two clusters stops the run.
+    pub classes: Mutex<ClassFailures>,
     /// The fleet's stop (its operator, or a failure past the budget).
     pub interrupt: Interrupt,
+    /// The gate every member's writes pass (closed when the run must exit now).
+    pub gate: WriteGate,
     /// Where each step goes.
     pub report: Arc<dyn Report>,
     /// The way to each cluster.
@@ -48,6 +54,29 @@ impl Shared {
             ledger.stop_with(cause.to_owned());
         }
         self.interrupt.halt(reason);
+    }
+
+    /// Records a failed node in the budget and by its class; halts the
+    /// fleet when the budget is spent (naming the node) or the class has
+    /// failed in another cluster too (naming the class).
+    pub fn failed(&self, context: &str, node: &str, reason: &str, class: &NodeClass) {
+        // The class first: when both stop the run, the class says more.
+        if let Some(cause) = self
+            .classes
+            .lock()
+            .ok()
+            .and_then(|mut classes| classes.failed(class, context, node, reason))
+        {
+            self.halt(&cause);
+        }
+        let spent = self
+            .ledger
+            .lock()
+            .ok()
+            .and_then(|mut ledger| ledger.failed(context, node, reason));
+        if spent.is_some() {
+            self.halt(&format!("{context}: node {node}: {reason}"));
+        }
     }
 
     /// Whether this is a dry run.
@@ -113,5 +142,105 @@ impl SharedBudget for MemberBudget {
             ledger.release(*held);
             *held = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::waves::file::Budget;
+
+    struct Nowhere;
+
+    impl Connector for Nowhere {
+        fn connect<'a>(
+            &'a self,
+            _context: &'a str,
+        ) -> futures::future::BoxFuture<'a, Result<crate::cluster::connect::Connection, String>>
+        {
+            Box::pin(async { Err("no cluster in a unit test".to_owned()) })
+        }
+    }
+
+    fn shared(budget: Budget) -> Shared {
+        Shared {
+            verb: "roll out",
+            daemonset: "kube-system/node-agent".parse().expect("a DaemonSet"),
+            digest: "d1".to_owned(),
+            ledger: Arc::new(Mutex::new(Ledger::new(budget))),
+            classes: Mutex::default(),
+            interrupt: Interrupt::never(),
+            gate: WriteGate::default(),
+            report: Arc::new(super::super::report::Silent),
+            connector: Arc::new(Nowhere),
+            settings: FleetSettings {
+                namespace: None,
+                journal: crate::ops::journal::Journal::new("/nonexistent/journal".into()),
+                dry_run: false,
+                skip_unreachable: false,
+                patience: std::time::Duration::from_secs(1),
+                by: "test".to_owned(),
+            },
+        }
+    }
+
+    fn edge() -> NodeClass {
+        NodeClass {
+            architecture: "arm64".to_owned(),
+            instance_type: "t4g.large".to_owned(),
+            ..NodeClass::default()
+        }
+    }
+
+    #[test]
+    fn one_class_failing_in_two_clusters_stops_the_run_within_the_budget() {
+        let run = shared(Budget {
+            nodes: 5,
+            clusters: 5,
+        });
+        run.failed("eu-1", "edge-0", "CrashLoopBackOff", &edge());
+        assert!(
+            !run.interrupt.requested(),
+            "one failure is within the budget"
+        );
+        run.failed("us-1", "edge-3", "CrashLoopBackOff", &edge());
+        assert!(run.interrupt.requested());
+        let stop = run
+            .ledger
+            .lock()
+            .expect("ledger")
+            .stopped()
+            .map(str::to_owned);
+        assert_eq!(
+            stop.as_deref(),
+            Some(
+                "node class [arch arm64, instance type t4g.large] failed in two clusters: \
+                 eu-1 node edge-0 (CrashLoopBackOff), us-1 node edge-3 (CrashLoopBackOff)"
+            )
+        );
+        assert!(
+            run.interrupt
+                .halt_reason()
+                .is_some_and(|r| r.starts_with("fleet run d1: stopped: node class [")),
+            "{:?}",
+            run.interrupt.halt_reason()
+        );
+    }
+
+    #[test]
+    fn two_classes_failing_stop_only_past_the_budget() {
+        let run = shared(Budget {
+            nodes: 1,
+            clusters: 5,
+        });
+        run.failed("eu-1", "edge-0", "CrashLoopBackOff", &edge());
+        run.failed("us-1", "gen-0", "ImagePullBackOff", &NodeClass::default());
+        let stop = run
+            .ledger
+            .lock()
+            .expect("ledger")
+            .stopped()
+            .map(str::to_owned);
+        assert_eq!(stop.as_deref(), Some("us-1: node gen-0: ImagePullBackOff"));
     }
 }
