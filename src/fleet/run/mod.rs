@@ -21,6 +21,8 @@ pub mod report;
 mod rollback;
 pub mod settings;
 mod shared;
+#[cfg(test)]
+mod tests;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,6 +54,22 @@ pub struct RunPlan {
     pub daemonset: DsRef,
     /// Which contexts each wave takes.
     pub assignment: Assignment,
+}
+
+impl RunPlan {
+    /// `plan` with the contexts `available` assigned to its waves (every
+    /// context the plan's `clusters` match in exactly one wave, or
+    /// excluded); `Err` says why the plan does not hold.
+    pub fn assigned(plan: PlanFile, available: &[String]) -> Result<RunPlan, String> {
+        let daemonset = plan.daemonset()?;
+        let assignment = crate::fleet::waves::assign::assign(&plan, available)?;
+        Ok(RunPlan {
+            digest: plan.digest(),
+            plan,
+            daemonset,
+            assignment,
+        })
+    }
 }
 
 /// A fleet run, ready to be carried out once.
@@ -138,7 +156,9 @@ impl FleetRun {
     }
 
     /// Carries the plan out wave by wave; pauses every touched member when
-    /// the run stops; how it ended.
+    /// the run stops; how it ended. The future is not `Send` (a member's
+    /// run is not): drive it with `block_on`, or in a `LocalSet`, on a
+    /// runtime of its own when the caller must not block.
     pub async fn carry_out(self) -> FleetOutcome {
         let shared = &self.shared;
         let would = shared.would();
