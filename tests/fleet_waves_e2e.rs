@@ -607,3 +607,75 @@ fn a_veto_and_an_unreachable_member_are_skipped_by_name() {
         "{deletes:?}"
     );
 }
+
+#[test]
+fn one_node_class_failing_in_two_clusters_stops_the_fleet_naming_the_class() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    // The small scenario's new revision crash-loops on the edge pool (arm64,
+    // t4g.large), in every member alike; the budget alone would let the
+    // wave pass with both failures.
+    let fleet = Fleet::start(3, false);
+    let plan = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 3, clusters: 3}\nwaves:\n  - name: first\n    clusters: [rollcall-sim-1, rollcall-sim-2]\n    canary: node-pool=edge\n    soak: 1s\n    timeout: 30s\n    parallel: 2\n  - name: rest\n    clusters: [rollcall-sim-3]\n    soak: 1s\n",
+    );
+    let output = fleet.rollcall(&["fleet", "auto", "-f", plan.to_str().unwrap(), "--yes"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let said = text(&output);
+    let end = said.lines().last().unwrap_or_default();
+    assert!(end.starts_with("stopped: node class ["), "{end}");
+    assert!(
+        end.contains("arch arm64") && end.contains("instance type t4g.large"),
+        "{end}"
+    );
+    assert!(
+        end.contains("rollcall-sim-1 node edge-") && end.contains("rollcall-sim-2 node edge-"),
+        "{end}"
+    );
+    assert!(end.contains("not reached: rollcall-sim-3"), "{end}");
+    assert!(
+        fleet
+            .deletes()
+            .iter()
+            .all(|(context, _, _)| context != "rollcall-sim-3")
+    );
+}
+
+#[test]
+fn a_fleet_rollback_with_include_cordoned_moves_cordoned_nodes_back_too() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let fleet = Fleet::start(1, true);
+    let plan = fleet.plan(
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    batch: 2\n    soak: 1s\n    timeout: 30s\n",
+    );
+    let path = plan.to_str().unwrap();
+    let output = fleet.rollcall(&["fleet", "auto", "-f", path, "--yes"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let forward = fleet.deletes().len();
+    common::kubectl(
+        &fleet.path("kubeconfig"),
+        &fleet.path("kubectl-cache"),
+        &["--context", "rollcall-sim-1", "cordon", "general-01"],
+    );
+    // Without --include-cordoned the cordoned node would be left, the rollback incomplete (exit 1).
+    let output = fleet.rollcall(&[
+        "fleet",
+        "rollback",
+        "-f",
+        path,
+        "--yes",
+        "--include-cordoned",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let back = fleet.deletes().split_off(forward);
+    assert_eq!(back.len(), 5, "{back:?}");
+    assert!(
+        back.iter().any(|(_, node, _)| node == "general-01"),
+        "the cordoned node moved back: {back:?}"
+    );
+    let ds = fleet.daemonset(1);
+    assert!(all_updated(&ds), "{}", ds["status"]);
+}

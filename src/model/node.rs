@@ -94,7 +94,7 @@ pub struct NodeStatus {
     /// Shared with every node that has the same (one instance type).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub allocatable: Shared<ResourceList>,
-    /// `status.nodeInfo` (only the kubelet's version is kept).
+    /// `status.nodeInfo` (the versions and the build a node class is made of).
     #[serde(default, skip_serializing_if = "NodeSystemInfo::is_empty")]
     pub node_info: NodeSystemInfo,
 }
@@ -106,11 +106,27 @@ pub struct NodeSystemInfo {
     /// `kubeletVersion`, e.g. `v1.33.2`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubelet_version: Option<Interned>,
+    /// `osImage`, e.g. `Amazon Linux 2023.6.20241111`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_image: Option<Interned>,
+    /// `kernelVersion`, e.g. `6.1.112-124.190.amzn2023.x86_64`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_version: Option<Interned>,
+    /// `containerRuntimeVersion`, e.g. `containerd://1.7.23`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_runtime_version: Option<Interned>,
+    /// `architecture`, e.g. `amd64`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub architecture: Option<Interned>,
 }
 
 impl NodeSystemInfo {
     fn is_empty(&self) -> bool {
         self.kubelet_version.is_none()
+            && self.os_image.is_none()
+            && self.kernel_version.is_none()
+            && self.container_runtime_version.is_none()
+            && self.architecture.is_none()
     }
 }
 

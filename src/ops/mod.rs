@@ -25,6 +25,7 @@ pub mod journal_action;
 pub mod not_found;
 pub mod owner_guard;
 pub mod pause;
+pub mod precheck;
 pub mod preflight;
 pub mod rbac;
 pub mod revert_watch;
@@ -39,6 +40,7 @@ pub mod status_kubelets;
 pub mod status_node;
 pub mod status_summary;
 pub mod write;
+pub mod write_gate;
 
 #[cfg(test)]
 pub(crate) mod testing;

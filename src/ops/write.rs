@@ -22,6 +22,7 @@ use crate::ops::error::{Attempt, OpsError, from_kube};
 use crate::ops::journal::{Journal, JournalEntry};
 use crate::ops::journal_action::JournalAction;
 use crate::ops::state::{RolloutState, state_patch};
+use crate::ops::write_gate::WriteGate;
 
 /// The field manager rollcall writes under.
 pub const FIELD_MANAGER: &str = "rollcall";
@@ -269,6 +270,9 @@ pub struct WriteEvent {
     pub journal_error: Option<OpsError>,
 }
 
+/// Why a write was not sent after its run's gate closed.
+pub const GATE_CLOSED: &str = "not sent: rollcall is exiting (interrupted twice)";
+
 /// Runs writes: single flight, no retries, journaled.
 #[derive(Clone)]
 pub struct Executor {
@@ -280,6 +284,9 @@ pub struct Executor {
     /// In a dry run, the writes that would have been sent, in order (nothing is
     /// sent or journaled).
     dry_run: Option<DryRun>,
+    /// The gate each write passes until its journal line is written (a run
+    /// that must exit waits there for it).
+    gate: Option<WriteGate>,
 }
 
 /// The writes a dry-run executor was asked to make, shared with its clones.
@@ -330,7 +337,16 @@ impl Executor {
             context,
             actor,
             dry_run: None,
+            gate: None,
         }
+    }
+
+    /// The same executor with every write passing `gate`: counted in flight
+    /// until journalled, refused once the gate is closed.
+    #[must_use]
+    pub fn with_gate(mut self, gate: WriteGate) -> Self {
+        self.gate = Some(gate);
+        self
     }
 
     /// The same executor in dry-run mode: every write is recorded (see
@@ -421,6 +437,12 @@ impl Executor {
             let action = request.record.action.to_string();
             return (Err(OpsError::ReadOnly { action }), None);
         }
+        // Held until the journal line is written (dropped at the return).
+        let _pass = match self.gate.as_ref().map(WriteGate::enter) {
+            Some(None) => return (Err(OpsError::Invalid(GATE_CLOSED.to_owned())), None),
+            Some(Some(pass)) => Some(pass),
+            None => None,
+        };
         let mut result = execute(&self.client, &request.write).await;
         let mut request = std::borrow::Cow::Borrowed(request);
         if let (
@@ -665,6 +687,83 @@ mod executor_tests {
         let err = executor.run(&request).await.unwrap_err();
         assert!(matches!(err, OpsError::ReadOnly { .. }), "{err:?}");
         assert!(!journal.path().exists());
+    }
+
+    fn delete_on(node: &str) -> WriteRequest {
+        WriteRequest {
+            write: Write::DeletePod {
+                namespace: "ns".into(),
+                name: "p".into(),
+                uid: "u".into(),
+            },
+            record: Record {
+                node: Some(node.into()),
+                ..Record::new(JournalAction::Advance, test_target())
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_closing_gate_waits_for_the_delete_in_flight_to_be_journalled_and_sends_no_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("j.jsonl"));
+        // A server that takes the delete and answers only after a while
+        // (by hanging up: the executor journals the error).
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (accepted, mut was_accepted) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let _ = accepted.send(()).await;
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                    drop(socket);
+                });
+            }
+        });
+        let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let gate = WriteGate::default();
+        let executor = Executor::new(client, journal.clone(), false, "ctx".into(), "ana".into())
+            .with_gate(gate.clone());
+        let in_flight = {
+            let executor = executor.clone();
+            tokio::spawn(async move { executor.run(&delete_on("n1")).await })
+        };
+        was_accepted
+            .recv()
+            .await
+            .expect("the delete reached the server");
+        assert_eq!(gate.in_flight(), 1);
+        assert!(
+            journal.read_all().unwrap_or_default().is_empty(),
+            "not answered yet"
+        );
+        let drained = gate
+            .close_and_drain(std::time::Duration::from_secs(10))
+            .await;
+        assert!(drained, "the delete in flight ended within the patience");
+        let lines = journal.read_all().unwrap();
+        assert_eq!(
+            lines.len(),
+            1,
+            "its journal line is written before the exit"
+        );
+        assert_eq!(lines[0].node.as_deref(), Some("n1"));
+        in_flight.await.unwrap().unwrap_err();
+        // The delete, and the read-back of a delete whose reply was lost.
+        while was_accepted.try_recv().is_ok() {}
+        let refused = executor.run(&delete_on("n2")).await.unwrap_err();
+        assert_eq!(refused.to_string(), GATE_CLOSED);
+        assert_eq!(
+            journal.read_all().unwrap().len(),
+            1,
+            "nothing sent, nothing journalled"
+        );
+        assert!(
+            was_accepted.try_recv().is_err(),
+            "no second request reached the server"
+        );
     }
 
     #[tokio::test]

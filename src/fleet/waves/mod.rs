@@ -12,6 +12,7 @@ pub mod budget;
 pub mod estimate;
 pub mod file;
 pub mod glob;
+pub mod node_class;
 
 /// The annotation on a member DaemonSet that makes a fleet plan skip that
 /// cluster, its value saying why (a cluster-side veto).

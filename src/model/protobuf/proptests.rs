@@ -153,7 +153,7 @@ fn node() -> impl Strategy<Value = Value> {
         ),
         prop::collection::vec(condition(), 0..4),
         proptest::option::of(resources()),
-        proptest::option::of("v1\\.[0-9]{2}\\.[0-9]"),
+        proptest::option::of(("v1\\.[0-9]{2}\\.[0-9]", node_build())),
         prop::collection::vec((name(), 0i64..1 << 40), 0..4),
     )
         .prop_map(
@@ -193,7 +193,10 @@ fn node() -> impl Strategy<Value = Value> {
                 put(
                     &mut status,
                     "nodeInfo",
-                    kubelet.map(|v| json!({"kubeletVersion": v, "osImage": "Linux"})),
+                    kubelet.map(|(version, mut info)| {
+                        info["kubeletVersion"] = Value::from(version);
+                        info
+                    }),
                 );
                 let images: Vec<Value> = images
                     .into_iter()
@@ -207,6 +210,29 @@ fn node() -> impl Strategy<Value = Value> {
                 json!({"metadata": metadata, "spec": spec, "status": status})
             },
         )
+}
+
+/// The build fields of `nodeInfo` a node class is made of, each there or
+/// not, beside one rollcall never reads.
+fn node_build() -> impl Strategy<Value = Value> {
+    (
+        proptest::option::of("(Bottlerocket|Ubuntu) [0-9]\\.[0-9]{1,2}"),
+        proptest::option::of("[56]\\.[0-9]{1,2}\\.[0-9]{1,3}-[a-z0-9.]{1,12}"),
+        proptest::option::of("(containerd|cri-o)://1\\.[0-9]{1,2}\\.[0-9]"),
+        proptest::option::of("(amd64|arm64)"),
+    )
+        .prop_map(|(os, kernel, runtime, arch)| {
+            let mut info = json!({"machineID": "ec2a1b"});
+            put(&mut info, "osImage", os.map(Value::from));
+            put(&mut info, "kernelVersion", kernel.map(Value::from));
+            put(
+                &mut info,
+                "containerRuntimeVersion",
+                runtime.map(Value::from),
+            );
+            put(&mut info, "architecture", arch.map(Value::from));
+            info
+        })
 }
 
 fn container() -> impl Strategy<Value = Value> {

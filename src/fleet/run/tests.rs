@@ -1,0 +1,140 @@
+//! A fleet run's waves without clusters: a connector that reaches none
+//! shows what the run decides around its members — the wave order, the
+//! skip of an unreachable cluster, a stop before anything started — and
+//! what it reports.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+use super::*;
+use crate::cluster::connect::Connection;
+use crate::fleet::waves::file::PlanFile;
+
+/// Reaches no cluster.
+struct Nowhere;
+
+impl Connector for Nowhere {
+    fn connect<'a>(&'a self, context: &'a str) -> BoxFuture<'a, Result<Connection, String>> {
+        Box::pin(async move { Err(format!("{context} is switched off")) })
+    }
+}
+
+/// Keeps every event.
+#[derive(Default)]
+struct Kept(Mutex<Vec<Event>>);
+
+impl Report for Kept {
+    fn event(&self, event: Event) {
+        if let Ok(mut events) = self.0.lock() {
+            events.push(event);
+        }
+    }
+}
+
+impl Kept {
+    fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|events| {
+                events
+                    .iter()
+                    .map(|e| format!("{}|{}", e.context, e.step.message))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+const PLAN: &str = "daemonset: kube-system/node-agent\nclusters: [\"prod-*\"]\nwaves:\n  \
+    - name: canary\n    clusters: [prod-eu-1]\n    bake: 1h\n  \
+    - name: rest\n    clusters: [\"prod-*\"]\n";
+
+fn run(kind: Kind, skip_unreachable: bool, report: &Arc<Kept>) -> FleetRun {
+    let plan = PlanFile::parse(PLAN, "fleet.yaml").expect("a plan");
+    let contexts = ["prod-eu-1", "prod-us-1"].map(str::to_owned);
+    let plan = RunPlan::assigned(plan, &contexts).expect("assigned");
+    let settings = FleetSettings {
+        namespace: None,
+        journal: crate::ops::journal::Journal::new("/nonexistent/journal.jsonl".into()),
+        dry_run: false,
+        skip_unreachable,
+        patience: Duration::from_secs(1),
+        by: "test".to_owned(),
+    };
+    let report: Arc<dyn Report> = Arc::clone(report) as Arc<dyn Report>;
+    FleetRun::new(plan, kind, settings, Arc::new(Nowhere), report)
+}
+
+#[tokio::test(start_paused = true)]
+async fn unreachable_clusters_skipped_on_purpose_let_each_wave_pass_but_the_run_is_not_done() {
+    let report = Arc::new(Kept::default());
+    let outcome = run(Kind::Advance, true, &report).carry_out().await;
+    assert_eq!(outcome.exit_code(), 1);
+    assert_eq!(
+        outcome.summary(),
+        "incomplete: 0 node(s) moved in the clusters that passed; not passed: \
+         prod-eu-1 (skipped: unreachable: prod-eu-1 is switched off), \
+         prod-us-1 (skipped: unreachable: prod-us-1 is switched off)"
+    );
+    assert_eq!(
+        report.lines(),
+        [
+            "|start wave canary: prod-eu-1",
+            "prod-eu-1|skipped: unreachable: prod-eu-1 is switched off",
+            "|pass wave canary (with clusters skipped or failed within the budget)",
+            "|bake 1h after wave canary",
+            "|start wave rest: prod-us-1",
+            "prod-us-1|skipped: unreachable: prod-us-1 is switched off",
+            "|pass wave rest (with clusters skipped or failed within the budget)",
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rollback_walks_the_waves_last_first() {
+    let report = Arc::new(Kept::default());
+    let kind = Kind::Rollback(RollbackChoice::default());
+    let outcome = run(kind, true, &report).carry_out().await;
+    let order: Vec<&str> = outcome.members.iter().map(|m| m.context.as_str()).collect();
+    assert_eq!(order, ["prod-us-1", "prod-eu-1"]);
+    assert!(
+        !report.lines().iter().any(|l| l.contains("bake")),
+        "no bake after the last wave"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_held_wave_waits_for_its_cluster_until_its_operator_stops_the_run() {
+    let report = Arc::new(Kept::default());
+    let fleet = run(Kind::Advance, false, &report);
+    let stopper = fleet.stopper();
+    // The wave holds for its unreachable cluster, retrying, for as long as it takes.
+    let stopping = async {
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        stopper.stop("stopped from the matrix");
+    };
+    let (outcome, ()) = tokio::join!(fleet.carry_out(), stopping);
+    assert!(outcome.interrupted);
+    assert_eq!(outcome.exit_code(), crate::ops::interrupt::EXIT_INTERRUPTED);
+    assert_eq!(outcome.not_reached, ["prod-us-1"]);
+    let held = report
+        .lines()
+        .iter()
+        .filter(|l| l.starts_with("prod-eu-1|unreachable, the wave holds"))
+        .count();
+    assert_eq!(
+        held,
+        1,
+        "said once, not at every retry: {:?}",
+        report.lines()
+    );
+    assert!(
+        report
+            .lines()
+            .contains(&"prod-eu-1|stopped: stopped while unreachable".to_owned()),
+        "{:?}",
+        report.lines()
+    );
+}
