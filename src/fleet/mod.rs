@@ -13,6 +13,7 @@ pub mod drift;
 pub mod live;
 pub mod preflight;
 pub mod query;
+pub mod rehearse;
 pub mod report;
 pub mod table;
 pub mod template;

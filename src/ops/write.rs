@@ -370,7 +370,7 @@ impl Executor {
     /// whether a line was written.
     pub fn note_once(&self, record: &Record) -> Result<bool, OpsError> {
         let entry = JournalEntry {
-            time: jiff::Timestamp::now().to_string(),
+            time: crate::clock::now().to_string(),
             context: self.context.clone(),
             user: self.actor.clone(),
             daemonset: record.daemonset.key(),
@@ -447,7 +447,7 @@ impl Executor {
             _ => None,
         };
         JournalEntry {
-            time: jiff::Timestamp::now().to_string(),
+            time: crate::clock::now().to_string(),
             context: self.context.clone(),
             user: self.actor.clone(),
             daemonset: request.record.daemonset.key(),
