@@ -12,11 +12,10 @@ use crate::cli::cluster_args::{ClusterArgs, GlobalArgs, connect_saying};
 use crate::cluster::connect::Connection;
 use crate::model::DsRef;
 use crate::ops::drive::Progress;
-use crate::ops::error::OpsError;
 use crate::ops::follow::Follower;
 use crate::ops::interrupt::Interrupt;
 use crate::ops::journal::Journal;
-use crate::ops::rbac::{self, Operation};
+use crate::ops::rbac::Operation;
 use crate::ops::snapshot::Target;
 use crate::ops::write::Executor;
 
@@ -231,27 +230,22 @@ pub fn resolve(daemonset: &DsRef, cluster: &ClusterArgs, default: &str) -> anyho
 }
 
 /// Refuses in read-only mode (a dry run goes on), then asks the server whether the user may do
-/// `operation` (SelfSubjectAccessReview); a denial is an error saying which
-/// permission is missing.
+/// `operation` ([`crate::ops::precheck`]); a denial is an error saying which
+/// permission is missing (in a dry run, a note on stderr).
 pub async fn precheck(session: &Session, operation: Operation, action: &str) -> anyhow::Result<()> {
-    if session.executor.read_only() {
-        return Err(OpsError::ReadOnly {
-            action: action.to_owned(),
-        }
-        .into());
+    let checked = crate::ops::precheck::precheck(
+        &session.executor,
+        &session.connection.client,
+        &session.target,
+        operation,
+        action,
+    )
+    .await
+    .map_err(anyhow::Error::msg)?;
+    if let Some(note) = checked {
+        crate::cli::out::eline(&format!("note: the real run would fail: {note}"));
     }
-    let permissions = rbac::check(&session.connection.client, &session.target.namespace).await;
-    let allowed = permissions
-        .allows(operation)
-        .map_err(|why| anyhow::anyhow!("cannot {action} {}: {why}", session.target));
-    match allowed {
-        // A dry run still shows its writes; it says the real run would be refused.
-        Err(err) if session.executor.dry_run().is_some() => {
-            crate::cli::out::eline(&format!("note: the real run would fail: {err}"));
-            Ok(())
-        }
-        other => other,
-    }
+    Ok(())
 }
 
 /// In a dry run (`--read-only`), prints the writes that would have been sent,

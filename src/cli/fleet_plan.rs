@@ -31,7 +31,8 @@ use crate::fleet::waves::budget::Ledger;
 use crate::fleet::waves::estimate::{cluster_time, wave_time};
 use crate::fleet::waves::file::{PlanFile, Wave};
 use crate::model::DsRef;
-use crate::ops::auto::AutoPolicy;
+use crate::fleet::run::RunPlan;
+use crate::fleet::run::settings::wave_settings;
 use crate::ops::run::settings::RunSettings;
 
 /// Arguments of `rollcall fleet plan`.
@@ -143,6 +144,16 @@ pub(super) async fn read_all(prepared: &Prepared) -> Vec<(String, Result<Facts, 
 }
 
 impl Prepared {
+    /// What a fleet run carries out.
+    pub fn run_plan(&self) -> RunPlan {
+        RunPlan {
+            plan: self.plan.clone(),
+            digest: self.digest.clone(),
+            daemonset: self.daemonset.clone(),
+            assignment: self.assignment.clone(),
+        }
+    }
+
     /// The wave that takes `context`.
     pub fn wave_of(&self, context: &str) -> Option<&Wave> {
         let index = self
@@ -245,19 +256,6 @@ pub(super) struct Estimate {
     pub seconds: u64,
     /// In words, saying it is a lower bound.
     pub text: String,
-}
-
-/// The settings a wave's cluster runs with (its batch cut to what the
-/// budget lets be at risk at once).
-pub(super) fn wave_settings(wave: &Wave, ledger: &Ledger) -> RunSettings {
-    RunSettings {
-        canary_selector: wave.canary.clone(),
-        ..RunSettings::auto(AutoPolicy {
-            batch: ledger.batch_within(wave.batch),
-            soak: wave.soak.0,
-            timeout: wave.timeout.0,
-        })
-    }
 }
 
 /// Checks every cluster read against the plan: the template's digest

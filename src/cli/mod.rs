@@ -15,8 +15,6 @@ pub mod explain;
 pub mod fleet;
 pub mod fleet_auto;
 pub mod fleet_live;
-mod fleet_member;
-mod fleet_outcome;
 pub mod fleet_plan;
 mod fleet_plan_table;
 pub mod fleet_preflight;

@@ -25,6 +25,7 @@ pub mod journal_action;
 pub mod not_found;
 pub mod owner_guard;
 pub mod pause;
+pub mod precheck;
 pub mod preflight;
 pub mod rbac;
 pub mod revert_watch;

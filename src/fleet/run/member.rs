@@ -1,21 +1,20 @@
-//! One member cluster of a fleet run (`fleet auto`): connect (an unreachable
-//! cluster is waited for, or skipped with `--unreachable skip`), honour a
-//! veto, resume a pause this plan's own run left, then the very run
-//! `rollcall auto` makes — `ops::run` decided, `ops::drive` executed, its
-//! deletes journalled with the context — with the fleet's shared budget
-//! reserved before each batch and the fleet's stop as its interrupt. A
-//! failure spends the budget and, past it, halts every member at once.
+//! One member cluster of a fleet run: connect (an unreachable cluster is
+//! waited for, or skipped), honour a veto, resume a pause this plan's own
+//! run left, record the run's identity, then the very run `rollcall auto`
+//! makes — `ops::run` decided, `ops::drive` executed, its deletes journalled
+//! with the context — with the fleet's shared budget reserved before each
+//! batch and the fleet's stop as its interrupt. A failure spends the budget
+//! and, past it, halts every member at once.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::fleet_outcome::MemberBudget;
-pub(super) use super::fleet_outcome::Outcome;
-use crate::cli::act_args::{ActArgs, Session, follow, open, precheck};
-use crate::cli::cluster_args::ClusterArgs;
+use super::outcome::Outcome;
+use super::report::Happening;
+use super::shared::{MemberBudget, Shared};
+use crate::cluster::connect::Connection;
 use crate::fleet::waves::VETO_ANNOTATION;
-use crate::fleet::waves::budget::Ledger;
-use crate::model::DsRef;
+use crate::model::Target;
 use crate::ops::drive::{Progress, RunContext, run as execute, write_with_retries};
 use crate::ops::follow::Follower;
 use crate::ops::interrupt::Interrupt;
@@ -23,73 +22,39 @@ use crate::ops::pause::{PauseRequest, pause, resume};
 use crate::ops::rbac::Operation;
 use crate::ops::run::settings::{RunSettings, StartRefusal};
 use crate::ops::run::{Run, RunEnd, Started};
+use crate::ops::write::Executor;
 
 /// How long a held wave waits before trying an unreachable cluster again.
 const HOLD_RETRY: Duration = Duration::from_secs(5);
 
-/// Says one step of a cluster (`""`: of the fleet).
-pub(super) type Say = Arc<dyn Fn(&str, Progress) + Send + Sync>;
-
-/// What every member of one fleet run shares.
-pub(super) struct Shared {
-    /// `roll out` or `roll back`, in messages.
-    pub verb: &'static str,
-    /// The global cluster flags (each member sets its own context).
-    pub cluster: ClusterArgs,
-    /// The DaemonSet.
-    pub daemonset: DsRef,
-    /// --yes, --journal, --read-only (a dry run), -o, -q.
-    pub act: ActArgs,
-    /// The plan's digest: every pause this run leaves starts with
-    /// [`Shared::mark`], so a later run of the same plan resumes them.
-    pub digest: String,
-    /// The failure budget.
-    pub ledger: Arc<Mutex<Ledger>>,
-    /// The fleet's stop (a signal, or a failure past the budget).
-    pub interrupt: Interrupt,
-    /// One line per step, with the context.
-    pub say: Say,
-    /// Skip an unreachable cluster instead of holding the wave.
-    pub skip_unreachable: bool,
-}
-
-impl Shared {
-    /// How every pause reason this run writes begins.
-    pub fn mark(&self) -> String {
-        format!("fleet run {}", self.digest)
-    }
-
-    /// Stops every member with `cause` (the first cause stands).
-    pub fn halt(&self, cause: &str) {
-        let reason = format!("{}: stopped: {cause}", self.mark());
-        if let Ok(mut ledger) = self.ledger.lock() {
-            ledger.stop_with(cause.to_owned());
-        }
-        self.interrupt.halt(reason);
-    }
-
-    fn dry_run(&self) -> bool {
-        self.act.read_only
-    }
+/// A member connected: its DaemonSet, its one writer, its live view.
+pub(super) struct Member {
+    /// The connection.
+    pub connection: Connection,
+    /// The DaemonSet there.
+    pub target: Target,
+    /// The one writer (a dry run's records instead of sending).
+    pub executor: Executor,
+    /// The DaemonSet, followed live.
+    pub follower: Follower,
 }
 
 /// Connects to `context` and follows its DaemonSet until a first view
-/// arrives within the request timeout: waits while it is unreachable (the
-/// wave holds), or gives up at once with `--unreachable skip`; `Err` is the
-/// outcome. (Connecting alone proves nothing: a kubeconfig is read without
-/// asking the server.)
-async fn connect(shared: &Shared, context: &str) -> Result<(Session, Follower), Outcome> {
-    let (cluster, patience) = member_cluster(shared, context);
+/// arrives within the patience: waits while it is unreachable (the wave
+/// holds), or gives up at once when told to skip; `Err` is the outcome.
+/// (Connecting alone proves nothing: a kubeconfig is read without asking
+/// the server.)
+async fn connect(shared: &Shared, context: &str) -> Result<Member, Outcome> {
     let mut said = false;
     loop {
-        let why = match reach(shared, &cluster, patience, &shared.interrupt).await {
+        let why = match reach(shared, context, &shared.interrupt).await {
             Ok(reached) => return Ok(reached),
             Err(why) => why,
         };
         if shared.interrupt.requested() {
             return Err(Outcome::Stopped("stopped while unreachable".to_owned()));
         }
-        if shared.skip_unreachable {
+        if shared.settings.skip_unreachable {
             return Err(Outcome::Skipped(format!("unreachable: {why}")));
         }
         if !said {
@@ -98,7 +63,7 @@ async fn connect(shared: &Shared, context: &str) -> Result<(Session, Follower), 
                  without it): {why}",
                 HOLD_RETRY.as_secs(),
             );
-            (shared.say)(context, Progress::new("hold", None, text));
+            shared.say(context, Happening::Held, Progress::new("hold", None, text));
             said = true;
         }
         tokio::select! {
@@ -108,33 +73,40 @@ async fn connect(shared: &Shared, context: &str) -> Result<(Session, Follower), 
     }
 }
 
-/// The cluster flags for `context`, and how long a first view may take.
-fn member_cluster(shared: &Shared, context: &str) -> (ClusterArgs, std::time::Duration) {
-    let cluster = ClusterArgs {
-        context: Some(context.to_owned()),
-        ..shared.cluster.clone()
+/// One try of [`connect`]: the member with a first view, or why not.
+async fn reach(shared: &Shared, context: &str, stop: &Interrupt) -> Result<Member, String> {
+    let connection = shared.connector.connect(context).await?;
+    let target = shared
+        .daemonset
+        .resolve(shared.settings.namespace.as_deref(), &connection.namespace)
+        .map_err(|err| err.to_string())?;
+    let actor = crate::ops::journal::actor(&connection).await;
+    // Writes go without kube's retry layer: a delete is never resent; a lost
+    // reply is resolved by reading the pod back.
+    let executor = Executor::new(
+        connection.watch_client.clone(),
+        shared.settings.journal.clone(),
+        false,
+        connection.context.clone(),
+        actor,
+    );
+    let executor = if shared.dry_run() {
+        executor.into_dry_run()
+    } else {
+        executor
     };
-    let patience = cluster
-        .connect_options()
-        .request_timeout
-        .unwrap_or(crate::cluster::connect::DEFAULT_REQUEST_TIMEOUT);
-    (cluster, patience)
-}
-
-/// One try of [`connect`]: the session and a follower with a first view, or why not.
-async fn reach(
-    shared: &Shared,
-    cluster: &ClusterArgs,
-    patience: std::time::Duration,
-    stop: &Interrupt,
-) -> Result<(Session, Follower), String> {
-    let session = open(cluster, &shared.daemonset, &shared.act)
-        .await
-        .map_err(|err| crate::cli::error_text(&err))?;
-    let follower = follow(&session);
+    let report = Arc::clone(&shared.report);
+    let owned = context.to_owned();
+    let follower = Follower::start(connection.watch_client.clone(), &target).with_notices(
+        Arc::new(move |text: &str| {
+            let step = Progress::new("notice", None, text);
+            report.event(super::report::Event::member(&owned, Happening::Notice, step));
+        }),
+    );
+    let patience = shared.settings.patience;
     tokio::select! {
         first = tokio::time::timeout(patience, follower.snapshot()) => match first {
-            Ok(Ok(_)) => Ok((session, follower)),
+            Ok(Ok(_)) => Ok(Member { connection, target, executor, follower }),
             Ok(Err(err)) => Err(err.to_string()),
             Err(_) => Err(format!(
                 "no view of the DaemonSet within {}s (--request-timeout)",
@@ -142,39 +114,6 @@ async fn reach(
             )),
         },
         () = stop.wait() => Err("interrupted".to_owned()),
-    }
-}
-
-/// What a fleet run does in each member.
-#[derive(Clone, Debug)]
-pub(super) enum Job {
-    /// Auto-advance with these settings (`fleet auto`).
-    Advance(RunSettings),
-    /// Roll back, and move the nodes back (`fleet rollback`).
-    Rollback(super::fleet_rollback::RollbackJob),
-}
-
-/// Does `job` on `context`; the outcome, and whether a run was started
-/// there (the member was touched).
-pub(super) async fn run_member(
-    shared: Arc<Shared>,
-    context: String,
-    wave: String,
-    job: Job,
-) -> (Outcome, bool) {
-    let done = match job {
-        // Boxed: a run's future is large, and a wave holds one per cluster.
-        Job::Advance(settings) => Box::pin(member(&shared, &context, &wave, settings)).await,
-        Job::Rollback(job) => {
-            Box::pin(super::fleet_rollback::rollback_member(
-                &shared, &context, &wave, job,
-            ))
-            .await
-        }
-    };
-    match done {
-        Ok(done) => done,
-        Err(outcome) => (outcome, false),
     }
 }
 
@@ -191,19 +130,29 @@ pub(super) async fn ready(
     context: &str,
     wave: &str,
     operation: Operation,
-) -> Result<(Session, Follower), Outcome> {
+) -> Result<Member, Outcome> {
     if shared.interrupt.requested() {
         return Err(Outcome::Stopped(
             "the fleet stopped before this cluster started".to_owned(),
         ));
     }
-    let (session, follower) = connect(shared, context).await?;
-    precheck(&session, operation, shared.verb)
-        .await
-        .map_err(|e| blocked(&e))?;
-    let actor = session.executor.actor().to_owned();
+    let member = connect(shared, context).await?;
+    let note = crate::ops::precheck::precheck(
+        &member.executor,
+        &member.connection.client,
+        &member.target,
+        operation,
+        shared.verb,
+    )
+    .await
+    .map_err(|e| blocked(&e))?;
+    if let Some(note) = note {
+        let step = Progress::new("notice", None, format!("note: the real run would fail: {note}"));
+        shared.say(context, Happening::Notice, step);
+    }
+    let actor = member.executor.actor().to_owned();
     let state = {
-        let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
+        let snapshot = member.follower.snapshot().await.map_err(|e| blocked(&e))?;
         first_look(&snapshot)?
     };
     // A rollback supersedes a pause of the rollout it undoes (as `rollcall rollback`).
@@ -223,33 +172,33 @@ pub(super) async fn ready(
         if !shared.dry_run() {
             let now = jiff::Timestamp::now();
             write_with_retries(
-                &follower,
+                &member.follower,
                 |s| resume(s, &actor, now).map(Some),
-                &session.executor,
+                &member.executor,
             )
             .await
             .map_err(|e| blocked(&e))?;
-            shown(&follower, |state| state.pause.is_none()).await?;
+            shown(&member.follower, |state| state.pause.is_none()).await?;
             let text = "resumed: this plan's own run paused it";
-            (shared.say)(context, Progress::new("resume", None, text));
+            shared.say(context, Happening::Resumed, Progress::new("resume", None, text));
         }
     }
     if !shared.dry_run() {
         let identity = format!("plan {} wave {wave}", shared.digest);
         let now = jiff::Timestamp::now();
         write_with_retries(
-            &follower,
+            &member.follower,
             |s| identity_write(s, &identity, &actor, now),
-            &session.executor,
+            &member.executor,
         )
         .await
         .map_err(|e| blocked(&e))?;
-        shown(&follower, |state| {
+        shown(&member.follower, |state| {
             state.fleet_run.as_deref() == Some(&identity)
         })
         .await?;
     }
-    Ok((session, follower))
+    Ok(member)
 }
 
 /// Waits until the live view shows a state write just made (the run's start
@@ -278,16 +227,17 @@ async fn shown(
     }
 }
 
-async fn member(
+/// One member's auto-advance: ready, started as `rollcall auto` starts, driven.
+pub(super) async fn advance(
     shared: &Shared,
     context: &str,
     wave: &str,
     settings: RunSettings,
 ) -> Result<(Outcome, bool), Outcome> {
-    let (session, follower) = ready(shared, context, wave, Operation::Auto).await?;
-    let actor = session.executor.actor().to_owned();
+    let member = ready(shared, context, wave, Operation::Auto).await?;
+    let actor = member.executor.actor().to_owned();
     let started = {
-        let snapshot = follower.snapshot().await.map_err(|e| blocked(&e))?;
+        let snapshot = member.follower.snapshot().await.map_err(|e| blocked(&e))?;
         Run::start(&snapshot, settings, &actor, jiff::Timestamp::now())
     };
     let (run, started) = match started {
@@ -299,21 +249,20 @@ async fn member(
             return Ok((failed(shared, context, first, refusal.to_string()), false));
         }
     };
-    Ok(drive_member(shared, context, &session, &follower, run, started).await)
+    Ok(drive(shared, context, &member, run, started).await)
 }
 
 /// Executes a member's started run through `ops::drive` with the fleet's
 /// budget and stop; the outcome, the member touched.
-pub(super) async fn drive_member(
+pub(super) async fn drive(
     shared: &Shared,
     context: &str,
-    session: &Session,
-    follower: &Follower,
+    member: &Member,
     run: Run,
     started: Started,
 ) -> (Outcome, bool) {
     let budget = MemberBudget::new(Arc::clone(&shared.ledger));
-    let say = Arc::clone(&shared.say);
+    let report = Arc::clone(&shared.report);
     let owned = context.to_owned();
     let dry_run = shared.dry_run();
     let progress = move |mut step: Progress| {
@@ -321,11 +270,11 @@ pub(super) async fn drive_member(
         if dry_run && !step.message.contains("would") {
             step.message = format!("would start with: {}", step.message);
         }
-        say(&owned, step);
+        report.event(super::report::Event::member(&owned, Happening::Step, step));
     };
     let ctx = RunContext {
-        executor: &session.executor,
-        follower,
+        executor: &member.executor,
+        follower: &member.follower,
         interrupt: &shared.interrupt,
         progress: &progress,
         budget: Some(&budget),
@@ -388,7 +337,7 @@ fn first_look(
 }
 
 /// A member's outcome from its run's end; a failed gate spends the budget.
-pub(super) fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
+fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome {
     match end {
         RunEnd::Completed { advanced, left } => Outcome::Passed {
             moved: advanced,
@@ -408,7 +357,7 @@ pub(super) fn outcome_of(shared: &Shared, context: &str, end: RunEnd) -> Outcome
 }
 
 /// Records a failed node in the budget; past it, halts the fleet naming it.
-pub(super) fn failed(shared: &Shared, context: &str, node: String, reason: String) -> Outcome {
+fn failed(shared: &Shared, context: &str, node: String, reason: String) -> Outcome {
     let stop = shared
         .ledger
         .lock()
@@ -426,24 +375,23 @@ pub(super) fn failed(shared: &Shared, context: &str, node: String, reason: Strin
 pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
     let result = async {
         // After the stop: one try, which the stop itself must not cut short.
-        let (cluster, patience) = member_cluster(shared, context);
-        let (session, follower) = reach(shared, &cluster, patience, &Interrupt::never()).await?;
+        let member = reach(shared, context, &Interrupt::never()).await?;
         let request = PauseRequest {
-            by: format!("rollcall fleet auto ({})", session.executor.actor()),
+            by: format!("{} ({})", shared.settings.by, member.executor.actor()),
             reason: Some(reason.to_owned()),
             node: None,
             automatic: true,
         };
         let now = jiff::Timestamp::now();
         write_with_retries(
-            &follower,
+            &member.follower,
             |s| {
                 if s.state()?.pause.is_some() {
                     return Ok(None);
                 }
                 pause(s, &request, now).map(Some)
             },
-            &session.executor,
+            &member.executor,
         )
         .await
         .map_err(|e| e.to_string())
@@ -453,5 +401,5 @@ pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
         Ok(()) => format!("paused: {reason}"),
         Err(err) => format!("could not pause it: {err}"),
     };
-    (shared.say)(context, Progress::new("pause", None, text));
+    shared.say(context, Happening::Paused, Progress::new("pause", None, text));
 }
