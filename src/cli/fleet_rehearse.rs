@@ -94,7 +94,10 @@ pub fn run(args: &FleetRehearseArgs) -> anyhow::Result<ExitCode> {
 
 async fn rehearse(args: &FleetRehearseArgs) -> anyhow::Result<Rehearsal> {
     let took = std::time::Instant::now();
-    crate::clock::simulate(jiff::Timestamp::now());
+    // A whole second: object timestamps are whole seconds, so offsets from
+    // the start read as they were written.
+    let now = jiff::Timestamp::now();
+    crate::clock::simulate(now.round(jiff::Unit::Second).unwrap_or(now));
     let start = crate::clock::now();
     let (plan, snapshots) = read_plan(args)?;
     let target = plan

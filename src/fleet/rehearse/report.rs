@@ -67,7 +67,8 @@ pub struct Stop {
 pub struct WaveReport {
     /// Its name.
     pub name: String,
-    /// `passed`, `stopped`, `cut` (the run stopped while it ran) or `not reached`.
+    /// `passed`, `stopped` (it did not pass, or the fleet stopped while it
+    /// ran), `interrupted` or `not reached`.
     pub result: &'static str,
     /// When it started (seconds from the start).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,7 +174,7 @@ impl Rehearsal {
         let waves: Vec<WaveReport> = timeline
             .waves
             .iter()
-            .map(|wave| wave_report(wave, facts, &offset))
+            .map(|wave| wave_report(wave, outcome.interrupted, facts, &offset))
             .collect();
         let not_reached = waves
             .iter()
@@ -223,6 +224,7 @@ impl Rehearsal {
 
 fn wave_report(
     wave: &WaveTimeline,
+    interrupted: bool,
     facts: &Facts<'_>,
     offset: &dyn Fn(Timestamp) -> f64,
 ) -> WaveReport {
@@ -230,8 +232,11 @@ fn wave_report(
         name: wave.name.clone(),
         result: match wave.end {
             WaveEnd::Passed => "passed",
+            // Cut short by the fleet's stop: a failure past the budget (or
+            // an error) stops the run mid-wave, as a wave that did not pass.
             WaveEnd::Stopped => "stopped",
-            WaveEnd::Cut => "cut",
+            WaveEnd::Cut if interrupted => "interrupted",
+            WaveEnd::Cut => "stopped",
             WaveEnd::NotReached => "not reached",
         },
         start: wave.started.map(offset),

@@ -19,7 +19,7 @@ const NAME_WIDTH: usize = 20;
 pub fn render(report: &Rehearsal) -> String {
     let mut out = String::new();
     let clusters = report.waves.iter().map(|w| w.clusters.len()).sum::<usize>();
-    line(
+    wrapped(
         &mut out,
         &format!(
             "rehearsal of {} (plan {}, scenario {}): {clusters} cluster(s) in {} wave(s), simulated time",
@@ -153,7 +153,8 @@ fn ending(out: &mut String, report: &Rehearsal) {
             report.expected_wall_time.text, report.rehearsal_time.text
         ),
     );
-    wrapped(out, &format!("{}: {}", report.result, sanitize(&report.summary)));
+    // The run's own last line, as `fleet auto` ends (it begins with the result).
+    wrapped(out, &sanitize(&report.summary));
 }
 
 /// A cluster's moves grouped by the moment their pods were deleted.
