@@ -84,6 +84,10 @@ fn moves(out: &mut String, report: &Rehearsal) {
         return;
     }
     line(out, "node moves (pod deleted; its replacement Ready):");
+    let width = column(
+        report.waves.iter().flat_map(|w| &w.clusters).map(|c| c.context.as_str()),
+        "",
+    );
     for cluster in report.waves.iter().flat_map(|w| &w.clusters) {
         for batch in batches(cluster) {
             let first = &batch[0];
@@ -94,11 +98,10 @@ fn moves(out: &mut String, report: &Rehearsal) {
             let ready = ready.map_or_else(|| "not all Ready".to_owned(), |r| format!("Ready {}", offset(r)));
             let names: Vec<String> = batch.iter().map(|n| sanitize(&n.node).into_owned()).collect();
             let text = format!(
-                "  {:<w$}  {:>9}  {ready}: {}",
-                cut(&cluster.context, NAME_WIDTH),
+                "  {:<width$}  {:>9}  {ready}: {}",
+                cut(&cluster.context, width),
                 offset(first.deleted),
                 names.join(", "),
-                w = NAME_WIDTH.min(cluster.context.chars().count().max(7)),
             );
             line(out, &text);
         }
@@ -342,7 +345,7 @@ mod tests {
             assert!(line.chars().count() <= WIDTH, "{line:?}");
         }
         assert!(text.contains("canary  prod-eu-1"), "{text}");
-        assert!(text.contains("2/4"), "{text}");
+        assert!(text.contains("3/4"), "{text}");
         assert!(text.contains("bake 10m until +11m35s"), "{text}");
         assert!(text.contains("+0s  Ready +7s: general-1, general-2"), "{text}");
         assert!(text.contains("+40s  not all Ready: edge-1"), "{text}");

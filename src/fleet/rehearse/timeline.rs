@@ -3,7 +3,7 @@
 //! run itself with the simulated clock, then folded ([`fold`]) into a
 //! timeline per wave, per cluster, per node delete. Pure but for the
 //! recorder's lock; deciding what the timeline means (ready times, the
-//! stop, the nodes never reached) is [`super::report`]'s.
+//! stop, the nodes never reached) belongs to the report.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
