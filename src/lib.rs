@@ -15,6 +15,7 @@
 
 pub mod audit;
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod engine;
 pub mod fleet;

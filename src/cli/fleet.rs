@@ -61,6 +61,10 @@ impl FleetArgs {
                 rollback.run.cluster = cluster;
                 rollback.run.act.apply(global);
             }
+            Some(FleetCommand::Rehearse(rehearse)) => {
+                rehearse.namespace = cluster.namespace;
+                rehearse.journal.clone_from(&global.journal);
+            }
         }
     }
 }
@@ -91,6 +95,12 @@ pub enum FleetCommand {
     /// rollback `rollcall rollback` makes (the template patched back, then
     /// on OnDelete only the nodes on the revision being left moved back).
     Rollback(super::fleet_rollback::FleetRollbackArgs),
+    /// Carries a fleet plan out in-process on a simulated clock, against one
+    /// dump per context (--snapshots DIR) under a scenario's failure rules:
+    /// per wave, per cluster when each node moved, where the plan stops and
+    /// why, the nodes never reached, the expected wall time (exit 0 every
+    /// node moved, 1 stopped or incomplete, 2 refused).
+    Rehearse(super::fleet_rehearse::FleetRehearseArgs),
 }
 
 /// Which clusters make the fleet (one of the three).
@@ -150,6 +160,7 @@ pub fn run(args: &FleetArgs) -> anyhow::Result<ExitCode> {
         Some(FleetCommand::Plan(plan)) => block_on(super::fleet_plan::run(plan)),
         Some(FleetCommand::Auto(auto)) => block_on(super::fleet_auto::run(auto)),
         Some(FleetCommand::Rollback(rollback)) => block_on(super::fleet_rollback::run(rollback)),
+        Some(FleetCommand::Rehearse(rehearse)) => super::fleet_rehearse::run(rehearse),
     }
 }
 

@@ -116,7 +116,7 @@ pub async fn run(args: &FleetAutoArgs) -> anyhow::Result<ExitCode> {
     let act = dry_run_act(&args.act, args.dry_run);
     let prepared = prepare_plan(&args.cluster, &args.file)?;
     // Refused before anything is written: the same checks as `fleet plan`.
-    check(&prepared, &read_all(&prepared).await)?;
+    check(&prepared.run_plan(), &read_all(&prepared).await)?;
     let clusters = prepared.assignment.contexts().count();
     confirm(
         &format!(

@@ -125,7 +125,7 @@ pub(super) async fn read_all(prepared: &Prepared) -> Vec<(String, Result<Facts, 
             let name = context.name.clone();
             let task = tokio::spawn(async move {
                 let loaded = job.load(&context).await?;
-                facts(&loaded, &wave, &settings, jiff::Timestamp::now())
+                facts(&loaded, &wave, &settings, crate::clock::now())
             });
             (name, task)
         })
@@ -166,7 +166,7 @@ impl Prepared {
 }
 
 /// A cluster's facts from its snapshot.
-fn facts(
+pub(super) fn facts(
     loaded: &Loaded,
     wave: &Wave,
     settings: &RunSettings,
@@ -262,7 +262,7 @@ pub(super) struct Estimate {
 /// against the reference, each canary selector, vetoes. `Err` refuses the
 /// plan (exit 2) naming the context; else the plan per wave.
 pub(super) fn check(
-    prepared: &Prepared,
+    run_plan: &RunPlan,
     reads: &[(String, Result<Facts, Failure>)],
 ) -> anyhow::Result<PlanReport> {
     let identities: Vec<(&str, &TemplateIdentity)> = reads
@@ -280,13 +280,13 @@ pub(super) fn check(
              (digest {}, the majority's); `rollcall fleet status {}` shows the drift",
             id.digest,
             reference.digest,
-            prepared.daemonset
+            run_plan.daemonset
         );
     }
-    let ledger = Ledger::new(prepared.plan.budget);
+    let ledger = Ledger::new(run_plan.plan.budget);
     let mut waves = Vec::new();
     let mut times = Vec::new();
-    for ((name, contexts), wave) in prepared.assignment.waves.iter().zip(&prepared.plan.waves) {
+    for ((name, contexts), wave) in run_plan.assignment.waves.iter().zip(&run_plan.plan.waves) {
         let settings = wave_settings(wave, &ledger);
         let mut clusters = Vec::new();
         let mut cluster_times = Vec::new();
@@ -315,11 +315,11 @@ pub(super) fn check(
         .sum();
     let seconds: std::time::Duration = times.into_iter().sum();
     Ok(PlanReport {
-        daemonset: prepared.daemonset.to_string(),
-        digest: prepared.digest.clone(),
+        daemonset: run_plan.daemonset.to_string(),
+        digest: run_plan.digest.clone(),
         reference: reference.map(|r| r.digest),
         waves,
-        excluded: prepared.assignment.excluded.clone(),
+        excluded: run_plan.assignment.excluded.clone(),
         total,
         estimate: Estimate {
             seconds: seconds.as_secs(),
@@ -401,7 +401,7 @@ fn cluster_plan(
 pub async fn run(args: &FleetPlanArgs) -> anyhow::Result<ExitCode> {
     let prepared = prepare_plan(&args.cluster, &args.file)?;
     let reads = read_all(&prepared).await;
-    let report = check(&prepared, &reads)?;
+    let report = check(&prepared.run_plan(), &reads)?;
     match args.output {
         Output::Json => out::stdout_json(&format!("{}\n", out::json(&report, false)?))?,
         Output::Table => out::stdout(&super::fleet_plan_table::render(&report, &prepared.plan))?,

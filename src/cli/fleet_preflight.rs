@@ -177,7 +177,7 @@ struct Listed {
 /// What the lists say, through the status report (the same fit and health
 /// classification as `rollcall status`).
 fn listed_facts(snapshot: &crate::ops::snapshot::Snapshot<'_>) -> Result<Listed, Failure> {
-    let report = StatusReport::build(snapshot, jiff::Timestamp::now())
+    let report = StatusReport::build(snapshot, crate::clock::now())
         .map_err(|err| super::fleet::ops_failure(&err))?;
     let named = |pick: &dyn Fn(&crate::model::Node) -> bool| -> Vec<String> {
         snapshot

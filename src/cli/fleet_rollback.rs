@@ -43,7 +43,7 @@ pub async fn run(args: &FleetRollbackArgs) -> anyhow::Result<ExitCode> {
     let args = &args.run;
     let act = dry_run_act(&args.act, args.dry_run);
     let prepared = prepare_plan(&args.cluster, &args.file)?;
-    check(&prepared, &read_all(&prepared).await)?;
+    check(&prepared.run_plan(), &read_all(&prepared).await)?;
     let to = choice.to_revision.map_or_else(
         || "the previous revision".to_owned(),
         |r| format!("revision {r}"),

@@ -17,6 +17,7 @@ pub mod fleet_auto;
 pub mod fleet_live;
 pub mod fleet_plan;
 mod fleet_plan_table;
+pub mod fleet_rehearse;
 pub mod fleet_preflight;
 pub mod fleet_rollback;
 pub mod generate;

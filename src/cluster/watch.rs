@@ -216,7 +216,7 @@ async fn run(
             let Some(update) = ready else { break };
             batch.push(update);
         }
-        let relist = apply_batch(&shared, batch, jiff::Timestamp::now());
+        let relist = apply_batch(&shared, batch, crate::clock::now());
         if let Some(reason) = &relist {
             // Every stream starts over with a list; the old data stays on
             // screen, marked as re-listing, until each list completes.
@@ -307,7 +307,7 @@ fn start_targeted(
         Err(err) => {
             cache.apply(
                 WatchUpdate::Error(StreamKind::Pods, format!("daemonset selector: {err}")),
-                jiff::Timestamp::now(),
+                crate::clock::now(),
             );
             *started = true;
             return;

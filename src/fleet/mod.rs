@@ -15,6 +15,7 @@ pub mod drift;
 pub mod live;
 pub mod preflight;
 pub mod query;
+pub mod rehearse;
 pub mod report;
 pub mod run;
 pub mod table;

@@ -45,7 +45,7 @@ impl Progress {
     /// A progress line at `now`.
     pub fn new(event: &'static str, node: Option<&str>, message: impl Into<String>) -> Self {
         Self {
-            time: jiff::Timestamp::now(),
+            time: crate::clock::now(),
             event,
             node: node.map(str::to_owned),
             revision_from: None,
@@ -88,7 +88,7 @@ pub async fn delete_victims(
         executor.run(&request).await?;
         flights.push(InFlight {
             victim: victim.clone(),
-            started: jiff::Timestamp::now(),
+            started: crate::clock::now(),
             new_pod_uid: None,
         });
     }
@@ -106,7 +106,7 @@ pub async fn advance(
     let state = snapshot.state()?;
     ensure_advance_by_hand(snapshot, &state)?;
     let index = snapshot.index();
-    let rows = snapshot.rows(&index, jiff::Timestamp::now());
+    let rows = snapshot.rows(&index, crate::clock::now());
     let no_exclusion = std::collections::BTreeSet::new();
     let plan = snapshot.plan_for(&rows, &state, target, &no_exclusion, false)?;
     let victims = choose(&plan, target, &no_exclusion)?;
@@ -140,7 +140,7 @@ pub async fn follow_flights(
     let mut run = AutoRun::new(follow_policy(timeout)).with_fresh_reads();
     run.adopt(flights);
     loop {
-        let now = jiff::Timestamp::now();
+        let now = crate::clock::now();
         let step = follower
             .decide(|snapshot| {
                 let index = snapshot.index();
@@ -155,7 +155,7 @@ pub async fn follow_flights(
             Some(Step::Verify { node }) => match follower.read_pods_on(&node).await {
                 Ok(()) => run.verified(&node),
                 // No verdict: wait longer and read again.
-                Err(_) => run.read_failed(&node, jiff::Timestamp::now()),
+                Err(_) => run.read_failed(&node, crate::clock::now()),
             },
             Some(Step::Wait { wake_at, .. }) => follower.changed_or(wake_at).await,
             Some(_) => follower.changed_or(None).await,
@@ -212,7 +212,7 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                 how: "Ctrl-C or SIGTERM",
             });
         }
-        let now = jiff::Timestamp::now();
+        let now = crate::clock::now();
         // Decided under the cache lock from the follower's rows (kept up to
         // date change by change); the writes and waits come after.
         let turn = ctx
@@ -242,7 +242,7 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                             Some(&node),
                             format!("could not read the node's pods afresh: {err}"),
                         ));
-                        run.read_failed(&node, jiff::Timestamp::now());
+                        run.read_failed(&node, crate::clock::now());
                     }
                 }
             }
@@ -265,7 +265,7 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                     run.deleted(
                         &victim.node,
                         result.as_ref().copied(),
-                        jiff::Timestamp::now(),
+                        crate::clock::now(),
                     );
                     if result.is_err() {
                         break;
@@ -326,7 +326,7 @@ async fn reserve(
             () = tokio::time::sleep(RESERVE_POLL) => {}
             () = ctx.interrupt.wait() => {}
         }
-        let now = jiff::Timestamp::now();
+        let now = crate::clock::now();
         match ctx
             .follower
             .decide(|snapshot| run.turn(snapshot, now))
@@ -376,7 +376,7 @@ async fn close(ctx: &RunContext<'_>, run: &Run, end: &RunEnd) -> Result<(), OpsE
     }
     let result = write_with_retries(
         ctx.follower,
-        |snapshot| run.closing(end, snapshot, jiff::Timestamp::now()),
+        |snapshot| run.closing(end, snapshot, crate::clock::now()),
         ctx.executor,
     )
     .await;
@@ -525,7 +525,7 @@ where
                 last = Some(err);
                 follower
                     .changed_or(Some(
-                        jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1),
+                        crate::clock::now() + jiff::SignedDuration::from_secs(1),
                     ))
                     .await;
             }

@@ -271,7 +271,7 @@ impl Follower {
             (a, b) => a.or(b),
         };
         let sleep = wake_at.map_or(std::time::Duration::from_secs(3600), |at| {
-            let wait = at.duration_since(jiff::Timestamp::now());
+            let wait = at.duration_since(crate::clock::now());
             // Wake a little after the deadline so the gate sees it as passed.
             std::time::Duration::try_from(wait).unwrap_or_default()
                 + std::time::Duration::from_millis(50)
@@ -293,7 +293,7 @@ pub fn refreshed_snapshot<'a>(
     rows: &'a mut RowCache,
     target: &Target,
 ) -> Option<Snapshot<'a>> {
-    rows.refresh(cache, Some(target), changes, jiff::Timestamp::now());
+    rows.refresh(cache, Some(target), changes, crate::clock::now());
     Snapshot::live(cache, target, &*rows)
 }
 

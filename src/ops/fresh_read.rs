@@ -29,7 +29,7 @@ pub async fn read_pods_on(
         })?;
     {
         let mut cache = shared.lock();
-        let now = jiff::Timestamp::now();
+        let now = crate::clock::now();
         for pod in pods {
             cache.apply(
                 WatchUpdate::Pod(kube::runtime::watcher::Event::Apply(pod)),

@@ -61,12 +61,23 @@ pub struct JournalEntry {
 #[derive(Clone, Debug)]
 pub struct Journal {
     path: PathBuf,
+    /// Keeps nothing ([`Journal::off`]).
+    off: bool,
 }
 
 impl Journal {
     /// A journal at `path` (created with its directory on first write).
     pub fn new(path: PathBuf) -> Self {
-        Self { path }
+        Self { path, off: false }
+    }
+
+    /// A journal that keeps nothing: a rehearsal's writes go to simulated
+    /// clusters, and only `--journal FILE` asks for their lines.
+    pub fn off() -> Self {
+        Self {
+            path: PathBuf::new(),
+            off: true,
+        }
     }
 
     /// The journal at `--journal FILE` or the default location.
@@ -101,6 +112,9 @@ impl Journal {
     }
 
     fn try_append(&self, entry: &JournalEntry) -> std::io::Result<()> {
+        if self.off {
+            return Ok(());
+        }
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
@@ -118,6 +132,9 @@ impl Journal {
 
     /// Reads every line back (for tests and `rollcall history`-style tools).
     pub fn read_all(&self) -> Result<Vec<JournalEntry>, OpsError> {
+        if self.off {
+            return Ok(Vec::new());
+        }
         let text = std::fs::read_to_string(&self.path).map_err(|source| OpsError::Journal {
             path: self.path.display().to_string(),
             source,

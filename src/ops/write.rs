@@ -386,7 +386,7 @@ impl Executor {
     /// whether a line was written.
     pub fn note_once(&self, record: &Record) -> Result<bool, OpsError> {
         let entry = JournalEntry {
-            time: jiff::Timestamp::now().to_string(),
+            time: crate::clock::now().to_string(),
             context: self.context.clone(),
             user: self.actor.clone(),
             daemonset: record.daemonset.key(),
@@ -469,7 +469,7 @@ impl Executor {
             _ => None,
         };
         JournalEntry {
-            time: jiff::Timestamp::now().to_string(),
+            time: crate::clock::now().to_string(),
             context: self.context.clone(),
             user: self.actor.clone(),
             daemonset: request.record.daemonset.key(),

@@ -10,6 +10,7 @@ pub mod controller;
 pub mod embedded;
 pub mod fault;
 pub mod generate;
+pub mod in_process;
 pub mod kubeconfig;
 pub mod kubelet;
 pub mod resources;

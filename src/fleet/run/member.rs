@@ -180,7 +180,7 @@ pub(super) async fn ready(
             )));
         }
         if !shared.dry_run() {
-            let now = jiff::Timestamp::now();
+            let now = crate::clock::now();
             write_with_retries(
                 &member.follower,
                 |s| resume(s, &actor, now).map(Some),
@@ -199,7 +199,7 @@ pub(super) async fn ready(
     }
     if !shared.dry_run() {
         let identity = format!("plan {} wave {wave}", shared.digest);
-        let now = jiff::Timestamp::now();
+        let now = crate::clock::now();
         write_with_retries(
             &member.follower,
             |s| identity_write(s, &identity, &actor, now),
@@ -221,7 +221,7 @@ async fn shown(
     follower: &Follower,
     written: impl Fn(&crate::ops::state::RolloutState) -> bool,
 ) -> Result<(), Outcome> {
-    let deadline = jiff::Timestamp::now()
+    let deadline = crate::clock::now()
         + jiff::SignedDuration::try_from(crate::ops::drive::ECHO_PATIENCE).unwrap_or_default();
     loop {
         let state = follower
@@ -232,7 +232,7 @@ async fn shown(
         if written(&state) {
             return Ok(());
         }
-        if jiff::Timestamp::now() >= deadline {
+        if crate::clock::now() >= deadline {
             return Err(Outcome::Blocked(
                 "the watch did not show rollcall's own write in time".to_owned(),
             ));
@@ -252,7 +252,7 @@ pub(super) async fn advance(
     let actor = member.executor.actor().to_owned();
     let started = {
         let snapshot = member.follower.snapshot().await.map_err(|e| blocked(&e))?;
-        Run::start(&snapshot, settings, &actor, jiff::Timestamp::now())
+        Run::start(&snapshot, settings, &actor, crate::clock::now())
     };
     let (run, started) = match started {
         Ok(started) => started,
@@ -415,7 +415,7 @@ pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
             node: None,
             automatic: true,
         };
-        let now = jiff::Timestamp::now();
+        let now = crate::clock::now();
         write_with_retries(
             &member.follower,
             |s| {

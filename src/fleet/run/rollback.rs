@@ -57,7 +57,7 @@ pub(super) async fn rollback_member(
             to,
             options,
             &actor,
-            jiff::Timestamp::now(),
+            crate::clock::now(),
         )
         .map_err(|e| blocked(&e))?
     };

@@ -113,7 +113,7 @@ pub fn start_rollback(
 pub fn unfit_nodes(snapshot: &Snapshot<'_>, order: &[String], to: i64) -> Option<String> {
     let index = snapshot.index();
     let revision = index.by_number(to)?;
-    let rows = snapshot.rows(&index, jiff::Timestamp::now());
+    let rows = snapshot.rows(&index, crate::clock::now());
     let nodes: Vec<&str> = order.iter().map(String::as_str).collect();
     rollback_fit(snapshot, &rows, &nodes, &revision.template).refusal()
 }
@@ -125,6 +125,6 @@ pub fn rollback_nodes(snapshot: &Snapshot<'_>) -> Vec<String> {
     let Some(current) = index.current() else {
         return Vec::new();
     };
-    let rows = snapshot.rows(&index, jiff::Timestamp::now());
+    let rows = snapshot.rows(&index, crate::clock::now());
     rollback_order(&rows, &current.hash)
 }

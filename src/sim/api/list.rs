@@ -120,7 +120,7 @@ pub fn list(
     }
     if info.wants_table() {
         let include = IncludeObject::parse(info.query.get("includeObject"));
-        let now = jiff::Timestamp::now();
+        let now = crate::clock::now();
         let rows = page
             .items
             .iter()

@@ -266,7 +266,7 @@ impl Watcher {
             }
             None => splice_event(event_type.as_str(), &object.json),
             Some(include) => {
-                let row = table::row(self.kind, &object.value(), include, jiff::Timestamp::now());
+                let row = table::row(self.kind, &object.value(), include, crate::clock::now());
                 let metadata = json!({"resourceVersion": object.resource_version.to_string()});
                 let table = table::table(self.kind, vec![row], !self.columns_sent, metadata);
                 self.columns_sent = true;

@@ -63,7 +63,7 @@ fn object_response(
 ) -> Response<Body> {
     if info.wants_table() {
         let include = IncludeObject::parse(info.query.get("includeObject"));
-        let row = table::row(path.kind, &object.value(), include, jiff::Timestamp::now());
+        let row = table::row(path.kind, &object.value(), include, crate::clock::now());
         let metadata = json!({"resourceVersion": object.resource_version.to_string()});
         return json_response(code, &table::table(path.kind, vec![row], true, metadata));
     }

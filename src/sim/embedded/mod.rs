@@ -7,6 +7,7 @@
 //! Owns wiring and lifetimes only; the parts do the work.
 
 pub mod compose;
+pub mod dump;
 pub mod fleet;
 pub mod load;
 pub mod member;

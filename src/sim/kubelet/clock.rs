@@ -15,7 +15,7 @@ pub struct SimClock {
 impl SimClock {
     /// A clock anchored at the current wall time and tokio instant.
     pub fn start() -> SimClock {
-        SimClock::anchored(Timestamp::now())
+        SimClock::anchored(crate::clock::now())
     }
 
     /// A clock whose "now" is `wall` at the current tokio instant.

@@ -308,9 +308,9 @@ fn key_of(kind: ResourceKind, obj: &Value) -> ObjectKey {
 
 /// Now, RFC 3339 to the second, as the server stamps objects.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
+    crate::clock::now()
         .round(jiff::Unit::Second)
-        .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())
+        .map_or_else(|_| crate::clock::now().to_string(), |t| t.to_string())
 }
 
 /// A random RFC 4122 version-4 uid.

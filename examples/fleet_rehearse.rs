@@ -1,0 +1,172 @@
+//! Rehearsal benchmark: makes a fleet of snapshots (one generated cluster
+//! of `--nodes` nodes at steady state, its node-agent OnDelete with an
+//! update waiting, dumped as `kubectl get -o json` would, written once per
+//! context), a plan of `--waves` waves over them, then runs `rollcall fleet
+//! rehearse` in a child (so its time and memory are its own) and prints the
+//! child's wall time, CPU seconds and peak RSS, and what the rehearsal
+//! found (its result, nodes moved, simulated wall time).
+//!
+//! Numbers are printed, never asserted. Run:
+//! `cargo run --release --example fleet_rehearse -- --clusters 50 --nodes 1000`.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use rollcall::sim::embedded::{EmbeddedOptions, Simulation, dump};
+
+#[path = "scale/proc_stats.rs"]
+mod proc_stats;
+use proc_stats::{cpu_secs, peak_mb};
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// Snapshots (contexts) in the fleet.
+    #[arg(long, default_value_t = 50)]
+    clusters: usize,
+    /// Nodes per snapshot.
+    #[arg(long, default_value_t = 1000)]
+    nodes: usize,
+    /// Waves of the plan: the first takes one cluster, each next one more
+    /// of the rest, the last all that remain.
+    #[arg(long, default_value_t = 4)]
+    waves: usize,
+    /// Nodes per batch inside each cluster.
+    #[arg(long, default_value_t = 50)]
+    batch: usize,
+    /// Clusters of a wave rolled at once.
+    #[arg(long, default_value_t = 10)]
+    parallel: usize,
+    /// Internal: run `rollcall` with these arguments and report its own cost.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true)]
+    child: Option<Vec<String>>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if let Some(command) = &args.child {
+        return child(command);
+    }
+    let dir = tempfile::tempdir()?;
+    let snapshots = dir.path().join("snapshots");
+    std::fs::create_dir(&snapshots)?;
+    let started = Instant::now();
+    let dump = steady_dump(args.nodes)?;
+    let contexts: Vec<String> = (1..=args.clusters).map(|i| format!("prod-{i:03}")).collect();
+    for context in &contexts {
+        std::fs::write(snapshots.join(format!("{context}.json")), &dump)?;
+    }
+    let plan = dir.path().join("fleet.yaml");
+    std::fs::write(&plan, plan_text(&contexts, &args))?;
+    line(&format!(
+        "snapshots: {} x {} nodes ({:.1} MB each) written in {:.1}s",
+        args.clusters,
+        args.nodes,
+        dump.len() as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    ));
+    let started = Instant::now();
+    let output = Command::new(std::env::current_exe()?)
+        .arg("--child")
+        .args(["fleet", "rehearse", "-f"])
+        .arg(&plan)
+        .arg("--snapshots")
+        .arg(&snapshots)
+        .args(["-o", "json"])
+        .output()
+        .context("run the child")?;
+    let wall = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let Some(cost) = stderr.lines().last().filter(|l| l.starts_with("cost: ")) else {
+        bail!("the child did not report: {stderr}");
+    };
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("the rehearsal's JSON")?;
+    let moved: usize = report["waves"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|w| w["clusters"].as_array().cloned().unwrap_or_default())
+        .map(|c| c["moved"].as_array().map_or(0, Vec::len))
+        .sum();
+    line(&format!(
+        "fleet rehearse ({} waves): {wall:.2}s wall, {}",
+        args.waves,
+        &cost["cost: ".len()..]
+    ));
+    line(&format!(
+        "rehearsal: {}, {moved} node(s) moved, {} never reached, expected wall time {}",
+        report["result"].as_str().unwrap_or("?"),
+        report["notReached"],
+        report["expectedWallTime"]["text"].as_str().unwrap_or("?")
+    ));
+    Ok(())
+}
+
+/// One generated cluster of `nodes` nodes, settled (every pod Running and
+/// Ready on tokio's paused clock), as a `kubectl get -o json` List.
+fn steady_dump(nodes: usize) -> anyhow::Result<Vec<u8>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()?;
+    runtime.block_on(async {
+        let simulation = Simulation::start(&EmbeddedOptions {
+            nodes: Some(nodes),
+            ..EmbeddedOptions::default()
+        })?;
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        let list = dump::kubectl_list(&simulation.store);
+        simulation.shutdown().await;
+        Ok(serde_json::to_vec(&list)?)
+    })
+}
+
+/// `waves` waves: one cluster, then growing shares, the last takes the rest.
+fn plan_text(contexts: &[String], args: &Args) -> String {
+    let mut text = format!(
+        "daemonset: kube-system/node-agent\nclusters: [\"prod-*\"]\nbudget: {{nodes: 0}}\nwaves:\n"
+    );
+    let mut next = 0;
+    for wave in 0..args.waves {
+        let last = wave + 1 == args.waves;
+        let size = if last {
+            contexts.len() - next
+        } else {
+            (1 << (2 * wave)).min(contexts.len().saturating_sub(next + args.waves - wave - 1))
+        };
+        let names: Vec<String> = contexts[next..next + size]
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect();
+        next += size;
+        text.push_str(&format!(
+            "  - name: wave-{}\n    clusters: [{}]\n    batch: {}\n    soak: 30s\n    bake: 10m\n    parallel: {}\n",
+            wave + 1,
+            names.join(", "),
+            args.batch,
+            args.parallel
+        ));
+    }
+    text
+}
+
+/// The child: `rollcall ARGS` through the library's own command line (its
+/// report on stdout); then its CPU seconds and peak RSS on stderr.
+fn child(command: &[String]) -> anyhow::Result<()> {
+    let argv = std::iter::once("rollcall".to_owned()).chain(command.iter().cloned());
+    let matches = rollcall::cli::command("rollcall").try_get_matches_from(argv)?;
+    let cli = rollcall::cli::from_matches(&matches)?;
+    let code = rollcall::cli::run(cli);
+    line(&format!(
+        "cost: {:.2} CPU s, peak RSS {:.0} MB, {code:?}",
+        cpu_secs(),
+        peak_mb()
+    ));
+    Ok(())
+}
+
+fn line(text: &str) {
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{text}\n").as_bytes());
+}
