@@ -166,14 +166,14 @@ pub fn client(
 }
 
 /// A client as a service: requests go through its stack. Its errors are
-/// kube's own, so the client above hands them back unchanged.
+/// kube's own (boxed), so the client above unboxes them unchanged.
 #[derive(Clone)]
 struct Through(kube::Client);
 
 impl tower::Service<Request<Body>> for Through {
     type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = futures::future::BoxFuture<'static, Result<Response<Body>, kube::Error>>;
+    type Error = BoxError;
+    type Future = futures::future::BoxFuture<'static, Result<Response<Body>, BoxError>>;
 
     fn poll_ready(
         &mut self,
@@ -185,7 +185,7 @@ impl tower::Service<Request<Body>> for Through {
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let client = self.0.clone();
-        Box::pin(async move { client.send(request).await })
+        Box::pin(async move { client.send(request).await.map_err(BoxError::from) })
     }
 }
 
