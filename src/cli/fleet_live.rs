@@ -2,11 +2,12 @@
 //! --context-regex RE)`: the live matrix. Wires the fleet side: every
 //! cluster connects on its own task (exec plugins at most
 //! [`super::fleet::EXEC_AT_ONCE`] at once, each step bounded by
-//! `--request-timeout`), then runs the single-cluster console's own watch
-//! ([`crate::cluster::watch::spawn`]) on the DaemonSet, whose cache a row
-//! builder ([`crate::fleet::live::follow`]) observes; the screen
-//! ([`crate::tui::fleet`]) keeps each watch for that cluster's console,
-//! wired here on `Enter`. A cluster that hangs or refuses is a row saying
+//! `--request-timeout`; the first lists too), then runs the single-cluster
+//! console's own watch on the DaemonSet, without its node-usage stream
+//! ([`crate::cluster::watch::spawn_without_usage`]: the rows read no fit),
+//! whose cache a row builder ([`crate::fleet::live::follow`]) observes; the
+//! screen ([`crate::tui::fleet`]) keeps each watch for that cluster's
+//! console, wired here on `Enter`, which switches the usage stream on. A cluster that hangs or refuses is a row saying
 //! so; nothing waits for it.
 
 use std::process::ExitCode;
