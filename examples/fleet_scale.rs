@@ -10,7 +10,8 @@
 //! - the live matrix (`rollcall fleet DS` without its screen: every member's
 //!   console watch and row builder), in a child: the time to its first live
 //!   row and to every row live, its CPU, its RSS then and after
-//!   `--idle-secs` of watching, and the CPU it spent idle.
+//!   `--idle-secs` of watching, the CPU it spent idle, and per cluster its
+//!   watch streams and established TCP connections (from `/proc`).
 //!
 //! `--only-matrix` skips the two `fleet status` runs (the idle fleet of
 //! 200 × 100 nodes: `--clusters 200 --nodes 100 --only-matrix --idle-secs 30`).
@@ -30,6 +31,8 @@ use rollcall::sim::server::ServeOptions;
 mod matrix;
 #[path = "scale/proc_stats.rs"]
 mod proc_stats;
+#[path = "scale/sockets.rs"]
+mod sockets;
 use proc_stats::{cpu_secs, peak_mb, rss_mb};
 
 #[derive(Debug, Parser)]

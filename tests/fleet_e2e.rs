@@ -453,3 +453,27 @@ fn hostile_context_names_reach_the_terminal_sanitised() {
         "{stdout:?}"
     );
 }
+
+#[test]
+fn bare_fleet_prints_its_subcommands_and_exits_2() {
+    let output = std::process::Command::new(common::rollcall_bin())
+        .arg("fleet")
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run rollcall");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(said.contains("Usage:"), "{said}");
+    for subcommand in ["status", "preflight", "plan", "auto", "rollback"] {
+        assert!(said.contains(subcommand), "{subcommand}: {said}");
+    }
+    assert!(
+        !said.contains("required arguments were not provided"),
+        "{said}"
+    );
+}

@@ -69,6 +69,8 @@ fn the_matrix_is_live_marks_a_frozen_member_stale_and_opens_a_members_console() 
         (1..=3).all(|k| row_says(screen, &format!("rollcall-sim-{k}"), " live "))
     });
     assert!(screen.contains("rollcall fleet"), "{screen}");
+    // Not `demo --fleet`: the servers said they are the embedded cluster.
+    assert!(screen.contains("SIMULATED"), "{screen}");
     assert!(
         row_says(&screen, "rollcall-sim-3", "≠"),
         "member 3's template drifted:\n{screen}"

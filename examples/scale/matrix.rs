@@ -13,6 +13,7 @@ use rollcall::fleet::live::matrix::Matrix;
 use rollcall::tui::fleet::FleetEvent;
 
 use super::proc_stats::{cpu_secs, peak_mb, rss_mb};
+use super::sockets::{per_remote_port, spread};
 
 /// Whether a row is done: live, with cells.
 fn done(matrix: &Matrix, index: usize) -> bool {
@@ -54,7 +55,9 @@ pub fn child(kubeconfig: &std::path::Path, target: &str, idle_secs: u64) -> anyh
                 }
                 FleetEvent::Link { index, link } => matrix.set_link(index, link),
                 FleetEvent::Attached { watch, hold, .. } => watches.push((watch, hold)),
-                FleetEvent::Listed { .. } | FleetEvent::Console { .. } => {}
+                FleetEvent::Listed { .. }
+                | FleetEvent::Console { .. }
+                | FleetEvent::Connected { .. } => {}
             }
         }
         let complete = started.elapsed();
@@ -68,9 +71,16 @@ pub fn child(kubeconfig: &std::path::Path, target: &str, idle_secs: u64) -> anyh
         }
         let idle_cpu = cpu_secs() - cpu;
         let live = (0..count).filter(|&i| done(&matrix, i)).count();
+        let streams = spread(
+            watches
+                .iter()
+                .map(|(watch, _)| watch.shared.lock().streams().len()),
+        );
+        let connections = spread(per_remote_port().into_values());
         super::line(&format!(
             "cost: first row {:.2}s, every row {:.2}s ({count} clusters), {cpu:.2} CPU s, RSS {rss:.0} MB; \
-             idle {idle_secs}s: {:.1}% of a core, RSS {:.0} MB, peak {:.0} MB, {live} live",
+             idle {idle_secs}s: {:.1}% of a core, RSS {:.0} MB, peak {:.0} MB, {live} live; \
+             streams {streams}, TCP {connections}",
             first.unwrap_or_default().as_secs_f64(),
             complete.as_secs_f64(),
             idle_cpu * 100.0 / Duration::from_secs(idle_secs.max(1)).as_secs_f64(),

@@ -35,7 +35,11 @@ pub const EXEC_AT_ONCE: usize = 8;
 
 /// Arguments of `rollcall fleet`: a subcommand, or none for the live matrix.
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    arg_required_else_help = true
+)]
 pub struct FleetArgs {
     /// What to ask the fleet (none: the live matrix).
     #[command(subcommand)]

@@ -2,11 +2,12 @@
 //! --context-regex RE)`: the live matrix. Wires the fleet side: every
 //! cluster connects on its own task (exec plugins at most
 //! [`super::fleet::EXEC_AT_ONCE`] at once, each step bounded by
-//! `--request-timeout`), then runs the single-cluster console's own watch
-//! ([`crate::cluster::watch::spawn`]) on the DaemonSet, whose cache a row
-//! builder ([`crate::fleet::live::follow`]) observes; the screen
-//! ([`crate::tui::fleet`]) keeps each watch for that cluster's console,
-//! wired here on `Enter`. A cluster that hangs or refuses is a row saying
+//! `--request-timeout`; the first lists too), then runs the single-cluster
+//! console's own watch on the DaemonSet, without its node-usage stream
+//! ([`crate::cluster::watch::spawn_without_usage`]: the rows read no fit),
+//! whose cache a row builder ([`crate::fleet::live::follow`]) observes; the
+//! screen ([`crate::tui::fleet`]) keeps each watch for that cluster's
+//! console, wired here on `Enter`, which switches the usage stream on. A cluster that hangs or refuses is a row saying
 //! so; nothing waits for it.
 
 use std::process::ExitCode;
@@ -20,8 +21,8 @@ use super::console::{ConsoleOpsArgs, wire_console};
 use super::fleet::{ClusterChoice, Reach, reach};
 use crate::cli::cluster_args::{ClusterArgs, GlobalArgs};
 use crate::cluster::connect::{Connection, NamedContext};
-use crate::cluster::watch::{self, Shared};
-use crate::fleet::live::row::Link;
+use crate::cluster::watch::{self, Shared, UsageSwitch};
+use crate::fleet::live::row::{FirstList, Link};
 use crate::model::{DaemonSet, DsRef, Target};
 use crate::tui::fleet::run::FleetScreen;
 use crate::tui::fleet::{FleetEvent, FleetRequest};
@@ -215,8 +216,16 @@ pub(super) struct FleetSide {
 #[derive(Default)]
 struct Cluster {
     connection: Option<Connection>,
-    /// The DaemonSet's target there and its watch cache, once watched.
-    watched: Option<(Target, Arc<Shared>)>,
+    /// The DaemonSet's target there and its watch, once watched.
+    watched: Option<Watched>,
+}
+
+/// One cluster's watch, as the fleet side keeps it for its console.
+struct Watched {
+    target: Target,
+    shared: Arc<Shared>,
+    /// Starts the node-usage stream (fit) when the console opens.
+    usage: UsageSwitch,
 }
 
 impl FleetSide {
@@ -271,6 +280,10 @@ impl FleetSide {
         connection: Connection,
         events: &UnboundedSender<FleetEvent>,
     ) {
+        let _ = events.send(FleetEvent::Connected {
+            index,
+            simulated: connection.server_kind.simulated(),
+        });
         if let Some(daemonset) = self.daemonset.clone() {
             self.watch(index, &connection, &daemonset, events);
         } else {
@@ -322,17 +335,25 @@ impl FleetSide {
                 return;
             }
         };
-        let handle = watch::spawn(
+        // The rows read no fit: every pod of the cluster is listed only
+        // once its console opens (`open_console`).
+        let handle = watch::spawn_without_usage(
             connection.watch_client.clone(),
             Some(target.namespace.clone()),
             Some(target.clone()),
         );
         let shared = Arc::clone(&handle.shared);
+        let usage = handle.usage_switch();
         let (hold, aside) = tokio::sync::watch::channel(false);
         let follower_events = events.clone();
+        let first = FirstList {
+            since: jiff::Timestamp::now(),
+            within: self.reach.timeout(),
+        };
         tokio::spawn(crate::fleet::live::follow::follow(
             Arc::clone(&shared),
             target.clone(),
+            first,
             aside,
             move |observation| {
                 follower_events
@@ -349,7 +370,11 @@ impl FleetSide {
             hold,
         });
         if let Some(cluster) = self.clusters.get_mut(index) {
-            cluster.watched = Some((target, shared));
+            cluster.watched = Some(Watched {
+                target,
+                shared,
+                usage,
+            });
         }
     }
 
@@ -359,15 +384,20 @@ impl FleetSide {
         let Some(cluster) = self.clusters.get(index) else {
             return;
         };
-        let (Some(connection), Some((target, shared))) = (&cluster.connection, &cluster.watched)
-        else {
+        let (Some(connection), Some(watched)) = (&cluster.connection, &cluster.watched) else {
             let _ = events.send(FleetEvent::Console {
                 index,
                 console: Err("not connected: no console to open".to_owned()),
             });
             return;
         };
-        let (connection, target, shared) = (connection.clone(), target.clone(), Arc::clone(shared));
+        // Fit and usage come in while the console is wired (and stay on).
+        watched.usage.start();
+        let (connection, target, shared) = (
+            connection.clone(),
+            watched.target.clone(),
+            Arc::clone(&watched.shared),
+        );
         let ops = self.ops.clone();
         let timeout = self.reach.timeout();
         let events = events.clone();
@@ -438,3 +468,7 @@ async fn list_daemonsets(
         })
         .collect())
 }
+
+#[cfg(test)]
+#[path = "fleet_live_tests.rs"]
+mod tests;

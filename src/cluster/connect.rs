@@ -19,7 +19,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use crate::cluster::exec::{self, ExecError};
 use crate::cluster::gcp_provider;
 use crate::cluster::server_kind::{self, ServerKind};
-use crate::cluster::{proxy, retry, retry_after};
+use crate::cluster::{proxy, retry};
 
 /// The request timeout when none is given: the bound on the first request
 /// and on each run of an exec credential plugin.
@@ -56,11 +56,13 @@ pub struct ConnectOptions {
 pub struct Connection {
     /// The client one-off reads, access reviews and state patches go
     /// through: 429/503/504 are retried by [`crate::cluster::retry`]
-    /// (Retry-After capped, jittered, bounded, logged).
+    /// (Retry-After capped, jittered, bounded, logged). Sent through
+    /// [`Connection::watch_client`]'s stack: one pool and one credential per cluster.
     pub client: kube::Client,
-    /// The same cluster without kube's automatic retry of 429/503/504, for
-    /// the watch streams: they retry themselves and show that they do
-    /// ("throttled, retrying in 95s") instead of waiting silently inside a request.
+    /// The cluster's one stack ([`retry::shared_stack`]) without any retry
+    /// of 429/503/504, for the watch streams: they retry themselves and
+    /// show that they do ("throttled, retrying in 95s") instead of waiting
+    /// silently inside a request.
     pub watch_client: kube::Client,
     /// The kubeconfig context in use (`in-cluster` or `embedded` when there is none).
     pub context: String,
@@ -399,22 +401,11 @@ pub fn connection_from_config(
     }
     let namespace = config.default_namespace.clone();
     let server = config.cluster_url.to_string();
-    let mut watch_config = config.clone();
-    watch_config.default_retry = false;
-    // One layer (one record of which resources fell back to JSON) for both clients.
+    // One stack per cluster (one pool, one credential): the watches use it
+    // bare, one-off requests through the retry layer above it.
     let wire = crate::cluster::wire::layer(wire, &config.cluster_url);
-    let client = retry::client(config, retry::Policy::default(), wire.clone())
-        .map_err(ConnectError::Client)?;
-    // No retry layer, but the same reading of a server's Retry-After.
-    let watch_client = kube::client::ClientBuilder::try_from(watch_config)
-        .map_err(ConnectError::Client)?
-        .with_layer(
-            &tower::ServiceBuilder::new()
-                .layer(wire)
-                .layer(tower::buffer::BufferLayer::new(1024))
-                .layer(retry_after::Layer),
-        )
-        .build();
+    let watch_client = retry::shared_stack(config, wire).map_err(ConnectError::Client)?;
+    let client = retry::client_over(&watch_client, retry::Policy::default());
     Ok(Connection {
         client,
         watch_client,

@@ -123,22 +123,70 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
     }
 }
 
-/// `config` as a client whose one-off requests retry by `policy` (waits
-/// read by [`crate::cluster::retry_after::Layer`], innermost).
-pub fn client(
+/// One cluster's kube stack: `config`'s TLS connector, connection pool,
+/// authentication (one exec plugin run, one refreshed token) and
+/// decompression, under the wire layer and the one reading of a server's
+/// `Retry-After` ([`crate::cluster::retry_after::Layer`]), without any
+/// retry. As a client it is what the watch streams use (they retry
+/// themselves and show it); [`client_over`] puts the retrying client for
+/// one-off requests over the same stack, so both share the cluster's
+/// connections (HTTP/1.1: an idle connection is reused, a watch holds its
+/// own) instead of each opening its own pool.
+pub fn shared_stack(
     mut config: kube::Config,
-    policy: Policy,
     wire: crate::cluster::wire::Layer,
 ) -> Result<kube::Client, kube::Error> {
     config.default_retry = false;
     let layers = tower::ServiceBuilder::new()
-        .layer(tower::retry::RetryLayer::new(policy))
         .layer(wire)
         .layer(tower::buffer::BufferLayer::new(1024))
         .layer(crate::cluster::retry_after::Layer);
     Ok(kube::client::ClientBuilder::try_from(config)?
         .with_layer(&layers)
         .build())
+}
+
+/// A client whose one-off requests retry by `policy`, sent through `stack`
+/// (a [`shared_stack`]): the same connections, credentials and wire.
+pub fn client_over(stack: &kube::Client, policy: Policy) -> kube::Client {
+    kube::client::ClientBuilder::new(Through(stack.clone()), stack.default_namespace())
+        .with_layer(&tower::retry::RetryLayer::new(policy))
+        .with_valid_until(*stack.valid_until())
+        .build()
+}
+
+/// `config` as a client of its own whose one-off requests retry by `policy`
+/// (a one-off command's: nothing else shares its connections).
+pub fn client(
+    config: kube::Config,
+    policy: Policy,
+    wire: crate::cluster::wire::Layer,
+) -> Result<kube::Client, kube::Error> {
+    Ok(client_over(&shared_stack(config, wire)?, policy))
+}
+
+/// A client as a service: requests go through its stack. Its errors are
+/// kube's own (boxed), so the client above unboxes them unchanged.
+#[derive(Clone)]
+struct Through(kube::Client);
+
+impl tower::Service<Request<Body>> for Through {
+    type Response = Response<Body>;
+    type Error = BoxError;
+    type Future = futures::future::BoxFuture<'static, Result<Response<Body>, BoxError>>;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // The stack's own buffer waits for capacity inside `send`.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let client = self.0.clone();
+        Box::pin(async move { client.send(request).await.map_err(BoxError::from) })
+    }
 }
 
 #[cfg(test)]

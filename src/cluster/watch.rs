@@ -2,8 +2,9 @@
 //! detection and visible throttling) for nodes, DaemonSets and, once a target
 //! DaemonSet is known, its pods, ControllerRevisions and the events of its
 //! pods and of nodes, and every pod of the cluster as node usage (what fit
-//! reads; optional: a user who may not list pods cluster-wide goes without),
-//! merged into one stream and applied to the [`Cache`] by
+//! reads; optional: a user who may not list pods cluster-wide goes without;
+//! deferred under the fleet matrix until that cluster's console opens, see
+//! [`spawn_without_usage`]), merged into one stream and applied to the [`Cache`] by
 //! this one writer. When the server changed under us (state went backwards,
 //! a DaemonSet replaced without a delete) every stream is restarted, so
 //! everything is re-listed. After each change it sends a payload-free
@@ -69,6 +70,7 @@ pub struct WatchHandle {
     /// The cache the task writes.
     pub shared: Arc<Shared>,
     targets: mpsc::UnboundedSender<Target>,
+    usage: UsageSwitch,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -77,6 +79,31 @@ impl WatchHandle {
     pub fn set_target(&self, target: Target) {
         // The task only ends when this handle drops, so a send cannot fail while we hold it.
         let _ = self.targets.send(target);
+    }
+
+    /// The switch that starts the node-usage stream of a watch spawned
+    /// without it (a no-op on one that has it).
+    pub fn usage_switch(&self) -> UsageSwitch {
+        self.usage.clone()
+    }
+}
+
+/// Starts a watch's node-usage stream (every pod of the cluster, for fit)
+/// when it was spawned without it; cheap to clone, kept by whoever opens
+/// the cluster's console.
+#[derive(Clone, Debug)]
+pub struct UsageSwitch(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl UsageSwitch {
+    /// Starts the stream (once the node list is in); it then runs for as
+    /// long as the watch does.
+    pub fn start(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Whether the stream was asked for.
+    pub fn started(&self) -> bool {
+        *self.0.borrow()
     }
 }
 
@@ -100,6 +127,19 @@ pub fn spawn(
     spawn_with(client, namespace, target, StreamConfig::default())
 }
 
+/// [`spawn`] without the node-usage stream until its
+/// [`WatchHandle::usage_switch`] is started: the fleet matrix's watch (its
+/// rows never read fit; every pod of every cluster would be the largest
+/// list and one more connection per cluster), switched on when the
+/// cluster's console opens, so its fit and usage come in then.
+pub fn spawn_without_usage(
+    client: kube::Client,
+    namespace: Option<String>,
+    target: Option<Target>,
+) -> WatchHandle {
+    start(client, namespace, target, StreamConfig::default(), false)
+}
+
 /// [`spawn`] with explicit stream timings (tests use short ones).
 pub fn spawn_with(
     client: kube::Client,
@@ -107,20 +147,39 @@ pub fn spawn_with(
     target: Option<Target>,
     config: StreamConfig,
 ) -> WatchHandle {
+    start(client, namespace, target, config, true)
+}
+
+/// Starts the task, the node-usage stream at once or when switched on.
+fn start(
+    client: kube::Client,
+    namespace: Option<String>,
+    target: Option<Target>,
+    config: StreamConfig,
+    usage_at_once: bool,
+) -> WatchHandle {
     let shared = Arc::new(Shared::default());
     let (targets, target_rx) = mpsc::unbounded_channel();
     if let Some(target) = target {
         let _ = targets.send(target);
     }
+    let (usage, usage_wanted) = tokio::sync::watch::channel(usage_at_once);
     let streams = Streams {
         client,
         config,
         rhythm: Rhythm::default(),
     };
-    let task = tokio::spawn(run(streams, Arc::clone(&shared), namespace, target_rx));
+    let task = tokio::spawn(run(
+        streams,
+        Arc::clone(&shared),
+        namespace,
+        target_rx,
+        usage_wanted,
+    ));
     WatchHandle {
         shared,
         targets,
+        usage: UsageSwitch(Arc::new(usage)),
         task,
     }
 }
@@ -169,6 +228,7 @@ async fn run(
     shared: Arc<Shared>,
     namespace: Option<String>,
     mut target_rx: mpsc::UnboundedReceiver<Target>,
+    mut usage_wanted: tokio::sync::watch::Receiver<bool>,
 ) {
     let client = &streams;
     let mut _kind = AbortOnDrop(learn_kind(client));
@@ -191,6 +251,14 @@ async fn run(
         let update = tokio::select! {
             Some(update) = base.next() => update,
             Some(update) = targeted.next(), if !targeted.is_empty() => update,
+            Ok(()) = usage_wanted.changed(), if !usage_started => {
+                if *usage_wanted.borrow_and_update() && nodes_listed(&shared) {
+                    start_usage(client, &shared, &mut base);
+                    usage_started = true;
+                    shared.notify();
+                }
+                continue;
+            }
             next = target_rx.recv() => {
                 let Some(next) = next else { return };
                 tracing::info!(target = %next.key(), "focusing on daemonset");
@@ -231,9 +299,8 @@ async fn run(
             targeted = SelectAll::new();
             target_started = false;
         }
-        if !usage_started && nodes_listed(&shared) {
-            base.push(usage_stream(client));
-            shared.lock().stream_started(StreamKind::NodeUsage);
+        if !usage_started && *usage_wanted.borrow() && nodes_listed(&shared) {
+            start_usage(client, &shared, &mut base);
             usage_started = true;
         }
         if !target_started {
@@ -377,6 +444,12 @@ fn node_stream(client: &Streams) -> UpdateStream {
         WatchUpdate::NodeEvent,
     );
     futures::stream::select(nodes, events).boxed()
+}
+
+/// Adds the node-usage stream to `base`.
+fn start_usage(client: &Streams, shared: &Shared, base: &mut SelectAll<UpdateStream>) {
+    base.push(usage_stream(client));
+    shared.lock().stream_started(StreamKind::NodeUsage);
 }
 
 /// Whether the node list is in (the usage stream's cue to start).

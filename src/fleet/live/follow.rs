@@ -10,12 +10,14 @@
 //! cluster still wakes it (every bookmark notifies): when no object event
 //! was applied and no stream changed state since the last look, the report
 //! is not rebuilt, except once per [`REFRESH`] for what changes by the clock
-//! alone (a pod turning available).
+//! alone (a pod turning available). A row still loading is looked at
+//! again when its first lists' bound runs out (a silent server changes
+//! nothing in the cache), so it turns unreachable on time.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::row::{Observation, look, view_of};
+use super::row::{FirstList, Link, Observation, look, view_of};
 use crate::cluster::watch::Shared;
 use crate::model::Target;
 
@@ -40,16 +42,19 @@ type Mark = (
     >,
 );
 
-/// Follows `target` in `shared`, calling `send` with each observation
-/// until `send` says the receiver is gone.
+/// Follows `target` in `shared` (its first lists bounded by `first`),
+/// calling `send` with each observation until `send` says the receiver is
+/// gone.
 pub async fn follow(
     shared: Arc<Shared>,
     target: Target,
+    first: FirstList,
     mut hold: tokio::sync::watch::Receiver<bool>,
     send: impl Fn(Observation) -> bool,
 ) {
     let mut last: Option<(Mark, tokio::time::Instant)> = None;
     let mut gap = LOADING_GAP;
+    let mut loading = true;
     loop {
         while *hold.borrow() {
             if hold.changed().await.is_err() {
@@ -57,14 +62,16 @@ pub async fn follow(
             }
         }
         let started = tokio::time::Instant::now();
-        if let Some((mark, observation)) =
-            observe_if_changed(&shared, &target, last.as_ref(), started)
+        let past_bound = loading && jiff::Timestamp::now() >= first.deadline();
+        let seen = last.as_ref().filter(|_| !past_bound);
+        if let Some((mark, observation)) = observe_if_changed(&shared, &target, &first, seen, started)
         {
             gap = if observation.link.is_live() && observation.view.is_some() {
                 MIN_GAP
             } else {
                 LOADING_GAP
             };
+            loading = matches!(observation.link, Link::Loading { .. });
             if !send(observation) {
                 return;
             }
@@ -72,6 +79,7 @@ pub async fn follow(
         }
         tokio::select! {
             () = shared.changed() => {}
+            () = tokio::time::sleep(until(first.deadline())), if loading => {}
             changed = hold.changed() => {
                 if changed.is_err() {
                     return;
@@ -89,6 +97,7 @@ pub async fn follow(
 fn observe_if_changed(
     shared: &Shared,
     target: &Target,
+    first: &FirstList,
     last: Option<&(Mark, tokio::time::Instant)>,
     now: tokio::time::Instant,
 ) -> Option<(Mark, Observation)> {
@@ -98,9 +107,16 @@ fn observe_if_changed(
         if last.is_some_and(|(seen, at)| *seen == mark && now - *at < REFRESH) {
             return None;
         }
-        let looked = look(&cache, target);
+        let looked = look(&cache, target, first, jiff::Timestamp::now());
         (mark, looked)
     };
     let view = snapshot.and_then(|snapshot| view_of(&snapshot, jiff::Timestamp::now()));
     Some((mark, Observation { link, view }))
+}
+
+/// The time left until `deadline` on the wall clock (the bound is said in
+/// wall time: the link's `since`).
+fn until(deadline: jiff::Timestamp) -> Duration {
+    let left = deadline.duration_since(jiff::Timestamp::now());
+    Duration::try_from(left).unwrap_or_default()
 }

@@ -214,7 +214,7 @@ impl Matrix {
                 let link = match row.link {
                     Link::Failed { .. } => 0,
                     Link::Stale { .. } => 1,
-                    Link::Connecting | Link::Loading => 2,
+                    Link::Connecting | Link::Loading { .. } => 2,
                     Link::Live => 3,
                 };
                 (

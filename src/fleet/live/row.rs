@@ -28,8 +28,13 @@ pub const ROW_STREAMS: [StreamKind; 4] = [
 pub enum Link {
     /// Connecting (an exec plugin may be waiting for its turn).
     Connecting,
-    /// Connected; the first lists are loading.
-    Loading,
+    /// Connected; the first lists are loading (a stream that fails before
+    /// its first list completed is still loading, not stale: there is no
+    /// data to be stale).
+    Loading {
+        /// Since when (the watch started).
+        since: jiff::Timestamp,
+    },
     /// Every stream the row reads is up to date.
     Live,
     /// A stream failed or went quiet: the cells are as of `since`.
@@ -63,7 +68,10 @@ impl Link {
     pub fn text(&self, now: jiff::Timestamp) -> String {
         match self {
             Link::Connecting => "connecting".to_owned(),
-            Link::Loading => "loading".to_owned(),
+            Link::Loading { since } => {
+                let seconds = now.duration_since(*since).as_secs().max(0);
+                format!("loading {seconds}s")
+            }
             Link::Live => "live".to_owned(),
             Link::Stale { since, .. } => {
                 let seconds = now.duration_since(*since).as_secs().max(0);
@@ -84,7 +92,7 @@ impl Link {
     /// The word of `fleet status -o json` for this link.
     pub fn state(&self) -> ConnectionState {
         match self {
-            Link::Connecting | Link::Loading | Link::Live => ConnectionState::Live,
+            Link::Connecting | Link::Loading { .. } | Link::Live => ConnectionState::Live,
             Link::Stale { .. } => ConnectionState::Stale,
             Link::Failed { state, .. } => *state,
         }
@@ -103,6 +111,27 @@ fn short(message: &str) -> &str {
         .find(|part| !part.trim().is_empty())
         .unwrap_or(message)
         .trim()
+}
+
+/// How long a cluster's first lists may take: from `since` (its watch
+/// started), within `within` (`--request-timeout`); past that, a cluster
+/// that never completed them is unreachable, not loading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstList {
+    /// When the watch started.
+    pub since: jiff::Timestamp,
+    /// The bound.
+    pub within: std::time::Duration,
+}
+
+impl FirstList {
+    /// When the bound runs out.
+    pub fn deadline(&self) -> jiff::Timestamp {
+        jiff::SignedDuration::try_from(self.within)
+            .ok()
+            .and_then(|within| self.since.checked_add(within).ok())
+            .unwrap_or(jiff::Timestamp::MAX)
+    }
 }
 
 /// What the matrix shows of a cluster it has read.
@@ -133,7 +162,11 @@ impl ClusterView {
                 .as_ref()
                 .map(crate::engine::owner::SpecOwner::describe),
             template: read.template.clone(),
-            identities: identity_nodes(&report.summary.revisions, &read.revisions),
+            // A revision no node runs says nothing about the cluster.
+            identities: identity_nodes(&report.summary.revisions, &read.revisions)
+                .into_iter()
+                .filter(|identity| identity.nodes > 0)
+                .collect(),
         }
     }
 }
@@ -164,10 +197,16 @@ pub struct Observation {
 }
 
 /// Looks at `target` in a cluster's cache at `now`: the link from its
-/// streams' states (as the console's status line judges them), the cells
-/// from the same report `rollcall status` builds.
-pub fn observe(cache: &Cache, target: &Target, now: jiff::Timestamp) -> Observation {
-    let (link, snapshot) = look(cache, target);
+/// streams' states (as the console's status line judges them, the first
+/// lists bounded by `first`), the cells from the same report `rollcall
+/// status` builds.
+pub fn observe(
+    cache: &Cache,
+    target: &Target,
+    first: &FirstList,
+    now: jiff::Timestamp,
+) -> Observation {
+    let (link, snapshot) = look(cache, target, first, now);
     Observation {
         link,
         view: snapshot.and_then(|snapshot| view_of(&snapshot, now)),
@@ -177,9 +216,14 @@ pub fn observe(cache: &Cache, target: &Target, now: jiff::Timestamp) -> Observat
 /// The cheap half of [`observe`], done under the cache's lock: the link,
 /// and the target copied out (pointers to the cache's nodes and pods) once
 /// its lists are in.
-pub fn look(cache: &Cache, target: &Target) -> (Link, Option<Snapshot<'static>>) {
+pub fn look(
+    cache: &Cache,
+    target: &Target,
+    first: &FirstList,
+    now: jiff::Timestamp,
+) -> (Link, Option<Snapshot<'static>>) {
     let snapshot = Snapshot::from_cache(cache, target).filter(|_| settled(cache));
-    (link_of(cache, target), snapshot)
+    (link_of(cache, target, first, now), snapshot)
 }
 
 /// The costly half of [`observe`], done off the lock: the status report
@@ -200,7 +244,7 @@ fn settled(cache: &Cache) -> bool {
     })
 }
 
-fn link_of(cache: &Cache, target: &Target) -> Link {
+fn link_of(cache: &Cache, target: &Target, first: &FirstList, now: jiff::Timestamp) -> Link {
     let streams = cache.streams();
     if let Some(message) = streams
         .get(&StreamKind::DaemonSets)
@@ -210,6 +254,9 @@ fn link_of(cache: &Cache, target: &Target) -> Link {
             state: ConnectionState::Forbidden,
             message: message.to_owned(),
         };
+    }
+    if !settled(cache) {
+        return first_lists(cache, target, first, now);
     }
     if let Some((kind, since)) = cache.stale_since(&ROW_STREAMS) {
         let why = match streams
@@ -232,9 +279,58 @@ fn link_of(cache: &Cache, target: &Target) -> Link {
             message: format!("daemonset {} not found", target.key()),
         };
     }
-    if settled(cache) {
-        Link::Live
-    } else {
-        Link::Loading
+    Link::Live
+}
+
+/// The link of a cluster whose first lists are not all in: not found once
+/// the DaemonSets are listed without it, unreachable once `first` ran out
+/// (with the error a stream met, if any), else loading.
+fn first_lists(cache: &Cache, target: &Target, first: &FirstList, now: jiff::Timestamp) -> Link {
+    let streams = cache.streams();
+    let daemonsets_in = streams
+        .get(&StreamKind::DaemonSets)
+        .is_some_and(crate::cluster::status::StreamStatus::synced);
+    if daemonsets_in && cache.daemonset(target).is_none() {
+        return Link::Failed {
+            state: ConnectionState::NotFound,
+            message: format!("daemonset {} not found", target.key()),
+        };
+    }
+    if now < first.deadline() {
+        return Link::Loading { since: first.since };
+    }
+    let unlisted: Vec<&str> = ROW_STREAMS
+        .iter()
+        .filter(|kind| {
+            !streams
+                .get(kind)
+                .is_some_and(crate::cluster::status::StreamStatus::settled)
+        })
+        .map(|kind| kind.label())
+        .collect();
+    let error = ROW_STREAMS.iter().find_map(|kind| {
+        match streams.get(kind).map(crate::cluster::status::StreamStatus::state) {
+            Some(
+                crate::cluster::status::StreamState::Reconnecting { error, .. },
+            ) => Some(format!("{}: {error}", kind.label())),
+            Some(crate::cluster::status::StreamState::Throttled { .. }) => {
+                Some(format!("{}: throttled (429)", kind.label()))
+            }
+            _ => None,
+        }
+    });
+    let within = first.within.as_secs();
+    Link::Failed {
+        state: ConnectionState::Unreachable,
+        message: match error {
+            Some(error) => format!(
+                "first list of {} not in within {within}s: {error}",
+                unlisted.join(", ")
+            ),
+            None => format!(
+                "first list of {} not in within {within}s: no answer",
+                unlisted.join(", ")
+            ),
+        },
     }
 }

@@ -4,7 +4,7 @@
 //! the matrix flags drift, filters, sorts and keeps stale cells.
 
 use super::matrix::{Matrix, SortBy};
-use super::row::{ClusterView, Link, Observation, observe};
+use super::row::{ClusterView, FirstList, Link, Observation, observe};
 use crate::cluster::cache::{Cache, WatchUpdate};
 use crate::cluster::status::StreamKind;
 use crate::engine::fixtures::{daemonset, revision_of};
@@ -21,6 +21,14 @@ fn agent() -> Target {
     }
 }
 
+/// The first lists' bound: from `now()`, 30 s.
+fn first() -> FirstList {
+    FirstList {
+        since: now(),
+        within: std::time::Duration::from_secs(30),
+    }
+}
+
 /// The same objects `mid_rollout` lists into the cache, as `status` lists them.
 fn listed_view() -> ClusterView {
     let v1 = daemonset("registry.example/agent:v1").on_delete().build();
@@ -32,7 +40,7 @@ fn listed_view() -> ClusterView {
 
 #[test]
 fn a_row_from_the_watch_cache_is_what_status_reports_for_the_same_objects() {
-    let observed = observe(&mid_rollout(), &agent(), now());
+    let observed = observe(&mid_rollout(), &agent(), &first(), now());
     assert_eq!(observed.link, Link::Live);
     let view = observed.view.expect("a live cluster has cells");
     assert_eq!(view, listed_view());
@@ -62,7 +70,7 @@ fn a_failed_stream_makes_the_row_stale_since_the_failure() {
         WatchUpdate::Error(StreamKind::Pods, "connection refused".to_owned()),
         at_offset(3),
     );
-    let observed = observe(&cache, &agent(), at_offset(15));
+    let observed = observe(&cache, &agent(), &first(), at_offset(15));
     assert_eq!(observed.link.text(at_offset(15)), "stale 12s");
     assert_eq!(observed.link.state(), ConnectionState::Stale);
     let Link::Stale { why, .. } = &observed.link else {
@@ -76,7 +84,7 @@ fn a_daemonset_absent_from_the_listed_cluster_is_not_found() {
     let mut cache = fixtures::started();
     fixtures::list(&mut cache, WatchUpdate::Node, fixtures::nodes());
     fixtures::list(&mut cache, WatchUpdate::DaemonSet, Vec::new());
-    let observed = observe(&cache, &agent(), now());
+    let observed = observe(&cache, &agent(), &first(), now());
     assert_eq!(observed.link.text(now()), "not found");
     assert_eq!(observed.link.state(), ConnectionState::NotFound);
     assert_eq!(observed.view, None);
@@ -91,9 +99,70 @@ fn loading_until_the_lists_the_row_reads_are_in() {
         WatchUpdate::DaemonSet,
         vec![fixtures::agent_v2()],
     );
-    let observed = observe(&cache, &agent(), now());
-    assert_eq!(observed.link, Link::Loading);
+    let observed = observe(&cache, &agent(), &first(), at_offset(4));
+    assert_eq!(observed.link, Link::Loading { since: now() });
+    assert_eq!(observed.link.text(at_offset(4)), "loading 4s");
     assert_eq!(observed.view, None, "no cells from half-listed pods");
+}
+
+#[test]
+fn a_cluster_that_never_listed_is_loading_then_unreachable_never_stale() {
+    let mut cache = fixtures::started();
+    cache.apply(
+        WatchUpdate::Error(
+            StreamKind::Nodes,
+            "error trying to connect: tcp connect error: connection refused".to_owned(),
+        ),
+        at_offset(1),
+    );
+    let early = observe(&cache, &agent(), &first(), at_offset(12));
+    assert_eq!(early.link.text(at_offset(12)), "loading 12s");
+    let late = observe(&cache, &agent(), &first(), at_offset(30));
+    assert_eq!(late.link.state(), ConnectionState::Unreachable);
+    assert_eq!(
+        late.link.text(at_offset(30)),
+        "unreachable: connection refused"
+    );
+    let Link::Failed { message, .. } = &late.link else {
+        panic!("{:?}", late.link)
+    };
+    assert!(message.contains("within 30s"), "{message}");
+    // A server that accepts and says nothing: the same, in words.
+    let silent = observe(&fixtures::started(), &agent(), &first(), at_offset(31));
+    assert_eq!(silent.link.text(at_offset(31)), "unreachable: no answer");
+}
+
+#[test]
+fn a_cluster_once_live_goes_stale_not_unreachable() {
+    let mut cache = mid_rollout();
+    cache.apply(
+        WatchUpdate::Error(StreamKind::Nodes, "connection refused".to_owned()),
+        at_offset(40),
+    );
+    let observed = observe(&cache, &agent(), &first(), at_offset(100));
+    assert_eq!(observed.link.text(at_offset(100)), "stale 60s");
+}
+
+#[test]
+fn the_revisions_cell_leaves_out_templates_no_node_runs() {
+    let v1 = daemonset("registry.example/agent:v1").on_delete().build();
+    let v2 = fixtures::agent_v2();
+    let v3 = daemonset("registry.example/agent:v3").on_delete().build();
+    let revisions = vec![
+        revision_of(&v1, "h1", 1),
+        revision_of(&v2, "h2", 2),
+        revision_of(&v3, "h3", 3),
+    ];
+    let snapshot = Snapshot::new(v3, fixtures::nodes(), fixtures::pods(), revisions);
+    let read = Read::of(&snapshot, now()).expect("the report builds");
+    assert!(
+        read.status.summary.revisions.iter().any(|r| r.nodes == 0),
+        "the new template runs nowhere yet: {:?}",
+        read.status.summary.revisions
+    );
+    let view = ClusterView::of(&read);
+    assert_eq!(view.identities.len(), 2, "{:?}", view.identities);
+    assert!(view.identities.iter().all(|i| i.nodes > 0));
 }
 
 #[test]
@@ -105,7 +174,7 @@ fn a_forbidden_daemonset_list_says_forbidden() {
         now(),
     );
     assert_eq!(
-        observe(&cache, &agent(), now()).link.text(now()),
+        observe(&cache, &agent(), &first(), now()).link.text(now()),
         "forbidden"
     );
 }

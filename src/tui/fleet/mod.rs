@@ -28,6 +28,15 @@ pub enum FleetEvent {
         /// How it is reached.
         link: Link,
     },
+    /// Cluster `index` is connected; its server says whether it is
+    /// rollcall's embedded cluster (`/version`), so the title says
+    /// SIMULATED whatever the contexts are called.
+    Connected {
+        /// The cluster.
+        index: usize,
+        /// Whether its server is the embedded cluster.
+        simulated: bool,
+    },
     /// A new look at cluster `index`'s cache.
     Observed {
         /// The cluster.

@@ -30,7 +30,8 @@ pub struct FleetScreen {
     pub daemonset: Option<String>,
     /// `--reference`.
     pub reference: Option<String>,
-    /// The clusters are embedded: the title says SIMULATED.
+    /// The clusters are embedded (`demo --fleet`): the title says
+    /// SIMULATED from the start; else once a server says it is.
     pub simulated: bool,
 }
 
@@ -73,7 +74,7 @@ pub struct FleetState {
     pub contexts: Vec<String>,
     /// `--reference`.
     pub reference: Option<String>,
-    /// The clusters are embedded.
+    /// A cluster is embedded (said by the command, or by its server).
     pub simulated: bool,
     /// The cluster whose console was asked for and is being wired.
     pub opening: Option<usize>,
@@ -202,6 +203,12 @@ impl FleetState {
         }
     }
 
+    /// Cluster `index` connected; its server says whether it is simulated
+    /// (one simulated member is enough for the title to say so).
+    pub fn on_connected(&mut self, simulated: bool) {
+        self.simulated |= simulated;
+    }
+
     /// Draws the screen.
     pub fn render(&self, frame: &mut ratatui::Frame<'_>, now: jiff::Timestamp) {
         let area = frame.area();
@@ -281,6 +288,7 @@ pub async fn run(
                 dirty = true;
                 match event {
                     FleetEvent::Link { index, link } => state.on_event(index, RowEvent::Link(link)),
+                    FleetEvent::Connected { simulated, .. } => state.on_connected(simulated),
                     FleetEvent::Observed { index, observation } => {
                         state.on_event(index, RowEvent::Observed(observation));
                     }

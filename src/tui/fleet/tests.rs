@@ -248,3 +248,26 @@ fn the_daemonset_list_counts_clusters_and_enter_chooses() {
     assert_eq!(asked, [FleetRequest::Choose("kube-system/agent".into())]);
     assert!(matches!(state.mode, Mode::Matrix(_)));
 }
+
+#[test]
+fn the_title_says_simulated_once_a_server_says_it_is_the_embedded_cluster() {
+    let mut state = state(fleet());
+    state.simulated = false;
+    let title = |state: &FleetState| {
+        text(&draw(state, (80, 24)))
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(!title(&state).contains("SIMULATED"), "{}", title(&state));
+    state.on_connected(false);
+    assert!(!title(&state).contains("SIMULATED"), "a real server");
+    state.on_connected(true);
+    assert!(title(&state).contains("SIMULATED"), "{}", title(&state));
+    state.on_connected(false);
+    assert!(
+        title(&state).contains("SIMULATED"),
+        "one simulated member is enough"
+    );
+}

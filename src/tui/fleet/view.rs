@@ -297,7 +297,7 @@ fn row_tone(matrix: &Matrix, index: usize, reference: Option<&TemplateIdentity>)
     match &row.link {
         Link::Live if !matrix.drift_of(index, reference).is_empty() => Tone::Warn,
         Link::Live => Tone::Good,
-        Link::Connecting | Link::Loading => Tone::Dim,
+        Link::Connecting | Link::Loading { .. } => Tone::Dim,
         Link::Stale { .. } => Tone::Warn,
         Link::Failed { .. } => Tone::Bad,
     }
