@@ -161,10 +161,27 @@ impl FleetOutcome {
         if self.dry_run {
             return text;
         }
+        // A member that passed its wave with nodes left behind (cordoned,
+        // not Ready) did pass: it is named with what it left, not as failed.
+        let left: Vec<String> = self
+            .members
+            .iter()
+            .filter_map(|m| match &m.outcome {
+                Outcome::Passed { left, .. } if !left.is_empty() => {
+                    let nodes: Vec<String> =
+                        left.iter().map(|(n, why)| format!("{n}: {why}")).collect();
+                    Some(format!("{} ({})", m.context, nodes.join(", ")))
+                }
+                _ => None,
+            })
+            .collect();
+        if !left.is_empty() {
+            let _ = write!(text, "; nodes left behind: {}", left.join("; "));
+        }
         let unpassed: Vec<String> = self
             .members
             .iter()
-            .filter(|m| !m.outcome.done())
+            .filter(|m| !m.outcome.passed())
             .map(|m| match &m.outcome {
                 Outcome::Skipped(why) => format!("{} (skipped: {why})", m.context),
                 other => format!("{} ({})", m.context, other.word()),
@@ -212,6 +229,25 @@ mod tests {
         let done = ended(vec![member("a", passed(3)), member("b", passed(2))], &[]);
         assert_eq!(done.exit_code(), 0);
         assert_eq!(done.summary(), "done: 5 node(s) moved in 2 cluster(s)");
+        let left = ended(
+            vec![
+                member("a", passed(3)),
+                member(
+                    "b",
+                    Outcome::Passed {
+                        moved: 1,
+                        left: vec![("n4".to_owned(), "cordoned".to_owned())],
+                    },
+                ),
+            ],
+            &[],
+        );
+        assert_eq!(left.exit_code(), 1, "a node left behind is not done");
+        assert_eq!(
+            left.summary(),
+            "incomplete: 4 node(s) moved in the clusters that passed; \
+             nodes left behind: b (n4: cordoned)"
+        );
         let short = ended(vec![member("a", passed(3))], &["b"]);
         assert_eq!(short.exit_code(), 1);
         assert_eq!(
