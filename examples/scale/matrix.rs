@@ -54,7 +54,10 @@ pub fn child(kubeconfig: &std::path::Path, target: &str, idle_secs: u64) -> anyh
                 }
                 FleetEvent::Link { index, link } => matrix.set_link(index, link),
                 FleetEvent::Attached { watch, hold, .. } => watches.push((watch, hold)),
-                FleetEvent::Listed { .. } | FleetEvent::Console { .. } => {}
+                FleetEvent::Listed { .. }
+                | FleetEvent::Console { .. }
+                | FleetEvent::AutoStep(_)
+                | FleetEvent::AutoEnded(_) => {}
             }
         }
         let complete = started.elapsed();

@@ -209,6 +209,8 @@ pub(super) struct FleetSide {
     daemonset: Option<DsRef>,
     ops: ConsoleOpsArgs,
     clusters: Vec<Cluster>,
+    /// The fleet run started from the matrix's `A`, to halt it.
+    auto: Option<crate::fleet::run::Stopper>,
 }
 
 /// One cluster, as far as it got.
@@ -228,6 +230,7 @@ impl FleetSide {
             daemonset,
             ops,
             clusters: Vec::new(),
+            auto: None,
         }
     }
 
@@ -260,6 +263,16 @@ impl FleetSide {
                     None => return,
                     Some(FleetRequest::Choose(key)) => self.choose(&key, &events),
                     Some(FleetRequest::Open(index)) => self.open_console(index, &events),
+                    Some(FleetRequest::Auto { daemonset, contexts, policy }) => {
+                        self.auto = super::fleet_matrix_run::start(
+                            &self.reach, &self.ops, &daemonset, &contexts, policy, &events,
+                        );
+                    }
+                    Some(FleetRequest::HaltAuto) => {
+                        if let Some(stopper) = &self.auto {
+                            stopper.stop("stopped from the fleet matrix (A)");
+                        }
+                    }
                 },
             }
         }

@@ -72,6 +72,36 @@ impl RunPlan {
     }
 }
 
+impl RunPlan {
+    /// One wave over `contexts`, all at once, each cluster rolled with
+    /// `policy` (the fleet matrix's `A`: the clusters shown); a budget of
+    /// no failed node, as `fleet auto`'s default.
+    pub fn one_wave(
+        daemonset: &str,
+        contexts: &[String],
+        policy: crate::ops::auto::AutoPolicy,
+    ) -> Result<RunPlan, String> {
+        use crate::fleet::waves::file::{Budget, Span};
+        let plan = PlanFile {
+            daemonset: daemonset.to_owned(),
+            clusters: contexts.to_vec(),
+            exclude: Vec::new(),
+            budget: Budget::default(),
+            waves: vec![Wave {
+                name: "matrix".to_owned(),
+                clusters: contexts.to_vec(),
+                canary: None,
+                batch: policy.batch,
+                soak: Span(policy.soak),
+                timeout: Span(policy.timeout),
+                bake: Span::default(),
+                parallel: contexts.len().max(1),
+            }],
+        };
+        RunPlan::assigned(plan, contexts)
+    }
+}
+
 /// A fleet run, ready to be carried out once.
 pub struct FleetRun {
     plan: RunPlan,

@@ -55,6 +55,19 @@ pub enum FleetAction {
     Back,
     /// The next sort order.
     CycleSort,
+    /// `A`: the auto-advance form for the clusters shown, or a halt of the
+    /// run it started.
+    Auto,
+    /// The form's previous (`true`) or next field.
+    FormField(bool),
+    /// The form's value down (`true`) or up.
+    FormAdjust(bool),
+    /// The form's `y`: start.
+    FormStart,
+    /// The form's `Esc`.
+    FormCancel,
+    /// Halt the fleet run (Ctrl-C while it runs).
+    Halt,
 }
 
 /// The screen's state.
@@ -79,6 +92,10 @@ pub struct FleetState {
     pub opening: Option<usize>,
     /// The last thing said in the footer's place (an error opening a console).
     pub message: Option<String>,
+    /// The auto-advance form, while open.
+    pub form: Option<crate::tui::auto_form::AutoForm>,
+    /// The fleet run started from the form, on the status line.
+    pub run: Option<super::auto::RunLine>,
 }
 
 impl FleetState {
@@ -99,6 +116,99 @@ impl FleetState {
             simulated: screen.simulated,
             opening: None,
             message: None,
+            form: None,
+            run: None,
+        }
+    }
+
+    /// Whether a fleet run started here is still going.
+    fn running(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| r.running)
+    }
+
+    /// The form's keys.
+    fn form_action(key: &KeyEvent) -> Option<FleetAction> {
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => Some(FleetAction::FormField(true)),
+            KeyCode::Down | KeyCode::Char('j') => Some(FleetAction::FormField(false)),
+            KeyCode::Left | KeyCode::Char('h' | '-') => Some(FleetAction::FormAdjust(true)),
+            KeyCode::Right | KeyCode::Char('l' | '+') => Some(FleetAction::FormAdjust(false)),
+            KeyCode::Char('y') => Some(FleetAction::FormStart),
+            KeyCode::Esc => Some(FleetAction::FormCancel),
+            _ => None,
+        }
+    }
+
+    /// Whether `action` is the form's or the run's.
+    fn is_auto(action: FleetAction) -> bool {
+        matches!(
+            action,
+            FleetAction::Auto
+                | FleetAction::Halt
+                | FleetAction::FormStart
+                | FleetAction::FormField(_)
+                | FleetAction::FormAdjust(_)
+                | FleetAction::FormCancel
+        )
+    }
+
+    /// Applies the form's and the run's actions on the matrix; what to ask
+    /// the fleet side.
+    fn update_auto(&mut self, action: FleetAction) -> Option<FleetRequest> {
+        let Mode::Matrix(matrix) = &self.mode else {
+            return None;
+        };
+        match action {
+            FleetAction::Auto | FleetAction::Halt if self.running() => {
+                if let Some(run) = &mut self.run {
+                    run.halting = true;
+                }
+                Some(FleetRequest::HaltAuto)
+            }
+            FleetAction::Auto => {
+                let contexts: Vec<String> = matrix
+                    .visible()
+                    .into_iter()
+                    .map(|index| matrix.rows[index].context.clone())
+                    .collect();
+                if contexts.is_empty() {
+                    self.message = Some("no cluster shown to roll (the / filter)".to_owned());
+                } else {
+                    self.form = Some(super::auto::form(&contexts));
+                }
+                None
+            }
+            FleetAction::FormField(up) => {
+                if let Some(form) = &mut self.form {
+                    form.select(up);
+                }
+                None
+            }
+            FleetAction::FormAdjust(less) => {
+                if let Some(form) = &mut self.form {
+                    form.adjust(less);
+                }
+                None
+            }
+            FleetAction::FormCancel => {
+                self.form = None;
+                None
+            }
+            FleetAction::FormStart => {
+                let form = self.form.take()?;
+                let contexts: Vec<String> = matrix
+                    .visible()
+                    .into_iter()
+                    .map(|index| matrix.rows[index].context.clone())
+                    .collect();
+                self.run = Some(super::auto::RunLine::starting(contexts.len()));
+                Some(FleetRequest::Auto {
+                    daemonset: matrix.daemonset.clone(),
+                    contexts,
+                    policy: form.policy,
+                })
+            }
+            _ => None,
         }
     }
 
@@ -109,7 +219,15 @@ impl FleetState {
         }
         let typing = matches!(&self.mode, Mode::Matrix(m) if m.filter_input.is_some());
         if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return (key.code == KeyCode::Char('c')).then_some(FleetAction::Quit);
+            let halt = if self.running() {
+                FleetAction::Halt
+            } else {
+                FleetAction::Quit
+            };
+            return (key.code == KeyCode::Char('c')).then_some(halt);
+        }
+        if self.form.is_some() {
+            return Self::form_action(key);
         }
         if typing {
             return match key.code {
@@ -129,6 +247,7 @@ impl FleetState {
             KeyCode::Enter => Some(FleetAction::Open),
             KeyCode::Char('/') => Some(FleetAction::StartFilter),
             KeyCode::Char('s') => Some(FleetAction::CycleSort),
+            KeyCode::Char('A') => Some(FleetAction::Auto),
             KeyCode::Esc => Some(FleetAction::Back),
             _ => None,
         }
@@ -139,6 +258,17 @@ impl FleetState {
     #[allow(clippy::result_unit_err, reason = "quitting carries nothing")]
     pub fn update(&mut self, action: FleetAction) -> Result<Option<FleetRequest>, ()> {
         self.message = None;
+        if action == FleetAction::Quit
+            && let Some(run) = self.run.as_mut().filter(|r| r.running && !r.halting)
+        {
+            // Leaving would end the run unattended: halt it first.
+            run.halting = true;
+            self.message = Some("halting the fleet run first (q again leaves at once)".to_owned());
+            return Ok(Some(FleetRequest::HaltAuto));
+        }
+        if Self::is_auto(action) {
+            return Ok(self.update_auto(action));
+        }
         match (&mut self.mode, action) {
             (_, FleetAction::Quit) => return Err(()),
             (Mode::Picking(list), FleetAction::Move(delta)) => list.move_by(delta),
@@ -152,7 +282,16 @@ impl FleetState {
                     return Ok(Some(FleetRequest::Choose(chosen)));
                 }
             }
-            (Mode::Picking(_), _) => {}
+            (Mode::Picking(_), _)
+            | (
+                Mode::Matrix(_),
+                FleetAction::Auto
+                | FleetAction::Halt
+                | FleetAction::FormStart
+                | FleetAction::FormField(_)
+                | FleetAction::FormAdjust(_)
+                | FleetAction::FormCancel,
+            ) => {}
             (Mode::Matrix(matrix), FleetAction::Move(delta)) => matrix.move_by(delta),
             (Mode::Matrix(matrix), FleetAction::Open) => {
                 let index = matrix.selected_row();
@@ -185,6 +324,14 @@ impl FleetState {
         Ok(None)
     }
 
+    /// Takes in a step of the fleet run started here, or its end.
+    pub fn on_run(&mut self, text: String, ended: bool) {
+        if let Some(run) = &mut self.run {
+            run.text = text;
+            run.running &= !ended;
+        }
+    }
+
     /// Takes in a fleet event that is not about a console or a watch.
     pub fn on_event(&mut self, index: usize, event: RowEvent) {
         match (&mut self.mode, event) {
@@ -209,6 +356,9 @@ impl FleetState {
         match &self.mode {
             Mode::Matrix(matrix) => {
                 let mut view = matrix_vm(matrix, self.simulated, now, size);
+                if let Some(run) = &self.run {
+                    view.detail = run.cell();
+                }
                 if let Some(message) = &self.message {
                     view.footer = crate::tui::view_model::Cell::new(
                         message,
@@ -216,6 +366,9 @@ impl FleetState {
                     );
                 }
                 frame.render_widget(&view, area);
+                if let Some(form) = &self.form {
+                    super::auto::render_form(form, area, frame.buffer_mut());
+                }
             }
             Mode::Picking(list) => {
                 frame.render_widget(&picker_vm(list, self.simulated, size), area);
@@ -285,6 +438,8 @@ pub async fn run(
                         state.on_event(index, RowEvent::Observed(observation));
                     }
                     FleetEvent::Listed { index, answer } => state.on_event(index, RowEvent::Listed(answer)),
+                    FleetEvent::AutoStep(text) => state.on_run(text, false),
+                    FleetEvent::AutoEnded(text) => state.on_run(text, true),
                     FleetEvent::Attached { index, watch, hold } => {
                         if let Some(slot) = warm.get_mut(index) {
                             *slot = Some(Warm { watch, hold });
