@@ -264,8 +264,14 @@ impl FleetSide {
                     Some(FleetRequest::Choose(key)) => self.choose(&key, &events),
                     Some(FleetRequest::Open(index)) => self.open_console(index, &events),
                     Some(FleetRequest::Auto { daemonset, contexts, policy }) => {
+                        let setup = super::fleet_matrix_run::Setup {
+                            options: self.reach.options().clone(),
+                            patience: self.reach.timeout(),
+                            journal: self.ops.journal.clone(),
+                            read_only: self.ops.read_only,
+                        };
                         self.auto = super::fleet_matrix_run::start(
-                            &self.reach, &self.ops, &daemonset, &contexts, policy, &events,
+                            setup, &daemonset, &contexts, policy, &events,
                         );
                     }
                     Some(FleetRequest::HaltAuto) => {

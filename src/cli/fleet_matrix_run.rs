@@ -8,9 +8,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::console::ConsoleOpsArgs;
-use super::fleet::Reach;
 use crate::cli::act_args::step_line;
+use crate::cluster::connect::ConnectOptions;
 use crate::fleet::run::connector::Kubeconfig;
 use crate::fleet::run::{
     Event, FleetRun, FleetSettings, Happening, Kind, Report, RunPlan, Stopper,
@@ -35,11 +34,22 @@ impl Report for ToScreen {
     }
 }
 
+/// How the matrix reaches clusters and acts, as its command line said.
+pub(super) struct Setup {
+    /// The flags every cluster is reached with (each sets its own context).
+    pub options: ConnectOptions,
+    /// How long a member's first view may take (`--request-timeout`).
+    pub patience: std::time::Duration,
+    /// `--journal`.
+    pub journal: Option<std::path::PathBuf>,
+    /// `--read-only`: the run is a dry run.
+    pub read_only: bool,
+}
+
 /// Starts the run on its own thread; its stopper, or `None` (and the end
 /// said) when it could not start.
 pub(super) fn start(
-    reach: &Reach,
-    ops: &ConsoleOpsArgs,
+    setup: Setup,
     daemonset: &str,
     contexts: &[String],
     policy: AutoPolicy,
@@ -53,20 +63,20 @@ pub(super) fn start(
         Ok(plan) => plan,
         Err(why) => return refused(why),
     };
-    let journal = match Journal::from_flag(ops.journal.as_deref()) {
+    let journal = match Journal::from_flag(setup.journal.as_deref()) {
         Ok(journal) => journal,
         Err(err) => return refused(err.to_string()),
     };
     let settings = FleetSettings {
-        namespace: reach.options().namespace.clone(),
+        namespace: setup.options.namespace.clone(),
         journal,
-        dry_run: ops.read_only,
+        dry_run: setup.read_only,
         skip_unreachable: false,
-        patience: reach.timeout(),
+        patience: setup.patience,
         by: "rollcall fleet matrix".to_owned(),
     };
     let connector = Kubeconfig {
-        options: reach.options().clone(),
+        options: setup.options,
     };
     let run = FleetRun::new(
         plan,

@@ -14,9 +14,11 @@
 //! [`connector::Connector`] alone, so the same run drives clusters served
 //! in-process.
 
+mod advance;
 pub mod connector;
 mod member;
 pub mod outcome;
+mod ready;
 pub mod report;
 mod rollback;
 pub mod settings;
@@ -349,7 +351,7 @@ async fn run_wave(
 async fn run_member(shared: &Shared, context: &str, wave: &str, job: Job) -> (Outcome, bool) {
     let done = match job {
         // Boxed: a run's future is large, and a wave holds one per cluster.
-        Job::Advance(settings) => Box::pin(member::advance(shared, context, wave, settings)).await,
+        Job::Advance(settings) => Box::pin(advance::advance(shared, context, wave, settings)).await,
         Job::Rollback(choice, timeout) => {
             Box::pin(rollback::rollback_member(
                 shared, context, wave, choice, timeout,

@@ -7,6 +7,7 @@
 //! this module never does I/O.
 
 pub mod auto;
+mod auto_keys;
 pub mod draw;
 pub mod picker;
 pub mod run;
