@@ -5,7 +5,9 @@
 //! the fleet before wave 2, naming its node and reason, with every touched
 //! member paused; Ctrl-C mid-wave leaves every touched member paused and a
 //! second run finishes without deleting any node's pod twice; `fleet
-//! rollback` moves every node back, the waves in reverse.
+//! rollback` moves every node back, the waves in reverse (with
+//! `--include-cordoned`, cordoned nodes too); one node class failing in two
+//! clusters stops the fleet, naming the class.
 
 mod common;
 

@@ -57,7 +57,9 @@ pub fn child(kubeconfig: &std::path::Path, target: &str, idle_secs: u64) -> anyh
                 FleetEvent::Attached { watch, hold, .. } => watches.push((watch, hold)),
                 FleetEvent::Listed { .. }
                 | FleetEvent::Console { .. }
-                | FleetEvent::Connected { .. } => {}
+                | FleetEvent::Connected { .. }
+                | FleetEvent::AutoStep(_)
+                | FleetEvent::AutoEnded(_) => {}
             }
         }
         let complete = started.elapsed();

@@ -330,6 +330,11 @@ impl Reach {
         self.timeout
     }
 
+    /// The flags every cluster is reached with (each sets its own context).
+    pub(super) fn options(&self) -> &ConnectOptions {
+        &self.base
+    }
+
     /// Connects to `context`, an exec plugin waiting for the gate; bounded
     /// by the request timeout.
     pub(super) async fn connect(

@@ -20,7 +20,8 @@ use crate::fleet::run::connector::Kubeconfig;
 use crate::fleet::run::{Event, FleetRun, FleetSettings, Happening, Kind, Report, Stopper};
 use crate::ops::drive::Progress;
 use crate::ops::interrupt::{EXIT_INTERRUPTED, wait_for_signal};
-use crate::ops::journal::Journal;
+use crate::ops::journal::{Journal, JournalEntry, LocalUser, actor_of};
+use crate::ops::journal_action::JournalAction;
 
 /// What a wave does with a cluster it cannot reach.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -140,9 +141,10 @@ pub(super) async fn carry_out(
     by: &str,
 ) -> anyhow::Result<ExitCode> {
     let options = args.cluster.connect_options();
+    let journal = Journal::from_flag(act.journal.as_deref())?;
     let settings = FleetSettings {
         namespace: args.cluster.namespace.clone(),
-        journal: Journal::from_flag(act.journal.as_deref())?,
+        journal: journal.clone(),
         dry_run: act.read_only,
         skip_unreachable: args.unreachable == Unreachable::Skip,
         patience: options
@@ -162,7 +164,7 @@ pub(super) async fn carry_out(
         Arc::new(printer),
     );
     if !act.read_only {
-        listen_for_signals(run.stopper());
+        listen_for_signals(run.stopper(), journal, prepared.daemonset.to_string());
     }
     let outcome = run.carry_out().await;
     Ok(finish(act, outcome.exit_code(), &outcome.summary()))
@@ -175,7 +177,7 @@ const EXIT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 /// (each pauses with the fleet's reason); a second exits as soon as the
 /// writes already sent are journalled (sending none after it), within
 /// [`EXIT_PATIENCE`].
-fn listen_for_signals(stopper: Stopper) {
+fn listen_for_signals(stopper: Stopper, journal: Journal, daemonset: String) {
     tokio::spawn(async move {
         wait_for_signal().await;
         crate::cli::out::eline(
@@ -187,13 +189,30 @@ fn listen_for_signals(stopper: Stopper) {
             "interrupted again: exiting once the writes already sent are journalled \
              (clusters may be left without a pause)",
         );
-        if !stopper.close_writes(EXIT_PATIENCE).await {
+        let journalled = stopper.close_writes(EXIT_PATIENCE).await;
+        if !journalled {
             crate::cli::out::eline(&format!(
                 "a write sent is still unanswered after {}s: exiting without its journal line \
                  (`kubectl get pods` shows what became of it)",
                 EXIT_PATIENCE.as_secs()
             ));
         }
+        let unanswered = if journalled {
+            ""
+        } else {
+            " (a write sent was still unanswered)"
+        };
+        let _ = journal.append(&JournalEntry {
+            time: jiff::Timestamp::now().to_string(),
+            user: actor_of(None, &LocalUser::of_env()),
+            daemonset,
+            action: JournalAction::Interrupt,
+            result: "exit".to_owned(),
+            message: Some(format!(
+                "interrupted twice: exited without pausing{unanswered}"
+            )),
+            ..JournalEntry::default()
+        });
         std::process::exit(i32::from(EXIT_INTERRUPTED));
     });
 }

@@ -210,6 +210,8 @@ pub(super) struct FleetSide {
     daemonset: Option<DsRef>,
     ops: ConsoleOpsArgs,
     clusters: Vec<Cluster>,
+    /// The fleet run started from the matrix's `A`, to halt it.
+    auto: Option<crate::fleet::run::Stopper>,
 }
 
 /// One cluster, as far as it got.
@@ -237,6 +239,7 @@ impl FleetSide {
             daemonset,
             ops,
             clusters: Vec::new(),
+            auto: None,
         }
     }
 
@@ -269,6 +272,22 @@ impl FleetSide {
                     None => return,
                     Some(FleetRequest::Choose(key)) => self.choose(&key, &events),
                     Some(FleetRequest::Open(index)) => self.open_console(index, &events),
+                    Some(FleetRequest::Auto { daemonset, contexts, policy }) => {
+                        let setup = super::fleet_matrix_run::Setup {
+                            options: self.reach.options().clone(),
+                            patience: self.reach.timeout(),
+                            journal: self.ops.journal.clone(),
+                            read_only: self.ops.read_only,
+                        };
+                        self.auto = super::fleet_matrix_run::start(
+                            setup, &daemonset, &contexts, policy, &events,
+                        );
+                    }
+                    Some(FleetRequest::HaltAuto) => {
+                        if let Some(stopper) = &self.auto {
+                            stopper.stop("stopped from the fleet matrix (A)");
+                        }
+                    }
                 },
             }
         }

@@ -15,6 +15,7 @@ pub mod explain;
 pub mod fleet;
 pub mod fleet_auto;
 pub mod fleet_live;
+mod fleet_matrix_run;
 pub mod fleet_plan;
 mod fleet_plan_table;
 pub mod fleet_rehearse;

@@ -14,9 +14,11 @@
 //! [`connector::Connector`] alone, so the same run drives clusters served
 //! in-process.
 
+mod advance;
 pub mod connector;
 mod member;
 pub mod outcome;
+mod ready;
 pub mod report;
 mod rollback;
 pub mod settings;
@@ -69,6 +71,36 @@ impl RunPlan {
             daemonset,
             assignment,
         })
+    }
+}
+
+impl RunPlan {
+    /// One wave over `contexts`, all at once, each cluster rolled with
+    /// `policy` (the fleet matrix's `A`: the clusters shown); a budget of
+    /// no failed node, as `fleet auto`'s default.
+    pub fn one_wave(
+        daemonset: &str,
+        contexts: &[String],
+        policy: crate::ops::auto::AutoPolicy,
+    ) -> Result<RunPlan, String> {
+        use crate::fleet::waves::file::{Budget, Span};
+        let plan = PlanFile {
+            daemonset: daemonset.to_owned(),
+            clusters: contexts.to_vec(),
+            exclude: Vec::new(),
+            budget: Budget::default(),
+            waves: vec![Wave {
+                name: "matrix".to_owned(),
+                clusters: contexts.to_vec(),
+                canary: None,
+                batch: policy.batch,
+                soak: Span(policy.soak),
+                timeout: Span(policy.timeout),
+                bake: Span::default(),
+                parallel: contexts.len().max(1),
+            }],
+        };
+        RunPlan::assigned(plan, contexts)
     }
 }
 
@@ -319,7 +351,7 @@ async fn run_wave(
 async fn run_member(shared: &Shared, context: &str, wave: &str, job: Job) -> (Outcome, bool) {
     let done = match job {
         // Boxed: a run's future is large, and a wave holds one per cluster.
-        Job::Advance(settings) => Box::pin(member::advance(shared, context, wave, settings)).await,
+        Job::Advance(settings) => Box::pin(advance::advance(shared, context, wave, settings)).await,
         Job::Rollback(choice, timeout) => {
             Box::pin(rollback::rollback_member(
                 shared, context, wave, choice, timeout,

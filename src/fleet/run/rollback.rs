@@ -4,8 +4,10 @@
 //! back one at a time, most recently updated first, each Ready before the
 //! next — with the fleet's budget, stop and pauses.
 
-use super::member::{blocked, drive, ready};
+use super::advance::drive;
+use super::member::blocked;
 use super::outcome::Outcome;
+use super::ready::ready;
 use super::report::Happening;
 use super::settings::RollbackChoice;
 use super::shared::Shared;

@@ -6,11 +6,15 @@
 //! `fleet` command's live half connects, watches and builds rows;
 //! this module never does I/O.
 
+pub mod auto;
+mod auto_keys;
 pub mod draw;
 pub mod picker;
 pub mod run;
 pub mod view;
 
+#[cfg(test)]
+mod auto_tests;
 #[cfg(test)]
 mod tests;
 
@@ -69,6 +73,10 @@ pub enum FleetEvent {
         /// Its rollout operations and log fetcher, wired to its connection.
         console: Result<Box<Nested>, String>,
     },
+    /// A step of the fleet run asked for with [`FleetRequest::Auto`], in words.
+    AutoStep(String),
+    /// That run ended, and how.
+    AutoEnded(String),
 }
 
 /// What the screen asks of the fleet side.
@@ -78,4 +86,17 @@ pub enum FleetRequest {
     Choose(String),
     /// Wire cluster `index`'s console (answered by [`FleetEvent::Console`]).
     Open(usize),
+    /// Auto-advance the DaemonSet across these contexts as one wave, each
+    /// cluster with `policy` (answered by [`FleetEvent::AutoStep`]s and
+    /// [`FleetEvent::AutoEnded`]).
+    Auto {
+        /// The DaemonSet, as the matrix has it.
+        daemonset: String,
+        /// The clusters, as shown.
+        contexts: Vec<String>,
+        /// Batch, soak, Ready timeout.
+        policy: crate::ops::auto::AutoPolicy,
+    },
+    /// Halt that run: every cluster stops after its current step, paused.
+    HaltAuto,
 }

@@ -56,6 +56,19 @@ pub enum FleetAction {
     Back,
     /// The next sort order.
     CycleSort,
+    /// `A`: the auto-advance form for the clusters shown, or a halt of the
+    /// run it started.
+    Auto,
+    /// The form's previous (`true`) or next field.
+    FormField(bool),
+    /// The form's value down (`true`) or up.
+    FormAdjust(bool),
+    /// The form's `y`: start.
+    FormStart,
+    /// The form's `Esc`.
+    FormCancel,
+    /// Halt the fleet run (Ctrl-C while it runs).
+    Halt,
 }
 
 /// The screen's state.
@@ -80,6 +93,10 @@ pub struct FleetState {
     pub opening: Option<usize>,
     /// The last thing said in the footer's place (an error opening a console).
     pub message: Option<String>,
+    /// The auto-advance form, while open.
+    pub form: Option<crate::tui::auto_form::AutoForm>,
+    /// The fleet run started from the form, on the status line.
+    pub run: Option<super::auto::RunLine>,
 }
 
 impl FleetState {
@@ -100,6 +117,8 @@ impl FleetState {
             simulated: screen.simulated,
             opening: None,
             message: None,
+            form: None,
+            run: None,
         }
     }
 
@@ -110,7 +129,15 @@ impl FleetState {
         }
         let typing = matches!(&self.mode, Mode::Matrix(m) if m.filter_input.is_some());
         if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return (key.code == KeyCode::Char('c')).then_some(FleetAction::Quit);
+            let halt = if self.running() {
+                FleetAction::Halt
+            } else {
+                FleetAction::Quit
+            };
+            return (key.code == KeyCode::Char('c')).then_some(halt);
+        }
+        if self.form.is_some() {
+            return Self::form_action(key);
         }
         if typing {
             return match key.code {
@@ -130,6 +157,7 @@ impl FleetState {
             KeyCode::Enter => Some(FleetAction::Open),
             KeyCode::Char('/') => Some(FleetAction::StartFilter),
             KeyCode::Char('s') => Some(FleetAction::CycleSort),
+            KeyCode::Char('A') => Some(FleetAction::Auto),
             KeyCode::Esc => Some(FleetAction::Back),
             _ => None,
         }
@@ -140,6 +168,17 @@ impl FleetState {
     #[allow(clippy::result_unit_err, reason = "quitting carries nothing")]
     pub fn update(&mut self, action: FleetAction) -> Result<Option<FleetRequest>, ()> {
         self.message = None;
+        if action == FleetAction::Quit
+            && let Some(run) = self.run.as_mut().filter(|r| r.running && !r.halting)
+        {
+            // Leaving would end the run unattended: halt it first.
+            run.halting = true;
+            self.message = Some("halting the fleet run first (q again leaves at once)".to_owned());
+            return Ok(Some(FleetRequest::HaltAuto));
+        }
+        if Self::is_auto(action) {
+            return Ok(self.update_auto(action));
+        }
         match (&mut self.mode, action) {
             (_, FleetAction::Quit) => return Err(()),
             (Mode::Picking(list), FleetAction::Move(delta)) => list.move_by(delta),
@@ -153,7 +192,16 @@ impl FleetState {
                     return Ok(Some(FleetRequest::Choose(chosen)));
                 }
             }
-            (Mode::Picking(_), _) => {}
+            (Mode::Picking(_), _)
+            | (
+                Mode::Matrix(_),
+                FleetAction::Auto
+                | FleetAction::Halt
+                | FleetAction::FormStart
+                | FleetAction::FormField(_)
+                | FleetAction::FormAdjust(_)
+                | FleetAction::FormCancel,
+            ) => {}
             (Mode::Matrix(matrix), FleetAction::Move(delta)) => matrix.move_by(delta),
             (Mode::Matrix(matrix), FleetAction::Open) => {
                 let index = matrix.selected_row();
@@ -216,6 +264,9 @@ impl FleetState {
         match &self.mode {
             Mode::Matrix(matrix) => {
                 let mut view = matrix_vm(matrix, self.simulated, now, size);
+                if let Some(run) = &self.run {
+                    view.detail = run.cell();
+                }
                 if let Some(message) = &self.message {
                     view.footer = crate::tui::view_model::Cell::new(
                         message,
@@ -223,6 +274,9 @@ impl FleetState {
                     );
                 }
                 frame.render_widget(&view, area);
+                if let Some(form) = &self.form {
+                    super::auto::render_form(form, area, frame.buffer_mut());
+                }
             }
             Mode::Picking(list) => {
                 frame.render_widget(&picker_vm(list, self.simulated, size), area);
@@ -293,6 +347,8 @@ pub async fn run(
                         state.on_event(index, RowEvent::Observed(observation));
                     }
                     FleetEvent::Listed { index, answer } => state.on_event(index, RowEvent::Listed(answer)),
+                    FleetEvent::AutoStep(text) => state.on_run(text, false),
+                    FleetEvent::AutoEnded(text) => state.on_run(text, true),
                     FleetEvent::Attached { index, watch, hold } => {
                         if let Some(slot) = warm.get_mut(index) {
                             *slot = Some(Warm { watch, hold });

@@ -40,7 +40,7 @@ fn view(edit: impl Fn(&mut crate::model::DaemonSet)) -> ClusterView {
     ClusterView::of(&Read::of(&snapshot, now()).expect("the report builds"))
 }
 
-fn fleet() -> Matrix {
+pub(super) fn fleet() -> Matrix {
     let mut matrix = Matrix::new(
         "kube-system/agent".to_owned(),
         CONTEXTS.iter().map(|c| (*c).to_owned()).collect(),
@@ -95,7 +95,7 @@ fn fleet() -> Matrix {
     matrix
 }
 
-fn state(matrix: Matrix) -> FleetState {
+pub(super) fn state(matrix: Matrix) -> FleetState {
     let mut state = FleetState::new(FleetScreen {
         contexts: CONTEXTS.iter().map(|c| (*c).to_owned()).collect(),
         daemonset: Some(matrix.daemonset.clone()),
@@ -106,7 +106,7 @@ fn state(matrix: Matrix) -> FleetState {
     state
 }
 
-fn draw(state: &FleetState, (width, height): (u16, u16)) -> Buffer {
+pub(super) fn draw(state: &FleetState, (width, height): (u16, u16)) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal
         .draw(|frame| state.render(frame, now()))
@@ -114,11 +114,11 @@ fn draw(state: &FleetState, (width, height): (u16, u16)) -> Buffer {
     terminal.backend().buffer().clone()
 }
 
-fn text(buffer: &Buffer) -> String {
+pub(super) fn text(buffer: &Buffer) -> String {
     crate::tui::layout_tests::text(buffer)
 }
 
-fn press(state: &mut FleetState, keys: &[KeyCode]) -> Vec<FleetRequest> {
+pub(super) fn press(state: &mut FleetState, keys: &[KeyCode]) -> Vec<FleetRequest> {
     let mut asked = Vec::new();
     for code in keys {
         let key = KeyEvent::new(*code, KeyModifiers::NONE);

@@ -393,7 +393,8 @@ fn footer(matrix: &Matrix) -> Cell {
             Tone::Accent,
         ),
         None => Cell::new(
-            "↑↓ j/k move · Enter open console · / filter · s sort · Esc clear filter · q quit",
+            // Fits 80 columns whole (j/k move too).
+            "↑↓ move · Enter console · / filter · Esc clear · s sort · A auto · q quit",
             Tone::Dim,
         ),
     }

@@ -6,7 +6,7 @@ mod grid;
 mod header;
 mod history;
 mod logs;
-mod pane;
+pub mod pane;
 mod picker;
 mod status;
 pub mod theme;

@@ -1,0 +1,107 @@
+//! The fleet matrix's `A`, on the fleet side: builds the one-wave fleet run
+//! the screen asked for ([`crate::fleet::run::RunPlan::one_wave`]) and
+//! carries it out on a thread and runtime of its own, so the screen never
+//! waits for it; each step goes back to the screen as a line, then the end.
+//! Clusters are reached through the kubeconfig, as `fleet auto` reaches them.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::cli::act_args::step_line;
+use crate::cluster::connect::ConnectOptions;
+use crate::fleet::run::connector::Kubeconfig;
+use crate::fleet::run::{
+    Event, FleetRun, FleetSettings, Happening, Kind, Report, RunPlan, Stopper,
+};
+use crate::ops::auto::AutoPolicy;
+use crate::ops::journal::Journal;
+use crate::tui::fleet::FleetEvent;
+
+/// Sends each step of the run to the screen, as a line.
+struct ToScreen(UnboundedSender<FleetEvent>);
+
+impl Report for ToScreen {
+    fn event(&self, event: Event) {
+        // What a live view waits for is not a step of the run.
+        if event.happening == Happening::Notice {
+            return;
+        }
+        let context = Some(event.context.as_str()).filter(|c| !c.is_empty());
+        let _ = self
+            .0
+            .send(FleetEvent::AutoStep(step_line(context, &event.step)));
+    }
+}
+
+/// How the matrix reaches clusters and acts, as its command line said.
+pub(super) struct Setup {
+    /// The flags every cluster is reached with (each sets its own context).
+    pub options: ConnectOptions,
+    /// How long a member's first view may take (`--request-timeout`).
+    pub patience: std::time::Duration,
+    /// `--journal`.
+    pub journal: Option<std::path::PathBuf>,
+    /// `--read-only`: the run is a dry run.
+    pub read_only: bool,
+}
+
+/// Starts the run on its own thread; its stopper, or `None` (and the end
+/// said) when it could not start.
+pub(super) fn start(
+    setup: Setup,
+    daemonset: &str,
+    contexts: &[String],
+    policy: AutoPolicy,
+    events: &UnboundedSender<FleetEvent>,
+) -> Option<Stopper> {
+    let refused = |why: String| {
+        let _ = events.send(FleetEvent::AutoEnded(format!("not started: {why}")));
+        None
+    };
+    let plan = match RunPlan::one_wave(daemonset, contexts, policy) {
+        Ok(plan) => plan,
+        Err(why) => return refused(why),
+    };
+    let journal = match Journal::from_flag(setup.journal.as_deref()) {
+        Ok(journal) => journal,
+        Err(err) => return refused(err.to_string()),
+    };
+    let settings = FleetSettings {
+        namespace: setup.options.namespace.clone(),
+        journal,
+        dry_run: setup.read_only,
+        skip_unreachable: false,
+        patience: setup.patience,
+        by: "rollcall fleet matrix".to_owned(),
+    };
+    let connector = Kubeconfig {
+        options: setup.options,
+    };
+    let run = FleetRun::new(
+        plan,
+        Kind::Advance,
+        settings,
+        Arc::new(connector),
+        Arc::new(ToScreen(events.clone())),
+    );
+    let stopper = run.stopper();
+    let ended = events.clone();
+    let thread = std::thread::Builder::new()
+        .name("fleet-run".to_owned())
+        .spawn(move || {
+            // The run's future is not Send: it gets a runtime to itself.
+            let text = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime.block_on(run.carry_out()).summary(),
+                Err(err) => format!("not started: cannot start its runtime: {err}"),
+            };
+            let _ = ended.send(FleetEvent::AutoEnded(text));
+        });
+    match thread {
+        Ok(_) => Some(stopper),
+        Err(err) => refused(format!("cannot start its thread: {err}")),
+    }
+}

@@ -1,0 +1,98 @@
+//! The matrix's `A`: auto-advance across the clusters shown (after the `/`
+//! filter), as one wave carried out by the fleet run (`fleet::run`) on the
+//! fleet side. The screen opens the single-cluster console's form
+//! ([`AutoForm`]), asks for the run with the settings chosen, shows its
+//! progress on the status line and asks for a halt on `A` or Ctrl-C. Pure.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use crate::tui::auto_form::AutoForm;
+use crate::tui::view_model::pane::{self, Overlay, TextPane};
+use crate::tui::view_model::{Cell, Tone};
+
+/// How many context names the form spells out.
+const NAMED: usize = 4;
+
+/// A fleet run started from the matrix, as the status line shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunLine {
+    /// Its last step, or how it ended.
+    pub text: String,
+    /// Still going (a halt is offered).
+    pub running: bool,
+    /// A halt was asked for.
+    pub halting: bool,
+}
+
+impl RunLine {
+    /// A run just asked for.
+    pub fn starting(clusters: usize) -> Self {
+        RunLine {
+            text: format!("starting on {clusters} cluster(s)…"),
+            running: true,
+            halting: false,
+        }
+    }
+
+    /// The status line.
+    pub fn cell(&self) -> Cell {
+        if self.halting && self.running {
+            return Cell::new(
+                &format!(
+                    "fleet run halting (every cluster stops after its current step): {}",
+                    self.text
+                ),
+                Tone::Warn,
+            );
+        }
+        if self.running {
+            return Cell::new(
+                &format!("fleet run: {} · A or Ctrl-C halt", self.text),
+                Tone::Accent,
+            );
+        }
+        let tone = if self.text.starts_with("done") {
+            Tone::Good
+        } else {
+            Tone::Warn
+        };
+        Cell::new(&format!("fleet run ended: {}", self.text), tone)
+    }
+}
+
+/// The form `A` opens for `contexts` (the clusters shown): the
+/// single-cluster console's settings, and what the fleet run will do.
+pub fn form(contexts: &[String]) -> AutoForm {
+    let mut names: Vec<&str> = contexts.iter().take(NAMED).map(String::as_str).collect();
+    if contexts.len() > NAMED {
+        names.push("…");
+    }
+    let warnings = vec![
+        format!(
+            "one wave over the {} cluster(s) shown, all at once: {}",
+            contexts.len(),
+            names.join(", ")
+        ),
+        "a failed node stops every cluster, each touched one left paused".to_owned(),
+    ];
+    AutoForm::new(
+        crate::tui::ops::DEFAULT_POLICY,
+        warnings,
+        false,
+        "none: each cluster's plan goes in its order".to_owned(),
+    )
+}
+
+/// Draws `form` as the console draws its dialogs, over `body`.
+pub fn render_form(form: &AutoForm, body: Rect, buf: &mut Buffer) {
+    let width = pane::overlay_inner_width(Overlay::Dialog, body.width);
+    let lines: Vec<Vec<Cell>> = form.lines().into_iter().map(|c| vec![c]).collect();
+    let lines = pane::wrap_all(&lines, width);
+    let dialog = TextPane {
+        title: " auto-advance these clusters with these settings? ".to_owned(),
+        lines,
+        scroll: 0,
+    };
+    crate::tui::widgets::pane::render_overlay(Overlay::Dialog, &dialog, body, buf);
+}
