@@ -131,8 +131,8 @@ fn status_reads_the_others_live(fleet: &Fleet) {
         "{}",
         text(&output)
     );
-    let report: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", text(&output)));
+    let report: Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&output)));
     let connection = |member: usize| {
         report["clusters"]
             .as_array()
