@@ -48,7 +48,9 @@ async fn live_row(events: &mut UnboundedReceiver<FleetEvent>) -> (WatchHandle, b
         loop {
             match events.recv().await.expect("the fleet side runs") {
                 FleetEvent::Attached { watch: handle, .. } => watch = Some(handle),
-                FleetEvent::Connected { simulated: said, .. } => simulated = said,
+                FleetEvent::Connected {
+                    simulated: said, ..
+                } => simulated = said,
                 FleetEvent::Observed { observation, .. }
                     if observation.link == Link::Live && observation.view.is_some() =>
                 {
@@ -72,8 +74,8 @@ async fn the_matrix_defers_node_usage_until_the_console_opens_then_fits_as_the_c
     })
     .await
     .expect("the embedded cluster starts");
-    let target = crate::sim::embedded::member::focus(&cluster.simulation.scenario)
-        .expect("a daemonset");
+    let target =
+        crate::sim::embedded::member::focus(&cluster.simulation.scenario).expect("a daemonset");
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("config");
     cluster.server.write_kubeconfig(&path).expect("kubeconfig");
@@ -99,7 +101,9 @@ async fn the_matrix_defers_node_usage_until_the_console_opens_then_fits_as_the_c
         assert!(!cache.usage_known());
     }
 
-    requests.send(FleetRequest::Open(0)).expect("the fleet side runs");
+    requests
+        .send(FleetRequest::Open(0))
+        .expect("the fleet side runs");
     until(&matrix_watch.shared, Cache::usage_known).await;
 
     // The console started on its own, with its usage from the start.

@@ -64,7 +64,8 @@ pub async fn follow(
         let started = tokio::time::Instant::now();
         let past_bound = loading && jiff::Timestamp::now() >= first.deadline();
         let seen = last.as_ref().filter(|_| !past_bound);
-        if let Some((mark, observation)) = observe_if_changed(&shared, &target, &first, seen, started)
+        if let Some((mark, observation)) =
+            observe_if_changed(&shared, &target, &first, seen, started)
         {
             gap = if observation.link.is_live() && observation.view.is_some() {
                 MIN_GAP

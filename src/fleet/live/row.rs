@@ -309,10 +309,13 @@ fn first_lists(cache: &Cache, target: &Target, first: &FirstList, now: jiff::Tim
         .map(|kind| kind.label())
         .collect();
     let error = ROW_STREAMS.iter().find_map(|kind| {
-        match streams.get(kind).map(crate::cluster::status::StreamStatus::state) {
-            Some(
-                crate::cluster::status::StreamState::Reconnecting { error, .. },
-            ) => Some(format!("{}: {error}", kind.label())),
+        match streams
+            .get(kind)
+            .map(crate::cluster::status::StreamStatus::state)
+        {
+            Some(crate::cluster::status::StreamState::Reconnecting { error, .. }) => {
+                Some(format!("{}: {error}", kind.label()))
+            }
             Some(crate::cluster::status::StreamState::Throttled { .. }) => {
                 Some(format!("{}: throttled (429)", kind.label()))
             }
