@@ -53,7 +53,9 @@ fn main() -> anyhow::Result<()> {
     std::fs::create_dir(&snapshots)?;
     let started = Instant::now();
     let dump = steady_dump(args.nodes)?;
-    let contexts: Vec<String> = (1..=args.clusters).map(|i| format!("prod-{i:03}")).collect();
+    let contexts: Vec<String> = (1..=args.clusters)
+        .map(|i| format!("prod-{i:03}"))
+        .collect();
     for context in &contexts {
         std::fs::write(snapshots.join(format!("{context}.json")), &dump)?;
     }

@@ -53,15 +53,8 @@ pub(super) async fn rollback_member(
                 "revision {to}: {refusal} (--despite-fit)"
             )));
         }
-        start_rollback(
-            &snapshot,
-            patch,
-            to,
-            options,
-            &actor,
-            crate::clock::now(),
-        )
-        .map_err(|e| blocked(&e))?
+        start_rollback(&snapshot, patch, to, options, &actor, crate::clock::now())
+            .map_err(|e| blocked(&e))?
     };
     let text = format!(
         "{}roll back to revision {} ({} node(s) to move back)",

@@ -61,27 +61,34 @@ impl RunLine {
     }
 }
 
-/// The form `A` opens for `contexts` (the clusters shown): the
-/// single-cluster console's settings, and what the fleet run will do.
-pub fn form(contexts: &[String]) -> AutoForm {
-    let mut names: Vec<&str> = contexts.iter().take(NAMED).map(String::as_str).collect();
-    if contexts.len() > NAMED {
-        names.push("…");
+/// The form `A` opens for `contexts` (the clusters shown it rolls;
+/// `left_out`: those shown it does not, each with why): the single-cluster
+/// console's settings, and what the fleet run will do.
+pub fn form(contexts: &[String], left_out: &[String]) -> AutoForm {
+    let mut warnings = vec![format!(
+        "one wave over the {} cluster(s) shown, all at once: {}",
+        contexts.len(),
+        named(contexts)
+    )];
+    if !left_out.is_empty() {
+        warnings.push(format!("left out: {}", named(left_out)));
     }
-    let warnings = vec![
-        format!(
-            "one wave over the {} cluster(s) shown, all at once: {}",
-            contexts.len(),
-            names.join(", ")
-        ),
-        "a failed node stops every cluster, each touched one left paused".to_owned(),
-    ];
+    warnings.push("a failed node stops every cluster, each touched one left paused".to_owned());
     AutoForm::new(
         crate::tui::ops::DEFAULT_POLICY,
         warnings,
         false,
         "none: each cluster's plan goes in its order".to_owned(),
     )
+}
+
+/// The first [`NAMED`] of `contexts`, then `…`.
+fn named(contexts: &[String]) -> String {
+    let mut names: Vec<&str> = contexts.iter().take(NAMED).map(String::as_str).collect();
+    if contexts.len() > NAMED {
+        names.push("…");
+    }
+    names.join(", ")
 }
 
 /// Draws `form` as the console draws its dialogs, over `body`.

@@ -53,15 +53,15 @@ impl FleetState {
                 Some(FleetRequest::HaltAuto)
             }
             FleetAction::Auto => {
-                let contexts: Vec<String> = matrix
-                    .visible()
-                    .into_iter()
-                    .map(|index| matrix.rows[index].context.clone())
-                    .collect();
+                let (contexts, drifted) = rollable(matrix);
                 if contexts.is_empty() {
-                    self.message = Some("no cluster shown to roll (the / filter)".to_owned());
+                    self.message = Some(if drifted.is_empty() {
+                        "no cluster shown to roll (the / filter)".to_owned()
+                    } else {
+                        "no cluster shown can be rolled (drift, or not read)".to_owned()
+                    });
                 } else {
-                    self.form = Some(super::auto::form(&contexts));
+                    self.form = Some(super::auto::form(&contexts, &drifted));
                 }
                 None
             }
@@ -83,11 +83,7 @@ impl FleetState {
             }
             FleetAction::FormStart => {
                 let form = self.form.take()?;
-                let contexts: Vec<String> = matrix
-                    .visible()
-                    .into_iter()
-                    .map(|index| matrix.rows[index].context.clone())
-                    .collect();
+                let (contexts, _) = rollable(matrix);
                 self.run = Some(super::auto::RunLine::starting(contexts.len()));
                 Some(FleetRequest::Auto {
                     daemonset: matrix.daemonset.clone(),
@@ -106,4 +102,31 @@ impl FleetState {
             run.running &= !ended;
         }
     }
+}
+
+/// The clusters `A` rolls: those shown that were read and run the fleet's
+/// reference template; and those shown that it leaves out, with why: a
+/// template that differs (`fleet plan` refuses such a member: rolling it
+/// would move its nodes to a template the rest of the fleet does not run),
+/// or a cluster that could not be read (unreachable, forbidden, no such
+/// DaemonSet: nothing to decide on there).
+fn rollable(matrix: &crate::fleet::live::matrix::Matrix) -> (Vec<String>, Vec<String>) {
+    let reference = matrix.reference_identity();
+    let mut take = Vec::new();
+    let mut leave = Vec::new();
+    for index in matrix.visible() {
+        let row = &matrix.rows[index];
+        if let crate::fleet::live::row::Link::Failed { state, .. } = &row.link {
+            let why = match state {
+                crate::fleet::connection::ConnectionState::NotFound => "not found",
+                other => other.word(),
+            };
+            leave.push(format!("{} ({why})", row.context));
+        } else if !matrix.drift_of(index, reference).is_empty() {
+            leave.push(format!("{} (template differs)", row.context));
+        } else {
+            take.push(row.context.clone());
+        }
+    }
+    (take, leave)
 }

@@ -47,15 +47,37 @@ fn y_asks_for_one_run_over_the_filtered_clusters_with_the_forms_settings() {
     shown.sort();
     assert_eq!(
         shown,
-        ["prod-ap-south-1", "prod-eu-west-1", "prod-us-east-1"]
+        ["prod-eu-west-1", "prod-us-east-1"],
+        "prod-ap-south-1 is unreachable: left out"
     );
     assert_eq!(policy.batch, 2, "→ raised the batch from 1");
     assert!(state.form.is_none());
     let screen = text(&draw(&state, (80, 24)));
     assert!(
-        screen.contains("fleet run: starting on 3 cluster(s)… · A or Ctrl-C halt"),
+        screen.contains("fleet run: starting on 2 cluster(s)… · A or Ctrl-C halt"),
         "{screen}"
     );
+}
+
+/// As `fleet plan` refuses a member whose template differs from the
+/// reference, `A` leaves a drifted cluster out, and one it could not read,
+/// and says so in its form.
+#[test]
+fn clusters_with_drift_or_not_read_are_left_out_and_named() {
+    let mut state = state(fleet());
+    press(&mut state, &[KeyCode::Char('A')]);
+    let screen = text(&draw(&state, (80, 24)));
+    assert!(
+        screen.contains("left out: prod-ap-south-1 (unreachable), staging-canary (template"),
+        "{screen}"
+    );
+    let asked = press(&mut state, &[KeyCode::Char('y')]);
+    let [FleetRequest::Auto { contexts, .. }] = asked.as_slice() else {
+        panic!("one run asked for: {asked:?}");
+    };
+    let mut contexts = contexts.clone();
+    contexts.sort();
+    assert_eq!(contexts, ["dev", "prod-eu-west-1", "prod-us-east-1"]);
 }
 
 #[test]

@@ -38,9 +38,11 @@ impl Widget for &MatrixVm {
             })
             .collect();
         put(buf, area, 3, &Line::from(headings));
+        let detail = detail_lines(&self.detail.text, area.width);
+        let below = 1 + u16::try_from(detail.len()).unwrap_or(1);
         for (at, row) in self.rows.iter().enumerate() {
             let y = 4 + u16::try_from(at).unwrap_or(u16::MAX);
-            if y + 2 >= area.height {
+            if y + below >= area.height {
                 break;
             }
             let spans: Vec<Span<'_>> = row
@@ -59,12 +61,16 @@ impl Widget for &MatrixVm {
             }
             put(buf, area, y, &content);
         }
-        let bottom = area.height.saturating_sub(2);
-        put(buf, area, bottom, &line(std::slice::from_ref(&self.detail)));
+        let footer_y = area.height.saturating_sub(1);
+        let style = span(&self.detail).style;
+        for (at, text) in detail.into_iter().enumerate() {
+            let y = footer_y.saturating_sub(below - 1) + u16::try_from(at).unwrap_or(0);
+            put(buf, area, y, &Line::from(Span::styled(text, style)));
+        }
         put(
             buf,
             area,
-            bottom + 1,
+            footer_y,
             &line(std::slice::from_ref(&self.footer)),
         );
     }
@@ -100,6 +106,27 @@ impl Widget for &PickerVm {
     }
 }
 
+/// The most lines the selected cluster's detail (or a fleet run's end)
+/// takes above the footer: a stop names a cluster, a node and a reason,
+/// which an 80-column line cuts.
+const DETAIL_LINES: usize = 3;
+
+/// The detail wrapped to `width`, at most [`DETAIL_LINES`] lines, the last
+/// one cut with `…` when more was left.
+fn detail_lines(text: &str, width: u16) -> Vec<String> {
+    let mut lines = crate::tui::fit::wrap(text, width);
+    if lines.len() > DETAIL_LINES {
+        let rest = lines[DETAIL_LINES - 1..].join(" ");
+        lines.truncate(DETAIL_LINES - 1);
+        lines.push(crate::tui::fit::fit(
+            &rest,
+            width,
+            crate::tui::fit::Cut::End,
+        ));
+    }
+    lines
+}
+
 /// `text` padded with spaces to `width` cells (already fitted).
 fn pad(text: &str, width: u16) -> String {
     let used = crate::tui::fit::display_width(text);
@@ -109,4 +136,24 @@ fn pad(text: &str, width: u16) -> String {
         usize::from(width.saturating_sub(used)),
     ));
     padded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::detail_lines;
+
+    #[test]
+    fn a_long_detail_wraps_to_three_lines_and_says_when_it_was_cut() {
+        let stop = "fleet run ended: stopped: rollcall-sim-2: node edge-01: 3 node(s) already on the new revision are failing (CrashLoopBackOff); every touched cluster is paused";
+        let lines = detail_lines(stop, 40);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[2].ends_with('…'), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| crate::tui::fit::display_width(l) <= 40)
+        );
+        assert_eq!(detail_lines(stop, 200), [stop]);
+        assert_eq!(detail_lines("", 80).len(), 1);
+    }
 }
