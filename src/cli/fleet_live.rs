@@ -470,5 +470,4 @@ async fn list_daemonsets(
 }
 
 #[cfg(test)]
-#[path = "fleet_live_tests.rs"]
 mod tests;
