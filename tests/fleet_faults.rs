@@ -158,7 +158,7 @@ fn auto_deletes_each_node_once_and_leaves_nobody_in_auto(fleet: &Fleet) {
     let plan = fleet.path("fleet.yaml");
     std::fs::write(
         &plan,
-        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 1}\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    batch: 3\n    soak: 1s\n    timeout: 15s\n    parallel: 3\n",
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 1}\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    batch: 5\n    soak: 1s\n    timeout: 15s\n    parallel: 3\n",
     )
     .expect("plan written");
     let output = fleet.rollcall(&[
@@ -179,7 +179,14 @@ fn auto_deletes_each_node_once_and_leaves_nobody_in_auto(fleet: &Fleet) {
         assert!(seen.insert(delete.clone()), "deleted twice: {deletes:?}");
     }
     for member in 1..=3 {
-        let ds = fleet.kubectl_json(member, &["get", "daemonset", "node-agent"]);
+        // One kubectl call: the DaemonSet and every pod of the namespace.
+        let listed = fleet.kubectl_json(member, &["get", "daemonsets,pods"]);
+        let items = listed["items"].as_array().cloned().unwrap_or_default();
+        let ds = items
+            .iter()
+            .find(|item| item["kind"] == "DaemonSet" && item["metadata"]["name"] == "node-agent")
+            .cloned()
+            .unwrap_or_else(|| panic!("member {member}: no node-agent: {listed}"));
         let annotations = &ds["metadata"]["annotations"];
         let status = &ds["status"];
         let done = status["updatedNumberScheduled"] == status["desiredNumberScheduled"];
@@ -197,9 +204,8 @@ fn auto_deletes_each_node_once_and_leaves_nobody_in_auto(fleet: &Fleet) {
             assert!(done, "healthy member {member}: {status}\n{said}");
         }
         // One daemon pod per node: no node lost two pods to the run.
-        let pods = fleet.kubectl_json(member, &["get", "pods"]);
         let mut per_node: BTreeMap<String, usize> = BTreeMap::new();
-        for pod in pods["items"].as_array().into_iter().flatten() {
+        for pod in items.iter().filter(|item| item["kind"] == "Pod") {
             let owned = pod["metadata"]["ownerReferences"]
                 .as_array()
                 .is_some_and(|owners| owners.iter().any(|o| o["name"] == "node-agent"));
@@ -231,25 +237,25 @@ fn under(fault: &str) {
 
 #[test]
 fn a_member_answering_429() {
-    under("throttle:1=0s+4s");
+    under("throttle:1=0s+2s");
 }
 
 #[test]
 fn a_member_answering_503() {
-    under("5xx:503=0s+4s");
+    under("5xx:503=0s+2s");
 }
 
 #[test]
 fn a_member_whose_watches_get_410_gone() {
-    under("gone=0s+4s");
+    under("gone=0s+3s");
 }
 
 #[test]
 fn a_member_whose_watches_stall() {
-    under("stall-watches=1s+4s");
+    under("stall-watches=1s+3s");
 }
 
 #[test]
 fn a_member_dropping_its_watches() {
-    under("drop-watches=1s+4s");
+    under("drop-watches=1s+3s");
 }

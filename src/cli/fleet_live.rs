@@ -23,6 +23,7 @@ use crate::cli::cluster_args::{ClusterArgs, GlobalArgs};
 use crate::cluster::connect::{Connection, NamedContext};
 use crate::cluster::watch::{self, Shared, UsageSwitch};
 use crate::fleet::live::row::{FirstList, Link};
+use crate::fleet::live::turns::{Turn, Turns};
 use crate::model::{DaemonSet, DsRef, Target};
 use crate::tui::fleet::run::FleetScreen;
 use crate::tui::fleet::{FleetEvent, FleetRequest};
@@ -251,20 +252,25 @@ impl FleetSide {
     ) {
         let (connected_tx, mut connected) = mpsc::unbounded_channel();
         self.clusters = contexts.iter().map(|_| Cluster::default()).collect();
+        let turns = Turns::default();
         for (index, context) in contexts.into_iter().enumerate() {
             let reach = Arc::clone(&self.reach);
             let connected_tx = connected_tx.clone();
+            let turns = turns.clone();
             tokio::spawn(async move {
+                // Connecting and the first lists take turns (`fleet::live::turns`).
+                let turn = turns.take().await;
                 let outcome = reach.connect(&context).await;
-                let _ = connected_tx.send((index, outcome));
+                let _ = connected_tx.send((index, outcome, turn));
             });
         }
         drop(connected_tx);
         loop {
             tokio::select! {
-                Some((index, outcome)) = connected.recv() => match outcome {
-                    Ok(connection) => self.connected(index, connection, &events),
+                Some((index, outcome, turn)) = connected.recv() => match outcome {
+                    Ok(connection) => self.connected(index, connection, turn, &events),
                     Err(failure) => {
+                        turn.end();
                         let _ = events.send(FleetEvent::Link { index, link: Link::failed(failure) });
                     }
                 },
@@ -297,6 +303,7 @@ impl FleetSide {
         &mut self,
         index: usize,
         connection: Connection,
+        turn: Turn,
         events: &UnboundedSender<FleetEvent>,
     ) {
         let _ = events.send(FleetEvent::Connected {
@@ -304,8 +311,9 @@ impl FleetSide {
             simulated: connection.server_kind.simulated(),
         });
         if let Some(daemonset) = self.daemonset.clone() {
-            self.watch(index, &connection, &daemonset, events);
+            self.watch(index, &connection, &daemonset, Some(turn), events);
         } else {
+            turn.end();
             let client = connection.client.clone();
             let timeout = self.reach.timeout();
             let events = events.clone();
@@ -331,7 +339,7 @@ impl FleetSide {
             .filter_map(|(i, c)| c.connection.clone().map(|conn| (i, conn)))
             .collect();
         for (index, connection) in connected {
-            self.watch(index, &connection, &daemonset, events);
+            self.watch(index, &connection, &daemonset, None, events);
         }
     }
 
@@ -342,11 +350,15 @@ impl FleetSide {
         index: usize,
         connection: &Connection,
         daemonset: &DsRef,
+        turn: Option<Turn>,
         events: &UnboundedSender<FleetEvent>,
     ) {
         let target = match self.reach.target_in(daemonset, connection) {
             Ok(target) => target,
             Err(failure) => {
+                if let Some(turn) = &turn {
+                    turn.end();
+                }
                 let _ = events.send(FleetEvent::Link {
                     index,
                     link: Link::failed(failure),
@@ -375,6 +387,12 @@ impl FleetSide {
             first,
             aside,
             move |observation| {
+                // The row is read (or known unreadable): the next cluster's turn.
+                if !matches!(observation.link, Link::Loading { .. })
+                    && let Some(turn) = &turn
+                {
+                    turn.end();
+                }
                 follower_events
                     .send(FleetEvent::Observed {
                         index,
@@ -489,5 +507,4 @@ async fn list_daemonsets(
 }
 
 #[cfg(test)]
-#[path = "fleet_live_tests.rs"]
 mod tests;

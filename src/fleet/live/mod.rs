@@ -8,6 +8,7 @@
 pub mod follow;
 pub mod matrix;
 pub mod row;
+pub mod turns;
 
 #[cfg(test)]
 mod tests;

@@ -40,14 +40,21 @@ async fn until(shared: &Shared, ready: impl Fn(&Cache) -> bool) {
     .expect("in time");
 }
 
-/// Takes events until the row is live; the watch the screen would keep.
-async fn live_row(events: &mut UnboundedReceiver<FleetEvent>) -> (WatchHandle, bool) {
+/// Takes events until the row is live; the watch the screen would keep
+/// (with its row builder's hold: dropping it ends the row builder).
+async fn live_row(
+    events: &mut UnboundedReceiver<FleetEvent>,
+) -> ((WatchHandle, tokio::sync::watch::Sender<bool>), bool) {
     let mut watch = None;
     let mut simulated = false;
     tokio::time::timeout(BOUND, async {
         loop {
             match events.recv().await.expect("the fleet side runs") {
-                FleetEvent::Attached { watch: handle, .. } => watch = Some(handle),
+                FleetEvent::Attached {
+                    watch: handle,
+                    hold,
+                    ..
+                } => watch = Some((handle, hold)),
                 FleetEvent::Connected {
                     simulated: said, ..
                 } => simulated = said,
@@ -92,7 +99,7 @@ async fn the_matrix_defers_node_usage_until_the_console_opens_then_fits_as_the_c
         name: target.name.clone(),
     };
     let (_, mut events, requests) = start_headless(&args, &choice, daemonset).expect("starts");
-    let (matrix_watch, simulated) = live_row(&mut events).await;
+    let ((matrix_watch, _hold), simulated) = live_row(&mut events).await;
     assert!(simulated, "the embedded server says what it is");
     {
         let cache = matrix_watch.shared.lock();
