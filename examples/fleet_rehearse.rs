@@ -18,7 +18,7 @@ use rollcall::sim::embedded::{EmbeddedOptions, Simulation, dump};
 
 #[path = "scale/proc_stats.rs"]
 mod proc_stats;
-use proc_stats::{cpu_secs, peak_mb};
+use proc_stats::{cpu_secs, peak_mb, rss_mb};
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -60,11 +60,12 @@ fn main() -> anyhow::Result<()> {
     let plan = dir.path().join("fleet.yaml");
     std::fs::write(&plan, plan_text(&contexts, &args))?;
     line(&format!(
-        "snapshots: {} x {} nodes ({:.1} MB each) written in {:.1}s",
+        "snapshots: {} x {} nodes ({:.1} MB each) written in {:.1}s, this process {:.0} MB",
         args.clusters,
         args.nodes,
-        dump.len() as f64 / 1e6,
-        started.elapsed().as_secs_f64()
+        f64::from(u32::try_from(dump.len()).unwrap_or(u32::MAX)) / 1e6,
+        started.elapsed().as_secs_f64(),
+        rss_mb()
     ));
     let started = Instant::now();
     let output = Command::new(std::env::current_exe()?)
