@@ -31,7 +31,11 @@ impl Fleet {
         let list = small_cluster_dump();
         let json = serde_json::to_string(&list).expect("json");
         let yaml = serde_norway::to_string(&list).expect("yaml");
-        for (name, text) in [("sim-a.json", &json), ("sim-b.yaml", &yaml), ("sim-c.json", &json)] {
+        for (name, text) in [
+            ("sim-a.json", &json),
+            ("sim-b.yaml", &yaml),
+            ("sim-c.json", &json),
+        ] {
             std::fs::write(snapshots.join(name), text).expect("dump written");
         }
         std::fs::write(dir.path().join("healthy.yaml"), healthy_scenario()).expect("scenario");
@@ -195,7 +199,10 @@ fn a_two_wave_plan_moves_every_node_in_wave_order_and_keeps_the_bake() {
     assert_eq!(table.status.code(), Some(0), "{}", text(&table));
     let table_text = String::from_utf8_lossy(&table.stdout);
     eprintln!("{table_text}");
-    assert!(table_text.lines().all(|l| l.chars().count() <= 80), "{table_text}");
+    assert!(
+        table_text.lines().all(|l| l.chars().count() <= 80),
+        "{table_text}"
+    );
     assert!(table_text.contains("bake 10m"), "{table_text}");
     assert!(table_text.contains("expected wall time"), "{table_text}");
 }
@@ -223,7 +230,10 @@ fn a_crash_looping_image_stops_the_plan_before_wave_two_naming_cluster_node_and_
         assert!(cluster["moved"].as_array().is_some_and(Vec::is_empty));
         assert_eq!(cluster["notReached"].as_array().map(Vec::len), Some(5));
     }
-    assert!(report["notReached"].as_u64().is_some_and(|n| n >= 10), "{report:#}");
+    assert!(
+        report["notReached"].as_u64().is_some_and(|n| n >= 10),
+        "{report:#}"
+    );
     // The table names them too.
     let table = fleet.rehearse(TWO_WAVES, &["--scenario", "small"]);
     assert_eq!(table.status.code(), Some(1));

@@ -24,6 +24,8 @@ use crate::cli::status::Output;
 use crate::cluster::connect::{NamedContext, kubeconfig_contexts};
 use crate::fleet::drift::majority;
 use crate::fleet::report::Failure;
+use crate::fleet::run::RunPlan;
+use crate::fleet::run::settings::wave_settings;
 use crate::fleet::template::TemplateIdentity;
 use crate::fleet::waves::VETO_ANNOTATION;
 use crate::fleet::waves::assign::{Assignment, assign};
@@ -31,8 +33,6 @@ use crate::fleet::waves::budget::Ledger;
 use crate::fleet::waves::estimate::{cluster_time, wave_time};
 use crate::fleet::waves::file::{PlanFile, Wave};
 use crate::model::DsRef;
-use crate::fleet::run::RunPlan;
-use crate::fleet::run::settings::wave_settings;
 use crate::ops::run::settings::RunSettings;
 
 /// Arguments of `rollcall fleet plan`.

@@ -112,10 +112,7 @@ async fn rehearse(args: &FleetRehearseArgs) -> anyhow::Result<Rehearsal> {
     let recorder = Arc::new(Recorder::default());
     let settings = FleetSettings {
         namespace: args.namespace.clone(),
-        journal: args
-            .journal
-            .clone()
-            .map_or_else(Journal::off, Journal::new),
+        journal: args.journal.clone().map_or_else(Journal::off, Journal::new),
         dry_run: false,
         skip_unreachable: false,
         patience: PATIENCE,
@@ -133,7 +130,12 @@ async fn rehearse(args: &FleetRehearseArgs) -> anyhow::Result<Rehearsal> {
     let timeline = fold(&recorder.take(), &plan.assignment.waves);
     let ready: BTreeMap<String, ReadyTimes> = members
         .iter()
-        .map(|m| (m.context.clone(), ReadyTimes::read(&m.simulation.store, &target)))
+        .map(|m| {
+            (
+                m.context.clone(),
+                ReadyTimes::read(&m.simulation.store, &target),
+            )
+        })
         .collect();
     let ready_at = |context: &str, delete: &crate::fleet::rehearse::timeline::NodeDelete| {
         ready.get(context)?.after(&delete.node, delete.at)

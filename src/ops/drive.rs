@@ -262,11 +262,7 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                     say_preemption(ctx, victim, request, dry_run);
                     let result = ctx.executor.run(request).await.map(|_| ());
                     say_delete(ctx, run, victim, request, result.as_ref(), dry_run);
-                    run.deleted(
-                        &victim.node,
-                        result.as_ref().copied(),
-                        crate::clock::now(),
-                    );
+                    run.deleted(&victim.node, result.as_ref().copied(), crate::clock::now());
                     if result.is_err() {
                         break;
                     }

@@ -95,11 +95,18 @@ mod tests {
         let victim = first
             .items
             .iter()
-            .find(|p| p.metadata.name.as_deref().is_some_and(|n| n.starts_with("node-agent")))
+            .find(|p| {
+                p.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("node-agent"))
+            })
             .and_then(|p| p.metadata.name.clone())
             .unwrap();
         let mut events = watcher(pods.clone(), watcher::Config::default()).boxed();
-        pods.delete(&victim, &DeleteParams::default()).await.unwrap();
+        pods.delete(&victim, &DeleteParams::default())
+            .await
+            .unwrap();
         // The controller recreates the pod on the node: an Apply of a new name.
         let replaced = tokio::time::timeout(Duration::from_secs(600), async {
             while let Some(event) = events.next().await {
@@ -110,7 +117,10 @@ mod tests {
                         .name
                         .as_deref()
                         .is_some_and(|n| n.starts_with("node-agent"))
-                    && first.items.iter().all(|p| p.metadata.name != pod.metadata.name)
+                    && first
+                        .items
+                        .iter()
+                        .all(|p| p.metadata.name != pod.metadata.name)
                 {
                     return true;
                 }

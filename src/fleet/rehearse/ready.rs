@@ -105,9 +105,27 @@ mod tests {
     fn the_replacement_after_the_delete_gives_the_ready_time() {
         let store = Store::new();
         for object in [
-            pod("agent-old", "n1", "agent", "2026-01-01T00:00:00Z", Some("2026-01-01T00:00:10Z")),
-            pod("agent-new", "n1", "agent", "2026-01-01T01:00:05Z", Some("2026-01-01T01:00:09Z")),
-            pod("other-new", "n2", "other", "2026-01-01T01:00:05Z", Some("2026-01-01T01:00:07Z")),
+            pod(
+                "agent-old",
+                "n1",
+                "agent",
+                "2026-01-01T00:00:00Z",
+                Some("2026-01-01T00:00:10Z"),
+            ),
+            pod(
+                "agent-new",
+                "n1",
+                "agent",
+                "2026-01-01T01:00:05Z",
+                Some("2026-01-01T01:00:09Z"),
+            ),
+            pod(
+                "other-new",
+                "n2",
+                "other",
+                "2026-01-01T01:00:05Z",
+                Some("2026-01-01T01:00:07Z"),
+            ),
             pod("agent-n3", "n3", "agent", "2026-01-01T01:00:05Z", None),
         ] {
             store.restore(ResourceKind::Pod, object).unwrap();

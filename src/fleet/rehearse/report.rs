@@ -197,10 +197,7 @@ impl Rehearsal {
         } else {
             "incomplete"
         };
-        let wall = facts
-            .end
-            .duration_since(facts.start)
-            .unsigned_abs();
+        let wall = facts.end.duration_since(facts.start).unsigned_abs();
         Rehearsal {
             daemonset: facts.daemonset.clone(),
             plan: facts.digest.clone(),
@@ -331,14 +328,18 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::fleet::run::MemberResult;
     use crate::fleet::rehearse::timeline::ClusterTimeline;
+    use crate::fleet::run::MemberResult;
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(second).unwrap()
     }
 
-    fn cluster(context: &str, deletes: &[(&str, i64)], ended: Option<(i64, Outcome)>) -> ClusterTimeline {
+    fn cluster(
+        context: &str,
+        deletes: &[(&str, i64)],
+        ended: Option<(i64, Outcome)>,
+    ) -> ClusterTimeline {
         ClusterTimeline {
             context: context.to_owned(),
             started: deletes.first().map(|(_, s)| at(*s)),
@@ -397,7 +398,10 @@ mod tests {
             waves: 2,
         };
         let planned = BTreeMap::from([
-            ("a".to_owned(), vec!["a1".to_owned(), "a2".to_owned(), "a3".to_owned()]),
+            (
+                "a".to_owned(),
+                vec!["a1".to_owned(), "a2".to_owned(), "a3".to_owned()],
+            ),
             ("b".to_owned(), vec!["b1".to_owned(), "b2".to_owned()]),
         ]);
         let ready = |_: &str, delete: &NodeDelete| {

@@ -18,8 +18,7 @@ use crate::sim::embedded::{EmbeddedOptions, SimError, Simulation};
 /// The suffixes a dump's file name may end in, longest first (`.tar.gz`
 /// before `.gz` would matter if both were here).
 const SUFFIXES: [&str; 11] = [
-    ".tar.gz", ".tar.xz", ".json", ".yaml", ".yml", ".txt", ".log", ".tgz", ".txz", ".tar",
-    ".zip",
+    ".tar.gz", ".tar.xz", ".json", ".yaml", ".yml", ".txt", ".log", ".tgz", ".txz", ".tar", ".zip",
 ];
 
 /// How long a member's DaemonSet controller gathers changes before a sync:

@@ -39,7 +39,11 @@ pub fn render(report: &Rehearsal) -> String {
 fn clusters_table(out: &mut String, report: &Rehearsal) {
     let wave_width = column(report.waves.iter().map(|w| w.name.as_str()), "WAVE");
     let context_width = column(
-        report.waves.iter().flat_map(|w| &w.clusters).map(|c| c.context.as_str()),
+        report
+            .waves
+            .iter()
+            .flat_map(|w| &w.clusters)
+            .map(|c| c.context.as_str()),
         "CLUSTER",
     );
     let row = |wave: &str, context: &str, start: &str, end: &str, moved: &str, result: &str| {
@@ -47,10 +51,17 @@ fn clusters_table(out: &mut String, report: &Rehearsal) {
             "{wave:<wave_width$}  {context:<context_width$}  {start:>9}  {end:>9}  {moved:>9}  {result}"
         )
     };
-    line(out, &row("WAVE", "CLUSTER", "START", "END", "MOVED", "RESULT"));
+    line(
+        out,
+        &row("WAVE", "CLUSTER", "START", "END", "MOVED", "RESULT"),
+    );
     for wave in &report.waves {
         for (index, cluster) in wave.clusters.iter().enumerate() {
-            let name = if index == 0 { cut(&wave.name, wave_width) } else { String::new() };
+            let name = if index == 0 {
+                cut(&wave.name, wave_width)
+            } else {
+                String::new()
+            };
             let planned = cluster.moved.len() + cluster.not_reached.len();
             line(
                 out,
@@ -65,7 +76,9 @@ fn clusters_table(out: &mut String, report: &Rehearsal) {
             );
         }
         if let Some(bake) = wave.bake_seconds {
-            let until = wave.end.map(|end| format!(" until {}", offset(end + bake_f64(bake))));
+            let until = wave
+                .end
+                .map(|end| format!(" until {}", offset(end + bake_f64(bake))));
             let text = format!(
                 "{:wave_width$}  bake {}{}",
                 "",
@@ -79,13 +92,21 @@ fn clusters_table(out: &mut String, report: &Rehearsal) {
 }
 
 fn moves(out: &mut String, report: &Rehearsal) {
-    let any = report.waves.iter().flat_map(|w| &w.clusters).any(|c| !c.moved.is_empty());
+    let any = report
+        .waves
+        .iter()
+        .flat_map(|w| &w.clusters)
+        .any(|c| !c.moved.is_empty());
     if !any {
         return;
     }
     line(out, "node moves (pod deleted; its replacement Ready):");
     let width = column(
-        report.waves.iter().flat_map(|w| &w.clusters).map(|c| c.context.as_str()),
+        report
+            .waves
+            .iter()
+            .flat_map(|w| &w.clusters)
+            .map(|c| c.context.as_str()),
         "",
     );
     for cluster in report.waves.iter().flat_map(|w| &w.clusters) {
@@ -95,8 +116,14 @@ fn moves(out: &mut String, report: &Rehearsal) {
                 .iter()
                 .map(|n| n.ready)
                 .try_fold(f64::MIN, |latest, ready| ready.map(|r| latest.max(r)));
-            let ready = ready.map_or_else(|| "not all Ready".to_owned(), |r| format!("Ready {}", offset(r)));
-            let names: Vec<String> = batch.iter().map(|n| sanitize(&n.node).into_owned()).collect();
+            let ready = ready.map_or_else(
+                || "not all Ready".to_owned(),
+                |r| format!("Ready {}", offset(r)),
+            );
+            let names: Vec<String> = batch
+                .iter()
+                .map(|n| sanitize(&n.node).into_owned())
+                .collect();
             let text = format!(
                 "  {:<width$}  {:>9}  {ready}: {}",
                 cut(&cluster.context, width),
@@ -222,7 +249,10 @@ fn seconds_whole(seconds: f64) -> u64 {
     seconds.max(0.0).round() as u64
 }
 
-#[expect(clippy::cast_precision_loss, reason = "bakes are far below 2^52 seconds")]
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "bakes are far below 2^52 seconds"
+)]
 fn bake_f64(seconds: u64) -> f64 {
     seconds as f64
 }
@@ -274,15 +304,16 @@ mod tests {
     }
 
     fn sample() -> Rehearsal {
-        let cluster = |context: &str, moved: Vec<NodeReport>, left: &[&str], result| ClusterReport {
-            context: context.to_owned(),
-            result,
-            message: String::new(),
-            start: moved.first().map(|n| n.deleted),
-            end: moved.last().and_then(|n| n.ready),
-            moved,
-            not_reached: left.iter().map(|n| (*n).to_owned()).collect(),
-        };
+        let cluster =
+            |context: &str, moved: Vec<NodeReport>, left: &[&str], result| ClusterReport {
+                context: context.to_owned(),
+                result,
+                message: String::new(),
+                start: moved.first().map(|n| n.deleted),
+                end: moved.last().and_then(|n| n.ready),
+                moved,
+                not_reached: left.iter().map(|n| (*n).to_owned()).collect(),
+            };
         Rehearsal {
             daemonset: "kube-system/node-agent".to_owned(),
             plan: "8c1f0a2b".to_owned(),
@@ -347,10 +378,19 @@ mod tests {
         assert!(text.contains("canary  prod-eu-1"), "{text}");
         assert!(text.contains("3/4"), "{text}");
         assert!(text.contains("bake 10m until +11m35s"), "{text}");
-        assert!(text.contains("+0s  Ready +7s: general-1, general-2"), "{text}");
+        assert!(
+            text.contains("+0s  Ready +7s: general-1, general-2"),
+            "{text}"
+        );
         assert!(text.contains("+40s  not all Ready: edge-1"), "{text}");
-        assert!(text.contains("stopped prod-eu-1 in wave canary at +1m35s node edge-1"), "{text}");
-        assert!(text.contains("never reached: 4 node(s): prod-eu-1 (1), prod-us-1 (2)"), "{text}");
+        assert!(
+            text.contains("stopped prod-eu-1 in wave canary at +1m35s node edge-1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("never reached: 4 node(s): prod-eu-1 (1), prod-us-1 (2)"),
+            "{text}"
+        );
         assert!(text.contains("a-context-name-much…"), "{text}");
         assert!(text.contains("expected wall time: 1m 35s"), "{text}");
     }

@@ -99,8 +99,12 @@ async fn reach(shared: &Shared, context: &str, stop: &Interrupt) -> Result<Membe
     let owned = context.to_owned();
     let follower = Follower::start(connection.watch_client.clone(), &target).with_notices(
         Arc::new(move |text: &str| {
-            let step = Progress::new("notice", None, text);
-            report.event(super::report::Event::member(&owned, Happening::Notice, step));
+            let notice = Progress::new("notice", None, text);
+            report.event(super::report::Event::member(
+                &owned,
+                Happening::Notice,
+                notice,
+            ));
         }),
     );
     let patience = shared.settings.patience;
@@ -147,7 +151,11 @@ pub(super) async fn ready(
     .await
     .map_err(|e| blocked(&e))?;
     if let Some(note) = note {
-        let step = Progress::new("notice", None, format!("note: the real run would fail: {note}"));
+        let step = Progress::new(
+            "notice",
+            None,
+            format!("note: the real run would fail: {note}"),
+        );
         shared.say(context, Happening::Notice, step);
     }
     let actor = member.executor.actor().to_owned();
@@ -180,7 +188,11 @@ pub(super) async fn ready(
             .map_err(|e| blocked(&e))?;
             shown(&member.follower, |state| state.pause.is_none()).await?;
             let text = "resumed: this plan's own run paused it";
-            shared.say(context, Happening::Resumed, Progress::new("resume", None, text));
+            shared.say(
+                context,
+                Happening::Resumed,
+                Progress::new("resume", None, text),
+            );
         }
     }
     if !shared.dry_run() {
@@ -401,5 +413,9 @@ pub(super) async fn pause_member(shared: &Shared, context: &str, reason: &str) {
         Ok(()) => format!("paused: {reason}"),
         Err(err) => format!("could not pause it: {err}"),
     };
-    shared.say(context, Happening::Paused, Progress::new("pause", None, text));
+    shared.say(
+        context,
+        Happening::Paused,
+        Progress::new("pause", None, text),
+    );
 }

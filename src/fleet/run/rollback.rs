@@ -49,15 +49,8 @@ pub(super) async fn rollback_member(
         {
             return Err(Outcome::Blocked(format!("revision {to}: {refusal}")));
         }
-        start_rollback(
-            &snapshot,
-            patch,
-            to,
-            options,
-            &actor,
-            crate::clock::now(),
-        )
-        .map_err(|e| blocked(&e))?
+        start_rollback(&snapshot, patch, to, options, &actor, crate::clock::now())
+            .map_err(|e| blocked(&e))?
     };
     let text = format!(
         "{}roll back to revision {} ({} node(s) to move back)",
@@ -65,7 +58,11 @@ pub(super) async fn rollback_member(
         start.to,
         start.order.len()
     );
-    shared.say(context, Happening::Step, Progress::new("rollback", None, text));
+    shared.say(
+        context,
+        Happening::Step,
+        Progress::new("rollback", None, text),
+    );
     if shared.dry_run() {
         return Ok((Outcome::DryRun, false));
     }
@@ -82,7 +79,11 @@ pub(super) async fn rollback_member(
             .await
             .map_err(|e| blocked(&e))?;
         let text = "the DaemonSet's controller moves the nodes back (RollingUpdate)";
-        shared.say(context, Happening::Step, Progress::new("rollback", None, text));
+        shared.say(
+            context,
+            Happening::Step,
+            Progress::new("rollback", None, text),
+        );
         let passed = Outcome::Passed {
             moved: 0,
             left: Vec::new(),

@@ -14,7 +14,11 @@ const KINDS: [(ResourceKind, &str, &str); 4] = [
     (ResourceKind::Node, "v1", "Node"),
     (ResourceKind::Pod, "v1", "Pod"),
     (ResourceKind::DaemonSet, "apps/v1", "DaemonSet"),
-    (ResourceKind::ControllerRevision, "apps/v1", "ControllerRevision"),
+    (
+        ResourceKind::ControllerRevision,
+        "apps/v1",
+        "ControllerRevision",
+    ),
 ];
 
 /// Every node, pod, DaemonSet and ControllerRevision of `store`, each with
