@@ -9,6 +9,7 @@
 //! Numbers are printed, never asserted. Run:
 //! `cargo run --release --example fleet_rehearse -- --clusters 50 --nodes 1000`.
 
+use std::fmt::Write as _;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use rollcall::sim::embedded::{EmbeddedOptions, Simulation, dump};
 
 #[path = "scale/proc_stats.rs"]
 mod proc_stats;
-use proc_stats::{cpu_secs, peak_mb};
+use proc_stats::{cpu_secs, peak_mb, rss_mb};
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -38,6 +39,12 @@ struct Args {
     /// Clusters of a wave rolled at once.
     #[arg(long, default_value_t = 10)]
     parallel: usize,
+    /// Failed nodes allowed fleet-wide (`budget.nodes`). It also bounds the
+    /// nodes at risk at once to budget + 1, so it must cover `parallel` ×
+    /// `batch` for the waves to run their clusters side by side (0 moves one
+    /// node at a time across the whole fleet).
+    #[arg(long, default_value_t = 500)]
+    budget: usize,
     /// Internal: run `rollcall` with these arguments and report its own cost.
     #[arg(long, num_args = 1.., allow_hyphen_values = true)]
     child: Option<Vec<String>>,
@@ -62,11 +69,12 @@ fn main() -> anyhow::Result<()> {
     let plan = dir.path().join("fleet.yaml");
     std::fs::write(&plan, plan_text(&contexts, &args))?;
     line(&format!(
-        "snapshots: {} x {} nodes ({:.1} MB each) written in {:.1}s",
+        "snapshots: {} x {} nodes ({:.1} MB each) written in {:.1}s, this process {:.0} MB",
         args.clusters,
         args.nodes,
-        dump.len() as f64 / 1e6,
-        started.elapsed().as_secs_f64()
+        f64::from(u32::try_from(dump.len()).unwrap_or(u32::MAX)) / 1e6,
+        started.elapsed().as_secs_f64(),
+        rss_mb()
     ));
     let started = Instant::now();
     let output = Command::new(std::env::current_exe()?)
@@ -128,7 +136,8 @@ fn steady_dump(nodes: usize) -> anyhow::Result<Vec<u8>> {
 /// `waves` waves: one cluster, then growing shares, the last takes the rest.
 fn plan_text(contexts: &[String], args: &Args) -> String {
     let mut text = format!(
-        "daemonset: kube-system/node-agent\nclusters: [\"prod-*\"]\nbudget: {{nodes: 0}}\nwaves:\n"
+        "daemonset: kube-system/node-agent\nclusters: [\"prod-*\"]\nbudget: {{nodes: {}}}\nwaves:\n",
+        args.budget
     );
     let mut next = 0;
     for wave in 0..args.waves {
@@ -143,13 +152,14 @@ fn plan_text(contexts: &[String], args: &Args) -> String {
             .map(|c| format!("\"{c}\""))
             .collect();
         next += size;
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "  - name: wave-{}\n    clusters: [{}]\n    batch: {}\n    soak: 30s\n    bake: 10m\n    parallel: {}\n",
             wave + 1,
             names.join(", "),
             args.batch,
             args.parallel
-        ));
+        );
     }
     text
 }

@@ -174,6 +174,7 @@ pub(super) fn embedded_options(args: &SimArgs) -> EmbeddedOptions {
         first_resource_version: resource_version_floor(),
         bookmark_interval: Some(Duration::from_secs(args.bookmark_interval.max(1))),
         variant: None,
+        sync_window: std::time::Duration::ZERO,
     }
 }
 

@@ -295,6 +295,13 @@ mod tests {
     }
 
     #[test]
+    fn an_off_journal_writes_nowhere() {
+        let journal = Journal::off();
+        journal.append(&JournalEntry::default()).unwrap();
+        assert!(journal.read_all().unwrap().is_empty());
+    }
+
+    #[test]
     fn appends_one_json_line_per_entry() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::new(dir.path().join("deep").join("journal.jsonl"));

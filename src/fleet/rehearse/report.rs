@@ -229,11 +229,10 @@ fn wave_report(
         name: wave.name.clone(),
         result: match wave.end {
             WaveEnd::Passed => "passed",
+            WaveEnd::Cut if interrupted => "interrupted",
             // Cut short by the fleet's stop: a failure past the budget (or
             // an error) stops the run mid-wave, as a wave that did not pass.
-            WaveEnd::Stopped => "stopped",
-            WaveEnd::Cut if interrupted => "interrupted",
-            WaveEnd::Cut => "stopped",
+            WaveEnd::Stopped | WaveEnd::Cut => "stopped",
             WaveEnd::NotReached => "not reached",
         },
         start: wave.started.map(offset),

@@ -21,6 +21,13 @@ const SUFFIXES: [&str; 11] = [
     ".tar.gz", ".tar.xz", ".json", ".yaml", ".yml", ".txt", ".log", ".tgz", ".txz", ".tar", ".zip",
 ];
 
+/// How long a member's DaemonSet controller gathers changes before a sync:
+/// on the paused clock a sync takes no time, so without a window every pod
+/// transition would sync a DaemonSet of every node (most of a large
+/// rehearsal's CPU). A status written up to this late changes no run's
+/// decision by more than this (the run waits for Ready and soak, in seconds).
+const SYNC_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Why a rehearsal's snapshots cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotsError {
@@ -60,9 +67,9 @@ pub enum SnapshotsError {
         context: String,
         /// Its dump.
         path: String,
-        /// Why.
+        /// Why (boxed: the embedded cluster's error is large).
         #[source]
-        source: SimError,
+        source: Box<SimError>,
     },
 }
 
@@ -205,12 +212,13 @@ impl Member {
             scenario: scenario.map(str::to_owned),
             snapshot: vec![path.to_path_buf()],
             seed: Some(seed),
+            sync_window: SYNC_WINDOW,
             ..EmbeddedOptions::default()
         };
         let simulation = Simulation::start(&options).map_err(|source| SnapshotsError::Load {
             context: context.to_owned(),
             path: path.display().to_string(),
-            source,
+            source: Box::new(source),
         })?;
         Ok(Member {
             context: context.to_owned(),

@@ -269,7 +269,7 @@ fn wrapped(out: &mut String, text: &str) {
         let fits = current.chars().count() + 1 + word.chars().count() <= WIDTH;
         if !current.is_empty() && !fits {
             line(out, &current);
-            current = "  ".to_owned();
+            "  ".clone_into(&mut current);
         }
         if !current.trim().is_empty() {
             current.push(' ');

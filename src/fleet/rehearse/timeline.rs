@@ -141,12 +141,12 @@ pub fn fold(events: &[Event], waves: &[(String, Vec<String>)]) -> Timeline {
 }
 
 fn wave_event(timeline: &mut Timeline, happening: &Happening, at: Timestamp) {
-    let name = match happening {
-        Happening::WaveStarted { wave }
-        | Happening::WavePassed { wave }
-        | Happening::WaveStopped { wave }
-        | Happening::Baking { wave, .. } => wave,
-        _ => return,
+    let (Happening::WaveStarted { wave: name }
+    | Happening::WavePassed { wave: name }
+    | Happening::WaveStopped { wave: name }
+    | Happening::Baking { wave: name, .. }) = happening
+    else {
+        return;
     };
     let Some(wave) = timeline.waves.iter_mut().find(|w| &w.name == name) else {
         return;

@@ -58,19 +58,25 @@ impl ControllerHandle {
 
 /// Starts the controller on the current tokio runtime.
 pub fn spawn(store: Store, clock: SimClock) -> ControllerHandle {
+    spawn_with(store, clock, Duration::ZERO)
+}
+
+/// [`spawn`], a changed DaemonSet synced once per `window` at most (see
+/// `WorkQueue::add_changed`; zero: at once).
+pub fn spawn_with(store: Store, clock: SimClock, window: Duration) -> ControllerHandle {
     let (stop, stopped) = watch::channel(false);
     let controller = Controller::new(store, clock);
-    let task = tokio::spawn(run(controller, stopped));
+    let task = tokio::spawn(run(controller, stopped, window));
     ControllerHandle { stop, task }
 }
 
 /// How long to wait before retrying a DaemonSet whose sync failed.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-async fn run(mut controller: Controller, mut stopped: watch::Receiver<bool>) {
+async fn run(mut controller: Controller, mut stopped: watch::Receiver<bool>, window: Duration) {
     let mut changes = controller.store.subscribe();
     controller.list_all();
-    let mut queue = WorkQueue::default();
+    let mut queue = WorkQueue::with_window(window);
     queue.add_all(controller.cache.all_daemon_sets());
     loop {
         while let Some(key) = queue.pop() {
@@ -115,7 +121,7 @@ fn apply(
                         controller.cache.upsert_stored(event.kind, &event.object)
                     }
                 };
-                queue.add_all(keys);
+                queue.add_changed(keys);
             }
         }
         Err(err) => {

@@ -78,6 +78,10 @@ pub struct EmbeddedOptions {
     /// As a member of an embedded fleet: how this cluster differs from the
     /// scenario (ignored with `snapshot`, whose objects are taken as they are).
     pub variant: Option<member::Variant>,
+    /// How long a changed DaemonSet waits for more changes before the
+    /// controller syncs it (zero, the default: at once). A rehearsal on a
+    /// paused clock sets it; see `controller::spawn_with`.
+    pub sync_window: std::time::Duration,
 }
 
 impl Default for EmbeddedOptions {
@@ -93,6 +97,7 @@ impl Default for EmbeddedOptions {
             first_resource_version: 0,
             bookmark_interval: None,
             variant: None,
+            sync_window: std::time::Duration::ZERO,
         }
     }
 }
@@ -213,7 +218,7 @@ impl Simulation {
             (plan.running, stats)
         };
         let scenario = Arc::new(scenario);
-        let controller = controller::spawn(store.clone(), clock);
+        let controller = controller::spawn_with(store.clone(), clock, options.sync_window);
         let scheduler = spawn_scheduler(&store, clock, &scenario, options.speed);
         let kubelets = kubelet::spawn(
             store.clone(),
