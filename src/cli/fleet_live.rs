@@ -12,6 +12,7 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use kube::api::{Api, ListParams};
@@ -19,6 +20,7 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use super::console::{ConsoleOpsArgs, wire_console};
 use super::fleet::{ClusterChoice, Reach, reach};
+use super::fleet_matrix_run::MatrixRun;
 use crate::cli::cluster_args::{ClusterArgs, GlobalArgs};
 use crate::cluster::connect::{Connection, NamedContext};
 use crate::cluster::watch::{self, Shared, UsageSwitch};
@@ -196,13 +198,44 @@ pub(super) async fn open(
 ) -> anyhow::Result<ExitCode> {
     let (events, events_rx) = mpsc::unbounded_channel();
     let (requests, requests_rx) = mpsc::unbounded_channel();
+    let auto = Arc::clone(&side.auto);
     let task = tokio::spawn(side.run(contexts, events, requests_rx));
     let end = crate::tui::fleet::run::run(screen, events_rx, requests).await;
     task.abort();
+    let run = auto.lock().ok().and_then(|mut slot| slot.take());
+    if let Some(run) = run {
+        halt_before_leaving(&run).await;
+    }
     Ok(match end? {
         ConsoleEnd::Quit => ExitCode::SUCCESS,
         ConsoleEnd::Signalled => ExitCode::from(130),
     })
+}
+
+/// How long leaving waits for a fleet run started with `A` to halt.
+const HALT_PATIENCE: Duration = Duration::from_secs(20);
+
+/// Leaving the matrix (`q` twice, a signal) while its `A` run goes on would
+/// end the run unattended, its clusters neither paused nor driven: it is
+/// halted, and leaving waits (bounded) for it to pause what it touched.
+async fn halt_before_leaving(run: &MatrixRun) {
+    if run.ended() {
+        return;
+    }
+    run.stop("the fleet matrix was closed");
+    crate::cli::out::eline(&format!(
+        "waiting for the fleet run to pause the clusters it touched (at most {} s)…",
+        HALT_PATIENCE.as_secs()
+    ));
+    let deadline = tokio::time::Instant::now() + HALT_PATIENCE;
+    while !run.ended() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if !run.ended() {
+        crate::cli::out::eline(
+            "the fleet run did not end in time: check `rollcall fleet status` for clusters left in auto",
+        );
+    }
 }
 
 /// The fleet side: the connections, and what each cluster's watch is.
@@ -211,8 +244,9 @@ pub(super) struct FleetSide {
     daemonset: Option<DsRef>,
     ops: ConsoleOpsArgs,
     clusters: Vec<Cluster>,
-    /// The fleet run started from the matrix's `A`, to halt it.
-    auto: Option<crate::fleet::run::Stopper>,
+    /// The fleet run started from the matrix's `A`, to halt it (shared with
+    /// [`open`], which halts it when the screen closes).
+    auto: Arc<std::sync::Mutex<Option<MatrixRun>>>,
 }
 
 /// One cluster, as far as it got.
@@ -240,7 +274,7 @@ impl FleetSide {
             daemonset,
             ops,
             clusters: Vec::new(),
-            auto: None,
+            auto: Arc::default(),
         }
     }
 
@@ -285,13 +319,16 @@ impl FleetSide {
                             journal: self.ops.journal.clone(),
                             read_only: self.ops.read_only,
                         };
-                        self.auto = super::fleet_matrix_run::start(
+                        let run = super::fleet_matrix_run::start(
                             setup, &daemonset, &contexts, policy, &events,
                         );
+                        if let Ok(mut slot) = self.auto.lock() {
+                            *slot = run;
+                        }
                     }
                     Some(FleetRequest::HaltAuto) => {
-                        if let Some(stopper) = &self.auto {
-                            stopper.stop("stopped from the fleet matrix (A)");
+                        if let Some(run) = self.auto.lock().ok().as_deref().and_then(Option::as_ref) {
+                            run.stop("stopped from the fleet matrix (A)");
                         }
                     }
                 },

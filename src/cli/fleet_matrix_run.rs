@@ -46,15 +46,33 @@ pub(super) struct Setup {
     pub read_only: bool,
 }
 
-/// Starts the run on its own thread; its stopper, or `None` (and the end
-/// said) when it could not start.
+/// A fleet run started from the matrix: its stopper and its thread.
+pub(super) struct MatrixRun {
+    stopper: Stopper,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl MatrixRun {
+    /// Halts the run: no new node anywhere, every touched cluster paused.
+    pub(super) fn stop(&self, why: &str) {
+        self.stopper.stop(why);
+    }
+
+    /// Whether the run has ended (its clusters paused or done).
+    pub(super) fn ended(&self) -> bool {
+        self.thread.is_finished()
+    }
+}
+
+/// Starts the run on its own thread; the run, or `None` (and the end said)
+/// when it could not start.
 pub(super) fn start(
     setup: Setup,
     daemonset: &str,
     contexts: &[String],
     policy: AutoPolicy,
     events: &UnboundedSender<FleetEvent>,
-) -> Option<Stopper> {
+) -> Option<MatrixRun> {
     let refused = |why: String| {
         let _ = events.send(FleetEvent::AutoEnded(format!("not started: {why}")));
         None
@@ -101,7 +119,7 @@ pub(super) fn start(
             let _ = ended.send(FleetEvent::AutoEnded(text));
         });
     match thread {
-        Ok(_) => Some(stopper),
+        Ok(thread) => Some(MatrixRun { stopper, thread }),
         Err(err) => refused(format!("cannot start its thread: {err}")),
     }
 }

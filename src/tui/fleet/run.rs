@@ -173,7 +173,10 @@ impl FleetState {
         {
             // Leaving would end the run unattended: halt it first.
             run.halting = true;
-            self.message = Some("halting the fleet run first (q again leaves at once)".to_owned());
+            self.message = Some(
+                "halting the fleet run first (q again leaves once it has paused what it touched)"
+                    .to_owned(),
+            );
             return Ok(Some(FleetRequest::HaltAuto));
         }
         if Self::is_auto(action) {
