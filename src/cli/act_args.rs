@@ -70,6 +70,28 @@ pub fn progress_printer(act: &ActArgs) -> Box<dyn Fn(Progress) + Send + Sync> {
 /// (the context of a fleet run's cluster).
 pub fn step_line(context: Option<&str>, step: &Progress) -> String {
     let time = step.time.round(jiff::Unit::Second).unwrap_or(step.time);
+    crate::sanitize::sanitize(&format!(
+        "{time}{}: {}",
+        step_subject(context, step),
+        step.message
+    ))
+    .into_owned()
+}
+
+/// A step as a live screen shows it: [`step_line`] without the time (the
+/// screen shows it as it happens).
+pub fn step_now(context: Option<&str>, step: &Progress) -> String {
+    let subject = step_subject(context, step);
+    let text = if subject.is_empty() {
+        step.message.clone()
+    } else {
+        format!("{}: {}", subject.trim_start(), step.message)
+    };
+    crate::sanitize::sanitize(&text).into_owned()
+}
+
+/// Who, which node and which revisions a step is about, each after a space.
+fn step_subject(context: Option<&str>, step: &Progress) -> String {
     let who = context.map(|c| format!(" {c}")).unwrap_or_default();
     let node = step
         .node
@@ -80,8 +102,7 @@ pub fn step_line(context: Option<&str>, step: &Progress) -> String {
         (Some(from), Some(to)) => format!(" r{from} → r{to}"),
         _ => String::new(),
     };
-    crate::sanitize::sanitize(&format!("{time}{who}{node}{revisions}: {}", step.message))
-        .into_owned()
+    format!("{who}{node}{revisions}")
 }
 
 /// Writes `value` as one JSON line on stdout (`-o json`).
@@ -312,4 +333,27 @@ pub fn confirm(question: &str, yes: bool) -> anyhow::Result<()> {
 /// Parses `30s`, `5m`, `1h30m` (humantime).
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(text).map_err(|e| format!("{e} (examples: 30s, 5m, 1h30m)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{step_line, step_now};
+    use crate::ops::drive::Progress;
+
+    #[test]
+    fn a_live_screen_shows_a_step_without_its_time_and_a_log_line_with_it() {
+        let mut step = Progress::new("soak", Some("edge-02"), "soaking");
+        step.time = "2026-12-04T13:32:43.4Z".parse().expect("a time");
+        assert_eq!(
+            step_line(Some("prod-1"), &step),
+            "2026-12-04T13:32:43Z prod-1 node edge-02: soaking"
+        );
+        assert_eq!(
+            step_now(Some("prod-1"), &step),
+            "prod-1 node edge-02: soaking"
+        );
+        step.node = None;
+        assert_eq!(step_now(None, &step), "soaking");
+        assert_eq!(step_line(None, &step), "2026-12-04T13:32:43Z: soaking");
+    }
 }

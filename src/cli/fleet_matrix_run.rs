@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::cli::act_args::step_line;
+use crate::cli::act_args::step_now;
 use crate::cluster::connect::ConnectOptions;
 use crate::fleet::run::connector::Kubeconfig;
 use crate::fleet::run::{
@@ -30,7 +30,7 @@ impl Report for ToScreen {
         let context = Some(event.context.as_str()).filter(|c| !c.is_empty());
         let _ = self
             .0
-            .send(FleetEvent::AutoStep(step_line(context, &event.step)));
+            .send(FleetEvent::AutoStep(step_now(context, &event.step)));
     }
 }
 
