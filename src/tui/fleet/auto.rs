@@ -14,6 +14,16 @@ use crate::tui::view_model::{Cell, Tone};
 /// How many context names the form spells out.
 const NAMED: usize = 4;
 
+/// The open form, and the clusters it names: `y` rolls exactly these,
+/// whatever the matrix shows by then.
+#[derive(Clone, Debug)]
+pub struct ClustersForm {
+    /// The settings being chosen.
+    pub settings: AutoForm,
+    /// The clusters the form said it rolls.
+    pub contexts: Vec<String>,
+}
+
 /// A fleet run started from the matrix, as the status line shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunLine {
@@ -64,22 +74,23 @@ impl RunLine {
 /// The form `A` opens for `contexts` (the clusters shown it rolls;
 /// `left_out`: those shown it does not, each with why): the single-cluster
 /// console's settings, and what the fleet run will do.
-pub fn form(contexts: &[String], left_out: &[String]) -> AutoForm {
+pub fn form(contexts: Vec<String>, left_out: &[String]) -> ClustersForm {
     let mut warnings = vec![format!(
         "one wave over the {} cluster(s) shown, all at once: {}",
         contexts.len(),
-        named(contexts)
+        named(&contexts)
     )];
     if !left_out.is_empty() {
         warnings.push(format!("left out: {}", named(left_out)));
     }
     warnings.push("a failed node stops every cluster, each touched one left paused".to_owned());
-    AutoForm::new(
+    let settings = AutoForm::new(
         crate::tui::ops::DEFAULT_POLICY,
         warnings,
         false,
         "none: each cluster's plan goes in its order".to_owned(),
-    )
+    );
+    ClustersForm { settings, contexts }
 }
 
 /// The first [`NAMED`] of `contexts`, then `…`.

@@ -61,19 +61,19 @@ impl FleetState {
                         "no cluster shown can be rolled (drift, or not read)".to_owned()
                     });
                 } else {
-                    self.form = Some(super::auto::form(&contexts, &drifted));
+                    self.form = Some(super::auto::form(contexts, &drifted));
                 }
                 None
             }
             FleetAction::FormField(up) => {
                 if let Some(form) = &mut self.form {
-                    form.select(up);
+                    form.settings.select(up);
                 }
                 None
             }
             FleetAction::FormAdjust(less) => {
                 if let Some(form) = &mut self.form {
-                    form.adjust(less);
+                    form.settings.adjust(less);
                 }
                 None
             }
@@ -82,13 +82,12 @@ impl FleetState {
                 None
             }
             FleetAction::FormStart => {
-                let form = self.form.take()?;
-                let (contexts, _) = rollable(matrix);
+                let super::auto::ClustersForm { settings, contexts } = self.form.take()?;
                 self.run = Some(super::auto::RunLine::starting(contexts.len()));
                 Some(FleetRequest::Auto {
                     daemonset: matrix.daemonset.clone(),
                     contexts,
-                    policy: form.policy,
+                    policy: settings.policy,
                 })
             }
             _ => None,

@@ -80,6 +80,31 @@ fn clusters_with_drift_or_not_read_are_left_out_and_named() {
     assert_eq!(contexts, ["dev", "prod-eu-west-1", "prod-us-east-1"]);
 }
 
+/// `y` rolls the clusters the form named, not what the matrix shows by
+/// then: a cluster that stops answering while the form is open stays in the
+/// run (which holds on it) rather than silently leaving it.
+#[test]
+fn y_rolls_the_clusters_the_form_named_even_if_the_matrix_changed() {
+    let mut state = state(fleet());
+    press(&mut state, &[KeyCode::Char('A')]);
+    if let super::run::Mode::Matrix(matrix) = &mut state.mode {
+        matrix.set_link(
+            0,
+            crate::fleet::live::row::Link::Failed {
+                state: crate::fleet::connection::ConnectionState::Unreachable,
+                message: "connection refused".into(),
+            },
+        );
+    }
+    let asked = press(&mut state, &[KeyCode::Char('y')]);
+    let [FleetRequest::Auto { contexts, .. }] = asked.as_slice() else {
+        panic!("one run asked for: {asked:?}");
+    };
+    let mut contexts = contexts.clone();
+    contexts.sort();
+    assert_eq!(contexts, ["dev", "prod-eu-west-1", "prod-us-east-1"]);
+}
+
 #[test]
 fn esc_closes_the_form_and_asks_nothing() {
     let mut state = state(fleet());

@@ -93,8 +93,8 @@ pub struct FleetState {
     pub opening: Option<usize>,
     /// The last thing said in the footer's place (an error opening a console).
     pub message: Option<String>,
-    /// The auto-advance form, while open.
-    pub form: Option<crate::tui::auto_form::AutoForm>,
+    /// The auto-advance form and the clusters it names, while open.
+    pub form: Option<super::auto::ClustersForm>,
     /// The fleet run started from the form, on the status line.
     pub run: Option<super::auto::RunLine>,
 }
@@ -278,7 +278,7 @@ impl FleetState {
                 }
                 frame.render_widget(&view, area);
                 if let Some(form) = &self.form {
-                    super::auto::render_form(form, area, frame.buffer_mut());
+                    super::auto::render_form(&form.settings, area, frame.buffer_mut());
                 }
             }
             Mode::Picking(list) => {
