@@ -35,6 +35,21 @@ struct Asked {
     gzip: bool,
 }
 
+/// The real binary's `status -o json` with `args`: its report (exit 0 or 1).
+async fn status_json(args: Vec<String>) -> Value {
+    let output = tokio::task::spawn_blocking(move || {
+        common::run_rollcall(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .expect("rollcall ran");
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("status JSON")
+}
+
 /// `status -o json` over `wire` and `compression`, and what its node lists
 /// asked for.
 async fn status_with(
@@ -59,17 +74,7 @@ async fn status_with(
     ]
     .map(str::to_owned)
     .to_vec();
-    let output = tokio::task::spawn_blocking(move || {
-        common::run_rollcall(&args.iter().map(String::as_str).collect::<Vec<_>>())
-    })
-    .await
-    .expect("rollcall ran");
-    assert!(
-        output.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).expect("status JSON");
+    let report = status_json(args).await;
     let node_lists: Vec<_> = cluster.server.requests()[seen..]
         .iter()
         .filter(|r| r.path == "/api/v1/nodes" && !r.is_watch())
@@ -352,17 +357,7 @@ async fn a_headless_command_logs_the_protobuf_fallback_where_log_file_says() {
     ]
     .map(str::to_owned)
     .to_vec();
-    let output = tokio::task::spawn_blocking(move || {
-        common::run_rollcall(&args.iter().map(String::as_str).collect::<Vec<_>>())
-    })
-    .await
-    .expect("rollcall ran");
-    assert!(
-        output.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).expect("status JSON");
+    let report = status_json(args).await;
     assert!(
         report["nodes"].is_array() || report["totals"].is_object(),
         "{report}"
