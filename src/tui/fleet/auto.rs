@@ -75,9 +75,17 @@ impl RunLine {
 /// `left_out`: those shown it does not, each with why): the single-cluster
 /// console's settings, and what the fleet run will do.
 pub fn form(contexts: Vec<String>, left_out: &[String]) -> ClustersForm {
+    let over = if left_out.is_empty() {
+        format!("the {} cluster(s) shown", contexts.len())
+    } else {
+        format!(
+            "{} of the {} cluster(s) shown",
+            contexts.len(),
+            contexts.len() + left_out.len()
+        )
+    };
     let mut warnings = vec![format!(
-        "one wave over the {} cluster(s) shown, all at once: {}",
-        contexts.len(),
+        "one wave over {over}, all at once: {}",
         named(&contexts)
     )];
     if !left_out.is_empty() {
