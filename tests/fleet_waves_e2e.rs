@@ -404,6 +404,23 @@ fn ctrl_c_mid_wave_pauses_every_touched_member_and_a_rerun_finishes() {
         let line = line.expect("a line");
         if line.contains("\"event\":\"delete\"") {
             deletes_seen += 1;
+            if deletes_seen == 1 {
+                // Mid-run, `status` on the member names the fleet run that drives it.
+                let event: Value = serde_json::from_str(&line).expect("a JSON step");
+                let context = event["context"].as_str().expect("the step's context");
+                let ds = "kube-system/node-agent";
+                let output = fleet.rollcall(&["--context", context, "status", ds]);
+                let state = text(&output);
+                let state = state
+                    .lines()
+                    .find(|l| l.starts_with("state "))
+                    .unwrap_or("");
+                assert!(
+                    state.starts_with("state auto") && state.contains("fleet run plan "),
+                    "{}",
+                    text(&output)
+                );
+            }
             if deletes_seen == 2 {
                 let pid = child.id().to_string();
                 let sent = Command::new("kill").args(["-INT", &pid]).status();

@@ -253,6 +253,7 @@ fn headless_auto_costs(
         despite_failing: true,
         despite_fit: false,
         include_cordoned: false,
+        fleet_run: None,
     };
     // The follower takes the cache's changes; here the console's stay for it.
     let step = |cache: &Cache, rows: &mut RowCache, run: &mut AutoRun| -> anyhow::Result<Next> {

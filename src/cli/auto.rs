@@ -99,6 +99,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
             despite_failing: args.despite_failing,
             despite_fit: args.despite_fit,
             include_cordoned: args.include_cordoned,
+            fleet_run: None,
         };
         // Refuse before anything is written: a typo'd canary, failing pods.
         let snapshot = follower.snapshot().await?;

@@ -105,6 +105,7 @@ pub fn run(args: &RollbackArgs) -> anyhow::Result<ExitCode> {
             timeout: args.timeout,
             include_cordoned: args.include_cordoned,
             despite_fit: args.despite_fit,
+            fleet_run: None,
         };
         let actor = session.executor.actor().to_owned();
         let start = start_rollback(

@@ -441,6 +441,9 @@ impl StatusReport {
         if let Some(stalled) = &self.stalled {
             parts.push(stalled.clone());
         }
+        if let Some(fleet) = self.rollout.fleet_run_driving() {
+            parts.push(fleet);
+        }
         if let Some(pause) = &self.rollout.pause {
             parts.push(format!("by {}", pause.by));
             if let Some(at) = pause.at {

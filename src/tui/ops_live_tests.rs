@@ -215,6 +215,7 @@ proptest! {
             despite_failing: true,
             despite_fit: false,
             include_cordoned: false,
+            fleet_run: None,
         };
         let mut live_run = AutoRun::new(settings.policy);
         let mut scratch_run = AutoRun::new(settings.policy);

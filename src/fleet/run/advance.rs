@@ -28,6 +28,10 @@ pub(super) async fn advance(
 ) -> Result<(Outcome, bool), Outcome> {
     let member = ready(shared, context, wave, Operation::Auto).await?;
     let actor = member.executor.actor().to_owned();
+    let settings = RunSettings {
+        fleet_run: Some(shared.identity(wave)),
+        ..settings
+    };
     let started = {
         let snapshot = member.follower.snapshot().await.map_err(|e| blocked(&e))?;
         Run::start(&snapshot, settings, &actor, crate::clock::now())

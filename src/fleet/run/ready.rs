@@ -82,7 +82,7 @@ pub(super) async fn ready(
         }
     }
     if !shared.dry_run() {
-        let identity = format!("plan {} wave {wave}", shared.digest);
+        let identity = shared.identity(wave);
         let now = crate::clock::now();
         write_with_retries(
             &member.follower,

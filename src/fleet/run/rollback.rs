@@ -33,6 +33,7 @@ pub(super) async fn rollback_member(
         timeout,
         include_cordoned: choice.include_cordoned,
         despite_fit: choice.despite_fit,
+        fleet_run: Some(shared.identity(wave)),
     };
     let start = {
         let snapshot = member.follower.snapshot().await.map_err(|e| blocked(&e))?;

@@ -47,6 +47,11 @@ impl Shared {
         mark(&self.digest)
     }
 
+    /// The run's name on a member of `wave` (`rollcall.dev/fleet-run`).
+    pub fn identity(&self, wave: &str) -> String {
+        format!("plan {} wave {wave}", self.digest)
+    }
+
     /// Stops every member with `cause` (the first cause stands).
     pub fn halt(&self, cause: &str) {
         let reason = format!("{}: stopped: {cause}", self.mark());

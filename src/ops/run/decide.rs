@@ -321,6 +321,7 @@ mod tests {
             despite_failing: false,
             despite_fit: false,
             include_cordoned: false,
+            fleet_run: None,
         }
     }
 

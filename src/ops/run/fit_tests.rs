@@ -215,6 +215,7 @@ fn a_rollback_that_will_not_fit_is_refused_before_anything_changes() {
         timeout: std::time::Duration::from_secs(60),
         include_cordoned: false,
         despite_fit,
+        fleet_run: None,
     };
     let refused = start_rollback(&snapshot, patch.clone(), 1, options(false), "me", t(100))
         .expect_err("n2 has 500m left for 950m");

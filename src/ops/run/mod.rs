@@ -365,6 +365,7 @@ fn start_state(
         },
         batch_nodes: Vec::new(),
         heartbeat: Some(now),
+        fleet_run: settings.fleet_run.clone(),
         ..state.clone()
     }
     .touched(actor, now)

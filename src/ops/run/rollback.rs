@@ -31,7 +31,7 @@ pub struct RollbackStart {
 }
 
 /// What a rollback run is given besides the revision.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RollbackOptions {
     /// How long each node may take to become Ready again.
     pub timeout: Duration,
@@ -39,6 +39,9 @@ pub struct RollbackOptions {
     pub include_cordoned: bool,
     /// Move a node back although its replacement will not fit.
     pub despite_fit: bool,
+    /// The fleet run this rollback is a member's part of (see
+    /// [`RunSettings::fleet_run`]).
+    pub fleet_run: Option<String>,
 }
 
 /// Starts a rollback to revision `to` with `patch` (the plan's template
@@ -91,6 +94,7 @@ pub fn start_rollback(
         despite_failing: true,
         despite_fit: options.despite_fit,
         include_cordoned: options.include_cordoned,
+        fleet_run: options.fleet_run,
     };
     let (run, Started { write, .. }) =
         Run::start(snapshot, settings, actor, now).map_err(|refusal| match refusal {

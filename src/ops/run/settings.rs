@@ -34,6 +34,11 @@ pub struct RunSettings {
     pub despite_fit: bool,
     /// Also move cordoned nodes.
     pub include_cordoned: bool,
+    /// The fleet run this run is a member's part of (`plan DIGEST wave
+    /// NAME`), written with the run's start so a console or `status` on the
+    /// member names it; `None` for a run of its own (which clears the name
+    /// an earlier fleet run left).
+    pub fleet_run: Option<String>,
 }
 
 impl RunSettings {
@@ -46,6 +51,7 @@ impl RunSettings {
             despite_failing: false,
             despite_fit: false,
             include_cordoned: false,
+            fleet_run: None,
         }
     }
 

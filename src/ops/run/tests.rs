@@ -451,3 +451,36 @@ fn every_end_writes_one_way() {
         );
     }
 }
+
+/// A run's start writes which fleet run it belongs to, in the same patch as
+/// its mode: a fleet member's run is named by it; a run of its own (`rollcall
+/// auto`, the console's `A`) clears the name an earlier fleet run left, so a
+/// console never credits a fleet with someone else's run.
+#[test]
+fn a_run_start_names_its_fleet_run_or_clears_an_earlier_one() {
+    let all = nodes(2);
+    let started_state = |settings: RunSettings, before: &RolloutState| {
+        let mut ds = ds(false, &[]);
+        ds.metadata.annotations = Some(annotations_of(before));
+        let snap = snapshot(ds, &names(&all), all_old(&names(&all)));
+        let (_, started) = Run::start(&snap, settings, "ana@box", t(0)).expect("starts");
+        let Write::PatchState { after, .. } = &started.write.write else {
+            panic!("{started:?}")
+        };
+        after.clone()
+    };
+    let fleet = RunSettings {
+        fleet_run: Some("plan 3f2a wave canary".into()),
+        ..settings(1)
+    };
+    let member = started_state(fleet, &RolloutState::default());
+    assert_eq!(member.fleet_run.as_deref(), Some("plan 3f2a wave canary"));
+    let own = started_state(
+        settings(1),
+        &RolloutState {
+            fleet_run: Some("plan 3f2a wave canary".into()),
+            ..RolloutState::default()
+        },
+    );
+    assert_eq!(own.fleet_run, None);
+}

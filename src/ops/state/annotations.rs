@@ -418,6 +418,37 @@ mod tests {
     }
 
     #[test]
+    fn a_run_a_fleet_run_started_is_named_while_it_runs() {
+        let now: jiff::Timestamp = "2026-11-29T13:00:05Z".parse().unwrap();
+        let mut stored: BTreeMap<String, String> = [
+            (MODE.to_owned(), "auto".to_owned()),
+            (FLEET_RUN.to_owned(), "plan 3f2a9c wave canary".to_owned()),
+            (UPDATED_BY.to_owned(), "ana".to_owned()),
+            (HEARTBEAT.to_owned(), "2026-11-29T13:00:01Z".to_owned()),
+        ]
+        .into();
+        let headline = |stored: &BTreeMap<String, String>| {
+            crate::ops::state::headline(Some(stored), now).unwrap_or_default()
+        };
+        assert_eq!(
+            headline(&stored),
+            "auto · fleet run plan 3f2a9c wave canary"
+        );
+        let (state, _) = RolloutState::read(Some(&stored));
+        let refusal = state.run_in_progress(now).unwrap();
+        assert!(
+            refusal.contains("started by ana, fleet run plan 3f2a9c wave canary)"),
+            "{refusal}"
+        );
+        // Paused, or done: the annotation only says who drove last.
+        stored.insert(PAUSED_BY.to_owned(), "bo".to_owned());
+        assert_eq!(headline(&stored), "paused by bo");
+        stored.remove(PAUSED_BY);
+        stored.insert(MODE.to_owned(), "idle".to_owned());
+        assert_eq!(headline(&stored), "");
+    }
+
+    #[test]
     fn a_huge_malformed_value_gives_a_short_warning() {
         let stored: BTreeMap<String, String> = [(BATCH.to_owned(), "9".repeat(1 << 20))].into();
         let (_, warnings) = RolloutState::read(Some(&stored));
@@ -439,7 +470,8 @@ mod tests {
         let text = state.run_in_progress(now).unwrap();
         assert!(
             text.starts_with(
-                "auto is already running (started by ana@laptop at 2026-11-29T13:00:01Z)"
+                "auto is already running (started by ana@laptop at 2026-11-29T13:00:01Z, \
+                 fleet run plan 0d769adc224969bb wave canary)"
             ),
             "{text}"
         );

@@ -251,23 +251,35 @@ fn state_words(state: &RolloutState, now: jiff::Timestamp) -> Option<String> {
         }
         return Some(text);
     }
-    match state.mode {
-        Mode::Idle => None,
-        Mode::RollingBack => Some(match state.rollback_to {
+    let words = match state.mode {
+        Mode::Idle => return None,
+        Mode::RollingBack => match state.rollback_to {
             Some(to) => format!("rolling back to revision {to}"),
             None => "rolling back".to_owned(),
-        }),
+        },
         Mode::Auto if !state.batch_nodes.is_empty() => {
-            Some(format!("auto · batch {}", state.batch_nodes.join(",")))
+            format!("auto · batch {}", state.batch_nodes.join(","))
         }
-        mode => Some(mode.as_str().to_owned()),
-    }
+        mode => mode.as_str().to_owned(),
+    };
+    Some(match state.fleet_run_driving() {
+        Some(fleet) => format!("{words} · {fleet}"),
+        None => words,
+    })
 }
 
 impl RolloutState {
     /// Whether the rollout is paused.
     pub fn is_paused(&self) -> bool {
         self.pause.is_some()
+    }
+
+    /// `fleet run plan DIGEST wave NAME` while a run that a fleet run started
+    /// is in progress here (after it, the annotation only says who last drove).
+    pub fn fleet_run_driving(&self) -> Option<String> {
+        let running = !self.is_paused() && matches!(self.mode, Mode::Auto | Mode::RollingBack);
+        let fleet = self.fleet_run.as_deref().filter(|_| running)?;
+        Some(format!("fleet run {}", crate::sanitize::sanitize(fleet)))
     }
 
     /// Who drives the run in progress, if any, at `now`: a run is in progress
@@ -309,8 +321,12 @@ impl RolloutState {
             .updated_at
             .map(|t| format!(" at {t}"))
             .unwrap_or_default();
+        let fleet = self
+            .fleet_run_driving()
+            .map(|f| format!(", {f}"))
+            .unwrap_or_default();
         Some(format!(
-            "{} is already running (started by {by}{at}); pause it to stop it",
+            "{} is already running (started by {by}{at}{fleet}); pause it to stop it",
             mode.as_str()
         ))
     }

@@ -131,6 +131,7 @@ impl OpsConsole {
             timeout: DEFAULT_POLICY.timeout,
             include_cordoned: false,
             despite_fit: unfit.is_some(),
+            fleet_run: None,
         };
         let start = crate::ops::run::rollback::start_rollback(
             &snapshot,
