@@ -315,6 +315,7 @@ impl FleetSide {
                     Some(FleetRequest::Auto { daemonset, contexts, policy }) => {
                         let setup = super::fleet_matrix_run::Setup {
                             options: self.reach.options().clone(),
+                            connections: self.connections_to(&contexts),
                             patience: self.reach.timeout(),
                             journal: self.ops.journal.clone(),
                             read_only: self.ops.read_only,
@@ -362,6 +363,19 @@ impl FleetSide {
         if let Some(cluster) = self.clusters.get_mut(index) {
             cluster.connection = Some(connection);
         }
+    }
+
+    /// The connections made to `contexts`, by context.
+    fn connections_to(
+        &self,
+        contexts: &[String],
+    ) -> std::collections::BTreeMap<String, Connection> {
+        self.clusters
+            .iter()
+            .filter_map(|cluster| cluster.connection.clone())
+            .filter(|connection| contexts.contains(&connection.context))
+            .map(|connection| (connection.context.clone(), connection))
+            .collect()
     }
 
     fn choose(&mut self, key: &str, events: &UnboundedSender<FleetEvent>) {

@@ -2,15 +2,16 @@
 //! the screen asked for ([`crate::fleet::run::RunPlan::one_wave`]) and
 //! carries it out on a thread and runtime of its own, so the screen never
 //! waits for it; each step goes back to the screen as a line, then the end.
-//! Clusters are reached through the kubeconfig, as `fleet auto` reaches them.
+//! Clusters are reached through the matrix's own connections (one stack per
+//! cluster), else through the kubeconfig, as `fleet auto` reaches them.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::cli::act_args::step_now;
-use crate::cluster::connect::ConnectOptions;
-use crate::fleet::run::connector::Kubeconfig;
+use crate::cluster::connect::{ConnectOptions, Connection};
+use crate::fleet::run::connector::{Kubeconfig, Made};
 use crate::fleet::run::{
     Event, FleetRun, FleetSettings, Happening, Kind, Report, RunPlan, Stopper,
 };
@@ -38,6 +39,8 @@ impl Report for ToScreen {
 pub(super) struct Setup {
     /// The flags every cluster is reached with (each sets its own context).
     pub options: ConnectOptions,
+    /// The matrix's connections, by context: the run reuses them.
+    pub connections: std::collections::BTreeMap<String, Connection>,
     /// How long a member's first view may take (`--request-timeout`).
     pub patience: std::time::Duration,
     /// `--journal`.
@@ -93,8 +96,11 @@ pub(super) fn start(
         patience: setup.patience,
         by: "rollcall fleet matrix".to_owned(),
     };
-    let connector = Kubeconfig {
-        options: setup.options,
+    let connector = Made {
+        connections: setup.connections,
+        fallback: Kubeconfig {
+            options: setup.options,
+        },
     };
     let run = FleetRun::new(
         plan,

@@ -1,7 +1,10 @@
 //! How a fleet run reaches its clusters: a [`Connector`] turns a context's
 //! name into a connection. The run reaches clusters through it alone, so
 //! the same run drives real clusters ([`Kubeconfig`]: as kubectl reads the
-//! kubeconfig) and clusters served in-process (a rehearsal).
+//! kubeconfig), clusters already connected ([`Made`]: the fleet matrix's)
+//! and clusters served in-process (a rehearsal).
+
+use std::collections::BTreeMap;
 
 use futures::future::BoxFuture;
 
@@ -33,6 +36,29 @@ impl Connector for Kubeconfig {
                 err => format!("cannot connect to the cluster: {}", chain(&err)),
             })
         })
+    }
+}
+
+/// Connections already made, by context — the fleet matrix's, one stack
+/// per cluster: a run from the matrix's `A` goes through the same pool and
+/// credential as the rows it was started from (no second exec plugin run,
+/// no second handshake). Any other context is reached through `fallback`.
+pub struct Made<F> {
+    /// The connections to reuse.
+    pub connections: BTreeMap<String, Connection>,
+    /// How a context without one is reached.
+    pub fallback: F,
+}
+
+impl<F: Connector> Connector for Made<F> {
+    fn connect<'a>(&'a self, context: &'a str) -> BoxFuture<'a, Result<Connection, String>> {
+        match self.connections.get(context) {
+            Some(connection) => {
+                let connection = connection.clone();
+                Box::pin(async move { Ok(connection) })
+            }
+            None => self.fallback.connect(context),
+        }
     }
 }
 
@@ -70,6 +96,44 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&self.0)
         }
+    }
+
+    /// Reaches every context through `fallback` and says which it was asked for.
+    #[derive(Default)]
+    struct Asked(std::sync::Mutex<Vec<String>>);
+
+    impl Connector for Asked {
+        fn connect<'a>(&'a self, context: &'a str) -> BoxFuture<'a, Result<Connection, String>> {
+            if let Ok(mut asked) = self.0.lock() {
+                asked.push(context.to_owned());
+            }
+            Box::pin(async move { Err(format!("{context}: not made")) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_made_connection_is_reused_and_only_others_are_connected() {
+        let store = crate::sim::store::Store::default();
+        let client = crate::sim::in_process::client(&store, "default");
+        let mut served = crate::fleet::rehearse::connector::InProcess::default();
+        served.add("prod-eu-1", client);
+        let made = served.get("prod-eu-1").cloned().expect("added");
+        let connections = BTreeMap::from([("prod-eu-1".to_owned(), made)]);
+        let connector = Made {
+            connections,
+            fallback: Asked::default(),
+        };
+        let reused = connector.connect("prod-eu-1").await.expect("reused");
+        assert_eq!(reused.context, "prod-eu-1");
+        let other = connector.connect("prod-us-1").await;
+        assert_eq!(other.err().as_deref(), Some("prod-us-1: not made"));
+        let asked = connector
+            .fallback
+            .0
+            .lock()
+            .map(|a| a.clone())
+            .unwrap_or_default();
+        assert_eq!(asked, ["prod-us-1"]);
     }
 
     #[test]
