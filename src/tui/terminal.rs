@@ -20,8 +20,17 @@ impl TerminalGuard {
         let terminal = ratatui::try_init()?;
         // ratatui's hook restores raw mode and the screen; ours runs first and
         // also stops mouse reporting, so the shell is usable after a panic.
+        // Only a panic of the console's own thread ends the console: one on a
+        // worker (a watch task, a fleet run's member) is caught there and the
+        // console goes on, so the screen is left alone and the panic logged.
+        let console_thread = std::thread::current().id();
         let ratatui_hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() != console_thread {
+                let thread = std::thread::current();
+                tracing::error!(thread = thread.name().unwrap_or("unnamed"), "panic: {info}");
+                return;
+            }
             let _ = execute!(stdout(), DisableMouseCapture);
             ratatui_hook(info);
         }));

@@ -18,6 +18,7 @@ mod advance;
 pub mod connector;
 mod member;
 pub mod outcome;
+mod panicked;
 mod ready;
 pub mod report;
 mod rollback;
@@ -331,7 +332,10 @@ async fn run_wave(
         let slots = &slots;
         async move {
             let (outcome, touched) = match slots.acquire().await {
-                Ok(_slot) => run_member(shared, context, wave, job.clone()).await,
+                Ok(_slot) => {
+                    let run = run_member(shared, context, wave, job.clone());
+                    panicked::caught(shared, context, run).await
+                }
                 Err(_) => (Outcome::Stopped("no slot".to_owned()), false),
             };
             let step = Progress::new("cluster", None, outcome.text());

@@ -138,3 +138,91 @@ async fn a_held_wave_waits_for_its_cluster_until_its_operator_stops_the_run() {
         report.lines()
     );
 }
+
+/// Serves members in-process; the first connect to `panics_on` panics, as
+/// a bug in a member's run would.
+struct PanicsOnce {
+    served: crate::fleet::rehearse::connector::InProcess,
+    panics_on: &'static str,
+    panicked: std::sync::atomic::AtomicBool,
+}
+
+impl Connector for PanicsOnce {
+    fn connect<'a>(&'a self, context: &'a str) -> BoxFuture<'a, Result<Connection, String>> {
+        let first = !self
+            .panicked
+            .swap(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            context != self.panics_on || !first,
+            "index out of bounds: the len is 0 but the index is 3"
+        );
+        self.served.connect(context)
+    }
+}
+
+/// A panic inside one member's run stops the fleet as a failure would and
+/// leaves that member paused, naming the panic, never in `auto` with
+/// nobody driving it.
+#[tokio::test(start_paused = true)]
+async fn a_member_whose_run_panics_is_paused_and_the_fleet_stops() {
+    let options = crate::sim::embedded::EmbeddedOptions {
+        scenario: Some("small".to_owned()),
+        ..crate::sim::embedded::EmbeddedOptions::default()
+    };
+    let simulation = crate::sim::embedded::Simulation::start(&options).expect("simulated");
+    let client = crate::sim::in_process::client(&simulation.store, "default");
+    let mut served = crate::fleet::rehearse::connector::InProcess::default();
+    served.add("prod-eu-1", client.clone());
+    let connector = PanicsOnce {
+        served,
+        panics_on: "prod-eu-1",
+        panicked: std::sync::atomic::AtomicBool::new(false),
+    };
+    let plan = PlanFile::parse(PLAN, "fleet.yaml").expect("a plan");
+    let contexts = ["prod-eu-1", "prod-us-1"].map(str::to_owned);
+    let plan = RunPlan::assigned(plan, &contexts).expect("assigned");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let settings = FleetSettings {
+        namespace: None,
+        journal: crate::ops::journal::Journal::new(dir.path().join("journal.jsonl")),
+        dry_run: false,
+        skip_unreachable: false,
+        patience: Duration::from_secs(5),
+        by: "test".to_owned(),
+    };
+    let report = Arc::new(Kept::default());
+    let fleet = FleetRun::new(
+        plan,
+        Kind::Advance,
+        settings,
+        Arc::new(connector),
+        Arc::clone(&report) as Arc<dyn Report>,
+    );
+    let outcome = fleet.carry_out().await;
+    assert_eq!(outcome.exit_code(), 1, "{}", outcome.summary());
+    assert!(
+        outcome
+            .summary()
+            .contains("prod-eu-1: rollcall failed inside this cluster's run (index out of bounds"),
+        "{}",
+        outcome.summary()
+    );
+    let ds: k8s_openapi::api::apps::v1::DaemonSet = kube::Api::namespaced(client, "kube-system")
+        .get("node-agent")
+        .await
+        .expect("the DaemonSet");
+    let annotations = ds.metadata.annotations.unwrap_or_default();
+    let reason = annotations
+        .get(crate::ops::state::annotations::PAUSE_REASON)
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        reason.starts_with("fleet run ") && reason.contains("index out of bounds"),
+        "{annotations:?}"
+    );
+    assert!(
+        !report.lines().iter().any(|l| l.starts_with("prod-us-1|")),
+        "the next wave never started: {:?}",
+        report.lines()
+    );
+}
