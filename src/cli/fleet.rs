@@ -220,6 +220,7 @@ pub(super) fn prepare(
     let job = ClusterJob {
         reach,
         daemonset: daemonset.clone(),
+        turns: crate::fleet::live::turns::Turns::default(),
     };
     Ok((contexts, Arc::new(job)))
 }
@@ -312,6 +313,11 @@ pub(super) struct Reach {
 pub(super) struct ClusterJob {
     reach: Reach,
     daemonset: DsRef,
+    /// Turns at the lists, as the matrix's first lists take them: a few
+    /// clusters' lists decoded and held at once, not every cluster's (the
+    /// peak of the memory); a cluster that hangs holds the others up by a
+    /// head start at most.
+    turns: crate::fleet::live::turns::Turns,
 }
 
 /// A cluster connected, and its DaemonSet read as `rollcall status` reads it.
@@ -322,6 +328,9 @@ pub(super) struct Loaded {
     pub target: crate::model::Target,
     /// What `status` builds its report from.
     pub snapshot: Snapshot<'static>,
+    /// This cluster's turn at the lists: the next cluster lists once the
+    /// lists read here are dropped (`None`: read in-process, no turns).
+    pub _turn: Option<crate::fleet::live::turns::Held>,
 }
 
 impl Reach {
@@ -395,6 +404,7 @@ impl ClusterJob {
     pub(super) async fn load(&self, context: &NamedContext) -> Result<Loaded, Failure> {
         let connection = self.reach.connect(context).await?;
         let target = self.reach.target_in(&self.daemonset, &connection)?;
+        let turn = crate::fleet::live::turns::Held::take(&self.turns).await;
         let snapshot = tokio::time::timeout(
             self.timeout(),
             Snapshot::load_with_usage(&connection.client, &target, |_| {}),
@@ -406,6 +416,7 @@ impl ClusterJob {
             connection,
             target,
             snapshot,
+            _turn: Some(turn),
         })
     }
 }
@@ -413,8 +424,8 @@ impl ClusterJob {
 /// One cluster's read for `fleet status`: its status report, its template's
 /// identity and each revision's.
 async fn status_read(job: Arc<ClusterJob>, context: NamedContext) -> Result<Read, Failure> {
-    let snapshot = job.load(&context).await?.snapshot;
-    Read::of(&snapshot, jiff::Timestamp::now()).map_err(|err| ops_failure(&err))
+    let loaded = job.load(&context).await?;
+    Read::of(&loaded.snapshot, jiff::Timestamp::now()).map_err(|err| ops_failure(&err))
 }
 
 /// A step that did not finish within the request timeout.

@@ -245,6 +245,7 @@ async fn check_plan(
                     connection,
                     target: target.clone(),
                     snapshot,
+                    _turn: None,
                 };
                 facts(&loaded, wave, &settings, crate::clock::now())
             });

@@ -41,6 +41,24 @@ impl Turns {
     }
 }
 
+/// A turn that ends when dropped, for a one-shot read whose lists are
+/// dropped with it (`fleet status`, `fleet preflight`, `fleet plan`).
+#[derive(Debug)]
+pub struct Held(Turn);
+
+impl Held {
+    /// Waits for a turn of `turns`, held until dropped (or the head start).
+    pub async fn take(turns: &Turns) -> Held {
+        Held(turns.take().await)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
 /// One cluster's turn (cheap to clone; ends once).
 #[derive(Clone, Debug)]
 pub struct Turn(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
@@ -74,5 +92,18 @@ mod tests {
         // Nobody ends theirs: the tenth waits out a head start.
         let _tenth = turns.take().await;
         assert_eq!(started.elapsed(), HEAD_START);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_turn_ends_when_dropped() {
+        let turns = Turns::default();
+        let mut held = Vec::new();
+        for _ in 0..AT_ONCE {
+            held.push(Held::take(&turns).await);
+        }
+        let started = tokio::time::Instant::now();
+        drop(held.pop());
+        let _next = Held::take(&turns).await;
+        assert_eq!(started.elapsed(), Duration::ZERO);
     }
 }
