@@ -35,7 +35,10 @@ struct Fleet {
 impl Fleet {
     /// Three healthy members, member 2 under `fault`.
     fn start(fault: &str) -> Fleet {
-        Fleet::start_with(&healthy_scenario(), &["--fault-cluster", "2", "--fault", fault])
+        Fleet::start_with(
+            &healthy_scenario(),
+            &["--fault-cluster", "2", "--fault", fault],
+        )
     }
 
     /// Three members on the scenario `scenario` (YAML), with `extra` flags.
@@ -382,7 +385,10 @@ fn exec_credentials_expiring_mid_wave_are_refreshed() {
     assert_eq!(expiries.len(), 3, "{expiries:?}");
     for tokens in expiries.values() {
         // A token handed out after an earlier one had expired (2 s TTL).
-        let first: jiff::Timestamp = tokens.first().and_then(|t| t.parse().ok()).expect("a token");
+        let first: jiff::Timestamp = tokens
+            .first()
+            .and_then(|t| t.parse().ok())
+            .expect("a token");
         let last: jiff::Timestamp = tokens.last().and_then(|t| t.parse().ok()).expect("a token");
         assert!(
             last.duration_since(first) > jiff::SignedDuration::from_secs(2),
@@ -415,7 +421,11 @@ fn the_budget_is_exact_while_a_member_answers_503_and_429() {
     .expect("small scenario");
     let bursts: Vec<String> = (0..8)
         .map(|second| {
-            let fault = if second % 2 == 0 { "5xx:503" } else { "throttle:1" };
+            let fault = if second % 2 == 0 {
+                "5xx:503"
+            } else {
+                "throttle:1"
+            };
             format!("{fault}={second}s+600ms")
         })
         .collect();

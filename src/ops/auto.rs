@@ -521,7 +521,10 @@ mod tests {
             }
             other => panic!("expected pause, got {other:?}"),
         }
-        assert!(!run.failed_by_cluster(), "a 409 is the node's pod moving on");
+        assert!(
+            !run.failed_by_cluster(),
+            "a 409 is the node's pod moving on"
+        );
     }
 
     #[test]

@@ -132,11 +132,14 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         Some(material) => material,
         None => tls::generate(&[addr.ip().to_string()])?,
     };
-    let credentials = options.credentials.clone().unwrap_or_else(|| Authenticator {
-        admin_token: options.token.clone().unwrap_or_else(random_token),
-        viewer_token: random_token(),
-        exec_key: random_token(),
-    });
+    let credentials = options
+        .credentials
+        .clone()
+        .unwrap_or_else(|| Authenticator {
+            admin_token: options.token.clone().unwrap_or_else(random_token),
+            viewer_token: random_token(),
+            exec_key: random_token(),
+        });
     let token = credentials.admin_token.clone();
     let requests = Arc::new(crate::sim::api::request_log::RequestLog::default());
     let state = Arc::new(ApiState {

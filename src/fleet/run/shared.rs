@@ -216,7 +216,11 @@ mod tests {
         one.unreserve(1);
         assert!(other.try_reserve(1));
         one.unreserve(5);
-        assert_eq!(ledger.lock().unwrap().at_risk(), 1, "no more than it held: the other's node stays");
+        assert_eq!(
+            ledger.lock().unwrap().at_risk(),
+            1,
+            "no more than it held: the other's node stays"
+        );
     }
 
     #[test]

@@ -159,7 +159,9 @@ pub(super) fn closing(
         }
         // Someone else paused meanwhile: their pause (and its reason) stands.
         _ if state.is_paused() => return Ok(None),
-        RunEnd::Paused { node, reason, .. } => (Some(node.clone()), format!("node {node}: {reason}")),
+        RunEnd::Paused { node, reason, .. } => {
+            (Some(node.clone()), format!("node {node}: {reason}"))
+        }
         RunEnd::Interrupted { by, how } => (None, format!("interrupted by {by} ({how})")),
         RunEnd::Failed { error } => (None, format!("stopped by an error: {error}")),
         RunEnd::Halted { reason } => (None, reason.clone()),

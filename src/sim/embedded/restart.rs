@@ -162,11 +162,14 @@ pub fn plan(faults: &[Fault], members: impl IntoIterator<Item = usize>) -> Vec<P
     let mut planned: Vec<Planned> = members
         .into_iter()
         .flat_map(|member| {
-            faults.iter().filter(|f| f.is_restart()).map(move |f| Planned {
-                member,
-                at: f.start,
-                downtime: f.length,
-            })
+            faults
+                .iter()
+                .filter(|f| f.is_restart())
+                .map(move |f| Planned {
+                    member,
+                    at: f.start,
+                    downtime: f.length,
+                })
         })
         .collect();
     planned.sort_by_key(|p| (p.at, p.member));
@@ -209,10 +212,9 @@ pub async fn drive(
             ..options.clone()
         };
         let cluster = down.come_back(&member_options, serve.clone()).await?;
-        fleet.members.insert(
-            restart.member,
-            super::fleet::Member { cluster, ..member },
-        );
+        fleet
+            .members
+            .insert(restart.member, super::fleet::Member { cluster, ..member });
     }
     Ok(false)
 }
@@ -272,7 +274,10 @@ mod tests {
             if after.len() == before.len() && after.iter().all(|pod| !before.contains(pod)) {
                 break;
             }
-            assert!(Instant::now() < deadline, "not replaced: {before:?} {after:?}");
+            assert!(
+                Instant::now() < deadline,
+                "not replaced: {before:?} {after:?}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         back.shutdown().await;
