@@ -38,8 +38,8 @@
 //!   LENGTH on the same port and certificate, its watch cache starting anew
 //!   (resourceVersions held by clients answer 410) and one node's daemon
 //!   pods replaced meanwhile. Not a per-request effect: the server's owner
-//!   carries it out ([`crate::sim::embedded::restart`]; `rollcall sim
-//!   --clusters` does, per member).
+//!   carries it out (`rollcall sim --clusters` does, per member, with the
+//!   embedded cluster's restart module).
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
