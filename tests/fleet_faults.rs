@@ -7,8 +7,13 @@
 //! deletes each node's pod at most once (the journal, and kubectl: one
 //! daemon pod per node after), finishes the healthy members, and leaves
 //! no member in auto with nobody driving it (done, or paused with a reason).
-//! Not yet here: a member restarting with new state, an exec credential
-//! expiring mid-run (the sim has no flags for them yet).
+//! The same run while member 2 restarts with new state mid-wave (`--fault
+//! restart`: connections refused, held versions 410, one node's pods
+//! replaced) ends done or stopped naming member 2; with every member's
+//! exec credential expiring mid-wave (`--exec-auth --exec-token-ttl 2s`) it
+//! completes on fresh tokens. With the small scenario's crash loop and
+//! member 2 answering 503 and 429 in turns, a budget of 1 failed node is
+//! spent exactly: 2 failing nodes started, none started after them.
 
 mod common;
 
@@ -30,25 +35,31 @@ struct Fleet {
 impl Fleet {
     /// Three healthy members, member 2 under `fault`.
     fn start(fault: &str) -> Fleet {
+        Fleet::start_with(
+            &healthy_scenario(),
+            &["--fault-cluster", "2", "--fault", fault],
+        )
+    }
+
+    /// Three members on the scenario `scenario` (YAML), with `extra` flags.
+    fn start_with(scenario: &str, extra: &[&str]) -> Fleet {
         let dir = tempfile::tempdir().expect("temp dir");
-        let scenario = dir.path().join("healthy.yaml");
-        std::fs::write(&scenario, healthy_scenario()).expect("scenario written");
+        let scenario_path = dir.path().join("scenario.yaml");
+        std::fs::write(&scenario_path, scenario).expect("scenario written");
         let kubeconfig = dir.path().join("kubeconfig");
-        let (child, _banner) = spawn_sim(&[
+        let mut args = vec![
             "sim",
             "--clusters",
             "3",
             "--scenario",
-            scenario.to_str().expect("utf-8 path"),
+            scenario_path.to_str().expect("utf-8 path"),
             "--speed",
             "8",
             "--kubeconfig-out",
             kubeconfig.to_str().expect("utf-8 path"),
-            "--fault-cluster",
-            "2",
-            "--fault",
-            fault,
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let (child, _banner) = spawn_sim(&args);
         Fleet {
             _sim: SimProcess(child),
             dir,
@@ -77,6 +88,14 @@ impl Fleet {
         all.extend_from_slice(&["-o", "json"]);
         let text = common::kubectl(&self.path("kubeconfig"), &self.path("kubectl-cache"), &all);
         serde_json::from_str(&text).expect("kubectl prints JSON")
+    }
+
+    /// Every journal line.
+    fn journal(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.path("journal.jsonl")).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .collect()
     }
 
     /// The journal's pod deletes that went through: `(context, node)`.
@@ -153,26 +172,37 @@ fn status_reads_the_others_live(fleet: &Fleet) {
     );
 }
 
-/// A one-wave plan over the fleet, then what kubectl and the journal say.
-fn auto_deletes_each_node_once_and_leaves_nobody_in_auto(fleet: &Fleet) {
-    let plan = fleet.path("fleet.yaml");
-    std::fs::write(
-        &plan,
-        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 1}\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    batch: 5\n    soak: 1s\n    timeout: 15s\n    parallel: 3\n",
-    )
-    .expect("plan written");
-    let output = fleet.rollcall(&[
+/// The one-wave plan of these tests: every member, 5 nodes a batch (the
+/// budget cuts it to 2), 1 s of soak.
+const ONE_WAVE: &str = "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 1}\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    batch: 5\n    soak: 1s\n    timeout: 15s\n    parallel: 3\n";
+
+/// `fleet auto --yes` over `plan`.
+fn run_auto(fleet: &Fleet, plan: &str) -> Output {
+    let path = fleet.path("fleet.yaml");
+    std::fs::write(&path, plan).expect("plan written");
+    fleet.rollcall(&[
         "fleet",
         "auto",
         "-f",
-        plan.to_str().expect("utf-8 path"),
+        path.to_str().expect("utf-8 path"),
         "--yes",
         "--request-timeout",
         "5s",
-    ]);
-    let said = text(&output);
-    assert!(matches!(output.status.code(), Some(0 | 1)), "{said}");
+    ])
+}
 
+/// A one-wave plan over the fleet, then what kubectl and the journal say.
+fn auto_deletes_each_node_once_and_leaves_nobody_in_auto(fleet: &Fleet) {
+    let output = run_auto(fleet, ONE_WAVE);
+    each_node_once_and_nobody_in_auto(fleet, &output);
+}
+
+/// After a run that ended `output`: each node's pod deleted at most once
+/// (journal), one daemon pod per node (kubectl), the healthy members done,
+/// member 2 done or paused, nobody left in auto.
+fn each_node_once_and_nobody_in_auto(fleet: &Fleet, output: &Output) {
+    let said = text(output);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{said}");
     let deletes = fleet.deletes();
     let mut seen = BTreeSet::new();
     for delete in &deletes {
@@ -258,4 +288,219 @@ fn a_member_whose_watches_stall() {
 #[test]
 fn a_member_dropping_its_watches() {
     under("drop-watches=1s+3s");
+}
+
+/// The last line of a run: what it ended with.
+fn last_line(output: &Output) -> String {
+    text(output).lines().last().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn a_member_restarting_with_new_state_mid_wave() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    // Member 2's API server goes down 2 s after the start and is back 2 s
+    // later, its watch cache new and one node's daemon pods replaced
+    // meanwhile (`sim::embedded::restart`); the run (~5 s) spans it.
+    let fleet = Fleet::start("restart=2s+2s");
+    // The version a list answered before (kubectl's `get -o json` prints a
+    // client-side List without one: the raw list has it).
+    let raw = |path: &str| {
+        common::kubectl(
+            &fleet.path("kubeconfig"),
+            &fleet.path("kubectl-cache"),
+            &["--context", "rollcall-sim-2", "get", "--raw", path],
+        )
+    };
+    let before: Value =
+        serde_json::from_str(&raw("/api/v1/namespaces/kube-system/pods")).expect("a list");
+    let held = before["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("a list's resourceVersion")
+        .to_owned();
+    let output = run_auto(&fleet, ONE_WAVE);
+    each_node_once_and_nobody_in_auto(&fleet, &output);
+    // A truthful end: done, or stopped naming the restarted member.
+    let end = last_line(&output);
+    match output.status.code() {
+        Some(0) => {}
+        _ => assert!(end.contains("rollcall-sim-2"), "{end}"),
+    }
+    // The restart happened: a watch from a version held before it is 410.
+    let watch = raw(&format!(
+        "/api/v1/namespaces/kube-system/pods?watch=1&resourceVersion={held}&timeoutSeconds=1"
+    ));
+    assert!(watch.contains("\"code\":410"), "{watch}");
+}
+
+#[test]
+fn exec_credentials_expiring_mid_wave_are_refreshed() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    let fleet = Fleet::start_with(
+        &healthy_scenario(),
+        &["--exec-auth", "--exec-token-ttl", "2s"],
+    );
+    // Every member's user runs the plugin through a wrapper that keeps
+    // each credential it hands out.
+    let issued = fleet.path("issued.jsonl");
+    let wrapper = fleet.path("credential.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nout=$('{}' \"$@\") || exit $?\nprintf '%s\\n' \"$3 $out\" >> '{}'\nprintf '%s\\n' \"$out\"\n",
+            common::rollcall_bin().display(),
+            issued.display()
+        ),
+    )
+    .expect("wrapper written");
+    make_executable(&wrapper);
+    let kubeconfig = std::fs::read_to_string(fleet.path("kubeconfig")).expect("kubeconfig");
+    assert_eq!(kubeconfig.matches("exec:").count(), 3, "{kubeconfig}");
+    let rewritten: Vec<String> = kubeconfig
+        .lines()
+        .map(|line| match line.split_once("command: ") {
+            Some((indent, _)) => format!("{indent}command: \"{}\"", wrapper.display()),
+            None => line.to_owned(),
+        })
+        .collect();
+    std::fs::write(fleet.path("kubeconfig"), rewritten.join("\n") + "\n").expect("kubeconfig");
+
+    let output = run_auto(&fleet, ONE_WAVE);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    // Per member (its signing key): the tokens it was handed, by expiry.
+    let mut expiries: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in std::fs::read_to_string(&issued).unwrap_or_default().lines() {
+        let (key, credential) = line.split_once(' ').unwrap_or_default();
+        let credential: Value = serde_json::from_str(credential).unwrap_or_default();
+        if let Some(expiry) = credential["status"]["expirationTimestamp"].as_str() {
+            expiries
+                .entry(key.to_owned())
+                .or_default()
+                .insert(expiry.to_owned());
+        }
+    }
+    assert_eq!(expiries.len(), 3, "{expiries:?}");
+    for tokens in expiries.values() {
+        // A token handed out after an earlier one had expired (2 s TTL).
+        let first: jiff::Timestamp = tokens
+            .first()
+            .and_then(|t| t.parse().ok())
+            .expect("a token");
+        let last: jiff::Timestamp = tokens.last().and_then(|t| t.parse().ok()).expect("a token");
+        assert!(
+            last.duration_since(first) > jiff::SignedDuration::from_secs(2),
+            "no token outlived: {tokens:?}"
+        );
+    }
+    each_node_once_and_nobody_in_auto(&fleet, &output);
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn the_budget_is_exact_while_a_member_answers_503_and_429() {
+    if !common::tool_available("kubectl") {
+        return;
+    }
+    // The small scenario as written: its new revision crash-loops on the
+    // edge pool (two nodes of every member); member 2 answers 503 and 429
+    // in turns for 8 s. Budget 1 node: the second failed node stops the run
+    // (the budget, or the node class failing in two clusters: both count
+    // the same nodes), and once two failing nodes are started no node is
+    // started anywhere (issue 36: with a budget of N, no (N+2)th).
+    let small = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/small.yaml"),
+    )
+    .expect("small scenario");
+    let bursts: Vec<String> = (0..8)
+        .map(|second| {
+            let fault = if second % 2 == 0 {
+                "5xx:503"
+            } else {
+                "throttle:1"
+            };
+            format!("{fault}={second}s+600ms")
+        })
+        .collect();
+    let faults_over = std::time::Instant::now() + std::time::Duration::from_secs(8);
+    let fleet = Fleet::start_with(
+        &small,
+        &["--fault-cluster", "2", "--fault", &bursts.join(",")],
+    );
+    let output = run_auto(
+        &fleet,
+        "daemonset: kube-system/node-agent\nclusters: [\"rollcall-sim-*\"]\nbudget: {nodes: 1, clusters: 3}\nwaves:\n  - name: all\n    clusters: [\"rollcall-sim-*\"]\n    batch: 1\n    soak: 1s\n    timeout: 10s\n    parallel: 3\n",
+    );
+    let said = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let end = last_line(&output);
+    assert!(end.starts_with("stopped: "), "{end}");
+    let deletes = fleet.deletes();
+    let mut seen = BTreeSet::new();
+    for delete in &deletes {
+        assert!(seen.insert(delete.clone()), "deleted twice: {deletes:?}");
+    }
+    let failing = the_budget_was_spent_exactly(&fleet.journal(), 1, &said);
+    // kubectl does not retry a 503: read member 2 once its bursts are over.
+    std::thread::sleep(faults_over.saturating_duration_since(std::time::Instant::now()));
+    // kubectl agrees: the failing nodes moved are the only edge nodes on
+    // the new revision, and no member is left in auto.
+    let mut on_new_revision = 0;
+    for member in 1..=3 {
+        let listed = fleet.kubectl_json(member, &["get", "daemonsets,pods"]);
+        for item in listed["items"].as_array().into_iter().flatten() {
+            if item["kind"] == "DaemonSet" && item["metadata"]["name"] == "node-agent" {
+                let annotations = &item["metadata"]["annotations"];
+                assert!(
+                    annotations["rollcall.dev/mode"] != "auto"
+                        || annotations["rollcall.dev/pause-reason"].is_string(),
+                    "member {member} left in auto: {annotations}\n{said}"
+                );
+            }
+            let node = item["spec"]["nodeName"].as_str().unwrap_or_default();
+            let image = item["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap_or_default();
+            if node.starts_with("edge-") && image.ends_with("node-agent:1.5.0") {
+                on_new_revision += 1;
+            }
+        }
+    }
+    assert_eq!(on_new_revision, failing, "{deletes:?}");
+}
+
+/// The journal's deletes against a budget of `budget` failed nodes, where
+/// every edge node moved fails: exactly `budget + 1` of them were started
+/// (the budget spent, not exceeded), and no delete anywhere came after the
+/// last of them — from then on every node the budget allows is at risk.
+/// Returns how many failing nodes were started.
+fn the_budget_was_spent_exactly(journal: &[Value], budget: usize, said: &str) -> usize {
+    let mut deletes: Vec<(jiff::Timestamp, String, String)> = journal
+        .iter()
+        .filter(|entry| entry["pod"].is_string() && entry["result"] == "ok")
+        .map(|entry| {
+            let field = |key: &str| entry[key].as_str().unwrap_or_default().to_owned();
+            let time = field("time").parse().expect("an RFC 3339 time");
+            (time, field("context"), field("node"))
+        })
+        .collect();
+    deletes.sort();
+    let failing: Vec<_> = deletes
+        .iter()
+        .filter(|(_, _, node)| node.starts_with("edge-"))
+        .collect();
+    assert_eq!(failing.len(), budget + 1, "{deletes:?}\n{said}");
+    let spent = failing[budget].0;
+    assert!(
+        deletes.iter().all(|(time, _, _)| *time <= spent),
+        "a node started after the budget was spent: {deletes:?}"
+    );
+    failing.len()
 }

@@ -463,6 +463,8 @@ impl rollcall::ops::shared_budget::SharedBudget for Full {
     }
 
     fn settled(&self) {}
+
+    fn unreserve(&self, _nodes: usize) {}
 }
 
 /// The hooks a fleet run gives `ops::drive`: a batch without room in the

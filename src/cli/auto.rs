@@ -134,7 +134,7 @@ pub fn run(args: &AutoArgs) -> anyhow::Result<ExitCode> {
         let end = execute(&ctx, run, started).await?;
         if dry_run {
             // A first batch refused (its node will not fit) is what the run would do.
-            if let RunEnd::Paused { node, reason } = &end {
+            if let RunEnd::Paused { node, reason, .. } = &end {
                 if args.act.output == StepOutput::Table {
                     print_dry_run(&session, &args.act, None);
                 }

@@ -85,7 +85,10 @@ pub struct SimArgs {
     /// plain-text body, as kube-apiserver's Priority and Fairness answers),
     /// refuse-protobuf (406 to lists and watches asking for protobuf first),
     /// latency[:DURATION] or bandwidth:RATE (a slow link: all the server
-    /// sends, at most RATE, e.g. 100Mbit). Example:
+    /// sends, at most RATE, e.g. 100Mbit), restart (with --clusters: the
+    /// member's API server stops at START and is back after LENGTH with new
+    /// state: versions clients held answer 410, one node's daemon pods
+    /// replaced meanwhile). Example:
     /// `--fault stall-watches=10s+20s,throttle:60=1m+30s`.
     #[arg(long, value_name = "SPEC")]
     pub fault: Vec<String>,
@@ -112,6 +115,11 @@ pub struct SimArgs {
     /// With --clusters: --fault acts on member K only (default: every member).
     #[arg(long, value_name = "K", requires = "clusters")]
     pub fault_cluster: Option<usize>,
+    /// With --clusters: each member's context authenticates through the exec
+    /// credential plugin, as rollcall-sim-exec does, with tokens valid for
+    /// --exec-token-ttl (answered 401 once expired), instead of a bearer token.
+    #[arg(long, requires = "clusters")]
+    pub exec_auth: bool,
 }
 
 /// Runs `rollcall sim`.
@@ -131,6 +139,11 @@ async fn serve(args: &SimArgs) -> anyhow::Result<ExitCode> {
     let faults = parse_faults(args)?;
     if let Some(count) = args.clusters {
         return super::sim_fleet::serve(args, usize::from(count), faults).await;
+    }
+    if faults.iter().any(fault::Fault::is_restart) {
+        anyhow::bail!(
+            "--fault restart is for a fleet member (--clusters); restart a lone sim by stopping it and starting it again on the same --listen"
+        );
     }
     let options = embedded_options(args);
     let installed = options.faults.clone();

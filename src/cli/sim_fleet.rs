@@ -11,7 +11,9 @@ use anyhow::Context as _;
 use super::sim::{SimArgs, daemon_set_names, embedded_options, serve_options, stop_signal};
 use crate::cli::out;
 use crate::sim::embedded::fleet::{self, Fleet};
+use crate::sim::embedded::restart;
 use crate::sim::fault::Fault;
+use crate::sim::kubeconfig::MemberAuth;
 
 /// Starts the fleet, installs the faults on the member(s) they target,
 /// writes the kubeconfig, announces, and serves until a signal.
@@ -31,22 +33,31 @@ pub(super) async fn serve(
     // A scenario named (or a snapshot given) is what every member runs;
     // otherwise the members vary.
     let vary = args.scenario.is_none() && args.snapshot.is_empty();
-    let fleet = fleet::start(&embedded_options(args), &serve_options(args), count, vary)
+    let mut fleet = fleet::start(&embedded_options(args), &serve_options(args), count, vary)
         .await
         .context("cannot start the embedded fleet")?;
+    let faulted = |index: usize| args.fault_cluster.is_none_or(|target| target == index + 1);
     if !faults.is_empty() {
         for (index, member) in fleet.members.iter().enumerate() {
-            if args.fault_cluster.is_none_or(|target| target == index + 1) {
+            if faulted(index) {
                 tracing::info!(context = %member.context, ?faults, "fault injection on");
                 member.faults.install(faults.clone());
             }
         }
     }
+    // Counted from when the faults were installed, as their windows are.
+    let origin = tokio::time::Instant::now();
+    let restarts = restart::plan(&faults, (0..count).filter(|&index| faulted(index)));
     let first_port = fleet.members.first().map_or(0, |m| m.cluster.addr().port());
     let path = args.kubeconfig_out.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("rollcall-sim-fleet-{first_port}.kubeconfig"))
     });
-    if let Err(error) = fleet.write_kubeconfig(&path) {
+    let auth = if args.exec_auth {
+        MemberAuth::Exec
+    } else {
+        MemberAuth::Token
+    };
+    if let Err(error) = fleet.write_kubeconfig_with(&path, auth) {
         fleet.shutdown().await;
         return Err(error)
             .with_context(|| format!("cannot write the kubeconfig to {}", path.display()));
@@ -56,7 +67,7 @@ pub(super) async fn serve(
             out::eline(line);
         }
     }
-    let result = announce_and_wait(args, &fleet, &path).await;
+    let result = announce_and_wait(args, &mut fleet, &path, &restarts, origin).await;
     fleet.shutdown().await;
     if args.kubeconfig_out.is_none() {
         crate::sim::kubeconfig::remove(&path);
@@ -64,8 +75,14 @@ pub(super) async fn serve(
     result
 }
 
-async fn announce_and_wait(args: &SimArgs, fleet: &Fleet, path: &Path) -> anyhow::Result<ExitCode> {
-    let stop = stop_signal()?;
+async fn announce_and_wait(
+    args: &SimArgs,
+    fleet: &mut Fleet,
+    path: &Path,
+    restarts: &[restart::Planned],
+    origin: tokio::time::Instant,
+) -> anyhow::Result<ExitCode> {
+    let mut stop = Box::pin(stop_signal()?);
     let mut banner = format!("embedded fleet of {} clusters\n", fleet.members.len());
     for member in &fleet.members {
         let simulation = &member.cluster.simulation;
@@ -113,6 +130,18 @@ async fn announce_and_wait(args: &SimArgs, fleet: &Fleet, path: &Path) -> anyhow
         },
         path.display(),
     ))?;
-    stop.await;
+    let stopped = restart::drive(
+        fleet,
+        restarts,
+        origin,
+        &embedded_options(args),
+        &serve_options(args),
+        &mut stop,
+    )
+    .await
+    .context("a restarted member could not come back")?;
+    if !stopped {
+        stop.await;
+    }
     Ok(ExitCode::from(130))
 }

@@ -80,6 +80,10 @@ pub struct AutoRun {
     in_flight: Vec<InFlight>,
     done: BTreeSet<String>,
     failed: Option<(String, String)>,
+    /// Whether `failed` is a delete the cluster did not carry out for a
+    /// cause of its own (unreachable, throttling, 5xx, an answer lost):
+    /// nothing is known against the node.
+    failed_by_cluster: bool,
     /// Whether a timeout is confirmed by a fresh read before it fails a node.
     fresh_reads: bool,
     /// Nodes read afresh since their deadline passed.
@@ -102,6 +106,7 @@ impl AutoRun {
             in_flight: Vec::new(),
             done: BTreeSet::new(),
             failed: None,
+            failed_by_cluster: false,
             fresh_reads: false,
             verified: BTreeSet::new(),
             read_again_at: BTreeMap::new(),
@@ -264,9 +269,16 @@ impl AutoRun {
                 if self.failed.is_none() {
                     let reason = format!("delete of pod {} refused: {err}", victim.pod);
                     self.failed = Some((victim.node, reason));
+                    self.failed_by_cluster = err.is_transient();
                 }
             }
         }
+    }
+
+    /// Whether the run's failure is the cluster's (a delete it could not
+    /// carry out: unreachable, throttling, 5xx, an answer lost), not a node's.
+    pub fn failed_by_cluster(&self) -> bool {
+        self.failed.is_some() && self.failed_by_cluster
     }
 
     /// Takes over nodes whose pods were already deleted (a manual advance being followed).
@@ -509,6 +521,29 @@ mod tests {
             }
             other => panic!("expected pause, got {other:?}"),
         }
+        assert!(
+            !run.failed_by_cluster(),
+            "a 409 is the node's pod moving on"
+        );
+    }
+
+    #[test]
+    fn a_delete_the_cluster_could_not_carry_out_is_the_clusters_fault() {
+        let state = RolloutState::default();
+        let mut run = AutoRun::new(policy(2));
+        let start = snapshot(ds(false, &[]), &NODES, all_old(&NODES));
+        assert_eq!(nodes_of(&step(&mut run, &start, &state, t(0))).len(), 2);
+        assert!(!run.failed_by_cluster());
+        let refused = OpsError::Unreachable {
+            attempt: "delete pods kube-system/agent-n1-h1".into(),
+            message: "Connection refused (os error 111)".into(),
+        };
+        run.deleted("n1", Err(&refused), t(1));
+        assert!(matches!(
+            step(&mut run, &start, &state, t(2)),
+            Step::Pause { .. }
+        ));
+        assert!(run.failed_by_cluster());
     }
 
     #[test]

@@ -258,6 +258,7 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                         Reserved::Ended(end) => return Ok(end),
                     }
                 }
+                let mut sent = 0;
                 for (victim, request) in &deletes {
                     say_preemption(ctx, victim, request, dry_run);
                     let result = ctx.executor.run(request).await.map(|_| ());
@@ -266,6 +267,11 @@ async fn turns(ctx: &RunContext<'_>, run: &mut Run) -> Result<RunEnd, OpsError> 
                     if result.is_err() {
                         break;
                     }
+                    sent += 1;
+                }
+                // Only the nodes whose pods were deleted are at risk.
+                if let Some(budget) = ctx.budget.filter(|_| !dry_run && sent < deletes.len()) {
+                    budget.unreserve(deletes.len() - sent);
                 }
                 // A dry run shows the first batch: what follows waits for the
                 // cluster to react, which it never will.

@@ -13,4 +13,8 @@ pub trait SharedBudget: Send + Sync {
     /// Every node this run deleted so far passed its gate (a next batch was
     /// chosen, or the run completed): what they held is free again.
     fn settled(&self);
+    /// `nodes` of the batch just reserved were not deleted (a delete
+    /// refused, unreachable, or never sent after one failed): nothing was
+    /// put at risk on them, so their room is free again.
+    fn unreserve(&self, nodes: usize);
 }

@@ -32,7 +32,14 @@
 //!   JSON only), so clients' fallback to JSON can be tested;
 //! - `bandwidth:RATE`: a slow link: everything the server sends, on every
 //!   connection together, at most RATE (`100Mbit`, `1Gbit`; bits per second),
-//!   paced by [`crate::sim::bandwidth`].
+//!   paced by [`crate::sim::bandwidth`];
+//! - `restart`: the control plane restarts with new state: its server
+//!   stops at START (connections cut, new ones refused) and comes back after
+//!   LENGTH on the same port and certificate, its watch cache starting anew
+//!   (resourceVersions held by clients answer 410) and one node's daemon
+//!   pods replaced meanwhile. Not a per-request effect: the server's owner
+//!   carries it out (`rollcall sim --clusters` does, per member, with the
+//!   embedded cluster's restart module).
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -73,6 +80,15 @@ pub enum FaultKind {
     Bandwidth(u64),
     /// Answer 406 to lists and watches asking for protobuf first.
     RefuseProtobuf,
+    /// Stop the server for the window, then bring it back with new state.
+    Restart,
+}
+
+impl Fault {
+    /// Whether this is a `restart`, carried out by the server's owner.
+    pub fn is_restart(&self) -> bool {
+        self.kind == FaultKind::Restart
+    }
 }
 
 /// One fault and when it is active.
@@ -123,6 +139,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         ("gone", None) => FaultKind::Gone,
         ("lose-replies", None) => FaultKind::LoseReplies,
         ("refuse-protobuf", None) => FaultKind::RefuseProtobuf,
+        ("restart", None) => FaultKind::Restart,
         ("5xx", code) => {
             let code = code.map_or(Ok(503), |c| c.parse::<u16>().map_err(|_| c.to_owned()));
             match code {
@@ -153,6 +170,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
                 "gone",
                 "lose-replies",
                 "refuse-protobuf",
+                "restart",
             ]
             .contains(&name) =>
         {
@@ -160,7 +178,7 @@ fn parse_one(part: &str) -> Result<Fault, String> {
         }
         _ => {
             return Err(
-                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], throttle-apf[:SECONDS], latency[:DURATION], lose-replies, refuse-protobuf, bandwidth:RATE"
+                "unknown fault; one of drop-watches, stall-watches, freeze, gone, 5xx[:CODE], throttle[:SECONDS], throttle-apf[:SECONDS], latency[:DURATION], lose-replies, refuse-protobuf, bandwidth:RATE, restart"
                     .into(),
             );
         }
@@ -370,7 +388,8 @@ impl Faults {
                 FaultKind::Latency(_)
                 | FaultKind::LoseReplies
                 | FaultKind::Bandwidth(_)
-                | FaultKind::RefuseProtobuf => {
+                | FaultKind::RefuseProtobuf
+                | FaultKind::Restart => {
                     continue;
                 }
             });
@@ -570,6 +589,12 @@ mod tests {
             parse("5xx=1s").unwrap()[0].kind,
             FaultKind::ServerError(503)
         );
+        let restart = parse("restart=4s+2s").unwrap()[0];
+        assert!(restart.is_restart());
+        assert_eq!(
+            (restart.start, restart.length),
+            (Duration::from_secs(4), Duration::from_secs(2))
+        );
     }
 
     #[test]
@@ -579,6 +604,7 @@ mod tests {
             "nope=1s",
             "5xx:404=1s",
             "gone:1=1s",
+            "restart:1=1s",
             "freeze=5",
             "freeze=1s+x",
         ] {

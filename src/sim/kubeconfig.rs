@@ -96,14 +96,8 @@ pub fn render(parts: &KubeconfigParts) -> String {
         );
         contexts.push((CERT_CONTEXT, CONTEXT_NAME, "default".to_owned()));
     }
-    if let Some((command, args)) = &parts.exec {
-        let args: Vec<String> = args.iter().map(|a| quoted(a)).collect();
-        let _ = write!(
-            users,
-            "- name: {EXEC_CONTEXT}\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      args: [{}]\n      interactiveMode: Never\n      provideClusterInfo: false\n",
-            quoted(command),
-            args.join(", ")
-        );
+    if let Some(exec) = &parts.exec {
+        users.push_str(&exec_user(EXEC_CONTEXT, exec));
         contexts.push((EXEC_CONTEXT, CONTEXT_NAME, "default".to_owned()));
     }
     if let Some((token, namespace)) = &parts.viewer {
@@ -157,10 +151,22 @@ pub fn render(parts: &KubeconfigParts) -> String {
     )
 }
 
-/// Renders the kubeconfig of an embedded fleet: for each member a cluster, an
-/// admin-token user and a context, all three named as the member (`rollcall-sim-1`
-/// …), the first member's context current.
-pub fn render_fleet(members: &[(String, KubeconfigParts)]) -> String {
+/// How the members' users of a fleet kubeconfig authenticate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemberAuth {
+    /// The member's admin bearer token.
+    #[default]
+    Token,
+    /// The member's exec credential plugin (`rollcall sim-credential`), whose
+    /// tokens expire (`rollcall sim --exec-auth`); a member without one falls
+    /// back to its token.
+    Exec,
+}
+
+/// Renders the kubeconfig of an embedded fleet: for each member a cluster, a
+/// user (authenticating as `auth` says) and a context, all three named as the
+/// member (`rollcall-sim-1` …), the first member's context current.
+pub fn render_fleet(members: &[(String, KubeconfigParts)], auth: MemberAuth) -> String {
     let (mut clusters, mut users, mut contexts) = (String::new(), String::new(), String::new());
     for (name, parts) in members {
         let _ = write!(
@@ -169,11 +175,16 @@ pub fn render_fleet(members: &[(String, KubeconfigParts)]) -> String {
             quoted(&parts.server),
             b64(&parts.ca_pem)
         );
-        let _ = write!(
-            users,
-            "- name: {name}\n  user:\n    token: {}\n",
-            quoted(&parts.admin_token)
-        );
+        match (&parts.exec, auth) {
+            (Some(exec), MemberAuth::Exec) => users.push_str(&exec_user(name, exec)),
+            _ => {
+                let _ = write!(
+                    users,
+                    "- name: {name}\n  user:\n    token: {}\n",
+                    quoted(&parts.admin_token)
+                );
+            }
+        }
         let _ = write!(
             contexts,
             "- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: \"default\"\n"
@@ -182,6 +193,16 @@ pub fn render_fleet(members: &[(String, KubeconfigParts)]) -> String {
     let current = members.first().map_or("", |(name, _)| name.as_str());
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n{clusters}users:\n{users}contexts:\n{contexts}current-context: {current}\npreferences: {{}}\n"
+    )
+}
+
+/// A user entry `name` running the exec plugin `(command, args)`.
+fn exec_user(name: &str, (command, args): &(String, Vec<String>)) -> String {
+    let args: Vec<String> = args.iter().map(|a| quoted(a)).collect();
+    format!(
+        "- name: {name}\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      args: [{}]\n      interactiveMode: Never\n      provideClusterInfo: false\n",
+        quoted(command),
+        args.join(", ")
     )
 }
 
@@ -297,7 +318,8 @@ mod tests {
                 (format!("rollcall-sim-{i}"), parts)
             })
             .collect();
-        let parsed: serde_json::Value = serde_norway::from_str(&render_fleet(&members)).unwrap();
+        let parsed: serde_json::Value =
+            serde_norway::from_str(&render_fleet(&members, MemberAuth::Token)).unwrap();
         assert_eq!(parsed["current-context"], "rollcall-sim-1");
         for i in 0..3 {
             let name = format!("rollcall-sim-{}", i + 1);
@@ -312,6 +334,14 @@ mod tests {
                 parsed["users"][i]["user"]["token"],
                 format!("token-{}", i + 1).as_str()
             );
+        }
+        let exec: serde_json::Value =
+            serde_norway::from_str(&render_fleet(&members, MemberAuth::Exec)).unwrap();
+        for i in 0..3 {
+            let user = &exec["users"][i]["user"];
+            assert_eq!(user["token"], serde_json::Value::Null);
+            assert_eq!(user["exec"]["command"], "/bin/rollcall");
+            assert_eq!(user["exec"]["args"][0], "sim-credential");
         }
     }
 

@@ -49,6 +49,10 @@ pub struct ServeOptions {
     pub listen: SocketAddr,
     /// The bearer token clients must send; `None` generates a random one.
     pub token: Option<String>,
+    /// Every credential to accept (from [`ServerHandle::credentials`]), so a
+    /// restarted server takes the kubeconfig it wrote before; `None`: `token`
+    /// and new random ones.
+    pub credentials: Option<Authenticator>,
     /// The authorization policy (allow-all by default).
     pub authorizer: Authorizer,
     /// How often watches with `allowWatchBookmarks` get a BOOKMARK.
@@ -73,6 +77,7 @@ impl Default for ServeOptions {
         ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: None,
+            credentials: None,
             authorizer: Authorizer::allow_all(),
             bookmark_interval: Duration::from_secs(30),
             tls: None,
@@ -127,12 +132,15 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         Some(material) => material,
         None => tls::generate(&[addr.ip().to_string()])?,
     };
-    let token = options.token.clone().unwrap_or_else(random_token);
-    let credentials = Authenticator {
-        admin_token: token.clone(),
-        viewer_token: random_token(),
-        exec_key: random_token(),
-    };
+    let credentials = options
+        .credentials
+        .clone()
+        .unwrap_or_else(|| Authenticator {
+            admin_token: options.token.clone().unwrap_or_else(random_token),
+            viewer_token: random_token(),
+            exec_key: random_token(),
+        });
+    let token = credentials.admin_token.clone();
     let requests = Arc::new(crate::sim::api::request_log::RequestLog::default());
     let state = Arc::new(ApiState {
         store,
@@ -264,6 +272,11 @@ impl ServerHandle {
     /// The certificates in use, to restart a server that clients still trust.
     pub fn tls(&self) -> TlsMaterial {
         self.tls.clone()
+    }
+
+    /// The credentials accepted, to restart a server its kubeconfig still reaches.
+    pub fn credentials(&self) -> Authenticator {
+        self.credentials.clone()
     }
 
     /// Cuts every open connection (watches included) while the listener

@@ -103,7 +103,12 @@ fn outcome_of(shared: &Shared, context: &str, follower: &Follower, end: RunEnd) 
             moved: advanced,
             left,
         },
-        RunEnd::Paused { node, reason } => failed(shared, context, follower, node, reason),
+        RunEnd::Paused {
+            node,
+            reason,
+            by_cluster: true,
+        } => unreached(shared, &node, &reason),
+        RunEnd::Paused { node, reason, .. } => failed(shared, context, follower, node, reason),
         RunEnd::Stopped { by } => Outcome::Blocked(format!("stopped by {by}")),
         RunEnd::Halted { reason } => Outcome::Stopped(reason),
         RunEnd::Interrupted { by, how } => Outcome::Stopped(format!("interrupted by {by} ({how})")),
@@ -113,6 +118,23 @@ fn outcome_of(shared: &Shared, context: &str, follower: &Follower, end: RunEnd) 
             Outcome::Stopped(error)
         }
         RunEnd::DryRun => Outcome::DryRun,
+    }
+}
+
+/// A member paused because its cluster could not carry out a delete
+/// (unreachable, throttling, 5xx, an answer lost): nothing is known against
+/// the node, so neither the budget nor its class counts it, and the fleet
+/// goes on; the wave does not pass without the member (or, with
+/// `--unreachable skip`, goes on and names it skipped).
+fn unreached(shared: &Shared, node: &str, reason: &str) -> Outcome {
+    let why = crate::sanitize::sanitize(&format!(
+        "paused at node {node}: {reason} (the cluster's fault, not the node's: not counted in the budget)"
+    ))
+    .into_owned();
+    if shared.settings.skip_unreachable {
+        Outcome::Skipped(why)
+    } else {
+        Outcome::Stopped(why)
     }
 }
 

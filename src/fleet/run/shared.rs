@@ -148,6 +148,14 @@ impl SharedBudget for MemberBudget {
             *held = 0;
         }
     }
+
+    fn unreserve(&self, nodes: usize) {
+        if let (Ok(mut ledger), Ok(mut held)) = (self.ledger.lock(), self.held.lock()) {
+            let freed = nodes.min(*held);
+            ledger.release(freed);
+            *held -= freed;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +203,29 @@ mod tests {
             instance_type: "t4g.large".to_owned(),
             ..NodeClass::default()
         }
+    }
+
+    #[test]
+    fn nodes_never_deleted_give_their_room_back() {
+        let ledger = Arc::new(Mutex::new(Ledger::new(Budget {
+            nodes: 1,
+            clusters: 1,
+        })));
+        let (one, other) = (
+            MemberBudget::new(Arc::clone(&ledger)),
+            MemberBudget::new(Arc::clone(&ledger)),
+        );
+        assert!(one.try_reserve(2));
+        assert!(!other.try_reserve(1), "the capacity of 2 is held");
+        // The first delete went out, the second was refused.
+        one.unreserve(1);
+        assert!(other.try_reserve(1));
+        one.unreserve(5);
+        assert_eq!(
+            ledger.lock().unwrap().at_risk(),
+            1,
+            "no more than it held: the other's node stays"
+        );
     }
 
     #[test]

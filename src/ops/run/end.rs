@@ -33,6 +33,10 @@ pub enum RunEnd {
         node: String,
         /// Why.
         reason: String,
+        /// The cluster's fault, not the node's: a delete it could not carry
+        /// out (unreachable, throttling, 5xx, an answer lost). A fleet does not
+        /// count such a node against its failure budget.
+        by_cluster: bool,
     },
     /// Someone else paused the rollout; their pause stands.
     Stopped {
@@ -118,7 +122,7 @@ impl RunEnd {
                     list.join(", ")
                 )
             }
-            Self::Paused { node, reason } => format!("paused: node {node}: {reason}"),
+            Self::Paused { node, reason, .. } => format!("paused: node {node}: {reason}"),
             Self::Stopped { by } => format!("stopped by {by}"),
             Self::Interrupted { by, .. } => {
                 format!("interrupted by {by}: the rollout is paused (resume it to continue)")
@@ -155,7 +159,9 @@ pub(super) fn closing(
         }
         // Someone else paused meanwhile: their pause (and its reason) stands.
         _ if state.is_paused() => return Ok(None),
-        RunEnd::Paused { node, reason } => (Some(node.clone()), format!("node {node}: {reason}")),
+        RunEnd::Paused { node, reason, .. } => {
+            (Some(node.clone()), format!("node {node}: {reason}"))
+        }
         RunEnd::Interrupted { by, how } => (None, format!("interrupted by {by} ({how})")),
         RunEnd::Failed { error } => (None, format!("stopped by an error: {error}")),
         RunEnd::Halted { reason } => (None, reason.clone()),

@@ -103,7 +103,7 @@ fn a_batch_whose_node_will_not_fit_pauses_the_run_unless_despite_fit() {
         started.notes
     );
     match next_turn(&mut run, &snap, t(1)) {
-        Turn::Finished(RunEnd::Paused { node, reason }) => {
+        Turn::Finished(RunEnd::Paused { node, reason, .. }) => {
             assert_eq!(node, "n1");
             assert_eq!(
                 reason,
@@ -136,7 +136,7 @@ fn fit_is_checked_again_before_each_batch() {
     let filled = usage(&[("n2", "shop", "cache", "700m", 0)]);
     let snap = fit_snapshot(agent("600m"), pods, Some(filled));
     match next_turn(&mut run, &snap, t(10)) {
-        Turn::Finished(RunEnd::Paused { node, reason }) => {
+        Turn::Finished(RunEnd::Paused { node, reason, .. }) => {
             assert_eq!(node, "n2");
             assert!(
                 reason.starts_with("won't fit: Insufficient cpu"),

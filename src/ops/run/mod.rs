@@ -212,7 +212,11 @@ impl Run {
                 waiting: vec![(None, words::over_budget_text(unavailable))],
             },
             Next::Delete(victims, preempts) => self.batch(snapshot, state, victims, &preempts),
-            Next::Pause { node, reason } => Turn::Finished(RunEnd::Paused { node, reason }),
+            Next::Pause { node, reason } => Turn::Finished(RunEnd::Paused {
+                node,
+                reason,
+                by_cluster: self.gate.failed_by_cluster(),
+            }),
             Next::Verify { node } => Turn::Verify { node },
             Next::Completed { advanced, left } => {
                 Turn::Finished(RunEnd::Completed { advanced, left })

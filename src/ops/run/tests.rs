@@ -362,6 +362,7 @@ fn every_end_writes_one_way() {
     let paused = RunEnd::Paused {
         node: "n01".into(),
         reason: "replacement pod not Ready after 60s".into(),
+        by_cluster: false,
     };
     let write = run
         .closing(&paused, &during, t(5))

@@ -10,7 +10,7 @@ use std::path::Path;
 use super::member::Variant;
 use super::{EmbeddedCluster, EmbeddedOptions, SimError, start_with};
 use crate::sim::fault::Faults;
-use crate::sim::kubeconfig;
+use crate::sim::kubeconfig::{self, MemberAuth};
 use crate::sim::server::ServeOptions;
 
 /// The context (and cluster and user) name of member `index` (1-based).
@@ -88,19 +88,30 @@ fn member_address(listen: SocketAddr, index: usize) -> SocketAddr {
 }
 
 impl Fleet {
-    /// The fleet's kubeconfig: one context per member, the first current.
+    /// The fleet's kubeconfig: one context per member, the first current,
+    /// each user the member's admin token.
     pub fn kubeconfig_yaml(&self) -> String {
+        self.kubeconfig_yaml_with(MemberAuth::Token)
+    }
+
+    /// The fleet's kubeconfig with the members' users authenticating as `auth` says.
+    pub fn kubeconfig_yaml_with(&self, auth: MemberAuth) -> String {
         let parts: Vec<_> = self
             .members
             .iter()
             .map(|m| (m.context.clone(), m.cluster.server.kubeconfig_parts()))
             .collect();
-        kubeconfig::render_fleet(&parts)
+        kubeconfig::render_fleet(&parts, auth)
     }
 
     /// Writes [`Fleet::kubeconfig_yaml`] to `path` (0600, never through a symlink).
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
-        kubeconfig::write(path, &self.kubeconfig_yaml())
+        self.write_kubeconfig_with(path, MemberAuth::Token)
+    }
+
+    /// Writes [`Fleet::kubeconfig_yaml_with`] `auth` to `path`, as [`Fleet::write_kubeconfig`].
+    pub fn write_kubeconfig_with(&self, path: &Path, auth: MemberAuth) -> std::io::Result<()> {
+        kubeconfig::write(path, &self.kubeconfig_yaml_with(auth))
     }
 
     /// Stops every member.

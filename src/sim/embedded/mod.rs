@@ -11,6 +11,7 @@ pub mod dump;
 pub mod fleet;
 pub mod load;
 pub mod member;
+pub mod restart;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -304,6 +305,19 @@ pub async fn start_with(
     serve: ServeOptions,
 ) -> Result<EmbeddedCluster, SimError> {
     let simulation = Simulation::start(&options)?;
+    let serve_options = server_options(&simulation, &options, serve);
+    let server = server::serve(simulation.store.clone(), serve_options).await?;
+    Ok(EmbeddedCluster { server, simulation })
+}
+
+/// The API server's settings for `simulation` started from `options`: the
+/// listen address, faults and bookmarks from `options`, the viewer's
+/// namespace from the scenario, the rest from `serve`.
+pub(crate) fn server_options(
+    simulation: &Simulation,
+    options: &EmbeddedOptions,
+    serve: ServeOptions,
+) -> ServeOptions {
     let listen = options
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
@@ -312,7 +326,7 @@ pub async fn start_with(
         .daemon_sets
         .first()
         .map_or_else(|| serve.viewer_namespace.clone(), |ds| ds.namespace.clone());
-    let serve_options = ServeOptions {
+    ServeOptions {
         listen,
         faults: options.faults.clone(),
         bookmark_interval: options.bookmark_interval.unwrap_or(serve.bookmark_interval),
@@ -322,9 +336,7 @@ pub async fn start_with(
             .with_viewer_namespace(&viewer_namespace),
         viewer_namespace,
         ..serve
-    };
-    let server = server::serve(simulation.store.clone(), serve_options).await?;
-    Ok(EmbeddedCluster { server, simulation })
+    }
 }
 
 #[cfg(test)]
