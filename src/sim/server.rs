@@ -1,7 +1,7 @@
 //! The HTTPS server of the embedded cluster: binds the listener, terminates
 //! TLS with the generated CA (taking a client certificate when one is
-//! offered), serves HTTP/1.1 connections into the API router with header and
-//! body read timeouts, and hands back a [`ServerHandle`] (address, CA,
+//! offered), serves HTTP/2 or HTTP/1.1 connections (as ALPN chose) into the
+//! API router with header and body read timeouts, and hands back a [`ServerHandle`] (address, CA,
 //! credentials, kubeconfig, in-process `kube::Config`, shutdown). Owns
 //! sockets and tasks; no API semantics live here.
 
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -25,6 +25,11 @@ use crate::sim::bandwidth::{Link, Paced};
 use crate::sim::kubeconfig::{self, KubeconfigParts};
 use crate::sim::store::Store;
 use crate::sim::tls::{self, TlsError, TlsMaterial};
+
+/// Streams a client may open on one HTTP/2 connection: what k8s.io/apiserver's
+/// recommended options give (`HTTP2MaxStreamsPerConnection = 1000`), far
+/// above what a console or a fleet opens on one cluster.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 1000;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -357,13 +362,25 @@ impl Connection {
                 }
                 async move { Ok::<_, Infallible>(api::handle(state, request.map(Body::new)).await) }
             });
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(self.read_timeout)
-            .serve_connection(TokioIo::new(tls), service);
-        tokio::pin!(connection);
+        let h2 = tls.get_ref().1.alpn_protocol() == Some(tls::ALPN_H2);
+        let io = TokioIo::new(tls);
+        let connection: std::pin::Pin<Box<dyn Future<Output = Result<(), hyper::Error>> + Send>> = if h2 {
+            Box::pin(
+                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+                    .serve_connection(io, service),
+            )
+        } else {
+            Box::pin(
+                hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(self.read_timeout)
+                    .serve_connection(io, service),
+            )
+        };
         tokio::select! {
-            _ = &mut connection => {}
+            _ = connection => {}
             _ = self.shutdown.changed() => {}
             _ = self.generation.changed() => {}
         }
