@@ -104,3 +104,110 @@ fn multiplexed(config: &kube::Config) -> Result<ClientBuilder<Stack>, kube::Erro
         config.default_namespace.clone(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::cluster::watch::{self, Target, WatchHandle};
+    use crate::sim::embedded::{self, EmbeddedCluster, EmbeddedOptions};
+
+    async fn small_cluster() -> EmbeddedCluster {
+        embedded::start(EmbeddedOptions {
+            scenario: Some("small".to_owned()),
+            ..EmbeddedOptions::default()
+        })
+        .await
+        .expect("the embedded cluster starts")
+    }
+
+    fn agent() -> Target {
+        Target {
+            namespace: "kube-system".to_owned(),
+            name: "node-agent".to_owned(),
+        }
+    }
+
+    /// The console's watch (every stream, node usage included) on `client`,
+    /// once the server has been asked for at least six watches and every
+    /// stream has listed.
+    async fn console_watching(cluster: &EmbeddedCluster, client: kube::Client) -> WatchHandle {
+        let handle = watch::spawn(client, None, Some(agent()));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let watches = cluster
+                .server
+                .requests()
+                .iter()
+                .filter(|r| r.is_watch())
+                .count();
+            let listed = {
+                let cache = handle.shared.lock();
+                cache.streams().len() >= 6
+                    && cache
+                        .streams()
+                        .values()
+                        .all(crate::cluster::status::StreamStatus::settled)
+            };
+            if watches >= 6 && listed {
+                return handle;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{watches} watches asked, streams listed: {listed}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The server's open connections once they are at most `most`, or
+    /// what they are after 5 s (a connection raced at start and left
+    /// unused closes as soon as ALPN says h2).
+    async fn open_settling_to(cluster: &EmbeddedCluster, most: usize) -> usize {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let open = cluster.server.open_connections();
+            if open <= most || tokio::time::Instant::now() >= deadline {
+                return open;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_console_holds_its_watches_and_reads_on_one_connection_of_the_cluster() {
+        let cluster = small_cluster().await;
+        let connection = crate::cluster::connect::connection_from_config(
+            cluster.server.kube_config(),
+            "embedded".to_owned(),
+            None,
+            crate::cluster::wire::Wire::default(),
+        )
+        .expect("a connection");
+        let _watching = console_watching(&cluster, connection.watch_client.clone()).await;
+        // One-off reads (the retrying client) beside the open watches.
+        let nodes: kube::Api<k8s_openapi::api::core::v1::Node> =
+            kube::Api::all(connection.client.clone());
+        for _ in 0..3 {
+            nodes
+                .list(&kube::api::ListParams::default())
+                .await
+                .expect("nodes list");
+        }
+        let open = open_settling_to(&cluster, 2).await;
+        assert!(open <= 2, "{open} connections for one cluster");
+        assert!(open >= 1, "the watches are open");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_offering_only_http1_is_served_one_connection_per_watch() {
+        let cluster = small_cluster().await;
+        // kube's own builder: ALPN `http/1.1` only, as behind a proxy.
+        let http1 = kube::client::ClientBuilder::try_from(cluster.server.kube_config())
+            .expect("kube's client")
+            .build();
+        let _watching = console_watching(&cluster, http1).await;
+        let open = cluster.server.open_connections();
+        assert!(open >= 6, "{open} connections for six watches over HTTP/1.1");
+    }
+}

@@ -9,6 +9,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -106,6 +107,7 @@ pub struct ServerHandle {
     generation: watch::Sender<u64>,
     accept_task: JoinHandle<()>,
     requests: Arc<crate::sim::api::request_log::RequestLog>,
+    open_connections: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -156,10 +158,14 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
     let (generation, _) = watch::channel(0u64);
     let acceptor = TlsAcceptor::from(Arc::clone(&material.server_config));
     let link = Link::new(options.faults.clone());
+    let open_connections = Arc::new(AtomicUsize::new(0));
     let accept_task = tokio::spawn(accept_loop(
-        listener,
-        acceptor,
-        link,
+        Acceptor {
+            listener,
+            tls: acceptor,
+            link,
+            open: Arc::clone(&open_connections),
+        },
         state,
         shutdown.subscribe(),
         generation.clone(),
@@ -176,6 +182,7 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         generation,
         accept_task,
         requests,
+        open_connections,
     })
 }
 
@@ -283,6 +290,13 @@ impl ServerHandle {
         self.requests.snapshot()
     }
 
+    /// The client connections (TCP) open now: a kube client speaking
+    /// HTTP/2 holds one for all of its watches, one speaking HTTP/1.1 one
+    /// per watch.
+    pub fn open_connections(&self) -> usize {
+        self.open_connections.load(Ordering::Relaxed)
+    }
+
     /// Stops accepting, closes every connection and waits for the listener to close.
     pub async fn shutdown(self) {
         self.shutdown.send_replace(true);
@@ -290,10 +304,17 @@ impl ServerHandle {
     }
 }
 
-async fn accept_loop(
+/// What the accept loop takes connections with.
+struct Acceptor {
     listener: TcpListener,
-    acceptor: TlsAcceptor,
+    tls: TlsAcceptor,
     link: Arc<Link>,
+    /// Counts the connections open ([`ServerHandle::open_connections`]).
+    open: Arc<AtomicUsize>,
+}
+
+async fn accept_loop(
+    acceptor: Acceptor,
     state: Arc<ApiState>,
     mut shutdown: watch::Receiver<bool>,
     generation: watch::Sender<u64>,
@@ -305,15 +326,16 @@ async fn accept_loop(
                     return;
                 }
             }
-            accepted = listener.accept() => {
+            accepted = acceptor.listener.accept() => {
                 let Ok((stream, _)) = accepted else {
                     // Out of descriptors or similar: back off instead of spinning.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
                 let task = Connection {
-                    acceptor: acceptor.clone(),
-                    link: Arc::clone(&link),
+                    acceptor: acceptor.tls.clone(),
+                    link: Arc::clone(&acceptor.link),
+                    open: OpenConnection::count(&acceptor.open),
                     read_timeout: state.read_timeout,
                     state: Arc::clone(&state),
                     shutdown: shutdown.clone(),
@@ -334,10 +356,29 @@ struct Connection {
     state: Arc<ApiState>,
     shutdown: watch::Receiver<bool>,
     generation: watch::Receiver<u64>,
+    /// Counted as open while this lives.
+    open: OpenConnection,
+}
+
+/// One open connection in the server's count, until dropped.
+struct OpenConnection(Arc<AtomicUsize>);
+
+impl OpenConnection {
+    fn count(open: &Arc<AtomicUsize>) -> OpenConnection {
+        open.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(Arc::clone(open))
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Connection {
     async fn serve(mut self, stream: TcpStream) {
+        let _counted = self.open;
         let _ = stream.set_nodelay(true);
         let handshake_timeout = self.read_timeout.min(Duration::from_secs(10));
         let stream = Paced::new(stream, Arc::clone(&self.link));
