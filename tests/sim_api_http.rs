@@ -65,7 +65,14 @@ impl Fixture {
         command
             // HTTP/1.1, what these cases were written for (`Expect:
             // 100-continue`, an early 413); HTTP/2 has its own test below.
-            .args(["-sS", "--http1.1", "--path-as-is", "--max-time", "20", "--cacert"])
+            .args([
+                "-sS",
+                "--http1.1",
+                "--path-as-is",
+                "--max-time",
+                "20",
+                "--cacert",
+            ])
             .arg(self.ca())
             .args([
                 "-X",
@@ -158,7 +165,10 @@ fn curl_speaking(fixture: &Fixture, version: &str, path: &str) -> (String, Strin
         .args(["-sS", "--max-time", "20", version, "--cacert"])
         .arg(fixture.ca())
         .args(["-o", "/dev/null", "-w", "%{http_code} %{http_version}"])
-        .args(["-H", &format!("Authorization: Bearer {}", fixture.server.token)])
+        .args([
+            "-H",
+            &format!("Authorization: Bearer {}", fixture.server.token),
+        ])
         .arg(format!("{}{path}", fixture.server.url()))
         .output()
         .unwrap();
@@ -179,7 +189,11 @@ async fn http2_and_http1_are_both_served_as_alpn_chooses() {
         for path in ["/api/v1/nodes", "/api/v1/nodes?watch=true&timeoutSeconds=1"] {
             let fixture = &fixture;
             let answer = tokio::task::block_in_place(|| curl_speaking(fixture, offered, path));
-            assert_eq!(answer, ("200".to_owned(), spoken.to_owned()), "{offered} {path}");
+            assert_eq!(
+                answer,
+                ("200".to_owned(), spoken.to_owned()),
+                "{offered} {path}"
+            );
         }
     }
     fixture.server.shutdown().await;

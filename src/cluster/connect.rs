@@ -613,17 +613,31 @@ mod tests {
         )));
         let names = |k: &Kubeconfig| {
             (
-                k.contexts.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-                k.clusters.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-                k.auth_infos.iter().map(|u| u.name.clone()).collect::<Vec<_>>(),
+                k.contexts
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+                k.clusters
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+                k.auth_infos
+                    .iter()
+                    .map(|u| u.name.clone())
+                    .collect::<Vec<_>>(),
             )
         };
         let for_b = ConnectOptions {
             context: Some("b".to_owned()),
             ..ConnectOptions::default()
         };
-        let entries = |c: &str, k: &str, u: &str| (vec![c.to_owned()], vec![k.to_owned()], vec![u.to_owned()]);
-        assert_eq!(names(&once.for_connection(&for_b)), entries("b", "cb", "ub"));
+        let entries = |c: &str, k: &str, u: &str| {
+            (vec![c.to_owned()], vec![k.to_owned()], vec![u.to_owned()])
+        };
+        assert_eq!(
+            names(&once.for_connection(&for_b)),
+            entries("b", "cb", "ub")
+        );
         // No context: the current one; `--user` names another entry.
         let current_as_ub = ConnectOptions {
             user: Some("ub".to_owned()),

@@ -65,9 +65,8 @@ fn multiplexed(config: &kube::Config) -> Result<ClientBuilder<Stack>, kube::Erro
         }
         None => tls,
     };
-    let mut connector = hyper_timeout::TimeoutConnector::new(
-        tls.enable_all_versions().wrap_connector(tcp),
-    );
+    let mut connector =
+        hyper_timeout::TimeoutConnector::new(tls.enable_all_versions().wrap_connector(tcp));
     connector.set_connect_timeout(config.connect_timeout);
     connector.set_read_timeout(config.read_timeout);
     connector.set_write_timeout(config.write_timeout);
@@ -208,6 +207,9 @@ mod tests {
             .build();
         let _watching = console_watching(&cluster, http1).await;
         let open = cluster.server.open_connections();
-        assert!(open >= 6, "{open} connections for six watches over HTTP/1.1");
+        assert!(
+            open >= 6,
+            "{open} connections for six watches over HTTP/1.1"
+        );
     }
 }

@@ -405,21 +405,22 @@ impl Connection {
             });
         let h2 = tls.get_ref().1.alpn_protocol() == Some(tls::ALPN_H2);
         let io = TokioIo::new(tls);
-        let connection: std::pin::Pin<Box<dyn Future<Output = Result<(), hyper::Error>> + Send>> = if h2 {
-            Box::pin(
-                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
-                    .serve_connection(io, service),
-            )
-        } else {
-            Box::pin(
-                hyper::server::conn::http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(self.read_timeout)
-                    .serve_connection(io, service),
-            )
-        };
+        let connection: std::pin::Pin<Box<dyn Future<Output = Result<(), hyper::Error>> + Send>> =
+            if h2 {
+                Box::pin(
+                    hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+                        .serve_connection(io, service),
+                )
+            } else {
+                Box::pin(
+                    hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(self.read_timeout)
+                        .serve_connection(io, service),
+                )
+            };
         tokio::select! {
             _ = connection => {}
             _ = self.shutdown.changed() => {}
