@@ -344,16 +344,15 @@ pub struct NamedContext {
 /// wins), in the order they are written.
 pub fn kubeconfig_contexts(options: &ConnectOptions) -> Result<Vec<NamedContext>, ConnectError> {
     let read_now;
-    let kubeconfig = match &options.kubeconfig_read {
-        Some(once) => &once.0.1,
-        None => {
-            let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
-            let Some((label, read)) = read_files(source)? else {
-                return Ok(Vec::new());
-            };
-            read_now = parsed(&label, read)?;
-            &read_now
-        }
+    let kubeconfig = if let Some(once) = &options.kubeconfig_read {
+        &once.0.1
+    } else {
+        let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
+        let Some((label, read)) = read_files(source)? else {
+            return Ok(Vec::new());
+        };
+        read_now = parsed(&label, read)?;
+        &read_now
     };
     let runs_command = |user: Option<&str>| {
         kubeconfig
