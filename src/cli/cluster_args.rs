@@ -62,6 +62,7 @@ impl ClusterArgs {
             as_groups: self.as_group.clone(),
             compression: self.compression,
             wire: self.wire,
+            kubeconfig_read: None,
         }
     }
 }

@@ -234,7 +234,8 @@ pub(super) fn reach(
     if cluster.context.is_some() {
         anyhow::bail!("--context picks one cluster: name the fleet's with --contexts");
     }
-    let base = cluster.connect_options();
+    // Read once: every cluster takes its own entries from it.
+    let base = crate::cluster::connect::read_once(&cluster.connect_options())?;
     let contexts = chosen_contexts(&base, choice)?;
     let reach = Reach {
         timeout: base.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),

@@ -12,6 +12,7 @@
 //! accepts connections but never answers fails the first request within the request timeout, with the cause said.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
@@ -49,6 +50,80 @@ pub struct ConnectOptions {
     pub compression: crate::cluster::compression::Compression,
     /// `--wire`.
     pub wire: crate::cluster::wire::Wire,
+    /// The kubeconfig already read ([`read_once`]), for many connections.
+    pub kubeconfig_read: Option<ReadOnce>,
+}
+
+/// A kubeconfig read and parsed once for a fleet's many connections: each
+/// takes its own context's entries from it instead of reading and parsing
+/// the whole file(s) again (200 contexts: 200 × the file's YAML, ~43 MB).
+#[derive(Clone)]
+pub struct ReadOnce(Arc<(String, Kubeconfig)>);
+
+impl std::fmt::Debug for ReadOnce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The label only: the kubeconfig holds credentials.
+        f.debug_tuple("ReadOnce").field(&self.0.0).finish()
+    }
+}
+
+impl ReadOnce {
+    /// The entries `options` uses (its context, else the current one; the
+    /// cluster and user it names, else the context's), as a kubeconfig of
+    /// its own: what kube makes a configuration of, without the rest.
+    fn for_connection(&self, options: &ConnectOptions) -> Kubeconfig {
+        let (_, full) = &*self.0;
+        let context = options
+            .context
+            .clone()
+            .or_else(|| full.current_context.clone())
+            .unwrap_or_default();
+        let entry = full.contexts.iter().find(|c| c.name == context);
+        let named = entry.and_then(|c| c.context.as_ref());
+        let cluster = options
+            .cluster
+            .clone()
+            .or_else(|| named.map(|c| c.cluster.clone()));
+        let user = options
+            .user
+            .clone()
+            .or_else(|| named.and_then(|c| c.user.clone()));
+        Kubeconfig {
+            preferences: full.preferences.clone(),
+            clusters: full
+                .clusters
+                .iter()
+                .filter(|c| Some(&c.name) == cluster.as_ref())
+                .cloned()
+                .collect(),
+            auth_infos: full
+                .auth_infos
+                .iter()
+                .filter(|u| Some(&u.name) == user.as_ref())
+                .cloned()
+                .collect(),
+            contexts: entry.cloned().into_iter().collect(),
+            current_context: full.current_context.clone(),
+            extensions: full.extensions.clone(),
+            kind: full.kind.clone(),
+            api_version: full.api_version.clone(),
+            other: full.other.clone(),
+        }
+    }
+}
+
+/// `options` with the kubeconfig read now, once, for every connection made
+/// with them (a fleet's); unchanged in a cluster (no file to read).
+pub fn read_once(options: &ConnectOptions) -> Result<ConnectOptions, ConnectError> {
+    let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
+    let Some((label, read)) = read_files(source)? else {
+        return Ok(options.clone());
+    };
+    let kubeconfig = parsed(&label, read)?;
+    Ok(ConnectOptions {
+        kubeconfig_read: Some(ReadOnce(Arc::new((label, kubeconfig)))),
+        ..options.clone()
+    })
 }
 
 /// A client and where it points.
@@ -204,8 +279,11 @@ pub fn find_kubeconfig(options: &ConnectOptions) -> Option<KubeconfigSource> {
 
 /// Connects as kubectl would with the same flags.
 pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectError> {
-    let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
-    let (mut config, context, (user, context_namespace)) = match read_files(source)? {
+    let read = match &options.kubeconfig_read {
+        Some(once) => Some((once.0.0.clone(), Ok(once.for_connection(options)))),
+        None => read_files(find_kubeconfig(options).ok_or(ConnectError::NoCluster)?)?,
+    };
+    let (mut config, context, (user, context_namespace)) = match read {
         None => (
             kube::Config::incluster().map_err(ConnectError::InCluster)?,
             "in-cluster".to_owned(),
@@ -265,11 +343,17 @@ pub struct NamedContext {
 /// merged as kubectl merges them: the first file that names a context
 /// wins), in the order they are written.
 pub fn kubeconfig_contexts(options: &ConnectOptions) -> Result<Vec<NamedContext>, ConnectError> {
-    let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
-    let Some((label, read)) = read_files(source)? else {
-        return Ok(Vec::new());
+    let read_now;
+    let kubeconfig = if let Some(once) = &options.kubeconfig_read {
+        &once.0.1
+    } else {
+        let source = find_kubeconfig(options).ok_or(ConnectError::NoCluster)?;
+        let Some((label, read)) = read_files(source)? else {
+            return Ok(Vec::new());
+        };
+        read_now = parsed(&label, read)?;
+        &read_now
     };
-    let kubeconfig = parsed(&label, read)?;
     let runs_command = |user: Option<&str>| {
         kubeconfig
             .auth_infos
@@ -515,6 +599,55 @@ fn cluster_proxy_url(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kubeconfig_read_once_gives_each_connection_only_its_own_entries() {
+        let yaml = "apiVersion: v1\nkind: Config\ncurrent-context: a\n\
+            clusters: [{name: ca, cluster: {server: 'https://a'}}, {name: cb, cluster: {server: 'https://b'}}]\n\
+            users: [{name: ua, user: {token: x}}, {name: ub, user: {token: y}}]\n\
+            contexts: [{name: a, context: {cluster: ca, user: ua}}, {name: b, context: {cluster: cb, user: ub}}]\n";
+        let once = ReadOnce(Arc::new((
+            "test".to_owned(),
+            Kubeconfig::from_yaml(yaml).unwrap(),
+        )));
+        let names = |k: &Kubeconfig| {
+            (
+                k.contexts
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+                k.clusters
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+                k.auth_infos
+                    .iter()
+                    .map(|u| u.name.clone())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let for_b = ConnectOptions {
+            context: Some("b".to_owned()),
+            ..ConnectOptions::default()
+        };
+        let entries = |c: &str, k: &str, u: &str| {
+            (vec![c.to_owned()], vec![k.to_owned()], vec![u.to_owned()])
+        };
+        assert_eq!(
+            names(&once.for_connection(&for_b)),
+            entries("b", "cb", "ub")
+        );
+        // No context: the current one; `--user` names another entry.
+        let current_as_ub = ConnectOptions {
+            user: Some("ub".to_owned()),
+            ..ConnectOptions::default()
+        };
+        assert_eq!(
+            names(&once.for_connection(&current_as_ub)),
+            entries("a", "ca", "ub")
+        );
+        assert!(!format!("{once:?}").contains("token"));
+    }
 
     #[test]
     fn flag_wins_over_everything() {

@@ -21,6 +21,7 @@ pub mod server_kind;
 pub mod status;
 pub mod store;
 pub mod stream;
+pub mod transport;
 pub mod usage;
 pub mod watch;
 mod watch_body;

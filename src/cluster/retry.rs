@@ -123,15 +123,16 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
     }
 }
 
-/// One cluster's kube stack: `config`'s TLS connector, connection pool,
+/// One cluster's kube stack ([`crate::cluster::transport`]: HTTP/2 where the
+/// server offers it): `config`'s TLS connector, connection pool,
 /// authentication (one exec plugin run, one refreshed token) and
 /// decompression, under the wire layer and the one reading of a server's
 /// `Retry-After` ([`crate::cluster::retry_after::Layer`]), without any
 /// retry. As a client it is what the watch streams use (they retry
 /// themselves and show it); [`client_over`] puts the retrying client for
 /// one-off requests over the same stack, so both share the cluster's
-/// connections (HTTP/1.1: an idle connection is reused, a watch holds its
-/// own) instead of each opening its own pool.
+/// connections (HTTP/2: one for everything; HTTP/1.1: an idle connection is
+/// reused, a watch holds its own) instead of each opening its own pool.
 pub fn shared_stack(
     mut config: kube::Config,
     wire: crate::cluster::wire::Layer,
@@ -141,7 +142,7 @@ pub fn shared_stack(
         .layer(wire)
         .layer(tower::buffer::BufferLayer::new(1024))
         .layer(crate::cluster::retry_after::Layer);
-    Ok(kube::client::ClientBuilder::try_from(config)?
+    Ok(crate::cluster::transport::stack(&config)?
         .with_layer(&layers)
         .build())
 }

@@ -1,7 +1,7 @@
 //! The HTTPS server of the embedded cluster: binds the listener, terminates
 //! TLS with the generated CA (taking a client certificate when one is
-//! offered), serves HTTP/1.1 connections into the API router with header and
-//! body read timeouts, and hands back a [`ServerHandle`] (address, CA,
+//! offered), serves HTTP/2 or HTTP/1.1 connections (as ALPN chose) into the
+//! API router with header and body read timeouts, and hands back a [`ServerHandle`] (address, CA,
 //! credentials, kubeconfig, in-process `kube::Config`, shutdown). Owns
 //! sockets and tasks; no API semantics live here.
 
@@ -9,10 +9,11 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -25,6 +26,11 @@ use crate::sim::bandwidth::{Link, Paced};
 use crate::sim::kubeconfig::{self, KubeconfigParts};
 use crate::sim::store::Store;
 use crate::sim::tls::{self, TlsError, TlsMaterial};
+
+/// Streams a client may open on one HTTP/2 connection: what k8s.io/apiserver's
+/// recommended options give (`HTTP2MaxStreamsPerConnection = 1000`), far
+/// above what a console or a fleet opens on one cluster.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 1000;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +112,7 @@ pub struct ServerHandle {
     generation: watch::Sender<u64>,
     accept_task: JoinHandle<()>,
     requests: Arc<crate::sim::api::request_log::RequestLog>,
+    open_connections: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -159,10 +166,14 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
     let (generation, _) = watch::channel(0u64);
     let acceptor = TlsAcceptor::from(Arc::clone(&material.server_config));
     let link = Link::new(options.faults.clone());
+    let open_connections = Arc::new(AtomicUsize::new(0));
     let accept_task = tokio::spawn(accept_loop(
-        listener,
-        acceptor,
-        link,
+        Acceptor {
+            listener,
+            tls: acceptor,
+            link,
+            open: Arc::clone(&open_connections),
+        },
         state,
         shutdown.subscribe(),
         generation.clone(),
@@ -179,6 +190,7 @@ pub async fn serve(store: Store, options: ServeOptions) -> Result<ServerHandle, 
         generation,
         accept_task,
         requests,
+        open_connections,
     })
 }
 
@@ -291,6 +303,13 @@ impl ServerHandle {
         self.requests.snapshot()
     }
 
+    /// The client connections (TCP) open now: a kube client speaking
+    /// HTTP/2 holds one for all of its watches, one speaking HTTP/1.1 one
+    /// per watch.
+    pub fn open_connections(&self) -> usize {
+        self.open_connections.load(Ordering::Relaxed)
+    }
+
     /// Stops accepting, closes every connection and waits for the listener to close.
     pub async fn shutdown(self) {
         self.shutdown.send_replace(true);
@@ -298,10 +317,17 @@ impl ServerHandle {
     }
 }
 
-async fn accept_loop(
+/// What the accept loop takes connections with.
+struct Acceptor {
     listener: TcpListener,
-    acceptor: TlsAcceptor,
+    tls: TlsAcceptor,
     link: Arc<Link>,
+    /// Counts the connections open ([`ServerHandle::open_connections`]).
+    open: Arc<AtomicUsize>,
+}
+
+async fn accept_loop(
+    acceptor: Acceptor,
     state: Arc<ApiState>,
     mut shutdown: watch::Receiver<bool>,
     generation: watch::Sender<u64>,
@@ -313,15 +339,16 @@ async fn accept_loop(
                     return;
                 }
             }
-            accepted = listener.accept() => {
+            accepted = acceptor.listener.accept() => {
                 let Ok((stream, _)) = accepted else {
                     // Out of descriptors or similar: back off instead of spinning.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
                 let task = Connection {
-                    acceptor: acceptor.clone(),
-                    link: Arc::clone(&link),
+                    acceptor: acceptor.tls.clone(),
+                    link: Arc::clone(&acceptor.link),
+                    open: OpenConnection::count(&acceptor.open),
                     read_timeout: state.read_timeout,
                     state: Arc::clone(&state),
                     shutdown: shutdown.clone(),
@@ -342,10 +369,29 @@ struct Connection {
     state: Arc<ApiState>,
     shutdown: watch::Receiver<bool>,
     generation: watch::Receiver<u64>,
+    /// Counted as open while this lives.
+    open: OpenConnection,
+}
+
+/// One open connection in the server's count, until dropped.
+struct OpenConnection(Arc<AtomicUsize>);
+
+impl OpenConnection {
+    fn count(open: &Arc<AtomicUsize>) -> OpenConnection {
+        open.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(Arc::clone(open))
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Connection {
     async fn serve(mut self, stream: TcpStream) {
+        let _counted = self.open;
         let _ = stream.set_nodelay(true);
         let handshake_timeout = self.read_timeout.min(Duration::from_secs(10));
         let stream = Paced::new(stream, Arc::clone(&self.link));
@@ -370,13 +416,26 @@ impl Connection {
                 }
                 async move { Ok::<_, Infallible>(api::handle(state, request.map(Body::new)).await) }
             });
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(self.read_timeout)
-            .serve_connection(TokioIo::new(tls), service);
-        tokio::pin!(connection);
+        let h2 = tls.get_ref().1.alpn_protocol() == Some(tls::ALPN_H2);
+        let io = TokioIo::new(tls);
+        let connection: std::pin::Pin<Box<dyn Future<Output = Result<(), hyper::Error>> + Send>> =
+            if h2 {
+                Box::pin(
+                    hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+                        .serve_connection(io, service),
+                )
+            } else {
+                Box::pin(
+                    hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(self.read_timeout)
+                        .serve_connection(io, service),
+                )
+            };
         tokio::select! {
-            _ = &mut connection => {}
+            _ = connection => {}
             _ = self.shutdown.changed() => {}
             _ = self.generation.changed() => {}
         }

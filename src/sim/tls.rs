@@ -15,6 +15,9 @@ use rcgen::{
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
+/// The ALPN name of HTTP/2 over TLS.
+pub const ALPN_H2: &[u8] = b"h2";
+
 /// Why the certificates or the TLS configuration could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
@@ -37,7 +40,7 @@ pub struct TlsMaterial {
     pub client_cert_pem: String,
     /// Its private key (PEM, PKCS#8 EC P-256).
     pub client_key_pem: String,
-    /// The rustls server configuration (HTTP/1.1 only).
+    /// The rustls server configuration (ALPN `h2`, then `http/1.1`).
     pub server_config: Arc<rustls::ServerConfig>,
 }
 
@@ -112,7 +115,9 @@ pub fn generate(extra_names: &[String]) -> Result<TlsMaterial, TlsError> {
             vec![server_cert.der().clone(), ca_cert.der().clone()],
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
         )?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // h2 first, as kube-apiserver offers it; kubectl and curl may still
+    // choose HTTP/1.1.
+    config.alpn_protocols = vec![ALPN_H2.to_vec(), b"http/1.1".to_vec()];
     Ok(TlsMaterial {
         ca_pem: ca_cert.pem(),
         ca_der: CertificateDer::clone(ca_cert.der()).to_vec(),
@@ -139,7 +144,7 @@ mod tests {
         assert_eq!(who.groups, vec![OPERATORS_GROUP.to_owned()]);
         assert_eq!(
             material.server_config.alpn_protocols,
-            vec![b"http/1.1".to_vec()]
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
         );
     }
 }
