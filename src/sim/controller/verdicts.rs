@@ -113,16 +113,18 @@ mod tests {
         let b = Arc::new(node("b").build());
         let mut cache = Verdicts::default();
         let plain = daemon_set(1, None);
-        let first = cache.of(&key, &plain, &[Arc::clone(&a), Arc::clone(&b)]);
-        assert_eq!(judged(&first), [("a".into(), true), ("b".into(), true)]);
+        let nodes = [Arc::clone(&a), Arc::clone(&b)];
+        let first = judged(&cache.of(&key, &plain, &nodes));
+        assert_eq!(first, [("a".into(), true), ("b".into(), true)]);
         // A new template (generation 2) that selects ssd nodes: judged again.
         let ssd = daemon_set(2, Some(("disk", "ssd")));
-        let second = cache.of(&key, &ssd, &[Arc::clone(&a), Arc::clone(&b)]);
-        assert_eq!(judged(&second), [("a".into(), true), ("b".into(), false)]);
+        let second = judged(&cache.of(&key, &ssd, &nodes));
+        assert_eq!(second, [("a".into(), true), ("b".into(), false)]);
         // Node b labelled: a new object, judged again; a is kept.
         let b2 = Arc::new(node("b").label("disk", "ssd").build());
-        let third = cache.of(&key, &ssd, &[Arc::clone(&a), Arc::clone(&b2)]);
-        assert_eq!(judged(&third), [("a".into(), true), ("b".into(), true)]);
+        let changed = [Arc::clone(&a), Arc::clone(&b2)];
+        let third = judged(&cache.of(&key, &ssd, &changed));
+        assert_eq!(third, [("a".into(), true), ("b".into(), true)]);
         // Kept verdicts are the ones judged afresh, reasons and all.
         let nodes = [a, b2];
         let kept = cache.of(&key, &ssd, &nodes);
