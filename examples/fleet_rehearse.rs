@@ -2,9 +2,10 @@
 //! of `--nodes` nodes at steady state, its node-agent OnDelete with an
 //! update waiting, dumped as `kubectl get -o json` would, written once per
 //! context), a plan of `--waves` waves over them, then runs `rollcall fleet
-//! rehearse` in a child (so its time and memory are its own) and prints the
-//! child's wall time, CPU seconds and peak RSS, and what the rehearsal
-//! found (its result, nodes moved, simulated wall time).
+//! rehearse` in a child (so its time and memory are its own, on the
+//! binary's allocator) and prints the child's wall time, CPU seconds and
+//! peak RSS, and what the rehearsal found (its result, nodes moved,
+//! simulated wall time).
 //!
 //! Numbers are printed, never asserted. Run:
 //! `cargo run --release --example fleet_rehearse -- --clusters 50 --nodes 1000`.
@@ -20,6 +21,13 @@ use rollcall::sim::embedded::{EmbeddedOptions, Simulation, dump};
 #[path = "scale/proc_stats.rs"]
 mod proc_stats;
 use proc_stats::{cpu_secs, peak_mb, rss_mb};
+
+/// The binary's allocator (`src/main.rs`), so the figures are the
+/// command's: on the system allocator malloc and free were a third of a
+/// rehearsal's CPU.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Debug, Parser)]
 struct Args {

@@ -5,7 +5,8 @@
 //! plan completes with every node moved in wave order and the bake kept in
 //! simulated time; the scenario's crash-looping image stops the plan before
 //! wave 2 naming the cluster, node and reason; a context without a dump is
-//! refused by name (exit 2).
+//! refused by name (exit 2). Waves and clusters are said on stderr as they
+//! start and end; a batch the budget cut is said in the report.
 
 mod common;
 
@@ -194,6 +195,27 @@ fn a_two_wave_plan_moves_every_node_in_wave_order_and_keeps_the_bake() {
     );
     // Batches of 2 with 30s soaks: the simulated wall time covers them and the bake.
     assert!(seconds(&report["expectedWallTime"]["seconds"]) >= 600.0 + 2.0 * 30.0);
+    // No budget is a budget of no failed node: one node at risk at once,
+    // so each wave's batch was cut to 1, and the report says so.
+    assert_eq!(first["batch"], 1, "{first:#}");
+    assert_eq!(first["budgetCut"], "batch 1 (cut from 2 by the budget)");
+    assert_eq!(waves[1]["budgetCut"], "batch 1 (cut from 3 by the budget)");
+    // Progress went to stderr as the run went, never into the JSON.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for words in [
+        "wave first started",
+        "cluster sim-a started",
+        "cluster sim-a ended: ",
+        "wave first passed",
+        "cluster sim-c ended: ",
+        "wave second passed",
+    ] {
+        assert!(stderr.contains(words), "{words:?} in {stderr}");
+    }
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("rehearsal +"),
+        "progress in the JSON"
+    );
     // The table says the same in 80 columns.
     let table = fleet.rehearse(TWO_WAVES, &["--scenario", scenario]);
     assert_eq!(table.status.code(), Some(0), "{}", text(&table));
@@ -204,6 +226,10 @@ fn a_two_wave_plan_moves_every_node_in_wave_order_and_keeps_the_bake() {
         "{table_text}"
     );
     assert!(table_text.contains("bake 10m"), "{table_text}");
+    assert!(
+        table_text.contains("batch 1 (cut from 2 by the budget)"),
+        "{table_text}"
+    );
     assert!(table_text.contains("expected wall time"), "{table_text}");
 }
 

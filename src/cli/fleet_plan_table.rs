@@ -25,16 +25,11 @@ pub(super) fn render(report: &PlanReport, plan: &PlanFile) -> String {
         ledger.capacity()
     );
     for (wave, spec) in report.waves.iter().zip(&plan.waves) {
-        let batch = ledger.batch_within(spec.batch);
-        let cut = if batch == spec.batch {
-            String::new()
-        } else {
-            format!(" (cut from {} by the budget)", spec.batch)
-        };
         let _ = writeln!(
             text,
-            "wave {}: batch {batch}{cut}, soak {}, timeout {}, bake {}, {} cluster(s) at once",
+            "wave {}: {}, soak {}, timeout {}, bake {}, {} cluster(s) at once",
             clean(&wave.name),
+            ledger.batch_text(spec.batch),
             humantime::format_duration(spec.soak.0),
             humantime::format_duration(spec.timeout.0),
             humantime::format_duration(spec.bake.0),

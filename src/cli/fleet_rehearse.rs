@@ -26,6 +26,7 @@ use super::fleet_plan::{Facts, PlanReport, check, facts};
 use crate::cli::out;
 use crate::cli::status::Output;
 use crate::fleet::rehearse::connector::InProcess;
+use crate::fleet::rehearse::progress::Progress;
 use crate::fleet::rehearse::ready::ReadyTimes;
 use crate::fleet::rehearse::report::{self, Rehearsal};
 use crate::fleet::rehearse::snapshots::{Member, Snapshots};
@@ -118,12 +119,18 @@ async fn rehearse(args: &FleetRehearseArgs) -> anyhow::Result<Rehearsal> {
         patience: PATIENCE,
         by: "rollcall fleet rehearse".to_owned(),
     };
+    // Live progress on stderr: a large rehearsal takes minutes.
+    let progress = Progress::new(
+        Arc::clone(&recorder) as Arc<dyn crate::fleet::run::Report>,
+        start,
+        Box::new(out::eline),
+    );
     let run = FleetRun::new(
         plan.clone(),
         Kind::Advance,
         settings,
         Arc::new(connector),
-        Arc::clone(&recorder) as Arc<dyn crate::fleet::run::Report>,
+        Arc::new(progress),
     );
     let outcome = run.carry_out().await;
     let end = crate::clock::now();
@@ -146,6 +153,8 @@ async fn rehearse(args: &FleetRehearseArgs) -> anyhow::Result<Rehearsal> {
         .flat_map(|w| &w.clusters)
         .map(|c| (c.context.clone(), c.nodes.clone()))
         .collect();
+    let ledger = Ledger::new(plan.plan.budget);
+    let batches: Vec<usize> = plan.plan.waves.iter().map(|w| w.batch).collect();
     let rehearsal = Rehearsal::build(
         &timeline,
         &outcome,
@@ -155,6 +164,8 @@ async fn rehearse(args: &FleetRehearseArgs) -> anyhow::Result<Rehearsal> {
             scenario: args.scenario.clone().unwrap_or_else(|| "none".to_owned()),
             planned: &planned,
             ready: &ready_at,
+            ledger: &ledger,
+            batches: &batches,
             start,
             end,
             estimate: Some(Duration::from_secs(checked.estimate.seconds)),

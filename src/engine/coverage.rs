@@ -346,6 +346,22 @@ pub fn available_from(
 }
 
 impl PodCoverage {
+    /// Whether the pod is available at `now`, from what the row keeps: the
+    /// same answer [`is_pod_available`] gives on the pod (its Ready
+    /// condition and when it turned True are all that answer reads), so a
+    /// row computed earlier can be judged as of `now` without its pod.
+    pub fn available_at(&self, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+        if !self.ready {
+            return false;
+        }
+        if min_ready_seconds <= 0 {
+            return true;
+        }
+        self.ready_since
+            .and_then(|t| available_from(t.timestamp(), min_ready_seconds))
+            .is_some_and(|available_at| available_at < now)
+    }
+
     /// When this Ready pod turns available with no change to it (its Ready
     /// condition is older than `minReadySeconds` then): `None` when it is
     /// available already, not Ready, or never will be by the clock alone.

@@ -217,9 +217,11 @@ impl InFlight {
             .map(|p| p.uid.to_string());
     }
 
-    /// The gate's view of this node with its current coverage row.
-    pub fn member(&self, row: Option<&NodeCoverage>) -> BatchMember {
-        let coverage = row.cloned().unwrap_or_else(|| NodeCoverage {
+    /// The gate's view of this node with its current coverage row (taken:
+    /// the gate judges a batch on every wake, and a copy per node was a
+    /// third of its cost).
+    pub fn member(&self, row: Option<NodeCoverage>) -> BatchMember {
+        let coverage = row.unwrap_or_else(|| NodeCoverage {
             node: self.victim.node.as_str().into(),
             verdict: crate::engine::eligibility::NodeVerdict {
                 should_run: false,

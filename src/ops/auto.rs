@@ -321,7 +321,7 @@ impl AutoRun {
             .map(|flight| {
                 let row = row_of(&flight.victim.node);
                 flight.observe(row.as_ref());
-                flight.member(row.as_ref())
+                flight.member(row)
             })
             .collect();
         let policy = GatePolicy {

@@ -741,9 +741,12 @@ impl Rows<'_> {
         }
     }
 
-    /// The row of `node` as of the decision's `now`: a live row is computed
-    /// again from the cache (availability depends on the clock, and the gate
-    /// judges it), at the cost of one node.
+    /// The row of `node` as of the decision's `now`. A live row whose node
+    /// has no change pending in the cache is the row cache's own, its pods'
+    /// availability (the one part that moves with the clock) judged again at
+    /// `now`: a gate judging its batch on every wake costs a copy per node,
+    /// not a recompute. A node with a change the rows have not taken yet is
+    /// computed again from the cache, at the cost of one node.
     pub fn fresh(&self, node: &str) -> Option<NodeCoverage> {
         match self {
             Self::Computed(_) => self.get(node).cloned(),
@@ -756,6 +759,18 @@ impl Rows<'_> {
                 index,
                 ..
             } => {
+                let pending = cache.changes();
+                if !pending.all_nodes
+                    && !pending.nodes.contains(node)
+                    && let Some(row) = source.row(node)
+                {
+                    let min_ready = crate::engine::coverage::min_ready_seconds(ds);
+                    let mut row = row.clone();
+                    for pod in &mut row.pods {
+                        pod.available = pod.available_at(min_ready, *now);
+                    }
+                    return Some(row);
+                }
                 let index = index.get_or_init(|| RevisionIndex::new(ds, revisions));
                 let mut pods = cache.pods_on(node);
                 pods.retain(|pod| is_controlled_by(pod, ds));

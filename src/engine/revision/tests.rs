@@ -185,3 +185,32 @@ fn empty_objects_and_lists_do_not_break_match() {
     }
     assert!(RevisionIndex::new(&ds, &[rev]).current_matches_template());
 }
+
+/// Small JSON trees rich in what `comparable` drops: nulls, `{}`, `[]`.
+fn json_tree() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        Just(serde_json::json!({})),
+        Just(serde_json::json!([])),
+        (0..3i64).prop_map(Value::from),
+        "[ab]".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            proptest::collection::btree_map("[abc]", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    /// Comparing in place answers as comparing the copies `comparable` makes.
+    #[test]
+    fn comparing_in_place_answers_as_comparing_copies(a in json_tree(), b in json_tree()) {
+        let expected = comparable(a.clone()) == comparable(b.clone());
+        proptest::prop_assert_eq!(same_when_comparable(&a, &b), expected);
+        proptest::prop_assert!(same_when_comparable(&a, &a));
+    }
+}

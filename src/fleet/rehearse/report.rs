@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::timeline::{ClusterTimeline, NodeDelete, Timeline, WaveEnd, WaveTimeline};
 use crate::fleet::run::{FleetOutcome, Outcome};
+use crate::fleet::waves::budget::Ledger;
 
 /// A rehearsal's result.
 #[derive(Clone, Debug, Serialize)]
@@ -79,6 +80,13 @@ pub struct WaveReport {
     /// The bake that followed it, in seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bake_seconds: Option<u64>,
+    /// The batch its clusters ran with (the plan's, or what the budget
+    /// left of it).
+    pub batch: usize,
+    /// When the budget cut the plan's batch: the words `fleet plan` says
+    /// (`batch 1 (cut from 2 by the budget)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_cut: Option<String>,
     /// Its clusters.
     pub clusters: Vec<ClusterReport>,
 }
@@ -157,6 +165,10 @@ pub struct Facts<'a> {
     pub planned: &'a BTreeMap<String, Vec<String>>,
     /// When the new pod on a node deleted at a time became Ready.
     pub ready: &'a dyn Fn(&str, &NodeDelete) -> Option<Timestamp>,
+    /// The fleet's budget, which may cut a wave's batch.
+    pub ledger: &'a Ledger,
+    /// Each wave's batch as the plan sets it, in the plan's order.
+    pub batches: &'a [usize],
     /// The simulated start.
     pub start: Timestamp,
     /// The simulated end.
@@ -174,7 +186,11 @@ impl Rehearsal {
         let waves: Vec<WaveReport> = timeline
             .waves
             .iter()
-            .map(|wave| wave_report(wave, outcome.interrupted, facts, &offset))
+            .enumerate()
+            .map(|(at, wave)| {
+                let batch = facts.batches.get(at).copied().unwrap_or(1);
+                wave_report(wave, batch, outcome.interrupted, facts, &offset)
+            })
             .collect();
         let not_reached = waves
             .iter()
@@ -221,6 +237,7 @@ impl Rehearsal {
 
 fn wave_report(
     wave: &WaveTimeline,
+    planned_batch: usize,
     interrupted: bool,
     facts: &Facts<'_>,
     offset: &dyn Fn(Timestamp) -> f64,
@@ -238,6 +255,9 @@ fn wave_report(
         start: wave.started.map(offset),
         end: wave.ended.map(offset),
         bake_seconds: wave.bake.map(|b| b.as_secs()),
+        batch: facts.ledger.batch_within(planned_batch),
+        budget_cut: (facts.ledger.batch_within(planned_batch) != planned_batch)
+            .then(|| facts.ledger.batch_text(planned_batch)),
         clusters: wave
             .clusters
             .iter()
@@ -407,12 +427,15 @@ mod tests {
         let ready = |_: &str, delete: &NodeDelete| {
             (delete.node == "a1").then(|| delete.at + jiff::SignedDuration::from_secs(12))
         };
+        let ledger = Ledger::new(crate::fleet::waves::file::Budget::default());
         let facts = Facts {
             daemonset: "kube-system/agent".to_owned(),
             digest: "d1".to_owned(),
             scenario: "none".to_owned(),
             planned: &planned,
             ready: &ready,
+            ledger: &ledger,
+            batches: &[2, 1],
             start: at(0),
             end: at(95),
             estimate: Some(Duration::from_secs(60)),
@@ -435,6 +458,12 @@ mod tests {
         assert_eq!(a.moved[0].ready, Some(13.0));
         assert_eq!(a.moved[1].ready, None);
         assert_eq!(a.not_reached, ["a3"]);
+        assert_eq!(report.waves[0].batch, 1);
+        assert_eq!(
+            report.waves[0].budget_cut.as_deref(),
+            Some("batch 1 (cut from 2 by the budget)")
+        );
+        assert_eq!(report.waves[1].budget_cut, None);
         assert_eq!(report.waves[1].result, "not reached");
         assert_eq!(report.waves[1].clusters[0].not_reached, ["b1", "b2"]);
         assert_eq!(report.not_reached, 3);

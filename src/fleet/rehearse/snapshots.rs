@@ -28,6 +28,15 @@ const SUFFIXES: [&str; 11] = [
 /// decision by more than this (the run waits for Ready and soak, in seconds).
 const SYNC_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// How many past changes a member's store keeps for watches to replay.
+/// Every watcher of a member is in-process and reads as the changes come
+/// (the run's follower, the controller, the scheduler, the kubelets), at
+/// most a few hundred behind while one batch's writes land; the default
+/// 10,000 kept every old version of the pods a rollout replaced alive
+/// (~20 MB a 1,000-node member). Further behind, a watcher gets 410 Gone
+/// and lists again, as from any API server.
+const HISTORY: usize = 2_000;
+
 /// Why a rehearsal's snapshots cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotsError {
@@ -220,6 +229,7 @@ impl Member {
             path: path.display().to_string(),
             source: Box::new(source),
         })?;
+        simulation.store.set_history_limit(HISTORY);
         Ok(Member {
             context: context.to_owned(),
             simulation,

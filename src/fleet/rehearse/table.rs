@@ -1,5 +1,6 @@
 //! A rehearsal as text for a terminal of 80 columns: one row per cluster
-//! (wave, start, end, nodes moved of planned, result), each wave's bake,
+//! (wave, start, end, nodes moved of planned, result), each wave's batch
+//! when the budget cut it and its bake,
 //! then the node moves batch by batch (the nodes deleted at one moment on
 //! one line), where the plan stopped, the nodes never reached, and the
 //! expected wall time. Every name from a dump is sanitised. Pure.
@@ -74,6 +75,9 @@ fn clusters_table(out: &mut String, report: &Rehearsal) {
                     cluster.result,
                 ),
             );
+        }
+        if let Some(cut) = &wave.budget_cut {
+            line(out, &format!("{:wave_width$}  {cut}", ""));
         }
         if let Some(bake) = wave.bake_seconds {
             let until = wave
@@ -334,6 +338,8 @@ mod tests {
                     start: Some(0.0),
                     end: Some(95.0),
                     bake_seconds: Some(600),
+                    batch: 1,
+                    budget_cut: Some("batch 1 (cut from 2 by the budget)".to_owned()),
                     clusters: vec![cluster(
                         "prod-eu-1",
                         vec![
@@ -351,6 +357,8 @@ mod tests {
                     start: None,
                     end: None,
                     bake_seconds: None,
+                    batch: 1,
+                    budget_cut: None,
                     clusters: vec![
                         cluster("prod-us-1", Vec::new(), &["a", "b"], "not reached"),
                         cluster(
@@ -378,6 +386,10 @@ mod tests {
         assert!(text.contains("canary  prod-eu-1"), "{text}");
         assert!(text.contains("3/4"), "{text}");
         assert!(text.contains("bake 10m until +11m35s"), "{text}");
+        assert!(
+            text.contains("        batch 1 (cut from 2 by the budget)\n"),
+            "{text}"
+        );
         assert!(
             text.contains("+0s  Ready +7s: general-1, general-2"),
             "{text}"

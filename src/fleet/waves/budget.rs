@@ -56,6 +56,18 @@ impl Ledger {
         batch.clamp(1, self.capacity())
     }
 
+    /// A wave's batch as it runs, in words: `batch 5`, or `batch 1 (cut
+    /// from 5 by the budget)` when [`Ledger::batch_within`] cut it (`fleet
+    /// plan` and the rehearsal's table say it alike).
+    pub fn batch_text(&self, batch: usize) -> String {
+        let within = self.batch_within(batch);
+        if within == batch.max(1) {
+            format!("batch {within}")
+        } else {
+            format!("batch {within} (cut from {batch} by the budget)")
+        }
+    }
+
     /// Asks room for `nodes` more nodes at risk.
     pub fn try_reserve(&mut self, nodes: usize) -> Reserve {
         if let Some(reason) = &self.stop {
@@ -129,6 +141,14 @@ mod tests {
         assert_eq!(ledger.try_reserve(1), Reserve::Granted);
         ledger.release(2);
         assert_eq!(ledger.try_reserve(2), Reserve::Granted);
+    }
+
+    #[test]
+    fn a_batch_cut_by_the_budget_says_so() {
+        let none = Ledger::new(budget(0, 0));
+        assert_eq!(none.batch_text(2), "batch 1 (cut from 2 by the budget)");
+        assert_eq!(none.batch_text(1), "batch 1");
+        assert_eq!(Ledger::new(budget(9, 0)).batch_text(5), "batch 5");
     }
 
     #[test]

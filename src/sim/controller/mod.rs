@@ -16,6 +16,7 @@ pub mod pod;
 mod queue;
 pub mod status;
 pub mod sync;
+pub mod verdicts;
 
 use std::time::Duration;
 

@@ -16,7 +16,8 @@ use super::events::{EventRecorder, EventType, ObjectRef, Source};
 use super::history::{HistoryAction, HistoryPlan, adoptable_hash, plan_history};
 use super::pod::DaemonPodTemplate;
 use super::status::compute_status;
-use crate::engine::eligibility::{NodeVerdict, node_should_run_daemon_pod};
+use super::verdicts::Verdicts;
+use crate::engine::eligibility::NodeVerdict;
 use crate::engine::ownership::is_controlled_by;
 use crate::engine::reconcile::{DeleteReason, PodAction, plan_reconcile_with_verdicts};
 use crate::engine::revision::RevisionIndex;
@@ -45,6 +46,8 @@ pub struct Controller {
     clock: SimClock,
     recorder: EventRecorder,
     failed_pods_backoff: FailedPodBackoff,
+    /// Eligibility verdicts of earlier syncs, for nodes that did not change.
+    verdicts: Verdicts,
 }
 
 impl Controller {
@@ -57,6 +60,7 @@ impl Controller {
             clock,
             recorder,
             failed_pods_backoff: FailedPodBackoff::default(),
+            verdicts: Verdicts::default(),
         }
     }
 
@@ -87,6 +91,7 @@ impl Controller {
     pub fn sync(&mut self, key: &DsKey) -> Result<SyncOutcome, ControllerError> {
         let Some(ds) = self.cache.daemon_set(key).cloned() else {
             self.collect_garbage(key);
+            self.verdicts.forget(key);
             return Ok(SyncOutcome::default());
         };
         if ds.metadata.deletion_timestamp.is_some() {
@@ -120,10 +125,7 @@ impl Controller {
         let revisions = self.cache.revisions_in(key.namespace.as_str());
         let index = RevisionIndex::new(&ds, &revisions);
         let nodes = self.cache.nodes();
-        let verdicts: Vec<(&Node, NodeVerdict)> = nodes
-            .iter()
-            .map(|n| (n.as_ref(), node_should_run_daemon_pod(n, &ds)))
-            .collect();
+        let verdicts: Vec<(&Node, NodeVerdict)> = self.verdicts.of(key, &ds, &nodes);
         let now = self.clock.now();
         let key_of = |node: &str| backoff_key(ds_uid(&ds), observed_generation(&ds), node);
         self.failed_pods_backoff.forget_expired(now);
