@@ -140,7 +140,8 @@ pub(super) async fn carry_out(
     kind: Kind,
     by: &str,
 ) -> anyhow::Result<ExitCode> {
-    let options = args.cluster.connect_options();
+    // Read once: every member takes its own entries from it.
+    let options = crate::cluster::connect::read_once(&args.cluster.connect_options())?;
     let journal = Journal::from_flag(act.journal.as_deref())?;
     let settings = FleetSettings {
         namespace: args.cluster.namespace.clone(),
