@@ -105,9 +105,22 @@ fn main() -> anyhow::Result<()> {
     ];
     if !args.only_matrix {
         measure("fleet status (every cluster)", &status)?;
+        let log = std::env::temp_dir().join(format!("fleet-scale-{}.log", std::process::id()));
+        let log_path = log.to_string_lossy().into_owned();
         let mut query = status.to_vec();
-        query.extend(["--where", "not-ready"]);
+        query.extend(["--where", "not-ready", "--log-file", &log_path]);
         measure("fleet status --where not-ready", &query)?;
+        // The answer's own cost, apart from the reads: the command logs it.
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        if let Some(built) = logged
+            .lines()
+            .rev()
+            .find(|l| l.contains("fleet report built in"))
+        {
+            let at = built.find("fleet report built in").unwrap_or(0);
+            line(&format!("  the query itself: {}", &built[at..]));
+        }
     }
     let idle = args.idle_secs.to_string();
     measure(
