@@ -18,9 +18,12 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use rollcall::sim::embedded::{EmbeddedOptions, Simulation, dump};
 
+#[path = "scale/child.rs"]
+mod child;
 #[path = "scale/proc_stats.rs"]
 mod proc_stats;
-use proc_stats::{cpu_secs, peak_mb, rss_mb};
+use child::{child, line};
+use proc_stats::rss_mb;
 
 /// The binary's allocator (`src/main.rs`), so the figures are the
 /// command's: on the system allocator malloc and free were a third of a
@@ -170,23 +173,4 @@ fn plan_text(contexts: &[String], args: &Args) -> String {
         );
     }
     text
-}
-
-/// The child: `rollcall ARGS` through the library's own command line (its
-/// report on stdout); then its CPU seconds and peak RSS on stderr.
-fn child(command: &[String]) -> anyhow::Result<()> {
-    let argv = std::iter::once("rollcall".to_owned()).chain(command.iter().cloned());
-    let matches = rollcall::cli::command("rollcall").try_get_matches_from(argv)?;
-    let cli = rollcall::cli::from_matches(&matches)?;
-    let code = rollcall::cli::run(cli);
-    line(&format!(
-        "cost: {:.2} CPU s, peak RSS {:.0} MB, {code:?}",
-        cpu_secs(),
-        peak_mb()
-    ));
-    Ok(())
-}
-
-fn line(text: &str) {
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{text}\n").as_bytes());
 }

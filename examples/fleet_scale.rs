@@ -27,13 +27,16 @@ use clap::Parser;
 use rollcall::sim::embedded::{EmbeddedOptions, fleet};
 use rollcall::sim::server::ServeOptions;
 
+#[path = "scale/child.rs"]
+mod child;
 #[path = "scale/matrix.rs"]
 mod matrix;
 #[path = "scale/proc_stats.rs"]
 mod proc_stats;
 #[path = "scale/sockets.rs"]
 mod sockets;
-use proc_stats::{cpu_secs, peak_mb, rss_mb};
+use child::{child, line};
+use proc_stats::rss_mb;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -161,23 +164,4 @@ fn measure(what: &str, arguments: &[&str]) -> anyhow::Result<()> {
         &cost["cost: ".len()..]
     ));
     Ok(())
-}
-
-/// The child: `rollcall ARGS` through the library's own command line (its
-/// report on stdout); then its CPU seconds and peak RSS on stderr.
-fn child(command: &[String]) -> anyhow::Result<()> {
-    let argv = std::iter::once("rollcall".to_owned()).chain(command.iter().cloned());
-    let matches = rollcall::cli::command("rollcall").try_get_matches_from(argv)?;
-    let cli = rollcall::cli::from_matches(&matches)?;
-    let code = rollcall::cli::run(cli);
-    line(&format!(
-        "cost: {:.2} CPU s, peak RSS {:.0} MB, {code:?}",
-        cpu_secs(),
-        peak_mb()
-    ));
-    Ok(())
-}
-
-fn line(text: &str) {
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{text}\n").as_bytes());
 }
