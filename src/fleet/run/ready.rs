@@ -82,7 +82,7 @@ pub(super) async fn ready(
         }
     }
     if !shared.dry_run() {
-        let identity = shared.identity(wave);
+        let identity = shared.identity(wave).identity();
         let now = crate::clock::now();
         write_with_retries(
             &member.follower,

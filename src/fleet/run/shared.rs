@@ -13,6 +13,7 @@ use crate::fleet::waves::node_class::{ClassFailures, NodeClass};
 use crate::model::DsRef;
 use crate::ops::drive::Progress;
 use crate::ops::interrupt::Interrupt;
+use crate::ops::run::fleet_run::{FleetRunName, mark};
 use crate::ops::shared_budget::SharedBudget;
 use crate::ops::write_gate::WriteGate;
 
@@ -48,8 +49,11 @@ impl Shared {
     }
 
     /// The run's name on a member of `wave` (`rollcall.dev/fleet-run`).
-    pub fn identity(&self, wave: &str) -> String {
-        format!("plan {} wave {wave}", self.digest)
+    pub fn identity(&self, wave: &str) -> FleetRunName {
+        FleetRunName {
+            digest: self.digest.clone(),
+            wave: wave.to_owned(),
+        }
     }
 
     /// Stops every member with `cause` (the first cause stands).
@@ -103,11 +107,6 @@ impl Shared {
     pub fn say(&self, context: &str, happening: Happening, step: Progress) {
         self.report.event(Event::member(context, happening, step));
     }
-}
-
-/// How every pause reason a run of the plan with `digest` writes begins.
-pub(super) fn mark(digest: &str) -> String {
-    format!("fleet run {digest}")
 }
 
 /// A member's share of the budget: what its batches hold.

@@ -139,6 +139,32 @@ async fn a_held_wave_waits_for_its_cluster_until_its_operator_stops_the_run() {
     );
 }
 
+/// A fleet auto-advance of `plan` through `connector` that holds for an
+/// unreachable cluster, journalling to `journal`, and what it reports.
+fn advance(
+    plan: RunPlan,
+    journal: std::path::PathBuf,
+    connector: impl Connector + 'static,
+) -> (FleetRun, Arc<Kept>) {
+    let settings = FleetSettings {
+        namespace: None,
+        journal: crate::ops::journal::Journal::new(journal),
+        dry_run: false,
+        skip_unreachable: false,
+        patience: Duration::from_secs(5),
+        by: "test".to_owned(),
+    };
+    let report = Arc::new(Kept::default());
+    let fleet = FleetRun::new(
+        plan,
+        Kind::Advance,
+        settings,
+        Arc::new(connector),
+        Arc::clone(&report) as Arc<dyn Report>,
+    );
+    (fleet, report)
+}
+
 /// Serves members in-process; the first connect to `panics_on` panics, as
 /// a bug in a member's run would.
 struct PanicsOnce {
@@ -182,22 +208,7 @@ async fn a_member_whose_run_panics_is_paused_and_the_fleet_stops() {
     let contexts = ["prod-eu-1", "prod-us-1"].map(str::to_owned);
     let plan = RunPlan::assigned(plan, &contexts).expect("assigned");
     let dir = tempfile::tempdir().expect("temp dir");
-    let settings = FleetSettings {
-        namespace: None,
-        journal: crate::ops::journal::Journal::new(dir.path().join("journal.jsonl")),
-        dry_run: false,
-        skip_unreachable: false,
-        patience: Duration::from_secs(5),
-        by: "test".to_owned(),
-    };
-    let report = Arc::new(Kept::default());
-    let fleet = FleetRun::new(
-        plan,
-        Kind::Advance,
-        settings,
-        Arc::new(connector),
-        Arc::clone(&report) as Arc<dyn Report>,
-    );
+    let (fleet, report) = advance(plan, dir.path().join("journal.jsonl"), connector);
     let outcome = fleet.carry_out().await;
     assert_eq!(outcome.exit_code(), 1, "{}", outcome.summary());
     assert!(
@@ -225,4 +236,122 @@ async fn a_member_whose_run_panics_is_paused_and_the_fleet_stops() {
         "the next wave never started: {:?}",
         report.lines()
     );
+}
+
+/// An in-process member whose pod deletes answer 503 while `failing` is set,
+/// as an API server under strain does; everything else is served.
+fn failing_deletes(
+    store: &crate::sim::store::Store,
+    failing: Arc<std::sync::atomic::AtomicBool>,
+) -> kube::Client {
+    let served = crate::sim::in_process::client(store, "default");
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let served = served.clone();
+        let failing = Arc::clone(&failing);
+        async move {
+            let refused = failing.load(std::sync::atomic::Ordering::SeqCst)
+                && request.method() == http::Method::DELETE
+                && request.uri().path().contains("/pods/");
+            if refused {
+                let status = serde_json::json!({
+                    "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "message": "the server is currently unable to handle the request",
+                    "reason": "ServiceUnavailable", "code": 503
+                });
+                let response = http::Response::builder()
+                    .status(503)
+                    .header("content-type", "application/json")
+                    .body(kube::client::Body::from(status.to_string().into_bytes()))
+                    .expect("a response");
+                return Ok::<_, kube::Error>(response);
+            }
+            served.send(request).await
+        }
+    });
+    kube::Client::new(service, "default")
+}
+
+/// A member paused because its cluster could not carry out a delete (503
+/// after the retries) is not a failed node: its pause carries the fleet
+/// run's mark, and a run of the same plan resumes it and finishes, deleting
+/// no pod twice (issue 36: a second `fleet auto` resumes where it stopped).
+/// On the real clock (a paused one would need the process-wide simulated
+/// wall clock): five nodes with the small scenario's short delays, ~3 s.
+#[tokio::test]
+async fn a_member_paused_by_its_cluster_is_resumed_by_a_run_of_the_same_plan() {
+    // The small scenario without its crash-looping rule: every node can move.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let small = include_str!("../../../assets/scenarios/small.yaml");
+    let rules = small.find("images:").expect("the scenario has image rules");
+    let healthy = dir.path().join("healthy.yaml");
+    std::fs::write(&healthy, &small[..rules]).expect("scenario written");
+    let options = crate::sim::embedded::EmbeddedOptions {
+        scenario: Some(healthy.display().to_string()),
+        ..crate::sim::embedded::EmbeddedOptions::default()
+    };
+    let simulation = crate::sim::embedded::Simulation::start(&options).expect("simulated");
+    let failing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let client = failing_deletes(&simulation.store, Arc::clone(&failing));
+    let plan = "daemonset: kube-system/node-agent\nclusters: [\"prod-*\"]\nwaves:\n  \
+        - name: all\n    clusters: [prod-eu-1]\n    batch: 5\n    soak: 1s\n";
+    let journal = dir.path().join("journal.jsonl");
+    let carry_out = |client: kube::Client| {
+        let mut served = crate::fleet::rehearse::connector::InProcess::default();
+        served.add("prod-eu-1", client);
+        let plan = PlanFile::parse(plan, "fleet.yaml").expect("a plan");
+        let plan = RunPlan::assigned(plan, &["prod-eu-1".to_owned()]).expect("assigned");
+        advance(plan, journal.clone(), served)
+    };
+    let pause_reason = |client: kube::Client| async move {
+        let ds: k8s_openapi::api::apps::v1::DaemonSet =
+            kube::Api::namespaced(client, "kube-system")
+                .get("node-agent")
+                .await
+                .expect("the DaemonSet");
+        ds.metadata
+            .annotations
+            .unwrap_or_default()
+            .get(crate::ops::state::annotations::PAUSE_REASON)
+            .cloned()
+    };
+
+    let (fleet, report) = carry_out(client.clone());
+    let outcome = fleet.carry_out().await;
+    assert_eq!(outcome.exit_code(), 1, "{}", outcome.summary());
+    let reason = pause_reason(client.clone()).await.unwrap_or_default();
+    assert!(
+        reason.starts_with("fleet run ") && reason.contains("could not carry out the delete"),
+        "{reason} {:?}",
+        report.lines()
+    );
+
+    failing.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (fleet, report) = carry_out(client.clone());
+    let outcome = fleet.carry_out().await;
+    assert_eq!(
+        outcome.exit_code(),
+        0,
+        "{} {:?}",
+        outcome.summary(),
+        report.lines()
+    );
+    assert!(
+        report
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("prod-eu-1|resumed")),
+        "{:?}",
+        report.lines()
+    );
+    assert_eq!(pause_reason(client).await, None);
+    let journal = std::fs::read_to_string(&journal).unwrap_or_default();
+    let mut deleted = std::collections::BTreeSet::new();
+    for line in journal.lines() {
+        let entry: serde_json::Value = serde_json::from_str(line).expect("a journal line");
+        if entry["pod"].is_string() && entry["result"] == "ok" {
+            let pod = entry["pod"].as_str().unwrap_or_default().to_owned();
+            assert!(deleted.insert(pod), "deleted twice: {journal}");
+        }
+    }
+    assert!(!deleted.is_empty(), "{journal}");
 }

@@ -10,6 +10,7 @@ use crate::ops::error::OpsError;
 use crate::ops::journal_action::JournalAction;
 use crate::ops::pause::{PauseRequest, pause, resource_version, restorable};
 use crate::ops::run::Run;
+use crate::ops::run::fleet_run::FleetRunName;
 use crate::ops::run::words::moved;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::{Mode, RolloutState};
@@ -159,11 +160,28 @@ pub(super) fn closing(
         }
         // Someone else paused meanwhile: their pause (and its reason) stands.
         _ if state.is_paused() => return Ok(None),
-        RunEnd::Paused { node, reason, .. } => {
-            (Some(node.clone()), format!("node {node}: {reason}"))
+        RunEnd::Paused {
+            node,
+            reason,
+            by_cluster,
+        } => {
+            let text = format!("node {node}: {reason}");
+            let text = match fleet_mark(run).filter(|_| *by_cluster) {
+                Some(mark) => format!(
+                    "{mark}: stopped: {text} (the cluster could not carry out the delete; a run of the same plan resumes here)"
+                ),
+                None => text,
+            };
+            (Some(node.clone()), text)
         }
         RunEnd::Interrupted { by, how } => (None, format!("interrupted by {by} ({how})")),
-        RunEnd::Failed { error } => (None, format!("stopped by an error: {error}")),
+        RunEnd::Failed { error } => {
+            let text = format!("stopped by an error: {error}");
+            match fleet_mark(run) {
+                Some(mark) => (None, format!("{mark}: {text}")),
+                None => (None, text),
+            }
+        }
         RunEnd::Halted { reason } => (None, reason.clone()),
     };
     let request = PauseRequest {
@@ -173,6 +191,14 @@ pub(super) fn closing(
         automatic: true,
     };
     pause(snapshot, &request, now).map(Some)
+}
+
+/// The mark of the fleet run this run is part of, if any: a pause that
+/// nothing known against a node caused (the cluster failed a delete, an
+/// error stopped the run) begins with it, so a run of the same plan resumes
+/// it; a node's own failure does not, and waits for a person.
+fn fleet_mark(run: &Run) -> Option<String> {
+    run.settings.fleet_run.as_ref().map(FleetRunName::mark)
 }
 
 /// `auto` or `rollback`, as pause reasons name the run.

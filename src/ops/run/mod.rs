@@ -15,6 +15,7 @@
 pub mod decide;
 pub mod end;
 pub mod fit;
+pub mod fleet_run;
 pub mod rollback;
 pub mod settings;
 pub mod words;
@@ -369,7 +370,10 @@ fn start_state(
         },
         batch_nodes: Vec::new(),
         heartbeat: Some(now),
-        fleet_run: settings.fleet_run.clone(),
+        fleet_run: settings
+            .fleet_run
+            .as_ref()
+            .map(fleet_run::FleetRunName::identity),
         ..state.clone()
     }
     .touched(actor, now)

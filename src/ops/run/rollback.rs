@@ -41,7 +41,7 @@ pub struct RollbackOptions {
     pub despite_fit: bool,
     /// The fleet run this rollback is a member's part of (see
     /// [`RunSettings::fleet_run`]).
-    pub fleet_run: Option<String>,
+    pub fleet_run: Option<crate::ops::run::fleet_run::FleetRunName>,
 }
 
 /// Starts a rollback to revision `to` with `patch` (the plan's template

@@ -15,6 +15,7 @@ use crate::ops::auto::AutoPolicy;
 use crate::ops::error::OpsError;
 use crate::ops::owner_guard::{Decision, SpecAction, decide};
 use crate::ops::preflight::{FailingNode, check_canary_selector, failing_text, failing_updated};
+use crate::ops::run::fleet_run::FleetRunName;
 use crate::ops::snapshot::Snapshot;
 use crate::ops::state::RolloutState;
 
@@ -34,11 +35,11 @@ pub struct RunSettings {
     pub despite_fit: bool,
     /// Also move cordoned nodes.
     pub include_cordoned: bool,
-    /// The fleet run this run is a member's part of (`plan DIGEST wave
-    /// NAME`), written with the run's start so a console or `status` on the
-    /// member names it; `None` for a run of its own (which clears the name
-    /// an earlier fleet run left).
-    pub fleet_run: Option<String>,
+    /// The fleet run this run is a member's part of, written with the run's
+    /// start so a console or `status` on the member names it, and marking
+    /// the pauses a later run of the same plan resumes; `None` for a run of
+    /// its own (which clears the name an earlier fleet run left).
+    pub fleet_run: Option<FleetRunName>,
 }
 
 impl RunSettings {

@@ -8,6 +8,7 @@ use super::*;
 use crate::engine::fixtures::{node, pod};
 use crate::model::DaemonSet;
 use crate::ops::auto::AutoPolicy;
+use crate::ops::run::fleet_run::FleetRunName;
 use crate::ops::state::Pause;
 use crate::ops::testing::{NEW, OLD, all_old, ds, ready_pod, replace, snapshot, t};
 
@@ -471,7 +472,10 @@ fn a_run_start_names_its_fleet_run_or_clears_an_earlier_one() {
         after.clone()
     };
     let fleet = RunSettings {
-        fleet_run: Some("plan 3f2a wave canary".into()),
+        fleet_run: Some(FleetRunName {
+            digest: "3f2a".into(),
+            wave: "canary".into(),
+        }),
         ..settings(1)
     };
     let member = started_state(fleet, &RolloutState::default());
@@ -484,4 +488,73 @@ fn a_run_start_names_its_fleet_run_or_clears_an_earlier_one() {
         },
     );
     assert_eq!(own.fleet_run, None);
+}
+
+/// A fleet member's pause that nothing known against a node caused — its
+/// cluster could not carry out a delete, or an error stopped the run —
+/// carries the fleet run's mark, so a run of the same plan resumes it; a
+/// node's own failure does not (it waits for a person), and a run of its
+/// own words its pauses as before.
+#[test]
+fn a_fleet_members_pause_by_its_cluster_is_the_fleet_runs_to_resume() {
+    let all = nodes(2);
+    let snap = snapshot(ds(false, &[]), &names(&all), all_old(&names(&all)));
+    let fleet = RunSettings {
+        fleet_run: Some(FleetRunName {
+            digest: "3f2a".into(),
+            wave: "canary".into(),
+        }),
+        ..settings(1)
+    };
+    let reason_of = |settings: RunSettings, end: RunEnd| {
+        let (run, started) = Run::start(&snap, settings, "ana@box", t(0)).expect("starts");
+        let Write::PatchState { after: running, .. } = &started.write.write else {
+            panic!("{started:?}")
+        };
+        let mut during = ds(false, &[]);
+        during.metadata.annotations = Some(annotations_of(running));
+        let during = snapshot(during, &names(&all), all_old(&names(&all)));
+        let write = run
+            .closing(&end, &during, t(5))
+            .expect("ok")
+            .expect("a pause");
+        let Write::PatchState { after, .. } = &write.write else {
+            panic!("{write:?}")
+        };
+        after
+            .pause
+            .clone()
+            .expect("paused")
+            .reason
+            .unwrap_or_default()
+    };
+    let unreachable = |by_cluster| RunEnd::Paused {
+        node: "n01".into(),
+        reason: "delete failed: 503 Service Unavailable".into(),
+        by_cluster,
+    };
+    assert_eq!(
+        reason_of(fleet.clone(), unreachable(true)),
+        "fleet run 3f2a: stopped: node n01: delete failed: 503 Service Unavailable \
+         (the cluster could not carry out the delete; a run of the same plan resumes here)"
+    );
+    assert_eq!(
+        reason_of(fleet.clone(), unreachable(false)),
+        "node n01: delete failed: 503 Service Unavailable"
+    );
+    assert_eq!(
+        reason_of(settings(1), unreachable(true)),
+        "node n01: delete failed: 503 Service Unavailable"
+    );
+    let failed = RunEnd::Failed {
+        error: "the DaemonSet was deleted".into(),
+    };
+    assert_eq!(
+        reason_of(fleet, failed.clone()),
+        "fleet run 3f2a: stopped by an error: the DaemonSet was deleted"
+    );
+    assert_eq!(
+        reason_of(settings(1), failed),
+        "stopped by an error: the DaemonSet was deleted"
+    );
 }
