@@ -15,6 +15,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Parser;
 use kube::api::ListParams;
+use rollcall::cluster::compression::Compression;
 use rollcall::cluster::request;
 use rollcall::cluster::wire::Wire;
 use rollcall::model::{Node, Pod};
@@ -33,8 +34,11 @@ struct Args {
     /// Links to measure over (`off`: loopback, unpaced); repeatable.
     #[arg(long = "link", value_name = "RATE", default_values_t = ["off".to_owned(), "100Mbit".to_owned()])]
     links: Vec<String>,
-    /// Modes to time (json, json+gzip, protobuf, protobuf+gzip); repeatable;
-    /// all four when none is given. Every mode's bytes are still counted
+    /// Modes to time (json, json+gzip, protobuf, protobuf+gzip, auto);
+    /// repeatable; all five when none is given. `auto` reaches the server
+    /// at this machine's own non-loopback address, so that `--wire auto
+    /// --compression auto` choose as for a remote server (the log lines of
+    /// the choice go to stderr). Every mode's bytes are still counted
     /// (which warms the embedded cluster's protobuf cache).
     #[arg(long = "mode", value_name = "MODE")]
     modes: Vec<String>,
@@ -63,6 +67,14 @@ const SERVER_THREADS: &str = "wire-server";
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // What `auto` chose, and why, on stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(
+            "rollcall::cluster::compression=info,rollcall::cluster::compression_probe=info,rollcall::cluster::wire=info",
+        ))
+        .init();
     let server = tokio::runtime::Builder::new_multi_thread()
         .thread_name(SERVER_THREADS)
         .enable_all()
@@ -77,6 +89,8 @@ fn main() -> anyhow::Result<()> {
     let cluster = server
         .block_on(embedded::start(EmbeddedOptions {
             nodes: Some(args.nodes),
+            // Reachable at a non-loopback address too (the `auto` mode).
+            listen: Some(std::net::SocketAddr::from(([0, 0, 0, 0], 0))),
             faults: faults.clone(),
             ..EmbeddedOptions::default()
         }))
@@ -137,11 +151,22 @@ async fn run(
         }
         println!("time to every node and pod, slim (link {link}):");
         for (name, wire, gzip) in MODES.into_iter().filter(|(name, ..)| args.timed(name)) {
-            let loaded = load(cluster, wire, gzip).await?;
-            println!(
-                "  {name:<14} {:>7.2} s   CPU server {:>5.2} s, client {:>5.2} s   {} nodes, {} pods",
-                loaded.secs, loaded.server_cpu, loaded.client_cpu, loaded.nodes, loaded.pods
-            );
+            let compression = if gzip {
+                Compression::On
+            } else {
+                Compression::Off
+            };
+            let loaded = load(cluster.server.kube_config(), wire, compression).await?;
+            print_load(name, &loaded);
+        }
+        if args.timed("auto") {
+            match remote_config(cluster) {
+                Ok(config) => {
+                    let loaded = load(config, Wire::Auto, Compression::Auto).await?;
+                    print_load("auto", &loaded);
+                }
+                Err(error) => println!("  auto           skipped: {error}"),
+            }
         }
     }
     println!(
@@ -150,6 +175,32 @@ async fn run(
         proc_stats::peak_mb()
     );
     Ok(())
+}
+
+fn print_load(name: &str, loaded: &Loaded) {
+    println!(
+        "  {name:<14} {:>7.2} s   CPU server {:>5.2} s, client {:>5.2} s   {} nodes, {} pods",
+        loaded.secs, loaded.server_cpu, loaded.client_cpu, loaded.nodes, loaded.pods
+    );
+}
+
+/// The server's config at this machine's own non-loopback address (the
+/// route's source address; no packet is sent), its certificate checked
+/// for the name it was issued for.
+fn remote_config(cluster: &embedded::EmbeddedCluster) -> anyhow::Result<kube::Config> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
+    socket
+        .connect("192.0.2.1:9")
+        .context("no non-loopback route")?;
+    let ip = socket.local_addr()?.ip();
+    anyhow::ensure!(!ip.is_loopback(), "no non-loopback address");
+    let mut config = cluster.server.kube_config();
+    let port = config.cluster_url.port_u16().unwrap_or(443);
+    config.cluster_url = format!("https://{ip}:{port}").parse()?;
+    config.tls_server_name = Some("localhost".into());
+    // As a kubeconfig without `disable-compression` says.
+    config.disable_compression = false;
+    Ok(config)
 }
 
 fn mb(bytes: usize) -> f64 {
@@ -222,14 +273,17 @@ fn threads_cpu_secs(name: &str) -> f64 {
 
 /// Lists every node and pod as the console does.
 async fn load(
-    cluster: &embedded::EmbeddedCluster,
+    config: kube::Config,
     wire: Wire,
-    gzip: bool,
+    compression: Compression,
 ) -> anyhow::Result<Loaded> {
-    let mut config = cluster.server.kube_config();
-    config.disable_compression = !gzip;
-    let connection =
-        rollcall::cluster::connect::connection_from_config(config, "bench".into(), None, wire)?;
+    let connection = rollcall::cluster::connect::connection_from_config(
+        config,
+        "bench".into(),
+        None,
+        wire,
+        compression,
+    )?;
     let client = connection.watch_client;
     let params = ListParams::default().limit(500);
     let (cpu, server_cpu, started) = (

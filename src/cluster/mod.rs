@@ -4,6 +4,7 @@
 pub mod access;
 pub mod cache;
 pub mod compression;
+pub mod compression_probe;
 pub mod connect;
 pub mod exec;
 pub mod gcp_provider;
