@@ -15,6 +15,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Parser;
 use kube::api::ListParams;
+use rollcall::cluster::compression::Compression;
 use rollcall::cluster::request;
 use rollcall::cluster::wire::Wire;
 use rollcall::model::{Node, Pod};
@@ -33,6 +34,23 @@ struct Args {
     /// Links to measure over (`off`: loopback, unpaced); repeatable.
     #[arg(long = "link", value_name = "RATE", default_values_t = ["off".to_owned(), "100Mbit".to_owned()])]
     links: Vec<String>,
+    /// Modes to time (json, json+gzip, protobuf, protobuf+gzip, auto);
+    /// repeatable; all five when none is given. `auto` reaches the server
+    /// at this machine's own non-loopback address, so that `--wire auto
+    /// --compression auto` choose as for a remote server (the log lines of
+    /// the choice go to stderr). Every mode's bytes are still counted
+    /// (which warms the embedded cluster's protobuf cache).
+    #[arg(long = "mode", value_name = "MODE")]
+    modes: Vec<String>,
+    /// Skip timing each list's decode alone (it holds every body).
+    #[arg(long)]
+    no_decode_alone: bool,
+}
+
+impl Args {
+    fn timed(&self, name: &str) -> bool {
+        self.modes.is_empty() || self.modes.iter().any(|mode| mode == name)
+    }
 }
 
 /// One way of asking: the wire and whether to ask for gzip.
@@ -49,6 +67,14 @@ const SERVER_THREADS: &str = "wire-server";
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // What `auto` chose, and why, on stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(
+            "rollcall::cluster::compression=info,rollcall::cluster::compression_probe=info,rollcall::cluster::wire=info",
+        ))
+        .init();
     let server = tokio::runtime::Builder::new_multi_thread()
         .thread_name(SERVER_THREADS)
         .enable_all()
@@ -63,6 +89,8 @@ fn main() -> anyhow::Result<()> {
     let cluster = server
         .block_on(embedded::start(EmbeddedOptions {
             nodes: Some(args.nodes),
+            // Reachable at a non-loopback address too (the `auto` mode).
+            listen: Some(std::net::SocketAddr::from(([0, 0, 0, 0], 0))),
             faults: faults.clone(),
             ..EmbeddedOptions::default()
         }))
@@ -84,7 +112,7 @@ async fn run(
         for path in ["/api/v1/nodes", "/api/v1/pods"] {
             let body = wire_body(cluster, path, wire, gzip).await?;
             total += body.len();
-            if !gzip {
+            if !gzip && !args.no_decode_alone {
                 bodies.push((name, path, body));
             }
         }
@@ -122,12 +150,23 @@ async fn run(
             }]);
         }
         println!("time to every node and pod, slim (link {link}):");
-        for (name, wire, gzip) in MODES {
-            let loaded = load(cluster, wire, gzip).await?;
-            println!(
-                "  {name:<14} {:>7.2} s   CPU server {:>5.2} s, client {:>5.2} s   {} nodes, {} pods",
-                loaded.secs, loaded.server_cpu, loaded.client_cpu, loaded.nodes, loaded.pods
-            );
+        for (name, wire, gzip) in MODES.into_iter().filter(|(name, ..)| args.timed(name)) {
+            let compression = if gzip {
+                Compression::On
+            } else {
+                Compression::Off
+            };
+            let loaded = load(cluster.server.kube_config(), wire, compression).await?;
+            print_load(name, &loaded);
+        }
+        if args.timed("auto") {
+            match remote_config(cluster) {
+                Ok(config) => {
+                    let loaded = load(config, Wire::Auto, Compression::Auto).await?;
+                    print_load("auto", &loaded);
+                }
+                Err(error) => println!("  auto           skipped: {error}"),
+            }
         }
     }
     println!(
@@ -136,6 +175,32 @@ async fn run(
         proc_stats::peak_mb()
     );
     Ok(())
+}
+
+fn print_load(name: &str, loaded: &Loaded) {
+    println!(
+        "  {name:<14} {:>7.2} s   CPU server {:>5.2} s, client {:>5.2} s   {} nodes, {} pods",
+        loaded.secs, loaded.server_cpu, loaded.client_cpu, loaded.nodes, loaded.pods
+    );
+}
+
+/// The server's config at this machine's own non-loopback address (the
+/// route's source address; no packet is sent), its certificate checked
+/// for the name it was issued for.
+fn remote_config(cluster: &embedded::EmbeddedCluster) -> anyhow::Result<kube::Config> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
+    socket
+        .connect("192.0.2.1:9")
+        .context("no non-loopback route")?;
+    let ip = socket.local_addr()?.ip();
+    anyhow::ensure!(!ip.is_loopback(), "no non-loopback address");
+    let mut config = cluster.server.kube_config();
+    let port = config.cluster_url.port_u16().unwrap_or(443);
+    config.cluster_url = format!("https://{ip}:{port}").parse()?;
+    config.tls_server_name = Some("localhost".into());
+    // As a kubeconfig without `disable-compression` says.
+    config.disable_compression = false;
+    Ok(config)
 }
 
 fn mb(bytes: usize) -> f64 {
@@ -208,14 +273,17 @@ fn threads_cpu_secs(name: &str) -> f64 {
 
 /// Lists every node and pod as the console does.
 async fn load(
-    cluster: &embedded::EmbeddedCluster,
+    config: kube::Config,
     wire: Wire,
-    gzip: bool,
+    compression: Compression,
 ) -> anyhow::Result<Loaded> {
-    let mut config = cluster.server.kube_config();
-    config.disable_compression = !gzip;
-    let connection =
-        rollcall::cluster::connect::connection_from_config(config, "bench".into(), None, wire)?;
+    let connection = rollcall::cluster::connect::connection_from_config(
+        config,
+        "bench".into(),
+        None,
+        wire,
+        compression,
+    )?;
     let client = connection.watch_client;
     let params = ListParams::default().limit(500);
     let (cpu, server_cpu, started) = (

@@ -490,6 +490,7 @@ fn console_client(server: &ServerHandle) -> kube::Client {
         "sim".into(),
         None,
         rollcall::cluster::wire::Wire::Auto,
+        rollcall::cluster::compression::Compression::Auto,
     )
     .expect("connection")
     .watch_client

@@ -294,6 +294,7 @@ async fn a_server_refusing_protobuf_is_read_in_json_and_the_log_says_so() {
         "sim".into(),
         None,
         Wire::Protobuf,
+        rollcall::cluster::compression::Compression::Auto,
     )
     .expect("connection");
     let seen = cluster.server.requests().len();

@@ -184,11 +184,15 @@ async fn open_embedded(
         .server
         .write_kubeconfig(&path)
         .with_context(|| format!("writing the kubeconfig to {}", path.display()))?;
-    let mut config = cluster.server.kube_config();
-    crate::cluster::compression::apply(pick.cluster.compression, &mut config);
-    let mut connection =
-        connection_from_config(config, "embedded".to_owned(), None, pick.cluster.wire)
-            .context("connecting to the embedded cluster")?;
+    let config = cluster.server.kube_config();
+    let mut connection = connection_from_config(
+        config,
+        "embedded".to_owned(),
+        None,
+        pick.cluster.wire,
+        pick.cluster.compression,
+    )
+    .context("connecting to the embedded cluster")?;
     // The embedded cluster's admin token is who acts (its server answers no
     // SelfSubjectReview).
     connection.user = Some(crate::sim::auth::SIM_USER.to_owned());

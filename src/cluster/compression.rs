@@ -2,26 +2,26 @@
 //! client-go asks by default: a real API server compresses responses over
 //! 128 KB for a client that sends `Accept-Encoding: gzip`, and on a slow
 //! link (a VPN, 20–100 Mbit/s) a large cluster's lists shrink several
-//! times. On loopback the wire is free and compressing costs both sides CPU,
-//! so `auto` leaves it off there. kube-rs decompresses as the body streams.
+//! times. Compressing costs both sides CPU, so on a fast link it loses:
+//! `auto` chooses per connection from evidence, in [`choose`] alone, and
+//! logs what it chose and why:
+//! - a loopback address: the wire is free there; off;
+//! - the kubeconfig's `disable-compression: true`: off;
+//! - otherwise the first list pages' throughput, measured uncompressed
+//!   ([`super::compression_probe`]): gzip below [`COMPRESS_BELOW_MBIT`],
+//!   off at or above it (docs/performance.md, "The wire").
 //!
-//! Why the address is the evidence (issue 37 asked for evidence such as the
-//! first page's throughput): the choice is made when the client is built,
-//! before any page, and it is kept for the connection; gzip pays wherever
-//! the link is slower than the two sides can compress and decompress, and
-//! the only link known to be faster is loopback (docs/performance.md, "The
-//! wire": on loopback gzip costs time, over 100 Mbit/s it saves most of it).
-//! A first page's throughput would mostly measure the server's own CPU on a
-//! loaded or distant server, not the link, and could switch a VPN user off
-//! gzip exactly when it helps most. The log line says which rule chose.
+//! kube-rs decompresses as the body streams.
 
 use std::net::IpAddr;
+use std::time::Duration;
 
 /// `--compression`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Compression {
-    /// On, except to a loopback address or where the kubeconfig's cluster
-    /// says `disable-compression: true`.
+    /// Chosen from evidence: off to a loopback address or where the
+    /// kubeconfig's cluster says `disable-compression: true`, otherwise
+    /// from the first list pages' throughput.
     #[default]
     Auto,
     /// Always ask for compressed responses.
@@ -30,43 +30,154 @@ pub enum Compression {
     Off,
 }
 
+/// Below this link throughput (Mbit/s of list bodies, measured
+/// uncompressed) gzip pays. Measured at 65,000 nodes (`examples/wire.rs`,
+/// the embedded cluster's compression on the same two cores as the
+/// console): over 1 Gbit/s plain protobuf loads in 5.0 s, gzip protobuf in
+/// 5.3 s, CPU-bound; over 100 Mbit/s gzip is 4× faster. Plain is as fast
+/// as CPU-bound gzip at about 900 Mbit/s; the probe's reading includes the
+/// server's latency, so it reads a link low, and the line sits below.
+pub const COMPRESS_BELOW_MBIT: f64 = 600.0;
+
+/// Bytes received over the time spent receiving them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Throughput {
+    /// Bytes of list bodies.
+    pub bytes: u64,
+    /// The time at least one of those lists was open.
+    pub busy: Duration,
+}
+
+impl Throughput {
+    /// Megabits a second (0 when no time was measured).
+    pub fn mbit_per_second(&self) -> f64 {
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "a rate for a threshold and a log"
+        )]
+        let bits = self.bytes as f64 * 8.0;
+        let secs = self.busy.as_secs_f64();
+        if secs > 0.0 {
+            bits / secs / 1e6
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// What is known of a connection when choosing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Evidence {
+    /// The server's address is a loopback one.
+    pub loopback: bool,
+    /// Its kubeconfig cluster says `disable-compression: true`.
+    pub kubeconfig_disables: bool,
+    /// The first list pages' throughput, uncompressed, once measured.
+    pub measured: Option<Throughput>,
+}
+
 /// What was chosen for one connection, and why (for the log).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Choice {
     /// Ask for compressed responses.
     pub compress: bool,
     /// Why, in a few words.
-    pub why: &'static str,
+    pub why: String,
 }
 
-/// The choice for a server at `url` (`kubeconfig_disables`: its cluster
-/// entry says `disable-compression: true`).
-pub fn choose(mode: Compression, url: &http::Uri, kubeconfig_disables: bool) -> Choice {
-    let (compress, why) = match mode {
-        Compression::On => (true, "--compression on"),
-        Compression::Off => (false, "--compression off"),
-        Compression::Auto if is_loopback(url) => (
+/// A choice, or the measurement it waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Chosen.
+    Chosen(Choice),
+    /// Measure the first list pages uncompressed, then choose.
+    Measure,
+}
+
+/// The one place `--compression` is decided.
+pub fn choose(mode: Compression, evidence: &Evidence) -> Decision {
+    let chosen = |compress, why: &str| {
+        Decision::Chosen(Choice {
+            compress,
+            why: why.to_owned(),
+        })
+    };
+    match mode {
+        Compression::On => chosen(true, "--compression on"),
+        Compression::Off => chosen(false, "--compression off"),
+        Compression::Auto if evidence.loopback => chosen(
             false,
             "loopback server: compressing would cost more CPU than the wire saves",
         ),
-        Compression::Auto if kubeconfig_disables => {
-            (false, "the kubeconfig's cluster sets disable-compression")
+        Compression::Auto if evidence.kubeconfig_disables => {
+            chosen(false, "the kubeconfig's cluster sets disable-compression")
         }
-        Compression::Auto => (true, "remote server"),
-    };
-    Choice { compress, why }
+        Compression::Auto => match evidence.measured {
+            None => Decision::Measure,
+            Some(measured) => {
+                let rate = measured.mbit_per_second();
+                #[allow(clippy::cast_precision_loss, reason = "megabytes for a log")]
+                let seen = format!(
+                    "the first list pages came uncompressed at {rate:.0} Mbit/s ({:.1} MB in {} ms)",
+                    measured.bytes as f64 / 1e6,
+                    measured.busy.as_millis()
+                );
+                if rate < COMPRESS_BELOW_MBIT {
+                    chosen(
+                        true,
+                        &format!(
+                            "{seen}, below {COMPRESS_BELOW_MBIT:.0} Mbit/s: the link costs more than compressing"
+                        ),
+                    )
+                } else {
+                    chosen(
+                        false,
+                        &format!(
+                            "{seen}, at or above {COMPRESS_BELOW_MBIT:.0} Mbit/s: compressing would cost more CPU than the link saves"
+                        ),
+                    )
+                }
+            }
+        },
+    }
 }
 
-/// Applies the choice to `config` and logs it.
-pub fn apply(mode: Compression, config: &mut kube::Config) {
-    let choice = choose(mode, &config.cluster_url, config.disable_compression);
-    config.disable_compression = !choice.compress;
+/// Logs a choice for the connection to `server`.
+pub fn log(server: &str, choice: &Choice) {
     tracing::info!(
-        server = %config.cluster_url,
+        server,
         compression = if choice.compress { "gzip" } else { "off" },
         "response compression: {}",
         choice.why
     );
+}
+
+/// Applies `mode` to `config`: the choice when it can be made now (logged),
+/// or a layer that measures the first list pages and then chooses.
+pub fn apply(mode: Compression, config: &mut kube::Config) -> super::compression_probe::Layer {
+    let evidence = Evidence {
+        loopback: is_loopback(&config.cluster_url),
+        kubeconfig_disables: config.disable_compression,
+        measured: None,
+    };
+    let server = config.cluster_url.to_string();
+    match choose(mode, &evidence) {
+        Decision::Chosen(choice) => {
+            config.disable_compression = !choice.compress;
+            log(&server, &choice);
+            super::compression_probe::Layer::default()
+        }
+        Decision::Measure => {
+            // Able to decompress; the probe says when to ask.
+            config.disable_compression = false;
+            tracing::info!(
+                server,
+                "response compression: measuring the first {} MB of list pages uncompressed, then choosing",
+                super::compression_probe::PROBE_BYTES >> 20
+            );
+            super::compression_probe::Layer::probing(server)
+        }
+    }
 }
 
 pub(crate) fn is_loopback(url: &http::Uri) -> bool {
@@ -86,24 +197,72 @@ mod tests {
         text.parse().expect("a URL")
     }
 
+    fn compress(mode: Compression, evidence: Evidence) -> Option<bool> {
+        match choose(mode, &evidence) {
+            Decision::Chosen(choice) => Some(choice.compress),
+            Decision::Measure => None,
+        }
+    }
+
+    fn measured(mbit: u64) -> Evidence {
+        // 4 MB at `mbit` Mbit/s.
+        let bytes = 4_000_000;
+        Evidence {
+            measured: Some(Throughput {
+                bytes,
+                busy: Duration::from_secs_f64(bytes as f64 * 8.0 / (mbit as f64 * 1e6)),
+            }),
+            ..Evidence::default()
+        }
+    }
+
     #[test]
-    fn auto_compresses_remote_servers_only() {
-        let remote = uri("https://api.prod.example.com:6443");
-        assert!(choose(Compression::Auto, &remote, false).compress);
+    fn auto_chooses_from_the_address_then_from_the_measured_link() {
+        let remote = Evidence::default();
+        assert_eq!(compress(Compression::Auto, remote), None, "measure first");
         for local in [
             "https://127.0.0.1:6443",
             "https://[::1]:6443",
             "https://localhost:8443",
             "https://127.5.0.1",
         ] {
-            assert!(
-                !choose(Compression::Auto, &uri(local), false).compress,
-                "{local}"
+            assert!(is_loopback(&uri(local)), "{local}");
+        }
+        assert!(!is_loopback(&uri("https://api.prod.example.com:6443")));
+        let loopback = Evidence {
+            loopback: true,
+            ..measured(20)
+        };
+        assert_eq!(compress(Compression::Auto, loopback), Some(false));
+        // The kubeconfig's word wins over auto, not over an explicit flag.
+        let disabled = Evidence {
+            kubeconfig_disables: true,
+            ..measured(20)
+        };
+        assert_eq!(compress(Compression::Auto, disabled), Some(false));
+        assert_eq!(compress(Compression::On, disabled), Some(true));
+        assert_eq!(compress(Compression::Off, measured(20)), Some(false));
+        // A VPN and a slow datacentre link: gzip; 1 and 10 Gbit/s: off.
+        for (mbit, gzip) in [
+            (20, true),
+            (100, true),
+            (500, true),
+            (1000, false),
+            (10_000, false),
+        ] {
+            assert_eq!(
+                compress(Compression::Auto, measured(mbit)),
+                Some(gzip),
+                "{mbit} Mbit/s"
             );
         }
-        // The kubeconfig's word wins over auto, not over an explicit flag.
-        assert!(!choose(Compression::Auto, &remote, true).compress);
-        assert!(choose(Compression::On, &uri("https://127.0.0.1"), true).compress);
-        assert!(!choose(Compression::Off, &remote, false).compress);
+        let Decision::Chosen(choice) = choose(Compression::Auto, &measured(100)) else {
+            panic!("chosen")
+        };
+        assert!(
+            choice.why.contains("at 100 Mbit/s (4.0 MB in 320 ms)"),
+            "{}",
+            choice.why
+        );
     }
 }

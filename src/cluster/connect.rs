@@ -319,10 +319,14 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ConnectErro
     if options.request_timeout.is_some() {
         config.connect_timeout = Some(timeout);
     }
-    crate::cluster::compression::apply(options.compression, &mut config);
     let proxy = config.proxy_url.as_ref().map(shown_proxy);
-    let mut connection =
-        connection_from_config(config, context, options.namespace.clone(), options.wire)?;
+    let mut connection = connection_from_config(
+        config,
+        context,
+        options.namespace.clone(),
+        options.wire,
+        options.compression,
+    )?;
     connection.user = options.as_user.clone().or(user);
     connection.context_namespace = context_namespace;
     connection.server_kind = probe(&connection, timeout, proxy).await?;
@@ -473,12 +477,14 @@ async fn probe(
 }
 
 /// Wraps an already-built config (the embedded cluster hands one over
-/// in-process); `wire` picks the encoding of node, pod and event reads.
+/// in-process); `wire` picks the encoding of node, pod and event reads,
+/// `compression` whether responses come gzip-compressed.
 pub fn connection_from_config(
     mut config: kube::Config,
     context: String,
     namespace: Option<String>,
     wire: crate::cluster::wire::Wire,
+    compression: crate::cluster::compression::Compression,
 ) -> Result<Connection, ConnectError> {
     if let Some(ns) = namespace {
         config.default_namespace = ns;
@@ -488,7 +494,9 @@ pub fn connection_from_config(
     // One stack per cluster (one pool, one credential): the watches use it
     // bare, one-off requests through the retry layer above it.
     let wire = crate::cluster::wire::layer(wire, &config.cluster_url);
-    let watch_client = retry::shared_stack(config, wire).map_err(ConnectError::Client)?;
+    let compression = crate::cluster::compression::apply(compression, &mut config);
+    let watch_client =
+        retry::shared_stack(config, wire, compression).map_err(ConnectError::Client)?;
     let client = retry::client_over(&watch_client, retry::Policy::default());
     Ok(Connection {
         client,

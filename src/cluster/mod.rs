@@ -4,12 +4,15 @@
 pub mod access;
 pub mod cache;
 pub mod compression;
+pub mod compression_probe;
 pub mod connect;
 pub mod exec;
 pub mod gcp_provider;
 pub mod identity;
+mod list_head;
 mod node_pods;
 pub mod object;
+pub mod pager;
 pub mod protobuf_read;
 pub mod proxy;
 pub mod request;

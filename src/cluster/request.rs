@@ -29,18 +29,6 @@ pub fn collection_url<K: k8s_openapi::Resource>(namespace: Option<&str>) -> Stri
     format!("/{root}/{}/{scope}{}", K::API_VERSION, K::URL_PATH_SEGMENT)
 }
 
-/// One list page, decoded straight from the response's bytes (see
-/// [`fetch_page`] and [`decode_page`]).
-pub async fn list_page<K: Object>(
-    client: &kube::Client,
-    url: &str,
-    params: &ListParams,
-    buffer: &mut Vec<u8>,
-) -> Result<Page<K>, kube::Error> {
-    fetch_page(client, url, params, buffer, LIST_STALL).await?;
-    decode_page(buffer, |_| {}).map_err(kube::Error::SerdeError)
-}
-
 /// How long a list may receive nothing (no headers, no bytes) before it
 /// counts as stalled and is abandoned. A bound on silence, not on the whole
 /// list: over a slow link a large cluster's list takes minutes and is
@@ -54,12 +42,15 @@ pub const LIST_STALL: Duration = Duration::from_secs(60);
 /// room is reused: a list's pages are alike in size, and a fresh
 /// multi-megabyte buffer per page left the allocator holding freed holes
 /// between the decoded objects. Fails when nothing arrives for `stall`.
+/// `watch` sees the bytes so far after every chunk (`whole`: false) and
+/// once more at the end (`whole`: true); an error from it fails the page.
 pub async fn fetch_page(
     client: &kube::Client,
     url: &str,
     params: &ListParams,
     buffer: &mut Vec<u8>,
     stall: Duration,
+    watch: &mut (dyn FnMut(&[u8], bool) -> Result<(), kube::Error> + Send),
 ) -> Result<(), kube::Error> {
     let mut request = kube::core::Request::new(url)
         .list(params)
@@ -83,11 +74,12 @@ pub async fn fetch_page(
             .map_err(|_| stalled())?
             .map_err(kube::Error::ReadEvents)?;
         if chunk.is_empty() {
-            return Ok(());
+            return watch(buffer, true);
         }
         let read = chunk.len();
         buffer.extend_from_slice(chunk);
         body.consume_unpin(read);
+        watch(buffer, false)?;
     }
 }
 
@@ -210,31 +202,28 @@ impl ListProgress {
     }
 }
 
-/// Every object of a list, page after page (`params.limit` sets the page
-/// size), counted into `progress` as pages arrive.
+/// Every object of a list, page after page with one page ahead (see
+/// [`super::pager`]; `params.limit` sets the page size), counted into
+/// `progress` as pages arrive.
 pub async fn list_all<K: Object>(
     client: &kube::Client,
     url: &str,
     params: &ListParams,
     progress: Option<&ListProgress>,
 ) -> Result<Vec<K>, kube::Error> {
-    let mut params = params.clone();
-    let mut buffer = Vec::new();
     let mut items = Vec::new();
-    loop {
-        let page = list_page::<K>(client, url, &params, &mut buffer).await?;
+    let mut pages = super::pager::read_pages::<K>(client, url, params.clone(), LIST_STALL);
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|failed| failed.error)?;
         if let Some(progress) = progress {
             progress.page(page.items.len(), page.metadata.remaining_item_count);
         }
         items.extend(page.items);
-        let Some(token) = page.metadata.continue_.filter(|c| !c.is_empty()) else {
-            if let Some(progress) = progress {
-                progress.complete.store(true, Ordering::Relaxed);
-            }
-            return Ok(items);
-        };
-        params = params.continue_token(&token);
     }
+    if let Some(progress) = progress {
+        progress.complete.store(true, Ordering::Relaxed);
+    }
+    Ok(items)
 }
 
 /// A watch from `version`, as `Api::watch` sends it.

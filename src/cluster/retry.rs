@@ -136,12 +136,14 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
 pub fn shared_stack(
     mut config: kube::Config,
     wire: crate::cluster::wire::Layer,
+    compression: crate::cluster::compression_probe::Layer,
 ) -> Result<kube::Client, kube::Error> {
     config.default_retry = false;
     let layers = tower::ServiceBuilder::new()
         .layer(wire)
         .layer(tower::buffer::BufferLayer::new(1024))
-        .layer(crate::cluster::retry_after::Layer);
+        .layer(crate::cluster::retry_after::Layer)
+        .layer(compression);
     Ok(crate::cluster::transport::stack(&config)?
         .with_layer(&layers)
         .build())
@@ -163,7 +165,11 @@ pub fn client(
     policy: Policy,
     wire: crate::cluster::wire::Layer,
 ) -> Result<kube::Client, kube::Error> {
-    Ok(client_over(&shared_stack(config, wire)?, policy))
+    let compression = crate::cluster::compression_probe::Layer::default();
+    Ok(client_over(
+        &shared_stack(config, wire, compression)?,
+        policy,
+    ))
 }
 
 /// A client as a service: requests go through its stack. Its errors are

@@ -38,6 +38,7 @@ use kube::runtime::watcher;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::pager;
 use super::request::{self, Object};
 use super::retry_after;
 use super::rhythm::Rhythm;
@@ -307,15 +308,13 @@ where
         Ok(())
     }
 
-    /// Lists page by page; returns the list's resourceVersion. A page is
-    /// decoded off the runtime's threads while the next one downloads: the
-    /// next page is asked for as soon as this one's continue token is read
-    /// (the list's head), not after its objects are decoded and handed on.
-    /// When a continuation has expired (410: the server compacted the list's
-    /// snapshot while we paged, as etcd does every five minutes, or sooner
-    /// on a busy cluster), lists everything in one request instead, as
-    /// client-go's pager does (`FullListIfExpired`): starting over page by
-    /// page could expire again, and again, and never finish.
+    /// Lists page by page, one page ahead ([`super::pager`]); returns the
+    /// list's resourceVersion. When a continuation has expired (410: the
+    /// server compacted the list's snapshot while we paged, as etcd does
+    /// every five minutes, or sooner on a busy cluster), lists everything in
+    /// one request instead, as client-go's pager does
+    /// (`FullListIfExpired`): starting over page by page could expire
+    /// again, and again, and never finish.
     async fn list_pages(&self) -> Result<String, kube::Error> {
         let mut whole = ListParams::default();
         if let Some(labels) = &self.selector.labels {
@@ -324,86 +323,44 @@ where
         if let Some(fields) = &self.selector.fields {
             whole = whole.fields(fields);
         }
-        let mut params = whole.clone().limit(self.config.page_size);
-        // Two buffers, reused page after page (see `request::fetch_page`):
-        // one being decoded, one being filled.
-        let (mut buffer, mut spare) = (Vec::new(), Vec::new());
-        let mut listed = 0u64;
-        let mut fetched = self.fetch(&params, &mut buffer).await;
-        loop {
-            match fetched {
-                Err(error) if params.continue_token.is_some() && is_expired(&error) => {
-                    tracing::info!(
-                        kind = self.label,
-                        "list continuation expired (410); listing everything in one request"
-                    );
-                    // The pages so far are dropped: the whole list replaces them.
-                    self.send(Signal::Event(watcher::Event::Init)).await;
-                    listed = 0;
-                    params = whole.clone();
-                    fetched = self.fetch(&params, &mut buffer).await;
-                    continue;
-                }
-                fetched => fetched?,
+        let paged = whole.clone().limit(self.config.page_size);
+        match self.read_pages(paged).await {
+            Err(failed) if failed.on_continuation && is_expired(&failed.error) => {
+                tracing::info!(
+                    kind = self.label,
+                    "list continuation expired (410); listing everything in one request"
+                );
+                // The pages so far are dropped: the whole list replaces them.
+                self.send(Signal::Event(watcher::Event::Init)).await;
+                self.read_pages(whole).await.map_err(|failed| failed.error)
             }
-            let (head_tx, head_rx) = tokio::sync::oneshot::channel();
-            let bytes = std::mem::take(&mut buffer);
-            let decoding = tokio::task::spawn_blocking(move || {
-                let page = request::decode_page::<K>(&bytes, |head| {
-                    let _ = head_tx.send((head.continue_.clone(), head.remaining_item_count));
-                });
-                (page, bytes)
-            });
-            let (token, remaining) = head_rx.await.unwrap_or_default();
-            // No token (the last page) or a page that did not decode: no next page.
-            let next = token
-                .filter(|token| !token.is_empty())
-                .map(|token| params.clone().continue_token(&token));
-            let hand_on = async {
-                let (page, bytes) = decoding
-                    .await
-                    .unwrap_or_else(|failed| std::panic::resume_unwind(failed.into_panic()));
-                let page = page.map_err(kube::Error::SerdeError)?;
-                listed += page.items.len() as u64;
-                for item in page.items {
-                    self.send(Signal::Event(watcher::Event::InitApply(item)))
-                        .await;
-                }
-                if let Some(remaining) = remaining.and_then(|n| u64::try_from(n).ok()) {
-                    self.send(Signal::Expecting(listed + remaining)).await;
-                }
-                Ok::<_, kube::Error>((page.metadata.resource_version, bytes))
-            };
-            let download = async {
-                match &next {
-                    Some(next) => Some(self.fetch(next, &mut spare).await),
-                    None => None,
-                }
-            };
-            let (handed_on, downloaded) = tokio::join!(hand_on, download);
-            let (version, bytes) = handed_on?;
-            buffer = spare;
-            spare = bytes;
-            match (next, downloaded) {
-                (Some(next), Some(result)) => {
-                    params = next;
-                    fetched = result;
-                }
-                _ => return Ok(version.unwrap_or_default()),
-            }
+            read => read.map_err(|failed| failed.error),
         }
     }
 
-    /// Reads one page of the list into `buffer`.
-    async fn fetch(&self, params: &ListParams, buffer: &mut Vec<u8>) -> Result<(), kube::Error> {
-        request::fetch_page(
-            &self.client,
-            &self.url,
-            params,
-            buffer,
-            self.config.list_stall,
-        )
-        .await
+    /// Reads the list's pages from `first`, handing every object on.
+    async fn read_pages(&self, first: ListParams) -> Result<String, pager::Failed> {
+        let mut listed = 0u64;
+        let mut version = None;
+        let mut pages =
+            pager::read_pages::<K>(&self.client, &self.url, first, self.config.list_stall);
+        while let Some(page) = pages.next().await {
+            let page = page?;
+            listed += page.items.len() as u64;
+            for item in page.items {
+                self.send(Signal::Event(watcher::Event::InitApply(item)))
+                    .await;
+            }
+            if let Some(remaining) = page
+                .metadata
+                .remaining_item_count
+                .and_then(|n| u64::try_from(n).ok())
+            {
+                self.send(Signal::Expecting(listed + remaining)).await;
+            }
+            version = page.metadata.resource_version;
+        }
+        Ok(version.unwrap_or_default())
     }
 
     async fn watch(&mut self) -> Ended {

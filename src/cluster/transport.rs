@@ -197,6 +197,7 @@ mod tests {
             "embedded".to_owned(),
             None,
             crate::cluster::wire::Wire::default(),
+            crate::cluster::compression::Compression::default(),
         )
         .expect("a connection");
         let _watching = console_watching(&cluster, connection.watch_client.clone()).await;

@@ -119,6 +119,7 @@ async fn the_matrix_defers_node_usage_until_the_console_opens_then_fits_as_the_c
         "embedded".to_owned(),
         None,
         crate::cluster::wire::Wire::default(),
+        crate::cluster::compression::Compression::default(),
     )
     .expect("a connection");
     let own = watch::spawn(connection.watch_client, None, Some(target.clone()));
