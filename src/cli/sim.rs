@@ -188,6 +188,7 @@ pub(super) fn embedded_options(args: &SimArgs) -> EmbeddedOptions {
         bookmark_interval: Some(Duration::from_secs(args.bookmark_interval.max(1))),
         variant: None,
         sync_window: std::time::Duration::ZERO,
+        event_ttl: None,
     }
 }
 

@@ -173,11 +173,11 @@ pub fn plan_reconcile_with_verdicts(
 fn group_by_node<'a>(
     pods: &'a [Pod],
     unassigned: &mut Vec<String>,
-) -> BTreeMap<String, Vec<&'a Pod>> {
-    let mut by_node: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+) -> BTreeMap<&'a str, Vec<&'a Pod>> {
+    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
     for pod in pods.iter().filter(|p| !is_deleted_terminal(p)) {
         match pod.target_node() {
-            Some(node) => by_node.entry(node.to_owned()).or_default().push(pod),
+            Some(node) => by_node.entry(node).or_default().push(pod),
             None => unassigned.push(pod.name().to_owned()),
         }
     }
@@ -190,7 +190,7 @@ fn group_by_node<'a>(
 /// The rolling step, or only the budget when manage already planned actions.
 fn rolling_part(
     sorted: &[&(&Node, NodeVerdict)],
-    by_node: &BTreeMap<String, Vec<&Pod>>,
+    by_node: &BTreeMap<&str, Vec<&Pod>>,
     budget: RollingBudget,
     judge: Judge<'_>,
     plan: &mut ReconcilePlan,
@@ -218,13 +218,13 @@ fn rolling_part(
 /// `updatedDesiredNodeCounts` adds the former to the node→pods map).
 fn rolling_slots<'a>(
     sorted: &[&(&Node, NodeVerdict)],
-    by_node: &BTreeMap<String, Vec<&'a Pod>>,
+    by_node: &BTreeMap<&str, Vec<&'a Pod>>,
 ) -> Vec<NodeSlot<'a>> {
     let should_run: BTreeMap<&str, bool> = sorted
         .iter()
         .map(|(n, v)| (n.name(), v.should_run))
         .collect();
-    let mut names: Vec<&str> = by_node.keys().map(String::as_str).collect();
+    let mut names: Vec<&str> = by_node.keys().copied().collect();
     names.extend(
         should_run
             .iter()

@@ -8,6 +8,7 @@ pub mod bandwidth;
 pub mod churn;
 pub mod controller;
 pub mod embedded;
+pub mod event_ttl;
 pub mod fault;
 pub mod generate;
 pub mod in_process;

@@ -222,6 +222,9 @@ impl Member {
             snapshot: vec![path.to_path_buf()],
             seed: Some(seed),
             sync_window: SYNC_WINDOW,
+            // As every API server: a member's Events go an hour (simulated)
+            // after their last write, so a long rehearsal keeps only recent ones.
+            event_ttl: Some(crate::sim::event_ttl::UPSTREAM_EVENT_TTL),
             ..EmbeddedOptions::default()
         };
         let simulation = Simulation::start(&options).map_err(|source| SnapshotsError::Load {

@@ -113,6 +113,19 @@ fn owning_daemon_set(value: &Value) -> Option<DsKey> {
 }
 
 impl Cache {
+    /// Whether the caches hold objects of `kind` (nodes, DaemonSets, pods,
+    /// ControllerRevisions): a store event of any other kind, such as the
+    /// Events the controller and the kubelets write, concerns no DaemonSet.
+    pub fn holds(kind: ResourceKind) -> bool {
+        matches!(
+            kind,
+            ResourceKind::Node
+                | ResourceKind::DaemonSet
+                | ResourceKind::Pod
+                | ResourceKind::ControllerRevision
+        )
+    }
+
     /// Applies one object (created or changed); returns the DaemonSets to sync.
     pub fn upsert(&mut self, kind: ResourceKind, value: &Value) -> Vec<DsKey> {
         let rv = resource_version(value);

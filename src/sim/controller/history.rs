@@ -69,7 +69,12 @@ pub fn adoptable_hash(
     revisions: &[ControllerRevision],
     pods: &[Pod],
 ) -> Option<String> {
-    let index = RevisionIndex::new(ds, revisions);
+    adoptable_hash_in(&RevisionIndex::new(ds, revisions), pods)
+}
+
+/// [`adoptable_hash`] with the DaemonSet's revisions already indexed (a
+/// sync indexes them once for every step that reads them).
+pub fn adoptable_hash_in(index: &RevisionIndex, pods: &[Pod]) -> Option<String> {
     if index.current().is_some() {
         return None;
     }
@@ -92,6 +97,17 @@ pub fn plan_history(
     adopt: Option<&str>,
 ) -> HistoryPlan {
     let index = RevisionIndex::new(ds, revisions);
+    plan_history_in(ds, revisions, &index, live_hashes, adopt)
+}
+
+/// [`plan_history`] with `revisions` already indexed for `ds`.
+pub fn plan_history_in(
+    ds: &DaemonSet,
+    revisions: &[ControllerRevision],
+    index: &RevisionIndex,
+    live_hashes: &BTreeSet<String>,
+    adopt: Option<&str>,
+) -> HistoryPlan {
     let next = index.next_number();
     let mut actions = Vec::new();
     let current = index.current().filter(|_| index.current_matches_template());
@@ -132,7 +148,7 @@ pub fn plan_history(
         )));
         hash
     };
-    actions.extend(trim(ds, &index, revisions, live_hashes));
+    actions.extend(trim(ds, index, revisions, live_hashes));
     HistoryPlan::Apply {
         current_hash,
         actions,

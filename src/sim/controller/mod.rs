@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 
 use crate::sim::kubelet::clock::SimClock;
 use crate::sim::store::{EventType, Store, StoreError};
+use cache::Cache;
 use queue::WorkQueue;
 pub use sync::{Controller, SyncOutcome};
 
@@ -113,7 +114,8 @@ fn apply(
 ) {
     match batch {
         Ok(events) => {
-            for event in events {
+            // Other kinds (most writes are Events) are never parsed here.
+            for event in events.iter().filter(|e| Cache::holds(e.kind)) {
                 let keys = match event.event_type {
                     EventType::Deleted => {
                         controller.cache.remove(event.kind, &event.object.value())

@@ -2,7 +2,7 @@
 //! the engine's coverage totals per node, plus observedGeneration and
 //! collisionCount. Written only when it differs from the stored status.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use k8s_openapi::api::apps::v1::DaemonSetStatus;
 
@@ -21,7 +21,9 @@ pub fn compute_status(
     revisions: &RevisionIndex,
     now: jiff::Timestamp,
 ) -> (DaemonSetStatus, bool) {
-    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    // Looked up by name only, once per node of every sync: hashed, not ordered.
+    let mut by_node: HashMap<&str, Vec<&Pod>, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(pods.len(), foldhash::fast::RandomState::default());
     for pod in pods {
         if let Some(node) = pod.node_name() {
             by_node.entry(node).or_default().push(pod);

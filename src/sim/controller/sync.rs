@@ -13,7 +13,7 @@ use super::ControllerError;
 use super::backoff::{FailedPodBackoff, backoff_key};
 use super::cache::{Cache, DsKey};
 use super::events::{EventRecorder, EventType, ObjectRef, Source};
-use super::history::{HistoryAction, HistoryPlan, adoptable_hash, plan_history};
+use super::history::{HistoryAction, HistoryPlan, adoptable_hash_in, plan_history_in};
 use super::pod::DaemonPodTemplate;
 use super::status::compute_status;
 use super::verdicts::Verdicts;
@@ -98,32 +98,43 @@ impl Controller {
             return Ok(SyncOutcome::default());
         }
         let revisions = self.cache.revisions_in(key.namespace.as_str());
+        // Indexed once for every step that reads the revisions; again only
+        // after this sync wrote some.
+        let index = RevisionIndex::new(&ds, &revisions);
         let (live, adopt) = {
             let pods = controlled(self.cache.pods_of(key), &ds);
+            // Distinct hashes first: a few revisions among thousands of pods.
             let live: BTreeSet<String> = pods
                 .iter()
-                .filter_map(|p| p.revision_hash().map(str::to_owned))
+                .filter_map(Pod::revision_hash)
+                .collect::<BTreeSet<&str>>()
+                .into_iter()
+                .map(str::to_owned)
                 .collect();
-            let adopt = adoptable_hash(&ds, &revisions, &pods);
+            let adopt = adoptable_hash_in(&index, &pods);
             (live, adopt)
         };
-        let hash = match plan_history(&ds, &revisions, &live, adopt.as_deref()) {
-            HistoryPlan::Collision => {
-                self.bump_collision_count(&ds)?;
-                return Ok(SyncOutcome {
-                    requeue_after: Some(Duration::ZERO),
-                });
-            }
-            HistoryPlan::Apply {
-                current_hash,
-                actions,
-            } => {
-                self.apply_history(key, &actions)?;
-                current_hash
-            }
+        let (hash, wrote_history) =
+            match plan_history_in(&ds, &revisions, &index, &live, adopt.as_deref()) {
+                HistoryPlan::Collision => {
+                    self.bump_collision_count(&ds)?;
+                    return Ok(SyncOutcome {
+                        requeue_after: Some(Duration::ZERO),
+                    });
+                }
+                HistoryPlan::Apply {
+                    current_hash,
+                    actions,
+                } => {
+                    self.apply_history(key, &actions)?;
+                    (current_hash, !actions.is_empty())
+                }
+            };
+        let index = if wrote_history {
+            RevisionIndex::new(&ds, &self.cache.revisions_in(key.namespace.as_str()))
+        } else {
+            index
         };
-        let revisions = self.cache.revisions_in(key.namespace.as_str());
-        let index = RevisionIndex::new(&ds, &revisions);
         let nodes = self.cache.nodes();
         let verdicts: Vec<(&Node, NodeVerdict)> = self.verdicts.of(key, &ds, &nodes);
         let now = self.clock.now();

@@ -18,17 +18,23 @@ use crate::model::{DaemonSet, Node};
 /// What a verdict was judged against: the DaemonSet's uid and generation.
 type TemplateId = (Option<String>, Option<i64>);
 
-/// Verdicts by DaemonSet, then by node name.
+/// The node list as the cache hands it out: rebuilt (a new `Arc`) only
+/// after a node changed, so the same `Arc` means the same node objects.
+type NodeList = Arc<Vec<Arc<Node>>>;
+
+/// Verdicts by DaemonSet.
 #[derive(Debug, Default)]
 pub struct Verdicts {
-    by_daemon_set: HashMap<DsKey, (TemplateId, HashMap<String, Judged>)>,
+    by_daemon_set: HashMap<DsKey, Judged>,
 }
 
-/// One node's verdict and the node object it was judged on.
+/// The verdicts of one DaemonSet's last sync: the template and node list
+/// they were judged on, and one verdict per node of that list, in its order.
 #[derive(Debug)]
 struct Judged {
-    node: Arc<Node>,
-    verdict: NodeVerdict,
+    template: TemplateId,
+    nodes: NodeList,
+    verdicts: Vec<NodeVerdict>,
 }
 
 impl Verdicts {
@@ -39,42 +45,59 @@ impl Verdicts {
         &mut self,
         key: &DsKey,
         ds: &DaemonSet,
-        nodes: &'n [Arc<Node>],
+        nodes: &'n NodeList,
     ) -> Vec<(&'n Node, NodeVerdict)> {
         let template = (ds.metadata.uid.clone(), ds.metadata.generation);
-        let (held_template, held) = self
+        let held = self
             .by_daemon_set
             .remove(key)
-            .unwrap_or_else(|| (template.clone(), HashMap::new()));
-        let mut held = if held_template == template {
-            held
-        } else {
-            HashMap::new()
+            .filter(|held| held.template == template);
+        let verdicts = match held {
+            // No node changed since (the list is the very one judged).
+            Some(held) if Arc::ptr_eq(&held.nodes, nodes) => held.verdicts,
+            held => judge_changed(held.as_ref(), ds, nodes),
         };
-        let mut kept = HashMap::with_capacity(nodes.len());
-        let verdicts = nodes
+        let answer = nodes
             .iter()
-            .map(|node| {
-                let verdict = match held.remove(node.name()) {
-                    Some(judged) if Arc::ptr_eq(&judged.node, node) => judged.verdict,
-                    _ => node_should_run_daemon_pod(node, ds),
-                };
-                let judged = Judged {
-                    node: Arc::clone(node),
-                    verdict: verdict.clone(),
-                };
-                kept.insert(node.name().to_owned(), judged);
-                (node.as_ref(), verdict)
-            })
+            .map(Arc::as_ref)
+            .zip(verdicts.iter().cloned())
             .collect();
-        self.by_daemon_set.insert(key.clone(), (template, kept));
-        verdicts
+        self.by_daemon_set.insert(
+            key.clone(),
+            Judged {
+                template,
+                nodes: Arc::clone(nodes),
+                verdicts,
+            },
+        );
+        answer
     }
 
     /// Forgets the verdicts of a DaemonSet that is gone.
     pub fn forget(&mut self, key: &DsKey) {
         self.by_daemon_set.remove(key);
     }
+}
+
+/// One verdict per node of `nodes`: the held one where the node object is
+/// the one judged then, else judged now.
+fn judge_changed(held: Option<&Judged>, ds: &DaemonSet, nodes: &NodeList) -> Vec<NodeVerdict> {
+    let earlier: HashMap<&str, (&Arc<Node>, &NodeVerdict)> = held
+        .map(|held| {
+            held.nodes
+                .iter()
+                .zip(&held.verdicts)
+                .map(|(node, verdict)| (node.name(), (node, verdict)))
+                .collect()
+        })
+        .unwrap_or_default();
+    nodes
+        .iter()
+        .map(|node| match earlier.get(node.name()) {
+            Some((judged, verdict)) if Arc::ptr_eq(judged, node) => (*verdict).clone(),
+            _ => node_should_run_daemon_pod(node, ds),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -113,7 +136,7 @@ mod tests {
         let b = Arc::new(node("b").build());
         let mut cache = Verdicts::default();
         let plain = daemon_set(1, None);
-        let nodes = [Arc::clone(&a), Arc::clone(&b)];
+        let nodes = Arc::new(vec![Arc::clone(&a), Arc::clone(&b)]);
         let first = judged(&cache.of(&key, &plain, &nodes));
         assert_eq!(first, [("a".into(), true), ("b".into(), true)]);
         // A new template (generation 2) that selects ssd nodes: judged again.
@@ -122,14 +145,17 @@ mod tests {
         assert_eq!(second, [("a".into(), true), ("b".into(), false)]);
         // Node b labelled: a new object, judged again; a is kept.
         let b2 = Arc::new(node("b").label("disk", "ssd").build());
-        let changed = [Arc::clone(&a), Arc::clone(&b2)];
+        let changed = Arc::new(vec![Arc::clone(&a), Arc::clone(&b2)]);
         let third = judged(&cache.of(&key, &ssd, &changed));
         assert_eq!(third, [("a".into(), true), ("b".into(), true)]);
         // Kept verdicts are the ones judged afresh, reasons and all.
-        let nodes = [a, b2];
+        let nodes = Arc::new(vec![a, b2]);
         let kept = cache.of(&key, &ssd, &nodes);
         for (node, verdict) in &kept {
             assert_eq!(verdict, &node_should_run_daemon_pod(node, &ssd));
         }
+        // The same list again (no node changed): the same verdicts.
+        let again = cache.of(&key, &ssd, &nodes);
+        assert_eq!(again, kept);
     }
 }

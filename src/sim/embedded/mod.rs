@@ -83,6 +83,9 @@ pub struct EmbeddedOptions {
     /// controller syncs it (zero, the default: at once). A rehearsal on a
     /// paused clock sets it; see `controller::spawn_with`.
     pub sync_window: std::time::Duration,
+    /// Delete an Event this long after its last write, as kube-apiserver's
+    /// `--event-ttl` (`None`, the default: Events stay until deleted).
+    pub event_ttl: Option<std::time::Duration>,
 }
 
 impl Default for EmbeddedOptions {
@@ -99,6 +102,7 @@ impl Default for EmbeddedOptions {
             bookmark_interval: None,
             variant: None,
             sync_window: std::time::Duration::ZERO,
+            event_ttl: None,
         }
     }
 }
@@ -137,6 +141,7 @@ pub struct Simulation {
     scheduler: SchedulerHandle,
     kubelets: KubeletHandle,
     self_heal: Option<SelfHealHandle>,
+    event_ttl: Option<crate::sim::event_ttl::EventTtlHandle>,
 }
 
 impl Simulation {
@@ -156,31 +161,7 @@ impl Simulation {
         let mut load_report = Vec::new();
         let first_daemon_set;
         let (scenario, loaded) = if options.snapshot.is_empty() {
-            let scenario = match options.nodes {
-                Some(nodes) if nodes > crate::input::limits::MAX_SIM_NODES => {
-                    return Err(ScenarioError::Invalid {
-                        file: "--nodes".to_owned(),
-                        line: None,
-                        message: format!(
-                            "{nodes} nodes is more than the limit of {}",
-                            crate::input::limits::MAX_SIM_NODES
-                        ),
-                    }
-                    .into());
-                }
-                Some(nodes) => {
-                    let mut generated = large_scenario(nodes);
-                    if options.scenario.is_some() {
-                        generated.timing = base.timing.clone();
-                    }
-                    generated
-                }
-                None => base,
-            };
-            let scenario = match options.variant {
-                Some(variant) => variant.apply(scenario),
-                None => scenario,
-            };
+            let scenario = scenario_of(options, base)?;
             let stats = load::load_scenario(&store, &scenario, clock.now(), seed)?;
             first_daemon_set = scenario.daemon_sets.first().map(|ds| Target {
                 namespace: ds.namespace.clone(),
@@ -231,6 +212,9 @@ impl Simulation {
             },
         );
         let self_heal = selfheal::spawn(&store, &scenario);
+        let event_ttl = options
+            .event_ttl
+            .map(|ttl| crate::sim::event_ttl::spawn(&store, ttl));
         Ok(Simulation {
             store,
             scenario,
@@ -241,6 +225,7 @@ impl Simulation {
             scheduler,
             kubelets,
             self_heal,
+            event_ttl,
         })
     }
 
@@ -249,10 +234,44 @@ impl Simulation {
         if let Some(self_heal) = self.self_heal {
             self_heal.shutdown().await;
         }
+        if let Some(event_ttl) = self.event_ttl {
+            event_ttl.shutdown().await;
+        }
         self.controller.shutdown().await;
         self.scheduler.shutdown().await;
         self.kubelets.shutdown().await;
     }
+}
+
+/// The scenario a simulation without snapshots loads: the named one (`base`)
+/// or a generated cluster of `nodes` nodes (with `base`'s timings when a
+/// scenario was named), as a fleet member's variant when it is one.
+fn scenario_of(options: &EmbeddedOptions, base: Scenario) -> Result<Scenario, SimError> {
+    let scenario = match options.nodes {
+        Some(nodes) if nodes > crate::input::limits::MAX_SIM_NODES => {
+            return Err(ScenarioError::Invalid {
+                file: "--nodes".to_owned(),
+                line: None,
+                message: format!(
+                    "{nodes} nodes is more than the limit of {}",
+                    crate::input::limits::MAX_SIM_NODES
+                ),
+            }
+            .into());
+        }
+        Some(nodes) => {
+            let mut generated = large_scenario(nodes);
+            if options.scenario.is_some() {
+                generated.timing = base.timing.clone();
+            }
+            generated
+        }
+        None => base,
+    };
+    Ok(match options.variant {
+        Some(variant) => variant.apply(scenario),
+        None => scenario,
+    })
 }
 
 /// The scheduler, first trying a new pod after the scenario's `timing.schedule`.
