@@ -477,12 +477,21 @@ async fn auto_compression_measures_the_first_pages_and_the_log_names_the_choice(
         .lines()
         .find(|l| l.contains("response compression: the first list pages came uncompressed at"))
         .unwrap_or_else(|| panic!("no choice logged:\n{written}"));
-    assert!(chosen.contains("below 600 Mbit/s") && chosen.contains("gzip"), "{chosen}");
+    assert!(
+        chosen.contains("below 600 Mbit/s") && chosen.contains("gzip"),
+        "{chosen}"
+    );
     let lists: Vec<_> = cluster.server.requests()[seen..]
         .iter()
         .filter(|r| !r.is_watch() && r.path.starts_with("/api/v1/") && r.path.ends_with('s'))
         .map(|r| (r.path.clone(), r.accepts_gzip))
         .collect();
-    assert!(!lists[0].1, "the first list is measured uncompressed: {lists:?}");
-    assert!(lists.iter().any(|(_, gzip)| *gzip), "later lists ask gzip: {lists:?}");
+    assert!(
+        !lists[0].1,
+        "the first list is measured uncompressed: {lists:?}"
+    );
+    assert!(
+        lists.iter().any(|(_, gzip)| *gzip),
+        "later lists ask gzip: {lists:?}"
+    );
 }

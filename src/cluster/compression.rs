@@ -8,7 +8,7 @@
 //! - a loopback address: the wire is free there; off;
 //! - the kubeconfig's `disable-compression: true`: off;
 //! - otherwise the first list pages' throughput, measured uncompressed
-//!   ([`super::compression_probe`]): gzip below [`COMPRESS_BELOW_MBIT`],
+//!   (`compression_probe`, which applies the choice): gzip below [`COMPRESS_BELOW_MBIT`],
 //!   off at or above it (docs/performance.md, "The wire").
 //!
 //! kube-rs decompresses as the body streams.
@@ -150,34 +150,6 @@ pub fn log(server: &str, choice: &Choice) {
         "response compression: {}",
         choice.why
     );
-}
-
-/// Applies `mode` to `config`: the choice when it can be made now (logged),
-/// or a layer that measures the first list pages and then chooses.
-pub fn apply(mode: Compression, config: &mut kube::Config) -> super::compression_probe::Layer {
-    let evidence = Evidence {
-        loopback: is_loopback(&config.cluster_url),
-        kubeconfig_disables: config.disable_compression,
-        measured: None,
-    };
-    let server = config.cluster_url.to_string();
-    match choose(mode, &evidence) {
-        Decision::Chosen(choice) => {
-            config.disable_compression = !choice.compress;
-            log(&server, &choice);
-            super::compression_probe::Layer::default()
-        }
-        Decision::Measure => {
-            // Able to decompress; the probe says when to ask.
-            config.disable_compression = false;
-            tracing::info!(
-                server,
-                "response compression: measuring the first {} MB of list pages uncompressed, then choosing",
-                super::compression_probe::PROBE_BYTES >> 20
-            );
-            super::compression_probe::Layer::probing(server)
-        }
-    }
 }
 
 pub(crate) fn is_loopback(url: &http::Uri) -> bool {

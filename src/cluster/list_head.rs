@@ -1,7 +1,7 @@
 //! A list page's head (its `ListMeta`: continue token, resourceVersion,
 //! remaining count) read from the first bytes of its body, before the rest
 //! has arrived, so the next page can be asked for while this one still
-//! streams in ([`super::pager`]). Both encodings put the head first as API
+//! streams in (the pager's one page ahead). Both encodings put the head first as API
 //! servers write them: JSON `{"kind":…,"apiVersion":…,"metadata":{…},
 //! "items":[…]}`, protobuf `k8s\0` + `Unknown{typeMeta, raw: List{1:
 //! ListMeta, 2: items…}}`. A body whose head comes after its items is read

@@ -16,7 +16,8 @@ use kube::api::ListParams;
 use tokio::sync::{mpsc, oneshot};
 
 use super::list_head::{self, Head};
-use super::request::{self, Object, Page};
+use super::object::{Object, Page};
+use super::page;
 
 /// Why a paged list failed.
 #[derive(Debug)]
@@ -89,11 +90,13 @@ async fn decode<K: Object>(
     while let Some(body) = downloaded.recv().await {
         let page = match body {
             Ok((bytes, on_continuation)) => {
-                let (page, bytes) = tokio::task::spawn_blocking(move || {
-                    (request::decode_page::<K>(&bytes, |_| {}), bytes)
+                let decoded = tokio::task::spawn_blocking(move || {
+                    (page::decode_page::<K>(&bytes, |_| {}), bytes)
                 })
-                .await
-                .unwrap_or_else(|failed| std::panic::resume_unwind(failed.into_panic()));
+                .await;
+                let Some((page, bytes)) = joined(decoded) else {
+                    return;
+                };
                 let _ = spare_buffers.send(bytes);
                 page.map_err(|error| Failed {
                     error: kube::Error::SerdeError(error),
@@ -106,6 +109,16 @@ async fn decode<K: Object>(
         if decoded.send(page).await.is_err() || failed {
             return;
         }
+    }
+}
+
+/// A task's result; `None` if it was cancelled (the runtime is shutting
+/// down: whoever reads the pages is going too); a panic goes on unwinding.
+fn joined<T>(result: Result<T, tokio::task::JoinError>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+        Err(_) => None,
     }
 }
 
@@ -142,9 +155,8 @@ async fn download(mut fetcher: Fetcher, first: ListParams, pages: mpsc::Sender<D
             .and_then(|head| head.continue_)
             .filter(|token| !token.is_empty())
             .map(|token| fetcher.start(first.clone().continue_token(&token), true));
-        let body = match (&mut current.body.0).await {
-            Ok(body) => body,
-            Err(failed) => std::panic::resume_unwind(failed.into_panic()),
+        let Some(body) = joined((&mut current.body.0).await) else {
+            return;
         };
         let body = body.map(|bytes| (bytes, current.on_continuation));
         let failed = body.is_err();
@@ -185,7 +197,7 @@ impl Fetcher {
                     Err(error) => Err(kube::Error::SerdeError(error)),
                 }
             };
-            request::fetch_page(&client, &url, &params, &mut buffer, stall, &mut on_bytes)
+            page::fetch_page(&client, &url, &params, &mut buffer, stall, &mut on_bytes)
                 .await
                 .map(|()| buffer)
         });
@@ -265,7 +277,7 @@ mod tests {
     #[tokio::test]
     async fn the_next_page_is_asked_for_once_the_head_is_in_and_pages_come_in_order() {
         let client = ahead_client(Arc::new(Notify::new()));
-        let url = request::collection_url::<Node>(None);
+        let url = crate::cluster::request::collection_url::<Node>(None);
         let mut pages = read_pages::<Node>(
             &client,
             &url,
