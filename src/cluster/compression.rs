@@ -176,13 +176,13 @@ mod tests {
         }
     }
 
-    fn measured(mbit: u64) -> Evidence {
+    fn measured(mbit: u32) -> Evidence {
         // 4 MB at `mbit` Mbit/s.
-        let bytes = 4_000_000;
+        let bytes: u32 = 4_000_000;
         Evidence {
             measured: Some(Throughput {
-                bytes,
-                busy: Duration::from_secs_f64(bytes as f64 * 8.0 / (mbit as f64 * 1e6)),
+                bytes: u64::from(bytes),
+                busy: Duration::from_secs_f64(f64::from(bytes) * 8.0 / (f64::from(mbit) * 1e6)),
             }),
             ..Evidence::default()
         }

@@ -18,6 +18,9 @@ use super::object::{Object, Page};
 /// fine as long as bytes keep coming.
 pub const LIST_STALL: Duration = Duration::from_secs(60);
 
+/// Shown a page's bytes so far, and whether they are all of it.
+pub type WatchBytes<'a> = dyn FnMut(&[u8], bool) -> Result<(), kube::Error> + Send + 'a;
+
 /// Reads one list page's body into `buffer`, undecoded. (kube's `Api::list`
 /// copies the body into a `String` and checks it is UTF-8 before decoding:
 /// two more passes over every page, megabytes each at scale; the decoder
@@ -33,7 +36,7 @@ pub async fn fetch_page(
     params: &ListParams,
     buffer: &mut Vec<u8>,
     stall: Duration,
-    watch: &mut (dyn FnMut(&[u8], bool) -> Result<(), kube::Error> + Send),
+    watch: &mut WatchBytes<'_>,
 ) -> Result<(), kube::Error> {
     let mut request = kube::core::Request::new(url)
         .list(params)
