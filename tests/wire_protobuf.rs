@@ -478,7 +478,7 @@ async fn auto_compression_measures_the_first_pages_and_the_log_names_the_choice(
         .find(|l| l.contains("response compression: the first list pages came uncompressed at"))
         .unwrap_or_else(|| panic!("no choice logged:\n{written}"));
     assert!(
-        chosen.contains("below 600 Mbit/s") && chosen.contains("gzip"),
+        chosen.contains("below 2000 Mbit/s") && chosen.contains("gzip"),
         "{chosen}"
     );
     let lists: Vec<_> = cluster.server.requests()[seen..]
