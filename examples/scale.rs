@@ -78,6 +78,9 @@ struct Args {
     /// and not the CPU is the limit; repeatable; `off` for none.
     #[arg(long = "link", value_name = "RATE", default_values_t = ["1Gbit".to_owned()])]
     links: Vec<String>,
+    /// The console's `--wire` (auto: JSON to this loopback server).
+    #[arg(long, value_enum, default_value_t)]
+    wire: rollcall::cluster::wire::Wire,
     /// Internal: run as the console child against this kubeconfig.
     #[arg(long, hide = true)]
     console_child: Option<std::path::PathBuf>,
@@ -98,9 +101,12 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     match &args.console_child {
-        Some(kubeconfig) => {
-            runtime.block_on(console_child(kubeconfig, &args.target, args.load_only))
-        }
+        Some(kubeconfig) => runtime.block_on(console_child(
+            kubeconfig,
+            &args.target,
+            args.wire,
+            args.load_only,
+        )),
         None => parent(&args, &runtime),
     }
 }
@@ -149,7 +155,7 @@ fn parent(args: &Args, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> 
     let mut child = Command::new(std::env::current_exe()?)
         .arg("--console-child")
         .arg(&kubeconfig)
-        .args(["--target", &args.target])
+        .args(["--target", &args.target, "--wire", wire_name(args.wire)])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -284,6 +290,7 @@ fn over_link(
             .arg("--console-child")
             .arg(kubeconfig)
             .args(["--target", &args.target, "--load-only"])
+            .args(["--wire", wire_name(args.wire)])
             .stderr(Stdio::inherit())
             .output()
             .context("cannot start the console child")?;
@@ -740,9 +747,19 @@ fn complete(cache: &Cache, app: &App) -> bool {
         && !app.rows.is_empty()
 }
 
+fn wire_name(wire: rollcall::cluster::wire::Wire) -> &'static str {
+    use rollcall::cluster::wire::Wire;
+    match wire {
+        Wire::Auto => "auto",
+        Wire::Json => "json",
+        Wire::Protobuf => "protobuf",
+    }
+}
+
 async fn console_child(
     kubeconfig: &std::path::Path,
     target: &str,
+    wire: rollcall::cluster::wire::Wire,
     load_only: bool,
 ) -> anyhow::Result<()> {
     let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
@@ -751,7 +768,16 @@ async fn console_child(
         &kube::config::KubeConfigOptions::default(),
     )
     .await?;
-    let client = kube::Client::try_from(config)?;
+    // The console's own connection: its transport (HTTP/2), wire and
+    // compression choice.
+    let client = rollcall::cluster::connect::connection_from_config(
+        config,
+        "scale".into(),
+        None,
+        wire,
+        rollcall::cluster::compression::Compression::Auto,
+    )?
+    .watch_client;
     let target = Target::from_key(target).context("--target is NAMESPACE/NAME")?;
     let started = Instant::now();
     let cpu_before = cpu_secs();

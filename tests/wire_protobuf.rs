@@ -410,3 +410,88 @@ async fn kubectls_typed_client_reads_the_protobuf_pod_list() {
         "kubectl did not ask for protobuf: {said}"
     );
 }
+
+/// This machine's own non-loopback address (the route's source address;
+/// no packet is sent), if it has one.
+fn own_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("192.0.2.1:9").ok()?;
+    Some(socket.local_addr().ok()?.ip()).filter(|ip| !ip.is_loopback())
+}
+
+/// `--compression auto` to a server at a non-loopback address over a
+/// 100 Mbit/s link: the first list pages come uncompressed and are timed,
+/// the log names the rate and the choice (gzip), and the lists after it
+/// ask for gzip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_compression_measures_the_first_pages_and_the_log_names_the_choice() {
+    let Some(address) = own_address() else {
+        eprintln!("skipped: this machine has no non-loopback address");
+        return;
+    };
+    let faults = rollcall::sim::fault::Faults::none();
+    let cluster = rollcall::sim::embedded::start(EmbeddedOptions {
+        nodes: Some(2000),
+        faults: faults.clone(),
+        listen: Some(std::net::SocketAddr::from(([0, 0, 0, 0], 0))),
+        ..EmbeddedOptions::default()
+    })
+    .await
+    .expect("embedded cluster starts");
+    faults.install(rollcall::sim::fault::parse("bandwidth:100Mbit=1h").expect("fault spec"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let log = dir.path().join("rollcall.log");
+    cluster
+        .server
+        .write_kubeconfig(&kubeconfig)
+        .expect("kubeconfig");
+    // The same server at the machine's own address; the context that names
+    // the certificate's server name.
+    let text = std::fs::read_to_string(&kubeconfig).expect("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        text.replace("https://127.0.0.1:", &format!("https://{address}:")),
+    )
+    .expect("kubeconfig rewritten");
+    let seen = cluster.server.requests().len();
+    let args: Vec<String> = [
+        "--kubeconfig",
+        kubeconfig.to_str().expect("utf-8 path"),
+        "--context",
+        rollcall::sim::kubeconfig::TLS_NAME_CONTEXT,
+        "--log-file",
+        log.to_str().expect("utf-8 path"),
+        "status",
+        "kube-system/node-agent",
+        "-o",
+        "json",
+        "--all",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let report = status_json(args).await;
+    assert_eq!(report["nodes"].as_array().map(Vec::len), Some(2000));
+    let written = std::fs::read_to_string(&log).expect("the log file was written");
+    let chosen = written
+        .lines()
+        .find(|l| l.contains("response compression: the first list pages came uncompressed at"))
+        .unwrap_or_else(|| panic!("no choice logged:\n{written}"));
+    assert!(
+        chosen.contains("below 2000 Mbit/s") && chosen.contains("gzip"),
+        "{chosen}"
+    );
+    let lists: Vec<_> = cluster.server.requests()[seen..]
+        .iter()
+        .filter(|r| !r.is_watch() && r.path.starts_with("/api/v1/") && r.path.ends_with('s'))
+        .map(|r| (r.path.clone(), r.accepts_gzip))
+        .collect();
+    assert!(
+        !lists[0].1,
+        "the first list is measured uncompressed: {lists:?}"
+    );
+    assert!(
+        lists.iter().any(|(_, gzip)| *gzip),
+        "later lists ask gzip: {lists:?}"
+    );
+}

@@ -39,8 +39,8 @@ pub struct ClusterArgs {
     pub as_group: Vec<String>,
     /// Ask for gzip-compressed responses as kubectl does: auto = off to a
     /// loopback server or where the kubeconfig sets disable-compression,
-    /// else chosen from the first list pages' throughput (gzip below 600
-    /// Mbit/s); the log says which and why.
+    /// else chosen from the first list pages' throughput (gzip below 2
+    /// Gbit/s); the log says which and why.
     #[arg(long, value_name = "MODE", value_enum, default_value_t, global = true)]
     pub compression: crate::cluster::compression::Compression,
     /// Encoding of node, pod and event lists and watches: protobuf (as

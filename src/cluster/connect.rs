@@ -494,7 +494,7 @@ pub fn connection_from_config(
     // One stack per cluster (one pool, one credential): the watches use it
     // bare, one-off requests through the retry layer above it.
     let wire = crate::cluster::wire::layer(wire, &config.cluster_url);
-    let compression = crate::cluster::compression::apply(compression, &mut config);
+    let compression = crate::cluster::compression_probe::apply(compression, &mut config);
     let watch_client =
         retry::shared_stack(config, wire, compression).map_err(ConnectError::Client)?;
     let client = retry::client_over(&watch_client, retry::Policy::default());

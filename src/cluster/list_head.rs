@@ -1,41 +1,26 @@
 //! A list page's head (its `ListMeta`: continue token, resourceVersion,
-//! remaining count) read from the first bytes of its body, before the rest
-//! has arrived, so the next page can be asked for while this one still
-//! streams in ([`super::pager`]). Both encodings put the head first as API
+//! remaining count) read from the page's body without decoding its items,
+//! so the next page can be asked for before this one is decoded (the
+//! pager's one page ahead). Both encodings put the head first as API
 //! servers write them: JSON `{"kind":…,"apiVersion":…,"metadata":{…},
 //! "items":[…]}`, protobuf `k8s\0` + `Unknown{typeMeta, raw: List{1:
-//! ListMeta, 2: items…}}`. A body whose head comes after its items is read
-//! whole first: correct, only not early.
+//! ListMeta, 2: items…}}`; there the read stops at the head. A JSON body
+//! whose head comes after its items is scanned to it; protobuf skips
+//! items by their length.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use serde::de::{Deserializer as _, Error as _, IgnoredAny, MapAccess, Visitor};
 
 use crate::model::protobuf::envelope::{self, MAGIC};
 use crate::model::protobuf::from_message;
-use crate::model::protobuf::wire::varint;
 
-/// What the bytes so far say about the head.
-#[derive(Debug, PartialEq)]
-pub enum Head {
-    /// Read.
-    Read(ListMeta),
-    /// Not yet: more bytes are needed (or the head comes after the items).
-    NotYet,
-}
-
-/// The head of a page from `bytes`, its first bytes (`whole`: all of it).
-/// A whole body without a head has an empty one; a malformed one is an
-/// error (only for a whole body: a prefix may be cut anywhere).
-pub fn peek(bytes: &[u8], whole: bool) -> Result<Head, serde_json::Error> {
-    let head = if bytes.starts_with(MAGIC) {
-        protobuf_head(bytes, whole)
+/// The head of the page `bytes` (empty for a list without one); an error
+/// for a malformed body.
+pub fn read(bytes: &[u8]) -> Result<ListMeta, serde_json::Error> {
+    if bytes.starts_with(MAGIC) {
+        protobuf_head(bytes)
     } else {
-        json_head(bytes, whole)
-    };
-    match head {
-        Ok(Head::NotYet) if whole => Ok(Head::Read(ListMeta::default())),
-        Err(_) if !whole => Ok(Head::NotYet),
-        head => head,
+        json_head(bytes)
     }
 }
 
@@ -43,61 +28,27 @@ fn malformed(what: impl std::fmt::Display) -> serde_json::Error {
     serde_json::Error::custom(format!("protobuf: {what}"))
 }
 
-/// The protobuf head: the envelope's fields up to `raw`, then `raw`'s first
-/// field if it is the `ListMeta` and has arrived whole.
-fn protobuf_head(bytes: &[u8], whole: bool) -> Result<Head, serde_json::Error> {
-    if whole {
-        let unknown = envelope::open(bytes).map_err(malformed)?;
-        let (meta, _) = envelope::list_parts(unknown.raw).map_err(malformed)?;
-        return from_message("ListMeta", meta)
-            .map(Head::Read)
-            .map_err(malformed);
-    }
-    let mut rest = &bytes[MAGIC.len()..];
-    // The envelope: skip fields until `raw` (2) starts.
-    loop {
-        let (tag, after) = varint(rest).map_err(|_| malformed("malformed varint"))?;
-        let (len, after) = varint(after).map_err(|_| malformed("malformed varint"))?;
-        if tag == (2 << 3 | 2) {
-            rest = after;
-            break;
-        }
-        let len = usize::try_from(len).map_err(malformed)?;
-        rest = after.get(len..).ok_or_else(|| malformed("cut"))?;
-    }
-    // `raw`'s first field: the ListMeta when the server writes it first.
-    let (tag, after) = varint(rest).map_err(|_| malformed("malformed varint"))?;
-    if tag != (1 << 3 | 2) {
-        return Ok(Head::NotYet);
-    }
-    let (len, after) = varint(after).map_err(|_| malformed("malformed varint"))?;
-    let len = usize::try_from(len).map_err(malformed)?;
-    let meta = after.get(..len).ok_or_else(|| malformed("cut"))?;
-    from_message("ListMeta", meta)
-        .map(Head::Read)
-        .map_err(malformed)
+fn protobuf_head(bytes: &[u8]) -> Result<ListMeta, serde_json::Error> {
+    let unknown = envelope::open(bytes).map_err(malformed)?;
+    let (meta, _) = envelope::list_parts(unknown.raw).map_err(malformed)?;
+    from_message("ListMeta", meta).map_err(malformed)
 }
 
-/// The JSON head: the object's keys up to `metadata`, read without
-/// decoding past it (a prefix ends mid-object).
-fn json_head(bytes: &[u8], whole: bool) -> Result<Head, serde_json::Error> {
+/// The JSON head: the object's keys up to `metadata`, and no further.
+fn json_head(bytes: &[u8]) -> Result<ListMeta, serde_json::Error> {
     let mut decoder = serde_json::Deserializer::from_slice(bytes);
     let mut found = None;
-    let read = decoder.deserialize_map(HeadVisitor {
-        found: &mut found,
-        whole,
-    });
-    if let Some(meta) = found {
-        return Ok(Head::Read(meta));
+    let read = decoder.deserialize_map(HeadVisitor { found: &mut found });
+    match found {
+        Some(meta) => Ok(meta),
+        None => read.map(|()| ListMeta::default()),
     }
-    read.map(|()| Head::NotYet)
 }
 
 /// Reads keys until `metadata`, then stops (by an error the caller ignores
-/// once the head is found: the rest of a prefix is not there to read).
+/// once the head is found: the rest is the items, not read here).
 struct HeadVisitor<'a> {
     found: &'a mut Option<ListMeta>,
-    whole: bool,
 }
 
 impl<'de> Visitor<'de> for HeadVisitor<'_> {
@@ -109,17 +60,11 @@ impl<'de> Visitor<'de> for HeadVisitor<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            match key.as_ref() {
-                "metadata" => {
-                    *self.found = Some(map.next_value()?);
-                    return Err(A::Error::custom("head read"));
-                }
-                // A prefix: the head, if any, comes after the items.
-                "items" if !self.whole => return Err(A::Error::custom("items first")),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+            if key == "metadata" {
+                *self.found = Some(map.next_value()?);
+                return Err(A::Error::custom("head read"));
             }
+            map.next_value::<IgnoredAny>()?;
         }
         Ok(())
     }
@@ -130,47 +75,28 @@ mod tests {
     use super::*;
     use crate::model::protobuf::wire::{put_bytes_field, put_nested};
 
-    fn continue_of(head: Head) -> Option<String> {
-        match head {
-            Head::Read(meta) => meta.continue_,
-            Head::NotYet => None,
-        }
-    }
-
     #[test]
-    fn a_json_head_is_read_from_the_first_bytes() {
-        let body = r#"{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"next","remainingItemCount":3},"items":[{"metadata":{"name":"a"}}]}"#;
-        // Read once the metadata object has closed.
-        let at = body.find(",\"items\"").expect("items");
-        for cut in 0..body.len() {
-            let head = peek(&body.as_bytes()[..cut], false).expect("a prefix never fails");
-            let expected = (cut >= at).then(|| "next".to_owned());
-            assert_eq!(continue_of(head), expected, "cut at {cut}");
-        }
-        let Head::Read(meta) = peek(body.as_bytes(), true).expect("whole") else {
-            panic!("read")
-        };
+    fn a_json_head_is_read_first_or_last_and_a_broken_body_fails() {
+        let first = r#"{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"next","remainingItemCount":3},"items":[{"metadata":{"name":"a"}}]}"#;
+        let meta = read(first.as_bytes()).expect("read");
+        assert_eq!(meta.continue_.as_deref(), Some("next"));
         assert_eq!(meta.remaining_item_count, Some(3));
-    }
-
-    #[test]
-    fn a_json_head_after_the_items_waits_for_the_whole_body() {
-        let body = r#"{"items":[{"metadata":{"name":"a"}}],"metadata":{"continue":"late"}}"#;
-        for cut in 0..body.len() {
-            assert_eq!(
-                peek(&body.as_bytes()[..cut], false).expect("prefix"),
-                Head::NotYet
-            );
-        }
+        // Items after the head are not read: a cut there does not matter.
+        let cut = &first[..first.len() - 10];
         assert_eq!(
-            continue_of(peek(body.as_bytes(), true).expect("whole")),
-            Some("late".into())
+            read(cut.as_bytes()).expect("read").continue_.as_deref(),
+            Some("next")
+        );
+        let last = r#"{"items":[{"metadata":{"name":"a"}}],"metadata":{"continue":"late"}}"#;
+        assert_eq!(
+            read(last.as_bytes()).expect("read").continue_.as_deref(),
+            Some("late")
         );
         assert_eq!(
-            peek(br#"{"items":[]}"#, true).expect("no head"),
-            Head::Read(ListMeta::default())
+            read(br#"{"items":[]}"#).expect("no head"),
+            ListMeta::default()
         );
-        assert!(peek(br#"{"items":[}"#, true).is_err());
+        assert!(read(br#"{"items":[}"#).is_err());
     }
 
     fn protobuf_list(meta_first: bool) -> Vec<u8> {
@@ -194,32 +120,12 @@ mod tests {
     }
 
     #[test]
-    fn a_protobuf_head_is_read_once_its_list_meta_has_arrived() {
-        let body = protobuf_list(true);
-        let mut first = None;
-        for cut in 0..=body.len() {
-            let head = peek(&body[..cut], cut == body.len()).expect("never fails");
-            if let Head::Read(meta) = head {
-                assert_eq!(meta.continue_.as_deref(), Some("next"));
-                assert_eq!(meta.resource_version.as_deref(), Some("42"));
-                first.get_or_insert(cut);
-            } else {
-                assert!(first.is_none(), "read at {first:?}, lost at {cut}");
-            }
+    fn a_protobuf_head_is_read_wherever_it_lies() {
+        for meta_first in [true, false] {
+            let meta = read(&protobuf_list(meta_first)).expect("read");
+            assert_eq!(meta.continue_.as_deref(), Some("next"));
+            assert_eq!(meta.resource_version.as_deref(), Some("42"));
         }
-        assert!(
-            first.expect("read") < body.len() - 2,
-            "read before the items"
-        );
-        let late = protobuf_list(false);
-        assert_eq!(
-            peek(&late[..late.len() - 1], false).expect("prefix"),
-            Head::NotYet
-        );
-        assert_eq!(
-            continue_of(peek(&late, true).expect("whole")),
-            Some("next".into())
-        );
-        assert!(peek(b"k8s\0\x12\x7f", true).is_err());
+        assert!(read(b"k8s\0\x12\x7f").is_err());
     }
 }

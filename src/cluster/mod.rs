@@ -12,6 +12,7 @@ pub mod identity;
 mod list_head;
 mod node_pods;
 pub mod object;
+mod page;
 pub mod pager;
 pub mod protobuf_read;
 pub mod proxy;

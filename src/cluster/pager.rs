@@ -1,13 +1,14 @@
-//! A list read page by page with one page ahead: the next page is asked for
-//! as soon as this page's head (its continue token) has arrived
-//! ([`super::list_head`]), while the rest of this page still streams in,
-//! and each page is decoded off the runtime's threads while the next ones
-//! download. So the server's work on page N+1 (listing, encoding,
-//! compressing) overlaps the link carrying page N and the client decoding
-//! page N−1; read strictly in turn, each stage waited for the others. At
-//! most four pages are held at once (one decoding, one waiting for it, one
-//! read whole, one downloading): memory stays flat however long the list.
-//! Pages are handed on in order.
+//! A list read page by page with one page ahead: once a page has arrived,
+//! its head (the continue token) is read without decoding its items
+//! ([`super::list_head`]) and the next page is asked for at once, while
+//! this one is decoded off the runtime's threads. So the link and the
+//! server's work on page N+1 overlap the client decoding page N; read
+//! strictly in turn, each waited for the other. (Asking at the head, while
+//! the rest of the page still streamed in, split a slow link between two
+//! pages and delayed every page's arrival: a load's progress said nothing
+//! for longer.) At most four pages are held at once (one decoding, one
+//! waiting for it, one read whole, one downloading): memory stays flat
+//! however long the list. Pages are handed on in order.
 
 use std::time::Duration;
 
@@ -15,8 +16,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::ListParams;
 use tokio::sync::{mpsc, oneshot};
 
-use super::list_head::{self, Head};
-use super::request::{self, Object, Page};
+use super::list_head;
+use super::object::{Object, Page};
+use super::page;
 
 /// Why a paged list failed.
 #[derive(Debug)]
@@ -89,11 +91,13 @@ async fn decode<K: Object>(
     while let Some(body) = downloaded.recv().await {
         let page = match body {
             Ok((bytes, on_continuation)) => {
-                let (page, bytes) = tokio::task::spawn_blocking(move || {
-                    (request::decode_page::<K>(&bytes, |_| {}), bytes)
+                let decoded = tokio::task::spawn_blocking(move || {
+                    (page::decode_page::<K>(&bytes, |_| {}), bytes)
                 })
-                .await
-                .unwrap_or_else(|failed| std::panic::resume_unwind(failed.into_panic()));
+                .await;
+                let Some((page, bytes)) = joined(decoded) else {
+                    return;
+                };
                 let _ = spare_buffers.send(bytes);
                 page.map_err(|error| Failed {
                     error: kube::Error::SerdeError(error),
@@ -106,6 +110,16 @@ async fn decode<K: Object>(
         if decoded.send(page).await.is_err() || failed {
             return;
         }
+    }
+}
+
+/// A task's result; `None` if it was cancelled (the runtime is shutting
+/// down: whoever reads the pages is going too); a panic goes on unwinding.
+fn joined<T>(result: Result<T, tokio::task::JoinError>) -> Option<T> {
+    match result {
+        Ok(value) => Some(value),
+        Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+        Err(_) => None,
     }
 }
 
@@ -142,9 +156,8 @@ async fn download(mut fetcher: Fetcher, first: ListParams, pages: mpsc::Sender<D
             .and_then(|head| head.continue_)
             .filter(|token| !token.is_empty())
             .map(|token| fetcher.start(first.clone().continue_token(&token), true));
-        let body = match (&mut current.body.0).await {
-            Ok(body) => body,
-            Err(failed) => std::panic::resume_unwind(failed.into_panic()),
+        let Some(body) = joined((&mut current.body.0).await) else {
+            return;
         };
         let body = body.map(|bytes| (bytes, current.on_continuation));
         let failed = body.is_err();
@@ -169,23 +182,20 @@ impl Fetcher {
         let mut buffer = self.reused.try_recv().unwrap_or_default();
         let (client, url, stall) = (self.client.clone(), self.url.clone(), self.stall);
         let body = tokio::spawn(async move {
+            // The head once the page is whole: asked for any earlier, the
+            // next page would share a slow link with this one and delay it.
             let mut head_tx = Some(head_tx);
             let mut on_bytes = |bytes: &[u8], whole: bool| {
-                if head_tx.is_none() {
+                if !whole {
                     return Ok(());
                 }
-                match list_head::peek(bytes, whole) {
-                    Ok(Head::Read(meta)) => {
-                        if let Some(tx) = head_tx.take() {
-                            let _ = tx.send(meta);
-                        }
-                        Ok(())
-                    }
-                    Ok(Head::NotYet) => Ok(()),
-                    Err(error) => Err(kube::Error::SerdeError(error)),
+                let head = list_head::read(bytes).map_err(kube::Error::SerdeError)?;
+                if let Some(tx) = head_tx.take() {
+                    let _ = tx.send(head);
                 }
+                Ok(())
             };
-            request::fetch_page(&client, &url, &params, &mut buffer, stall, &mut on_bytes)
+            page::fetch_page(&client, &url, &params, &mut buffer, stall, &mut on_bytes)
                 .await
                 .map(|()| buffer)
         });
@@ -211,7 +221,6 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use futures::StreamExt as _;
     use tokio::sync::Notify;
 
     use super::*;
@@ -219,43 +228,24 @@ mod tests {
 
     type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-    /// A node list in three pages whose first page sends its head, then
-    /// holds the rest of its body until the second page has been asked for.
-    fn ahead_client(asked_second: Arc<Notify>) -> kube::Client {
+    /// A node list in three pages (`a`, `b`, `c`); `asked_second` is
+    /// notified when the second is asked for.
+    fn three_pages(asked_second: Arc<Notify>) -> kube::Client {
         let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
             let query = request.uri().query().unwrap_or_default().to_owned();
             let asked_second = asked_second.clone();
             async move {
-                let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = if query
-                    .contains("continue=second")
-                {
+                let body = if query.contains("continue=second") {
                     asked_second.notify_one();
-                    vec![Ok(
-                        r#"{"metadata":{"continue":"third"},"items":[{"metadata":{"name":"b"}}]}"#
-                            .into(),
-                    )]
+                    r#"{"metadata":{"continue":"third"},"items":[{"metadata":{"name":"b"}}]}"#
                 } else if query.contains("continue=third") {
-                    vec![Ok(r#"{"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"c"}}]}"#.into())]
+                    r#"{"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"c"}}]}"#
                 } else {
-                    vec![
-                        Ok(r#"{"kind":"NodeList","metadata":{"continue":"second"},"#.into()),
-                        Ok(r#""items":[{"metadata":{"name":"a"}}]}"#.into()),
-                    ]
+                    r#"{"kind":"NodeList","metadata":{"continue":"second"},"items":[{"metadata":{"name":"a"}}]}"#
                 };
-                let first_page = chunks.len() == 2;
-                let body = futures::stream::iter(chunks).then(move |chunk| {
-                    let asked_second = asked_second.clone();
-                    async move {
-                        // The rest of page one only once page two is asked for.
-                        if first_page && chunk.as_ref().is_ok_and(|c| c.starts_with(b"\"items\"")) {
-                            asked_second.notified().await;
-                        }
-                        chunk
-                    }
-                });
                 let response = http::Response::builder()
                     .header("content-type", "application/json")
-                    .body(axum::body::Body::from_stream(body))?;
+                    .body(kube::client::Body::from(body.as_bytes().to_vec()))?;
                 Ok::<_, BoxError>(response)
             }
         });
@@ -263,27 +253,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_next_page_is_asked_for_once_the_head_is_in_and_pages_come_in_order() {
-        let client = ahead_client(Arc::new(Notify::new()));
-        let url = request::collection_url::<Node>(None);
-        let mut pages = read_pages::<Node>(
-            &client,
-            &url,
-            ListParams::default().limit(1),
-            Duration::from_secs(5),
+    async fn the_next_page_is_asked_for_before_this_one_is_handed_on_and_pages_come_in_order() {
+        let asked_second = Arc::new(Notify::new());
+        let client = three_pages(asked_second.clone());
+        let url = crate::cluster::request::collection_url::<Node>(None);
+        let limit = ListParams::default().limit(1);
+        let mut pages = read_pages::<Node>(&client, &url, limit, Duration::from_secs(5));
+        // Nobody has taken page one yet.
+        let asked = tokio::time::timeout(Duration::from_secs(5), asked_second.notified()).await;
+        assert!(
+            asked.is_ok(),
+            "page two was not asked for before page one was taken"
         );
         let mut names = Vec::new();
-        let read = tokio::time::timeout(Duration::from_secs(5), async {
-            while let Some(page) = pages.next().await {
-                let page = page.expect("a page");
-                names.extend(page.items.iter().map(|n| n.name().to_owned()));
-            }
-        })
-        .await;
-        assert!(
-            read.is_ok(),
-            "page two was not asked for while page one streamed"
-        );
+        while let Some(page) = pages.next().await {
+            let page = page.expect("a page");
+            names.extend(page.items.iter().map(|n| n.name().to_owned()));
+        }
         assert_eq!(names, ["a", "b", "c"]);
     }
 }
