@@ -129,9 +129,9 @@ async fn run(
     for (name, path, body) in &bodies {
         let started = Instant::now();
         let count = if path.ends_with("nodes") {
-            request::decode_page::<Node>(body, |_| {})?.items.len()
+            request::decode_page::<Node>(body)?.items.len()
         } else {
-            request::decode_page::<Pod>(body, |_| {})?.items.len()
+            request::decode_page::<Pod>(body)?.items.len()
         };
         println!(
             "  {name:<14} {path:<14} {:>7.3} s  ({count} objects, {:.0} MB/s of body)",

@@ -51,10 +51,7 @@ pub(crate) async fn floor(
         serde_json::from_slice::<serde::de::IgnoredAny>(&pods)?;
         skip = skip.min(started.elapsed());
         let started = Instant::now();
-        let decoded = (
-            decode_page::<Node>(&nodes, |_| {})?,
-            decode_page::<Pod>(&pods, |_| {})?,
-        );
+        let decoded = (decode_page::<Node>(&nodes)?, decode_page::<Pod>(&pods)?);
         slim = slim.min(started.elapsed());
         anyhow::ensure!(
             !decoded.0.items.is_empty() && !decoded.1.items.is_empty(),

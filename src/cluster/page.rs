@@ -18,9 +18,6 @@ use super::object::{Object, Page};
 /// fine as long as bytes keep coming.
 pub const LIST_STALL: Duration = Duration::from_secs(60);
 
-/// Shown a page's bytes so far, and whether they are all of it.
-pub type WatchBytes<'a> = dyn FnMut(&[u8], bool) -> Result<(), kube::Error> + Send + 'a;
-
 /// Reads one list page's body into `buffer`, undecoded. (kube's `Api::list`
 /// copies the body into a `String` and checks it is UTF-8 before decoding:
 /// two more passes over every page, megabytes each at scale; the decoder
@@ -28,15 +25,12 @@ pub type WatchBytes<'a> = dyn FnMut(&[u8], bool) -> Result<(), kube::Error> + Se
 /// room is reused: a list's pages are alike in size, and a fresh
 /// multi-megabyte buffer per page left the allocator holding freed holes
 /// between the decoded objects. Fails when nothing arrives for `stall`.
-/// `watch` sees the bytes so far after every chunk (`whole`: false) and
-/// once more at the end (`whole`: true); an error from it fails the page.
 pub async fn fetch_page(
     client: &kube::Client,
     url: &str,
     params: &ListParams,
     buffer: &mut Vec<u8>,
     stall: Duration,
-    watch: &mut WatchBytes<'_>,
 ) -> Result<(), kube::Error> {
     let mut request = kube::core::Request::new(url)
         .list(params)
@@ -60,45 +54,31 @@ pub async fn fetch_page(
             .map_err(|_| stalled())?
             .map_err(kube::Error::ReadEvents)?;
         if chunk.is_empty() {
-            return watch(buffer, true);
+            return Ok(());
         }
         let read = chunk.len();
         buffer.extend_from_slice(chunk);
         body.consume_unpin(read);
-        watch(buffer, false)?;
     }
 }
 
-/// Decodes a list page in one pass, handing its metadata to `on_head` as
-/// soon as it is read: the API server writes `metadata` before `items`, so
-/// the next page can be asked for while this one's objects are decoded.
-/// (From a server that writes it last, `on_head` is called at the end.)
-pub fn decode_page<K: Object>(
-    bytes: &[u8],
-    on_head: impl FnOnce(&ListMeta),
-) -> Result<Page<K>, serde_json::Error> {
+/// Decodes a list page in one pass (its metadata first or last).
+pub fn decode_page<K: Object>(bytes: &[u8]) -> Result<Page<K>, serde_json::Error> {
     // Asked for by the `wire` layer; told apart by its first bytes.
     if super::protobuf_read::is_protobuf(bytes) {
-        return super::protobuf_read::decode_page(bytes, on_head);
+        return super::protobuf_read::decode_page(bytes);
     }
     // JSON is UTF-8 (RFC 8259): checked once over the page, in bulk, and not
     // again for each string decoded (a tenth of the decode's CPU).
     let text = std::str::from_utf8(bytes).map_err(serde::de::Error::custom)?;
     let mut decoder = serde_json::Deserializer::from_str(text);
-    let page = PageSeed {
-        on_head,
-        kind: std::marker::PhantomData,
-    }
-    .deserialize(&mut decoder)?;
+    let page = PageSeed::<K>(std::marker::PhantomData).deserialize(&mut decoder)?;
     decoder.end()?;
     Ok(page)
 }
 
-/// Decodes a page, calling `on_head` with its metadata once read.
-struct PageSeed<K, F> {
-    on_head: F,
-    kind: std::marker::PhantomData<K>,
-}
+/// Decodes a page of `K`.
+struct PageSeed<K>(std::marker::PhantomData<K>);
 
 /// The fields of a list rollcall reads; `kind`, `apiVersion` and anything
 /// else are skipped.
@@ -111,7 +91,7 @@ enum ListField {
     Other,
 }
 
-impl<'de, K: Object, F: FnOnce(&ListMeta)> DeserializeSeed<'de> for PageSeed<K, F> {
+impl<'de, K: Object> DeserializeSeed<'de> for PageSeed<K> {
     type Value = Page<K>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Page<K>, D::Error> {
@@ -119,7 +99,7 @@ impl<'de, K: Object, F: FnOnce(&ListMeta)> DeserializeSeed<'de> for PageSeed<K, 
     }
 }
 
-impl<'de, K: Object, F: FnOnce(&ListMeta)> Visitor<'de> for PageSeed<K, F> {
+impl<'de, K: Object> Visitor<'de> for PageSeed<K> {
     type Value = Page<K>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -127,18 +107,11 @@ impl<'de, K: Object, F: FnOnce(&ListMeta)> Visitor<'de> for PageSeed<K, F> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Page<K>, A::Error> {
-        let mut on_head = Some(self.on_head);
         let mut metadata = None;
         let mut items = Vec::new();
         while let Some(field) = map.next_key::<ListField>()? {
             match field {
-                ListField::Metadata => {
-                    let head: ListMeta = map.next_value()?;
-                    if let Some(on_head) = on_head.take() {
-                        on_head(&head);
-                    }
-                    metadata = Some(head);
-                }
+                ListField::Metadata => metadata = Some(map.next_value::<ListMeta>()?),
                 // `null` is no objects.
                 ListField::Items => items = map.next_value::<Option<Vec<K>>>()?.unwrap_or_default(),
                 ListField::Other => {
@@ -146,11 +119,10 @@ impl<'de, K: Object, F: FnOnce(&ListMeta)> Visitor<'de> for PageSeed<K, F> {
                 }
             }
         }
-        let metadata = metadata.unwrap_or_default();
-        if let Some(on_head) = on_head {
-            on_head(&metadata);
-        }
-        Ok(Page { metadata, items })
+        Ok(Page {
+            metadata: metadata.unwrap_or_default(),
+            items,
+        })
     }
 }
 
@@ -159,39 +131,32 @@ mod tests {
     use super::decode_page;
     use crate::model::Node;
 
-    fn decode(json: &str) -> (super::Page<Node>, Vec<Option<String>>) {
-        let mut heads = Vec::new();
-        let page = decode_page::<Node>(json.as_bytes(), |head| heads.push(head.continue_.clone()))
-            .expect("decodes");
-        (page, heads)
+    fn decode(json: &str) -> super::Page<Node> {
+        decode_page::<Node>(json.as_bytes()).expect("decodes")
     }
 
     #[test]
-    fn a_page_hands_its_head_on_once_whether_it_comes_first_or_last() {
+    fn a_page_reads_its_head_whether_it_comes_first_or_last() {
         let first = r#"{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"next"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#;
-        let (page, heads) = decode(first);
-        assert_eq!(heads, [Some("next".to_owned())]);
+        let page = decode(first);
+        assert_eq!(page.metadata.continue_.as_deref(), Some("next"));
         assert_eq!(page.metadata.resource_version.as_deref(), Some("7"));
         let names: Vec<_> = page.items.iter().map(Node::name).collect();
         assert_eq!(names, ["a", "b"]);
         let last = r#"{"items":[{"metadata":{"name":"a"}}],"extra":{"x":[1,2]},"metadata":{"resourceVersion":"8"}}"#;
-        let (page, heads) = decode(last);
-        assert_eq!(heads, [None]);
+        let page = decode(last);
+        assert_eq!(page.metadata.continue_, None);
         assert_eq!(page.items.len(), 1);
         assert_eq!(page.metadata.resource_version.as_deref(), Some("8"));
     }
 
     #[test]
     fn a_page_without_items_or_metadata_is_empty_and_a_broken_one_fails() {
-        let (page, heads) = decode(r#"{"kind":"NodeList","items":null}"#);
+        let page = decode(r#"{"kind":"NodeList","items":null}"#);
         assert!(page.items.is_empty());
-        assert_eq!(heads, [None]);
+        assert_eq!(page.metadata.resource_version, None);
         let broken = r#"{"metadata":{"continue":"next"},"items":[{"metadata":{"name":"a"}}"#;
-        let mut heads = 0;
-        assert!(decode_page::<Node>(broken.as_bytes(), |_| heads += 1).is_err());
-        // The head was read before the break: the caller may have asked for
-        // the next page; the error still ends the list.
-        assert_eq!(heads, 1);
-        assert!(decode_page::<Node>(b"{} trailing", |_| {}).is_err());
+        assert!(decode_page::<Node>(broken.as_bytes()).is_err());
+        assert!(decode_page::<Node>(b"{} trailing").is_err());
     }
 }

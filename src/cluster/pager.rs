@@ -12,9 +12,8 @@
 
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::ListParams;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::list_head;
 use super::object::{Object, Page};
@@ -91,10 +90,9 @@ async fn decode<K: Object>(
     while let Some(body) = downloaded.recv().await {
         let page = match body {
             Ok((bytes, on_continuation)) => {
-                let decoded = tokio::task::spawn_blocking(move || {
-                    (page::decode_page::<K>(&bytes, |_| {}), bytes)
-                })
-                .await;
+                let decoded =
+                    tokio::task::spawn_blocking(move || (page::decode_page::<K>(&bytes), bytes))
+                        .await;
                 let Some((page, bytes)) = joined(decoded) else {
                     return;
                 };
@@ -134,9 +132,8 @@ struct Fetcher {
     reused: mpsc::UnboundedReceiver<Vec<u8>>,
 }
 
-/// A page being downloaded by its own task; its head comes first.
+/// A page being downloaded by its own task.
 struct InFlight {
-    head: oneshot::Receiver<ListMeta>,
     body: AbortOnDrop<Result<Vec<u8>, kube::Error>>,
     on_continuation: bool,
 }
@@ -144,27 +141,34 @@ struct InFlight {
 type Downloaded = Result<(Vec<u8>, bool), Failed>;
 
 /// Downloads the pages in order into `pages`, each page's request sent once
-/// the page before has shown its head.
+/// the page before has arrived whole (its head read, its items not yet
+/// decoded).
 async fn download(mut fetcher: Fetcher, first: ListParams, pages: mpsc::Sender<Downloaded>) {
     let mut current = fetcher.start(first.clone(), false);
     loop {
-        // The head, or nothing if the page failed (its error comes below).
-        let next = current
-            .head
-            .await
-            .ok()
-            .and_then(|head| head.continue_)
-            .filter(|token| !token.is_empty())
-            .map(|token| fetcher.start(first.clone().continue_token(&token), true));
         let Some(body) = joined((&mut current.body.0).await) else {
             return;
         };
-        let body = body.map(|bytes| (bytes, current.on_continuation));
-        let failed = body.is_err();
-        let body = body.map_err(|error| Failed {
-            error,
-            on_continuation: current.on_continuation,
+        // A body whose head does not read fails as a page.
+        let body = body.and_then(|bytes| {
+            let head = list_head::read(&bytes).map_err(kube::Error::SerdeError)?;
+            Ok((bytes, head.continue_.filter(|token| !token.is_empty())))
         });
+        let (body, next) = match body {
+            Ok((bytes, token)) => {
+                let next =
+                    token.map(|token| fetcher.start(first.clone().continue_token(&token), true));
+                (Ok((bytes, current.on_continuation)), next)
+            }
+            Err(error) => (
+                Err(Failed {
+                    error,
+                    on_continuation: current.on_continuation,
+                }),
+                None,
+            ),
+        };
+        let failed = body.is_err();
         if pages.send(body).await.is_err() || failed {
             return;
         }
@@ -178,29 +182,14 @@ async fn download(mut fetcher: Fetcher, first: ListParams, pages: mpsc::Sender<D
 impl Fetcher {
     /// Starts downloading the page `params` asks for.
     fn start(&mut self, params: ListParams, on_continuation: bool) -> InFlight {
-        let (head_tx, head) = oneshot::channel();
         let mut buffer = self.reused.try_recv().unwrap_or_default();
         let (client, url, stall) = (self.client.clone(), self.url.clone(), self.stall);
         let body = tokio::spawn(async move {
-            // The head once the page is whole: asked for any earlier, the
-            // next page would share a slow link with this one and delay it.
-            let mut head_tx = Some(head_tx);
-            let mut on_bytes = |bytes: &[u8], whole: bool| {
-                if !whole {
-                    return Ok(());
-                }
-                let head = list_head::read(bytes).map_err(kube::Error::SerdeError)?;
-                if let Some(tx) = head_tx.take() {
-                    let _ = tx.send(head);
-                }
-                Ok(())
-            };
-            page::fetch_page(&client, &url, &params, &mut buffer, stall, &mut on_bytes)
+            page::fetch_page(&client, &url, &params, &mut buffer, stall)
                 .await
                 .map(|()| buffer)
         });
         InFlight {
-            head,
             body: AbortOnDrop(body),
             on_continuation,
         }

@@ -24,12 +24,8 @@ fn bad(what: impl std::fmt::Display) -> serde_json::Error {
     serde_json::Error::custom(format!("protobuf: {what}"))
 }
 
-/// Decodes a protobuf list page, handing its metadata to `on_head` first
-/// (as the request code's `decode_page` does for JSON).
-pub fn decode_page<K: Object>(
-    body: &[u8],
-    on_head: impl FnOnce(&ListMeta),
-) -> Result<Page<K>, serde_json::Error> {
+/// Decodes a protobuf list page.
+pub fn decode_page<K: Object>(body: &[u8]) -> Result<Page<K>, serde_json::Error> {
     let unknown = envelope::open(body).map_err(bad)?;
     if unknown.kind != format!("{}List", K::KIND) {
         return Err(bad(format!(
@@ -40,7 +36,6 @@ pub fn decode_page<K: Object>(
     }
     let (meta, items) = envelope::list_parts(unknown.raw).map_err(bad)?;
     let metadata: ListMeta = from_message("ListMeta", meta).map_err(bad)?;
-    on_head(&metadata);
     let items = items
         .into_iter()
         .map(|item| from_message::<K>(K::KIND, item).map_err(bad))
@@ -197,7 +192,7 @@ mod tests {
     fn a_page_of_another_kind_is_refused() {
         let mut body = Vec::new();
         envelope::seal("v1", "NodeList", &mut body, |_| {});
-        let error = decode_page::<Pod>(&body, |_| {}).unwrap_err();
+        let error = decode_page::<Pod>(&body).unwrap_err();
         assert!(error.to_string().contains("expected a PodList"), "{error}");
     }
 }
