@@ -287,3 +287,27 @@ waves:
     assert!(!stderr.contains("sim-a,"), "{stderr}");
     assert!(output.stdout.is_empty());
 }
+
+/// The dumps load in parallel: one that cannot be read still stops the
+/// rehearsal before anything runs, naming its context and file.
+#[test]
+fn a_malformed_snapshot_is_refused_by_its_context() {
+    let fleet = Fleet::dumped();
+    std::fs::write(
+        fleet.path("snapshots").join("sim-b.yaml"),
+        "kind: List\nitems: [unclosed",
+    )
+    .expect("dump overwritten");
+    let plan = "daemonset: kube-system/node-agent
+clusters: [\"sim-*\"]
+waves:
+  - name: only
+    clusters: [\"sim-*\"]
+";
+    let output = fleet.rehearse(plan, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(stderr.contains("sim-b.yaml"), "{stderr}");
+    assert!(output.stdout.is_empty(), "{}", text(&output));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -15,7 +15,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -77,15 +78,25 @@ pub struct FleetRehearseArgs {
     pub namespace: Option<String>,
 }
 
+/// The machine's cores (1 when unknown).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
 /// Runs `rollcall fleet rehearse` on its own runtime: one thread, tokio's
-/// clock paused (it jumps to the next timer whenever every task waits).
+/// clock paused (it jumps to the next timer whenever every task waits; not
+/// while the members' offloaded work runs on the blocking pool).
 pub fn run(args: &FleetRehearseArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
+        // The members' offloaded work (`sim::offload`): a thread a core;
+        // more only take turns on the same cores.
+        .max_blocking_threads(cores())
         .build()
         .context("cannot start the async runtime")?;
     let rehearsal = runtime.block_on(rehearse(args))?;
+
     match args.output {
         Output::Json => out::stdout_json(&format!("{}\n", out::json(&rehearsal, false)?))?,
         Output::Table => out::stdout(&table::render(&rehearsal))?,
@@ -216,18 +227,63 @@ fn read_plan(args: &FleetRehearseArgs) -> anyhow::Result<(RunPlan, Snapshots)> {
     ))
 }
 
-/// An embedded cluster per context of the plan's waves, each from its dump.
+/// An embedded cluster per context of the plan's waves, each from its dump,
+/// in the plan's order. Loading is most of a large rehearsal's start and
+/// each member's is its own, so they load on every core; each loader
+/// enters the runtime, where the member's tasks are spawned (they first
+/// run once this returns).
 fn start_members(
     plan: &RunPlan,
     snapshots: &Snapshots,
     scenario: Option<&str>,
 ) -> anyhow::Result<Vec<Member>> {
-    let mut members = Vec::new();
+    let mut jobs = Vec::new();
     for context in plan.assignment.contexts() {
         let Some(path) = snapshots.path(context) else {
             anyhow::bail!("no snapshot for context {context} in {}", snapshots.dir);
         };
-        members.push(Member::start(context, path, scenario, SEED)?);
+        jobs.push((context, path));
+    }
+    let runtime = tokio::runtime::Handle::current();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let started: Mutex<Vec<Option<anyhow::Result<Member>>>> =
+        Mutex::new(jobs.iter().map(|_| None).collect());
+    let loaders = cores().clamp(1, jobs.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..loaders {
+            scope.spawn(|| {
+                let _runtime = runtime.enter();
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((context, path)) = jobs.get(index) else {
+                        return;
+                    };
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let member =
+                        Member::start(context, path, scenario, SEED).map_err(anyhow::Error::from);
+                    failed.fetch_or(member.is_err(), Ordering::Relaxed);
+                    if let Some(slot) = started
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get_mut(index)
+                    {
+                        *slot = Some(member);
+                    }
+                }
+            });
+        }
+    });
+    let started = started.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let mut members = Vec::with_capacity(started.len());
+    // A member not loaded (None) follows a failed one: loading stopped.
+    for member in started.into_iter().flatten() {
+        members.push(member?);
+    }
+    if members.len() < jobs.len() {
+        anyhow::bail!("a snapshot could not be loaded");
     }
     Ok(members)
 }

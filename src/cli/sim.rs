@@ -189,6 +189,8 @@ pub(super) fn embedded_options(args: &SimArgs) -> EmbeddedOptions {
         variant: None,
         sync_window: std::time::Duration::ZERO,
         event_ttl: None,
+        kubelet_relist: None,
+        offload: crate::sim::offload::Offload::Inline,
     }
 }
 

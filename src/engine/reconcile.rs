@@ -7,7 +7,7 @@
 //! and the plan is a value for the console to explain and the embedded
 //! controller to execute.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -173,8 +173,10 @@ pub fn plan_reconcile_with_verdicts(
 fn group_by_node<'a>(
     pods: &'a [Pod],
     unassigned: &mut Vec<String>,
-) -> BTreeMap<&'a str, Vec<&'a Pod>> {
-    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+) -> HashMap<&'a str, Vec<&'a Pod>> {
+    // Looked up by name only (whoever walks it sorts the names first): a
+    // hash map, not an ordered one, on every sync of thousands of nodes.
+    let mut by_node: HashMap<&str, Vec<&Pod>> = HashMap::with_capacity(pods.len());
     for pod in pods.iter().filter(|p| !is_deleted_terminal(p)) {
         match pod.target_node() {
             Some(node) => by_node.entry(node).or_default().push(pod),
@@ -190,7 +192,7 @@ fn group_by_node<'a>(
 /// The rolling step, or only the budget when manage already planned actions.
 fn rolling_part(
     sorted: &[&(&Node, NodeVerdict)],
-    by_node: &BTreeMap<&str, Vec<&Pod>>,
+    by_node: &HashMap<&str, Vec<&Pod>>,
     budget: RollingBudget,
     judge: Judge<'_>,
     plan: &mut ReconcilePlan,
@@ -218,9 +220,9 @@ fn rolling_part(
 /// `updatedDesiredNodeCounts` adds the former to the node→pods map).
 fn rolling_slots<'a>(
     sorted: &[&(&Node, NodeVerdict)],
-    by_node: &BTreeMap<&str, Vec<&'a Pod>>,
+    by_node: &HashMap<&str, Vec<&'a Pod>>,
 ) -> Vec<NodeSlot<'a>> {
-    let should_run: BTreeMap<&str, bool> = sorted
+    let should_run: HashMap<&str, bool> = sorted
         .iter()
         .map(|(n, v)| (n.name(), v.should_run))
         .collect();

@@ -14,6 +14,7 @@ pub mod generate;
 pub mod in_process;
 pub mod kubeconfig;
 pub mod kubelet;
+pub mod offload;
 pub mod resources;
 pub mod scenario;
 pub mod scheduler;

@@ -28,14 +28,21 @@ const SUFFIXES: [&str; 11] = [
 /// decision by more than this (the run waits for Ready and soak, in seconds).
 const SYNC_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// How often a member's kubelets notice a container's change: upstream's
+/// PLEG relist period (`pkg/kubelet/pleg`, one second). The pods of a batch
+/// then change at shared whole seconds, so the run's follower and the
+/// controller decide once per second, not once per pod transition.
+const KUBELET_RELIST: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// How many past changes a member's store keeps for watches to replay.
 /// Every watcher of a member is in-process and reads as the changes come
 /// (the run's follower, the controller, the scheduler, the kubelets), at
 /// most a few hundred behind while one batch's writes land; the default
 /// 10,000 kept every old version of the pods a rollout replaced alive
-/// (~20 MB a 1,000-node member). Further behind, a watcher gets 410 Gone
+/// (~20 MB a 1,000-node member); one batch of 50 pods writes a few
+/// hundred. Further behind, a watcher gets 410 Gone
 /// and lists again, as from any API server.
-const HISTORY: usize = 2_000;
+const HISTORY: usize = 1_000;
 
 /// Why a rehearsal's snapshots cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -225,6 +232,9 @@ impl Member {
             // As every API server: a member's Events go an hour (simulated)
             // after their last write, so a long rehearsal keeps only recent ones.
             event_ttl: Some(crate::sim::event_ttl::UPSTREAM_EVENT_TTL),
+            kubelet_relist: Some(KUBELET_RELIST),
+            // The members' work of one simulated instant on every core.
+            offload: crate::sim::offload::Offload::Blocking,
             ..EmbeddedOptions::default()
         };
         let simulation = Simulation::start(&options).map_err(|source| SnapshotsError::Load {

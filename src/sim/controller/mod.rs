@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::sim::kubelet::clock::SimClock;
+use crate::sim::offload::Offload;
 use crate::sim::store::{EventType, Store, StoreError};
 use cache::Cache;
 use queue::WorkQueue;
@@ -60,29 +61,42 @@ impl ControllerHandle {
 
 /// Starts the controller on the current tokio runtime.
 pub fn spawn(store: Store, clock: SimClock) -> ControllerHandle {
-    spawn_with(store, clock, Duration::ZERO)
+    spawn_with(store, clock, Duration::ZERO, Offload::Inline)
 }
 
 /// [`spawn`], a changed DaemonSet synced once per `window` at most (see
-/// `WorkQueue::add_changed`; zero: at once).
-pub fn spawn_with(store: Store, clock: SimClock, window: Duration) -> ControllerHandle {
+/// `WorkQueue::add_changed`; zero: at once), its syncs run as `offload` says.
+pub fn spawn_with(
+    store: Store,
+    clock: SimClock,
+    window: Duration,
+    offload: Offload,
+) -> ControllerHandle {
     let (stop, stopped) = watch::channel(false);
     let controller = Controller::new(store, clock);
-    let task = tokio::spawn(run(controller, stopped, window));
+    let task = tokio::spawn(run(controller, stopped, window, offload));
     ControllerHandle { stop, task }
 }
 
 /// How long to wait before retrying a DaemonSet whose sync failed.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-async fn run(mut controller: Controller, mut stopped: watch::Receiver<bool>, window: Duration) {
+async fn run(
+    mut controller: Controller,
+    mut stopped: watch::Receiver<bool>,
+    window: Duration,
+    offload: Offload,
+) {
     let mut changes = controller.store.subscribe();
     controller.list_all();
     let mut queue = WorkQueue::with_window(window);
     queue.add_all(controller.cache.all_daemon_sets());
     loop {
         while let Some(key) = queue.pop() {
-            match controller.sync(&key) {
+            let synced = key.clone();
+            let (back, result) = offload.run(controller, move |c| c.sync(&synced)).await;
+            controller = back;
+            match result {
                 Ok(outcome) => {
                     if let Some(after) = outcome.requeue_after {
                         queue.add_after(key, after);
@@ -95,44 +109,59 @@ async fn run(mut controller: Controller, mut stopped: watch::Receiver<bool>, win
             }
             // Take in what changed meanwhile, so work coalesces per key.
             let batch = changes.try_batch();
-            apply(&mut controller, &mut changes, &mut queue, batch);
+            controller = apply(controller, &mut changes, &mut queue, batch, offload).await;
             tokio::task::yield_now().await;
         }
         tokio::select! {
             () = queue.next_due() => {}
-            batch = changes.next_batch() => apply(&mut controller, &mut changes, &mut queue, batch),
+            batch = changes.next_batch() => {
+                controller = apply(controller, &mut changes, &mut queue, batch, offload).await;
+            }
             _ = stopped.changed() => return,
         }
     }
 }
 
-fn apply(
-    controller: &mut Controller,
+async fn apply(
+    controller: Controller,
     changes: &mut crate::sim::store::Subscription,
     queue: &mut WorkQueue,
     batch: Result<Vec<std::sync::Arc<crate::sim::store::StoreEvent>>, StoreError>,
-) {
+    offload: Offload,
+) -> Controller {
     match batch {
         Ok(events) => {
             // Other kinds (most writes are Events) are never parsed here.
-            for event in events.iter().filter(|e| Cache::holds(e.kind)) {
-                let keys = match event.event_type {
-                    EventType::Deleted => {
-                        controller.cache.remove(event.kind, &event.object.value())
-                    }
-                    EventType::Added | EventType::Modified => {
-                        controller.cache.upsert_stored(event.kind, &event.object)
-                    }
-                };
-                queue.add_changed(keys);
+            if !events.iter().any(|e| Cache::holds(e.kind)) {
+                return controller;
             }
+            let (controller, keys) = offload
+                .run(controller, move |controller| {
+                    let mut keys = Vec::new();
+                    for event in events.iter().filter(|e| Cache::holds(e.kind)) {
+                        keys.extend(match event.event_type {
+                            EventType::Deleted => {
+                                controller.cache.remove(event.kind, &event.object.value())
+                            }
+                            EventType::Added | EventType::Modified => {
+                                controller.cache.upsert_stored(event.kind, &event.object)
+                            }
+                        });
+                    }
+                    keys
+                })
+                .await;
+            queue.add_changed(keys);
+            controller
         }
         Err(err) => {
+            let mut controller = controller;
             // Fell behind the store's history: re-list, like an informer after 410.
             tracing::info!(error = %err, "controller re-listing");
             *changes = controller.store.subscribe();
             controller.list_all();
             queue.add_all(controller.cache.all_daemon_sets());
+            controller
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::sim::fault::Faults;
 use crate::sim::generate::large::large_scenario;
 use crate::sim::kubelet::clock::SimClock;
 use crate::sim::kubelet::{self, KubeletHandle, KubeletOptions};
+use crate::sim::offload::Offload;
 use crate::sim::scenario::{Scenario, ScenarioError};
 use crate::sim::scheduler::{self, SchedulerHandle, SchedulerOptions};
 use crate::sim::selfheal::{self, SelfHealHandle};
@@ -86,6 +87,12 @@ pub struct EmbeddedOptions {
     /// Delete an Event this long after its last write, as kube-apiserver's
     /// `--event-ttl` (`None`, the default: Events stay until deleted).
     pub event_ttl: Option<std::time::Duration>,
+    /// The kubelets' relist period (see `KubeletOptions::relist`; `None`,
+    /// the default: every pod step at its own instant).
+    pub kubelet_relist: Option<std::time::Duration>,
+    /// Where the controller, scheduler and kubelets do their work (see
+    /// [`Offload`]; inline by default).
+    pub offload: Offload,
 }
 
 impl Default for EmbeddedOptions {
@@ -103,6 +110,8 @@ impl Default for EmbeddedOptions {
             variant: None,
             sync_window: std::time::Duration::ZERO,
             event_ttl: None,
+            kubelet_relist: None,
+            offload: Offload::Inline,
         }
     }
 }
@@ -200,8 +209,9 @@ impl Simulation {
             (plan.running, stats)
         };
         let scenario = Arc::new(scenario);
-        let controller = controller::spawn_with(store.clone(), clock, options.sync_window);
-        let scheduler = spawn_scheduler(&store, clock, &scenario, options.speed);
+        let controller =
+            controller::spawn_with(store.clone(), clock, options.sync_window, options.offload);
+        let scheduler = spawn_scheduler(&store, clock, &scenario, options);
         let kubelets = kubelet::spawn(
             store.clone(),
             clock,
@@ -209,6 +219,8 @@ impl Simulation {
                 scenario: scenario.clone(),
                 speed: options.speed,
                 seed,
+                relist: options.kubelet_relist,
+                offload: options.offload,
             },
         );
         let self_heal = selfheal::spawn(&store, &scenario);
@@ -279,11 +291,12 @@ fn spawn_scheduler(
     store: &Store,
     clock: SimClock,
     scenario: &Scenario,
-    speed: f64,
+    options: &EmbeddedOptions,
 ) -> SchedulerHandle {
     let options = SchedulerOptions {
         first_attempt_after: scenario.timing.schedule,
-        speed,
+        speed: options.speed,
+        offload: options.offload,
     };
     scheduler::spawn(store.clone(), clock, options)
 }

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use super::clock::SimClock;
 use super::pressure::{self, Pressure};
 use crate::sim::controller::events::EventRecorder;
+use crate::sim::offload::Offload;
 use crate::sim::scenario::Scenario;
 use crate::sim::store::Store;
 
@@ -103,6 +104,28 @@ pub struct KubeletOptions {
     pub speed: f64,
     /// RNG seed.
     pub seed: u64,
+    /// How often the kubelets notice a container's change, as upstream's
+    /// PLEG relists the runtime (every second): a step due between two
+    /// relists is taken at the next, on whole multiples of this period of
+    /// wall time. `None`, the default: each step at its own instant. A
+    /// rehearsal sets it, so the many pods of a batch move at shared
+    /// instants and every watcher decides once per instant, not per pod.
+    pub relist: Option<Duration>,
+    /// Where the kubelets' steps run (see [`Offload`]).
+    pub offload: Offload,
+}
+
+/// From `wall` to the next whole multiple of `period` since the epoch
+/// (zero on one).
+fn until_multiple(wall: jiff::Timestamp, period: Duration) -> Duration {
+    let period_ns = period.as_nanos().max(1);
+    let since_epoch = u128::try_from(wall.as_nanosecond()).unwrap_or_default();
+    let past = since_epoch % period_ns;
+    if past == 0 {
+        Duration::ZERO
+    } else {
+        Duration::from_nanos(u64::try_from(period_ns - past).unwrap_or(u64::MAX))
+    }
 }
 
 /// The fleet.
@@ -170,10 +193,18 @@ impl Fleet {
     pub fn schedule(&mut self, key: &PodKey, after: Duration) {
         self.next_token += 1;
         let token = self.next_token;
+        let at = self.at_relist(Instant::now() + after);
         if let Some(life) = self.pods.get_mut(key) {
             life.token = token;
-            self.timers
-                .push(Reverse((Instant::now() + after, token, key.clone())));
+            self.timers.push(Reverse((at, token, key.clone())));
+        }
+    }
+
+    /// `at`, or with a relist period the first relist at or after it.
+    fn at_relist(&self, at: Instant) -> Instant {
+        match self.options.relist {
+            Some(period) => at + until_multiple(self.clock.at(at), period),
+            None => at,
         }
     }
 
@@ -182,6 +213,11 @@ impl Fleet {
         if let Some(life) = self.pods.get_mut(key) {
             life.token = 0;
         }
+    }
+
+    /// Whether a timer (a pod's step or an eviction) is due by now.
+    pub fn anything_due(&self) -> bool {
+        self.next_deadline().is_some_and(|at| at <= Instant::now())
     }
 
     /// When the next timer (a pod's step or an eviction) is due.
@@ -316,5 +352,35 @@ impl Fleet {
         }
         out.truncate(len);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_waits_for_the_next_relist_on_whole_periods() {
+        let at = |text: &str| text.parse::<jiff::Timestamp>().expect("timestamp");
+        let second = Duration::from_secs(1);
+        // Due between two relists: taken at the next.
+        assert_eq!(
+            until_multiple(at("2026-01-01T00:00:07.25Z"), second),
+            Duration::from_millis(750)
+        );
+        // Due on one: taken then.
+        assert_eq!(
+            until_multiple(at("2026-01-01T00:00:07Z"), second),
+            Duration::ZERO
+        );
+        assert_eq!(
+            until_multiple(at("2026-01-01T00:00:07.001Z"), Duration::from_secs(10)),
+            Duration::from_millis(2_999)
+        );
+        // A zero period cannot divide: every step at its own instant.
+        assert_eq!(
+            until_multiple(at("2026-01-01T00:00:07.5Z"), Duration::ZERO),
+            Duration::ZERO
+        );
     }
 }

@@ -65,17 +65,15 @@ pub fn spawn(store: Store, clock: SimClock, options: KubeletOptions) -> KubeletH
 async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
     let mut changes = fleet.store.subscribe();
     list_all(&mut fleet);
+    let offload = fleet.options.offload;
     let start = Instant::now();
     let speed = fleet.options.speed.max(0.001);
     let mut timeline = fleet.options.scenario.timeline.clone();
     timeline.sort_by_key(|entry| entry.at);
     let mut timeline = timeline.into_iter().peekable();
     loop {
-        for key in fleet.due() {
-            fleet.fire(&key);
-        }
-        for (node, pressure) in fleet.due_evictions() {
-            fleet.evict_next(&node, pressure);
+        if fleet.anything_due() {
+            fleet = offload.run(fleet, take_due_steps).await.0;
         }
         let next_entry = timeline.peek().map(|entry| start + entry.at.div_f64(speed));
         let wake = match (fleet.next_deadline(), next_entry) {
@@ -89,7 +87,14 @@ async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
                 }
             }
             batch = changes.next_batch() => match batch {
-                Ok(events) => events.iter().for_each(|event| apply(&mut fleet, event)),
+                Ok(events) => {
+                    if events.iter().any(|e| concerns_kubelets(e.kind)) {
+                        fleet = offload
+                            .run(fleet, move |fleet| events.iter().for_each(|e| apply(fleet, e)))
+                            .await
+                            .0;
+                    }
+                }
                 Err(err) => {
                     tracing::info!(%err, "kubelets re-listing");
                     changes = fleet.store.subscribe();
@@ -99,6 +104,21 @@ async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
             _ = stopped.changed() => return,
         }
     }
+}
+
+/// Takes every pod step and eviction due by now.
+fn take_due_steps(fleet: &mut Fleet) {
+    for key in fleet.due() {
+        fleet.fire(&key);
+    }
+    for (node, pressure) in fleet.due_evictions() {
+        fleet.evict_next(&node, pressure);
+    }
+}
+
+/// The kinds whose changes the kubelets take in (see [`apply`]).
+fn concerns_kubelets(kind: ResourceKind) -> bool {
+    matches!(kind, ResourceKind::Pod | ResourceKind::Node)
 }
 
 async fn sleep_until(at: Option<Instant>) {

@@ -36,6 +36,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::sim::kubelet::clock::SimClock;
+use crate::sim::offload::Offload;
 use crate::sim::store::Store;
 use cache::ClusterCache;
 use queue::SchedulingQueue;
@@ -55,6 +56,8 @@ pub struct SchedulerOptions {
     /// The time multiplier (the first attempt's delay is divided by it;
     /// back-offs are upstream's, in real time).
     pub speed: f64,
+    /// Where its attempts and intake run (see [`Offload`]).
+    pub offload: Offload,
 }
 
 /// The running scheduler.
@@ -121,8 +124,16 @@ impl Scheduler {
 async fn run(mut scheduler: Scheduler, mut stopped: watch::Receiver<bool>) {
     let mut changes = scheduler.store.subscribe();
     scheduler.list_all(Instant::now());
+    let offload = scheduler.options.offload;
     loop {
-        let more = scheduler.run_due(Instant::now(), ATTEMPTS_PER_TURN);
+        let (back, more) = if scheduler.queue.anything_due(Instant::now()) {
+            offload
+                .run(scheduler, |s| s.run_due(Instant::now(), ATTEMPTS_PER_TURN))
+                .await
+        } else {
+            (scheduler, false)
+        };
+        scheduler = back;
         let wake = if more {
             Some(Instant::now())
         } else {
@@ -133,9 +144,10 @@ async fn run(mut scheduler: Scheduler, mut stopped: watch::Receiver<bool>) {
             batch = changes.next_batch() => match batch {
                 Ok(events) => {
                     let now = Instant::now();
-                    for event in &events {
-                        scheduler.apply(event, now);
-                    }
+                    scheduler = offload
+                        .run(scheduler, move |s| events.iter().for_each(|e| s.apply(e, now)))
+                        .await
+                        .0;
                 }
                 Err(err) => {
                     tracing::info!(%err, "scheduler re-listing");

@@ -212,6 +212,12 @@ impl SchedulingQueue {
         None
     }
 
+    /// Whether [`SchedulingQueue::pop`] may have a pod at `now` (an active
+    /// one, or a timer due).
+    pub fn anything_due(&self, now: Instant) -> bool {
+        !self.active.is_empty() || self.next_deadline().is_some_and(|at| at <= now)
+    }
+
     /// When the next timer is due (a waiting pod's delay or a parked pod's
     /// time limit).
     pub fn next_deadline(&self) -> Option<Instant> {
