@@ -56,6 +56,10 @@ struct Args {
     /// node at a time across the whole fleet).
     #[arg(long, default_value_t = 500)]
     budget: usize,
+    /// Keep the snapshots and the plan in this directory (to rehearse them
+    /// again by hand, under a profiler say) instead of a temporary one.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<std::path::PathBuf>,
     /// Internal: run `rollcall` with these arguments and report its own cost.
     #[arg(long, num_args = 1.., allow_hyphen_values = true)]
     child: Option<Vec<String>>,
@@ -66,9 +70,10 @@ fn main() -> anyhow::Result<()> {
     if let Some(command) = &args.child {
         return child(command);
     }
-    let dir = tempfile::tempdir()?;
-    let snapshots = dir.path().join("snapshots");
-    std::fs::create_dir(&snapshots)?;
+    let temporary = tempfile::tempdir()?;
+    let dir = args.keep.as_deref().unwrap_or(temporary.path());
+    let snapshots = dir.join("snapshots");
+    std::fs::create_dir_all(&snapshots)?;
     let started = Instant::now();
     let dump = steady_dump(args.nodes)?;
     let contexts: Vec<String> = (1..=args.clusters)
@@ -77,7 +82,7 @@ fn main() -> anyhow::Result<()> {
     for context in &contexts {
         std::fs::write(snapshots.join(format!("{context}.json")), &dump)?;
     }
-    let plan = dir.path().join("fleet.yaml");
+    let plan = dir.join("fleet.yaml");
     std::fs::write(&plan, plan_text(&contexts, &args))?;
     line(&format!(
         "snapshots: {} x {} nodes ({:.1} MB each) written in {:.1}s, this process {:.0} MB",

@@ -118,10 +118,45 @@ impl Totals {
     /// Counts one node as upstream `updateDaemonSetStatus` does: only the oldest
     /// pod of a should-run node counts towards ready/available/updated.
     pub fn add(&mut self, row: &NodeCoverage) {
-        let scheduled = row.primary();
-        if row.verdict.should_run {
+        let primary = row.primary().map(|pod| Counted {
+            ready: pod.ready,
+            available: pod.available,
+            updated: pod.updated,
+        });
+        self.count(row.verdict.should_run, primary);
+    }
+
+    /// [`Totals::add`] straight from a node's pods, without describing them
+    /// (the embedded controller's status on every sync): the same oldest
+    /// pod ([`oldest_first`]), judged by the same rules as [`pod_coverage`].
+    pub fn add_pods(
+        &mut self,
+        should_run: bool,
+        pods_on_node: &[&Pod],
+        revisions: &RevisionIndex,
+        min_ready_seconds: i32,
+        now: jiff::Timestamp,
+    ) {
+        let primary = pods_on_node
+            .iter()
+            .copied()
+            .filter(|p| !is_deleted_terminal(p))
+            .min_by(|a, b| oldest_first(a, b))
+            .map(|pod| Counted {
+                ready: is_pod_ready(pod),
+                available: is_pod_available(pod, min_ready_seconds, now),
+                updated: revisions.is_pod_updated(pod),
+            });
+        self.count(should_run, primary);
+    }
+
+    /// One node: whether it should run, and its oldest pod's state. A node
+    /// that should not run but has a pod is misscheduled
+    /// ([`NodeCoverage::is_misscheduled`]).
+    fn count(&mut self, should_run: bool, primary: Option<Counted>) {
+        if should_run {
             self.desired += 1;
-            if let Some(pod) = scheduled {
+            if let Some(pod) = primary {
                 self.current += 1;
                 if pod.ready {
                     self.ready += 1;
@@ -133,7 +168,7 @@ impl Totals {
                     self.updated += 1;
                 }
             }
-        } else if row.is_misscheduled() {
+        } else if primary.is_some() {
             self.misscheduled += 1;
         }
         self.unavailable = self.desired - self.available;
@@ -147,6 +182,14 @@ impl Totals {
         }
         totals
     }
+}
+
+/// What the totals count of a node's oldest pod.
+#[derive(Clone, Copy)]
+struct Counted {
+    ready: bool,
+    available: bool,
+    updated: bool,
 }
 
 /// Coverage of one node: computes the verdict and describes `pods_on_node` (the
@@ -392,13 +435,16 @@ pub fn created(pod: &Pod) -> Option<jiff::Timestamp> {
 /// Sorts as upstream `podByCreationTimestampAndPhase`: pods bound to a node first,
 /// then by creation time (missing sorts first, as Go's zero time), then by name.
 pub fn sort_oldest_first(pods: &mut [&Pod]) {
-    pods.sort_by(|a, b| {
-        b.node_name()
-            .is_some()
-            .cmp(&a.node_name().is_some())
-            .then_with(|| created(a).cmp(&created(b)))
-            .then_with(|| a.name().cmp(b.name()))
-    });
+    pods.sort_by(|a, b| oldest_first(a, b));
+}
+
+/// The order of [`sort_oldest_first`]: `Less` when `a` comes first.
+pub fn oldest_first(a: &Pod, b: &Pod) -> std::cmp::Ordering {
+    b.node_name()
+        .is_some()
+        .cmp(&a.node_name().is_some())
+        .then_with(|| created(a).cmp(&created(b)))
+        .then_with(|| a.name().cmp(b.name()))
 }
 
 /// The reason a human should look at this pod, kubectl-style: a pod-level

@@ -372,6 +372,15 @@ fn totals_count_as_update_daemon_set_status() {
             })
             .collect();
         assert_eq!(Totals::from_rows(&rows), case.expected, "{}", case.name);
+        // Counted straight from the pods (the embedded controller's status):
+        // the same totals.
+        let mut counted = Totals::default();
+        for (n, pods) in &case.nodes {
+            let refs: Vec<&Pod> = pods.iter().collect();
+            let should_run = node_should_run_daemon_pod(n, &ds).should_run;
+            counted.add_pods(should_run, &refs, &revisions, 10, at(100));
+        }
+        assert_eq!(counted, case.expected, "{} (from the pods)", case.name);
     }
 }
 

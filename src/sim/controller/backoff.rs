@@ -51,6 +51,12 @@ impl FailedPodBackoff {
         })
     }
 
+    /// Whether no key is backing off (every node of a sync is then out of
+    /// backoff, with no key to build).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// The key's current delay (client-go `Get`), zero when unknown.
     pub fn delay(&self, key: &str) -> Duration {
         self.entries.get(key).map_or(Duration::ZERO, |e| e.backoff)

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use k8s_openapi::api::apps::v1::DaemonSetStatus;
 
-use crate::engine::coverage::{Totals, coverage_with_verdict};
+use crate::engine::coverage::{Totals, min_ready_seconds};
 use crate::engine::eligibility::NodeVerdict;
 use crate::engine::revision::RevisionIndex;
 use crate::model::{DaemonSet, Node, Pod};
@@ -29,6 +29,7 @@ pub fn compute_status(
             by_node.entry(node).or_default().push(pod);
         }
     }
+    let min_ready_seconds = min_ready_seconds(ds);
     let mut totals = Totals::default();
     let mut waiting_for_availability = false;
     for (node, verdict) in verdicts {
@@ -36,11 +37,17 @@ pub fn compute_status(
             .get(node.name())
             .map(Vec::as_slice)
             .unwrap_or_default();
-        let row = coverage_with_verdict(node, verdict.clone(), ds, on_node, revisions, now);
-        if let Some(pod) = row.primary() {
-            waiting_for_availability |= row.verdict.should_run && pod.ready && !pod.available;
-        }
-        totals.add(&row);
+        let before = totals;
+        totals.add_pods(
+            verdict.should_run,
+            on_node,
+            revisions,
+            min_ready_seconds,
+            now,
+        );
+        // A counted oldest pod Ready but not yet available (minReadySeconds).
+        waiting_for_availability |=
+            totals.ready > before.ready && totals.available == before.available;
     }
     let previous = ds.status.clone().unwrap_or_default();
     let status = DaemonSetStatus {

@@ -147,7 +147,8 @@ impl Controller {
             &controlled(self.cache.pods_of(key), &ds),
             &index,
             now,
-            &|node| backoff.in_backoff(&key_of(node), now),
+            // A key a node: built only when some node is backing off.
+            &|node| !backoff.is_empty() && backoff.in_backoff(&key_of(node), now),
         );
         // Upstream requeues the DaemonSet after the delay of a node in backoff.
         let backoff_requeue = plan
