@@ -101,6 +101,12 @@ impl Scheduler {
         }
     }
 
+    /// Whether [`Scheduler::apply`] acts on changes of `kind` (pods and
+    /// nodes; the rest, Events above all, pass by).
+    pub fn takes_in(kind: ResourceKind) -> bool {
+        matches!(kind, ResourceKind::Pod | ResourceKind::Node)
+    }
+
     /// Applies one store event.
     pub fn apply(&mut self, event: &Arc<StoreEvent>, now: Instant) {
         match (event.kind, event.event_type) {

@@ -143,11 +143,13 @@ async fn run(mut scheduler: Scheduler, mut stopped: watch::Receiver<bool>) {
             () = sleep_until(wake) => {}
             batch = changes.next_batch() => match batch {
                 Ok(events) => {
-                    let now = Instant::now();
-                    scheduler = offload
-                        .run(scheduler, move |s| events.iter().for_each(|e| s.apply(e, now)))
-                        .await
-                        .0;
+                    if events.iter().any(|e| Scheduler::takes_in(e.kind)) {
+                        let now = Instant::now();
+                        scheduler = offload
+                            .run(scheduler, move |s| events.iter().for_each(|e| s.apply(e, now)))
+                            .await
+                            .0;
+                    }
                 }
                 Err(err) => {
                     tracing::info!(%err, "scheduler re-listing");
