@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -247,45 +247,39 @@ fn start_members(
     let runtime = tokio::runtime::Handle::current();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let started: Mutex<Vec<Option<anyhow::Result<Member>>>> =
-        Mutex::new(jobs.iter().map(|_| None).collect());
-    let loaders = cores().clamp(1, jobs.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..loaders {
-            scope.spawn(|| {
-                let _runtime = runtime.enter();
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((context, path)) = jobs.get(index) else {
-                        return;
-                    };
-                    if failed.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let member =
-                        Member::start(context, path, scenario, SEED).map_err(anyhow::Error::from);
-                    failed.fetch_or(member.is_err(), Ordering::Relaxed);
-                    if let Some(slot) = started
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .get_mut(index)
-                    {
-                        *slot = Some(member);
-                    }
-                }
-            });
+    // Each loader takes the next member until none is left or one failed,
+    // and hands back what it loaded with its place in the plan.
+    let load = || {
+        let _runtime = runtime.enter();
+        let mut loaded = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some((context, path)) = jobs.get(index) else {
+                break;
+            };
+            let member = Member::start(context, path, scenario, SEED).map_err(anyhow::Error::from);
+            failed.fetch_or(member.is_err(), Ordering::Relaxed);
+            loaded.push((index, member));
         }
+        loaded
+    };
+    let mut loaded: Vec<(usize, anyhow::Result<Member>)> = std::thread::scope(|scope| {
+        let loaders: Vec<_> = (0..cores().min(jobs.len()).max(1))
+            .map(|_| scope.spawn(load))
+            .collect();
+        loaders
+            .into_iter()
+            .flat_map(|loader| {
+                loader
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
     });
-    let started = started.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let mut members = Vec::with_capacity(started.len());
-    // A member not loaded (None) follows a failed one: loading stopped.
-    for member in started.into_iter().flatten() {
-        members.push(member?);
-    }
-    if members.len() < jobs.len() {
-        anyhow::bail!("a snapshot could not be loaded");
-    }
-    Ok(members)
+    loaded.sort_by_key(|(index, _)| *index);
+    // Every member, or the first failure in the plan's order (a member not
+    // loaded is one after a failure: loading stopped there).
+    loaded.into_iter().map(|(_, member)| member).collect()
 }
 
 /// Reads every member as `fleet plan` reads a cluster, and checks the plan

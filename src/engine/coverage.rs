@@ -129,6 +129,8 @@ impl Totals {
     /// [`Totals::add`] straight from a node's pods, without describing them
     /// (the embedded controller's status on every sync): the same oldest
     /// pod ([`oldest_first`]), judged by the same rules as [`pod_coverage`].
+    /// True when that pod counts, is Ready and not yet available (within
+    /// `minReadySeconds`): the status changes later with no event to say so.
     pub fn add_pods(
         &mut self,
         should_run: bool,
@@ -136,7 +138,7 @@ impl Totals {
         revisions: &RevisionIndex,
         min_ready_seconds: i32,
         now: jiff::Timestamp,
-    ) {
+    ) -> bool {
         let primary = pods_on_node
             .iter()
             .copied()
@@ -148,6 +150,7 @@ impl Totals {
                 updated: revisions.is_pod_updated(pod),
             });
         self.count(should_run, primary);
+        should_run && primary.is_some_and(|pod| pod.ready && !pod.available)
     }
 
     /// One node: whether it should run, and its oldest pod's state. A node

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::sim::resources::ResourceKind;
 use crate::sim::store::{EventType, Preconditions, Store, StoreEvent, Subscription};
+use crate::sim::wake::sleep_until;
 
 /// kube-apiserver's default `--event-ttl`.
 pub const UPSTREAM_EVENT_TTL: Duration = Duration::from_secs(3600);
@@ -79,13 +80,6 @@ async fn run(
                 }
             }
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -22,3 +22,4 @@ pub mod selfheal;
 pub mod server;
 pub mod store;
 pub mod tls;
+pub mod wake;

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use crate::sim::resources::ResourceKind;
 use crate::sim::scenario::{Scenario, SelfHeal};
 use crate::sim::store::{ObjectKey, Store, Subresource, Subscription, WriteOptions};
+use crate::sim::wake::sleep_until;
 
 /// The spec fields a GitOps controller puts back.
 const HEALED: [&str; 2] = ["updateStrategy", "template"];
@@ -135,13 +136,6 @@ async fn run(
                 }
             }
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

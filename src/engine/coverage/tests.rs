@@ -378,7 +378,7 @@ fn totals_count_as_update_daemon_set_status() {
         for (n, pods) in &case.nodes {
             let refs: Vec<&Pod> = pods.iter().collect();
             let should_run = node_should_run_daemon_pod(n, &ds).should_run;
-            counted.add_pods(should_run, &refs, &revisions, 10, at(100));
+            let _ = counted.add_pods(should_run, &refs, &revisions, 10, at(100));
         }
         assert_eq!(counted, case.expected, "{} (from the pods)", case.name);
     }

@@ -37,17 +37,13 @@ pub fn compute_status(
             .get(node.name())
             .map(Vec::as_slice)
             .unwrap_or_default();
-        let before = totals;
-        totals.add_pods(
+        waiting_for_availability |= totals.add_pods(
             verdict.should_run,
             on_node,
             revisions,
             min_ready_seconds,
             now,
         );
-        // A counted oldest pod Ready but not yet available (minReadySeconds).
-        waiting_for_availability |=
-            totals.ready > before.ready && totals.available == before.available;
     }
     let previous = ds.status.clone().unwrap_or_default();
     let status = DaemonSetStatus {
@@ -63,4 +59,35 @@ pub fn compute_status(
         updated_number_scheduled: Some(totals.updated),
     };
     (status, waiting_for_availability)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::eligibility::node_should_run_daemon_pod;
+    use crate::engine::fixtures::{at, daemonset, node, pod, revision_of};
+
+    /// Upstream requeues a DaemonSet whose pods are Ready but not yet
+    /// available (`minReadySeconds`): nothing else would tell it when they
+    /// become available.
+    #[test]
+    fn a_ready_pod_within_min_ready_seconds_asks_for_a_later_sync() {
+        let ds = daemonset("agent:2").min_ready_seconds(10).build();
+        let revisions = RevisionIndex::new(&ds, &[revision_of(&ds, "new", 1)]);
+        let (a, b) = (node("a").build(), node("b").build());
+        let verdicts = vec![
+            (&a, node_should_run_daemon_pod(&a, &ds)),
+            (&b, node_should_run_daemon_pod(&b, &ds)),
+        ];
+        let pods = vec![
+            pod("pa", "a", "new").ready_since(0).build(),
+            pod("pb", "b", "new").ready_since(95).build(),
+        ];
+        let (status, waiting) = compute_status(&ds, &verdicts, &pods, &revisions, at(100));
+        assert_eq!((status.number_ready, status.number_available), (2, Some(1)));
+        assert!(waiting, "pod pb is Ready for 5 s of its 10");
+        let (status, waiting) = compute_status(&ds, &verdicts, &pods, &revisions, at(106));
+        assert_eq!(status.number_available, Some(2));
+        assert!(!waiting, "every Ready pod is available");
+    }
 }

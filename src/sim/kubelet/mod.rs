@@ -36,6 +36,7 @@ use tokio::time::Instant;
 
 use crate::sim::resources::ResourceKind;
 use crate::sim::store::{EventType, Store, StoreEvent, StoredObject};
+use crate::sim::wake::sleep_until;
 use clock::SimClock;
 pub use fleet::{Fleet, KubeletOptions};
 
@@ -88,7 +89,7 @@ async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
             }
             batch = changes.next_batch() => match batch {
                 Ok(events) => {
-                    if events.iter().any(|e| concerns_kubelets(e.kind)) {
+                    if events.iter().any(|e| takes_in(e.kind)) {
                         fleet = offload
                             .run(fleet, move |fleet| events.iter().for_each(|e| apply(fleet, e)))
                             .await
@@ -116,16 +117,10 @@ fn take_due_steps(fleet: &mut Fleet) {
     }
 }
 
-/// The kinds whose changes the kubelets take in (see [`apply`]).
-fn concerns_kubelets(kind: ResourceKind) -> bool {
+/// Whether [`apply`] acts on changes of `kind` (pods and nodes; the rest,
+/// Events above all, pass by).
+fn takes_in(kind: ResourceKind) -> bool {
     matches!(kind, ResourceKind::Pod | ResourceKind::Node)
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
 }
 
 /// Learns every node, then every pod (nodes first, so pods find their node).

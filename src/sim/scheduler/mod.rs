@@ -38,6 +38,7 @@ use tokio::time::Instant;
 use crate::sim::kubelet::clock::SimClock;
 use crate::sim::offload::Offload;
 use crate::sim::store::Store;
+use crate::sim::wake::sleep_until;
 use cache::ClusterCache;
 use queue::SchedulingQueue;
 use writes::Writes;
@@ -159,13 +160,6 @@ async fn run(mut scheduler: Scheduler, mut stopped: watch::Receiver<bool>) {
             },
             _ = stopped.changed() => return,
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 
