@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use jiff::{SignedDuration, Timestamp};
-use serde_json::Value;
+use serde::Deserialize;
 
 use crate::model::Target;
 use crate::sim::resources::ResourceKind;
@@ -28,21 +28,23 @@ impl ReadyTimes {
     pub fn read(store: &Store, target: &Target) -> ReadyTimes {
         let (pods, _) = store.list_objects(ResourceKind::Pod, Some(&target.namespace));
         let mut by_node: HashMap<String, Vec<(Timestamp, Option<Timestamp>)>> = HashMap::new();
-        for pod in &pods {
-            let pod = pod.value();
-            if !owned_by(&pod, &target.name) {
+        for stored in &pods {
+            // Only the four fields read here are decoded: a whole pod as a
+            // `Value` was a second per 50 members of the run's end.
+            let Ok(pod) = stored.decode::<ReadPod>() else {
+                continue;
+            };
+            if !pod.owned_by(&target.name) {
                 continue;
             }
             let (Some(node), Some(created)) = (
-                pod["spec"]["nodeName"].as_str(),
-                stamp(&pod["metadata"]["creationTimestamp"]),
+                pod.spec.node_name,
+                pod.metadata.creation_timestamp.as_deref().and_then(stamp),
             ) else {
                 continue;
             };
-            by_node
-                .entry(node.to_owned())
-                .or_default()
-                .push((created, ready_since(&pod)));
+            let ready = pod.status.ready_since();
+            by_node.entry(node).or_default().push((created, ready));
         }
         ReadyTimes { by_node }
     }
@@ -60,29 +62,77 @@ impl ReadyTimes {
     }
 }
 
-fn owned_by(pod: &Value, daemonset: &str) -> bool {
-    pod["metadata"]["ownerReferences"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|owner| owner["kind"] == "DaemonSet" && owner["name"] == daemonset)
+/// What [`ReadyTimes::read`] reads of a pod.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadPod {
+    metadata: ReadMeta,
+    #[serde(default)]
+    spec: ReadSpec,
+    #[serde(default)]
+    status: ReadStatus,
 }
 
-fn ready_since(pod: &Value) -> Option<Timestamp> {
-    pod["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == "Ready" && c["status"] == "True")
-        .and_then(|c| stamp(&c["lastTransitionTime"]))
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadMeta {
+    creation_timestamp: Option<String>,
+    #[serde(default)]
+    owner_references: Vec<ReadOwner>,
 }
 
-fn stamp(value: &Value) -> Option<Timestamp> {
-    value.as_str()?.parse().ok()
+#[derive(Deserialize)]
+struct ReadOwner {
+    kind: String,
+    name: String,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadSpec {
+    node_name: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+struct ReadStatus {
+    #[serde(default)]
+    conditions: Vec<ReadCondition>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadCondition {
+    #[serde(rename = "type")]
+    type_: String,
+    status: String,
+    last_transition_time: Option<String>,
+}
+
+impl ReadPod {
+    fn owned_by(&self, daemonset: &str) -> bool {
+        self.metadata
+            .owner_references
+            .iter()
+            .any(|owner| owner.kind == "DaemonSet" && owner.name == daemonset)
+    }
+}
+
+impl ReadStatus {
+    fn ready_since(&self) -> Option<Timestamp> {
+        self.conditions
+            .iter()
+            .find(|c| c.type_ == "Ready" && c.status == "True")
+            .and_then(|c| c.last_transition_time.as_deref().and_then(stamp))
+    }
+}
+
+fn stamp(text: &str) -> Option<Timestamp> {
+    text.parse().ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
