@@ -76,6 +76,10 @@ pub struct PodLife {
     pub token: u64,
     /// When the current pull started (for the Pulled message).
     pub pull_started: Option<Instant>,
+    /// The pulled image's digest, reported once the container runs: the
+    /// kubelet's `imageID` comes from the runtime's container, so a pull
+    /// alone changes nothing in the pod's status (and writes nothing).
+    pub pulled_digest: Option<String>,
     /// Grace period for termination.
     pub grace: Duration,
 }

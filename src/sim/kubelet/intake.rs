@@ -134,6 +134,7 @@ impl Fleet {
             sandbox_failures: 0,
             token: 0,
             pull_started: None,
+            pulled_digest: None,
             grace: grace(pod),
         };
         self.pods.insert(key.clone(), life);

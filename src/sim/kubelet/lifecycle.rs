@@ -177,7 +177,9 @@ impl Fleet {
             .and_then(|l| l.pull_started)
             .map(|t| t.elapsed().as_secs_f64() * self.options.speed)
             .unwrap_or_default();
-        self.write_status(key, |pod, _| pod_status::pulled(pod, &digest));
+        if let Some(life) = self.pods.get_mut(key) {
+            life.pulled_digest = Some(digest);
+        }
         let message = format!(
             "Successfully pulled image \"{image}\" in {took:.3}s ({took:.3}s including waiting)"
         );
@@ -229,10 +231,14 @@ impl Fleet {
             .unwrap_or_default();
         let pod_ip = self.pod_ip();
         let container_id = self.hex(64);
+        let digest = self.pods.get(key).and_then(|l| l.pulled_digest.clone());
         self.write_status(key, |pod, now| {
             let ip = pod["status"]["podIP"]
                 .as_str()
                 .map_or_else(|| pod_ip.clone(), str::to_owned);
+            if let Some(digest) = &digest {
+                pod_status::pulled(pod, digest);
+            }
             pod_status::running(pod, &ip, &container_id, now);
         });
         self.container_event(

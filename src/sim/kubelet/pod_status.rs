@@ -131,7 +131,9 @@ pub fn waiting(pod: &mut Value, reason: &str, message: &str) {
     });
 }
 
-/// The image is present: containers record its digest.
+/// Containers record the pulled image's digest (written with the status
+/// that shows them running, as the kubelet reads `imageID` from the
+/// runtime's container).
 pub fn pulled(pod: &mut Value, digest: &str) {
     each_container(pod, |c| {
         let image = c["image"].as_str().unwrap_or_default();
