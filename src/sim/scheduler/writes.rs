@@ -68,25 +68,24 @@ impl Writes {
     /// Binds the pod to `node` (upstream's binding: nodeName set only if
     /// still unset, nominatedNodeName cleared, PodScheduled True).
     pub fn bind(&mut self, pod: &PodRef<'_>, node: &str) -> Result<(), StoreError> {
+        let now = rfc3339(self.clock.now());
         self.store.modify_with(
             ResourceKind::Pod,
             pod.namespace,
             pod.name,
-            Subresource::Main,
+            Subresource::Binding,
             WriteOptions::default(),
             |current| {
                 bindable(current, pod.uid)?;
                 let mut next = current.clone();
                 next["spec"]["nodeName"] = json!(node);
+                pod_status::scheduled(&mut next, node, &now);
+                if let Some(status) = next["status"].as_object_mut() {
+                    status.remove("nominatedNodeName");
+                }
                 Ok(next)
             },
         )?;
-        self.write_status(pod, |status, now| {
-            pod_status::scheduled(status, node, now);
-            if let Some(status) = status["status"].as_object_mut() {
-                status.remove("nominatedNodeName");
-            }
-        })?;
         let message = format!(
             "Successfully assigned {}/{} to {node}",
             pod.namespace, pod.name

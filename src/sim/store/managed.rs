@@ -48,6 +48,7 @@ pub fn leaves(obj: &Value, sub: Subresource) -> BTreeMap<Path, Value> {
     for (key, value) in map {
         let tracked = match sub {
             Subresource::Status => key == "status",
+            Subresource::Binding => key == "spec" || key == "status",
             Subresource::Main => !matches!(key.as_str(), "apiVersion" | "kind" | "status"),
         };
         if !tracked {
@@ -156,6 +157,7 @@ pub fn record(old: Option<&Value>, new: &mut Value, manager: &str, sub: Subresou
     let subresource = match sub {
         Subresource::Main => "",
         Subresource::Status => "status",
+        Subresource::Binding => "binding",
     };
     let is_mine = |e: &Value| {
         e["manager"].as_str().unwrap_or_default() == manager

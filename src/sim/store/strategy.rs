@@ -25,6 +25,11 @@ pub enum Subresource {
     Main,
     /// `/status`: only status changes are kept.
     Status,
+    /// A pod's `/binding`: `spec.nodeName` and the status (its PodScheduled
+    /// condition) change in one write, as upstream's `BindingREST` assigns
+    /// the host and marks the pod scheduled in one storage update. Like
+    /// upstream's, it writes past the field manager (no managedFields entry).
+    Binding,
 }
 
 /// How a create treats identity fields.
@@ -136,6 +141,12 @@ pub fn prepare_update(
     }
     let mut next = match sub {
         Subresource::Status => status_write(old, new),
+        Subresource::Binding => {
+            let node = new["spec"]["nodeName"].take();
+            let mut next = status_write(old, new);
+            next["spec"]["nodeName"] = node;
+            next
+        }
         Subresource::Main => {
             if kind.has_status()
                 && let (Some(old_map), Some(new_map)) = (old.as_object(), new.as_object_mut())
@@ -176,7 +187,9 @@ pub fn prepare_update(
     }
     next["metadata"]["resourceVersion"] = json!(stamp.resource_version.to_string());
     validate_identity(kind, &next)?;
-    if let Some(manager) = stamp.manager {
+    if let Some(manager) = stamp.manager
+        && sub != Subresource::Binding
+    {
         super::managed::record(Some(old), &mut next, manager, sub, stamp.now);
     }
     Ok(Some(next))
@@ -444,6 +457,34 @@ mod tests {
         .unwrap();
         assert_eq!(on_status["status"]["numberReady"], 3);
         assert_eq!(on_status["metadata"]["generation"], 1);
+    }
+
+    /// Upstream's `BindingREST` sets the host and the PodScheduled
+    /// condition in one storage update; nothing else the writer sent lands.
+    #[test]
+    fn a_binding_sets_the_node_and_the_status_in_one_write_and_nothing_else() {
+        let pod = json!({"metadata":{"name":"p","namespace":"default"},
+            "spec":{"containers":[{"name":"c","image":"i:1"}]}});
+        let old = prepare_create(ResourceKind::Pod, pod, CreateMode::Api, &stamp(5)).unwrap();
+        let mut bound = old.clone();
+        bound["spec"]["nodeName"] = json!("n1");
+        bound["spec"]["containers"][0]["image"] = json!("i:2");
+        bound["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "True"}]);
+        bound["metadata"]["labels"] = json!({"sneaked": "in"});
+        let next = prepare_update(
+            ResourceKind::Pod,
+            &old,
+            bound,
+            Subresource::Binding,
+            &stamp(6),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(next["spec"]["nodeName"], "n1");
+        assert_eq!(next["status"]["conditions"][0]["type"], "PodScheduled");
+        assert_eq!(next["spec"]["containers"][0]["image"], "i:1");
+        assert!(next["metadata"]["labels"].is_null());
+        assert_eq!(next["metadata"]["resourceVersion"], "6");
     }
 
     #[test]
