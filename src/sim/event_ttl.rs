@@ -9,6 +9,7 @@
 //! Owns only the expiry; never touches any other kind.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -16,7 +17,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::sim::resources::ResourceKind;
-use crate::sim::store::{EventType, Preconditions, Store, StoreEvent, Subscription};
+use crate::sim::store::{EventType, Preconditions, Store, StoreEvent, StoredObject, Subscription};
 use crate::sim::wake::sleep_until;
 
 /// kube-apiserver's default `--event-ttl`.
@@ -37,13 +38,14 @@ impl EventTtlHandle {
     }
 }
 
-/// One Event write's lease: when it runs out, and the version it covers.
+/// One Event write's lease: when it runs out, and the version it covers
+/// (the stored version itself, which the store holds anyway while it is
+/// current: copies of its namespace and name were a megabyte a rehearsed
+/// member).
 #[derive(Debug)]
 struct Lease {
     expires: Instant,
-    namespace: String,
-    name: String,
-    resource_version: u64,
+    version: Arc<StoredObject>,
 }
 
 /// Starts expiring the Events of `store` written from now on, `ttl` after
@@ -84,15 +86,13 @@ async fn run(
 }
 
 /// A lease for every Event the batch created or changed.
-fn take_leases(batch: &[std::sync::Arc<StoreEvent>], ttl: Duration, leases: &mut VecDeque<Lease>) {
+fn take_leases(batch: &[Arc<StoreEvent>], ttl: Duration, leases: &mut VecDeque<Lease>) {
     let expires = Instant::now() + ttl;
     for event in batch {
         if event.kind == ResourceKind::Event && event.event_type != EventType::Deleted {
             leases.push_back(Lease {
                 expires,
-                namespace: event.object.key.namespace.clone(),
-                name: event.object.key.name.clone(),
-                resource_version: event.object.resource_version,
+                version: Arc::clone(&event.object),
             });
         }
     }
@@ -104,9 +104,7 @@ fn lease_all(store: &Store, ttl: Duration, leases: &mut VecDeque<Lease>) {
     for event in events {
         leases.push_back(Lease {
             expires,
-            namespace: event.key.namespace.clone(),
-            name: event.key.name.clone(),
-            resource_version: event.resource_version,
+            version: event,
         });
     }
 }
@@ -121,13 +119,13 @@ fn expire(store: &Store, leases: &mut VecDeque<Lease>, now: Instant) {
         };
         let preconditions = Preconditions {
             uid: None,
-            resource_version: Some(lease.resource_version.to_string()),
+            resource_version: Some(lease.version.resource_version.to_string()),
         };
         // Gone already, or written again since: nothing to expire.
         let _ = store.delete(
             ResourceKind::Event,
-            &lease.namespace,
-            &lease.name,
+            &lease.version.key.namespace,
+            &lease.version.key.name,
             &preconditions,
         );
     }
