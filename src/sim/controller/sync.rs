@@ -104,13 +104,13 @@ impl Controller {
         let (live, adopt) = {
             let pods = controlled(self.cache.pods_of(key), &ds);
             // Distinct hashes first: a few revisions among thousands of pods.
-            let live: BTreeSet<String> = pods
-                .iter()
-                .filter_map(Pod::revision_hash)
-                .collect::<BTreeSet<&str>>()
-                .into_iter()
-                .map(str::to_owned)
-                .collect();
+            let mut distinct: Vec<&str> = Vec::new();
+            for hash in pods.iter().filter_map(Pod::revision_hash) {
+                if !distinct.contains(&hash) {
+                    distinct.push(hash);
+                }
+            }
+            let live: BTreeSet<String> = distinct.into_iter().map(str::to_owned).collect();
             let adopt = adoptable_hash_in(&index, &pods);
             (live, adopt)
         };
@@ -158,7 +158,7 @@ impl Controller {
             .min();
         // One pod template and one event reference per sync, not per pod: a
         // rollout of 65,000 nodes creates as many pods in one sync.
-        let ds_ref = ObjectRef::of(ResourceKind::DaemonSet, &ds_json(&ds));
+        let ds_ref = ds_object_ref(&ds);
         if !plan.create_on.is_empty() {
             let template = DaemonPodTemplate::new(&ds, &hash);
             for action in &plan.create_on {
@@ -450,9 +450,42 @@ fn observed_generation(ds: &DaemonSet) -> i64 {
         .unwrap_or(0)
 }
 
+/// The DaemonSet as its events name it (read from the typed object: a
+/// JSON tree of the whole DaemonSet per sync only to read three fields).
+fn ds_object_ref(ds: &DaemonSet) -> ObjectRef {
+    ObjectRef {
+        kind: ResourceKind::DaemonSet.kind(),
+        api_version: ResourceKind::DaemonSet.api_version(),
+        namespace: ds.metadata.namespace.clone().unwrap_or_default(),
+        name: ds.metadata.name.clone().unwrap_or_default(),
+        uid: ds_uid(ds).to_owned(),
+        field_path: None,
+    }
+}
+
 fn ds_json(ds: &DaemonSet) -> Value {
     let mut value = serde_json::to_value(ds).unwrap_or(Value::Null);
     value["apiVersion"] = json!("apps/v1");
     value["kind"] = json!("DaemonSet");
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_daemonset_reference_is_the_one_its_json_gives() {
+        let ds: DaemonSet = serde_json::from_value(json!({
+            "metadata": {"name": "agent", "namespace": "kube-system", "uid": "u-1"},
+            "spec": {"selector": {"matchLabels": {"app": "a"}},
+                "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": []}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            ds_object_ref(&ds),
+            ObjectRef::of(ResourceKind::DaemonSet, &ds_json(&ds))
+        );
+        assert_eq!(ds_object_ref(&ds).uid, "u-1");
+    }
 }
