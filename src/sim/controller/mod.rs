@@ -88,7 +88,7 @@ async fn run(
     offload: Offload,
 ) {
     let mut changes = controller.store.subscribe();
-    controller.list_all();
+    controller = offload.run(controller, Controller::list_all).await.0;
     let mut queue = WorkQueue::with_window(window);
     queue.add_all(controller.cache.all_daemon_sets());
     loop {
@@ -155,11 +155,10 @@ async fn apply(
             controller
         }
         Err(err) => {
-            let mut controller = controller;
             // Fell behind the store's history: re-list, like an informer after 410.
             tracing::info!(error = %err, "controller re-listing");
             *changes = controller.store.subscribe();
-            controller.list_all();
+            let (controller, ()) = offload.run(controller, Controller::list_all).await;
             queue.add_all(controller.cache.all_daemon_sets());
             controller
         }

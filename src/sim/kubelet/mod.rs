@@ -65,8 +65,8 @@ pub fn spawn(store: Store, clock: SimClock, options: KubeletOptions) -> KubeletH
 
 async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
     let mut changes = fleet.store.subscribe();
-    list_all(&mut fleet);
     let offload = fleet.options.offload;
+    fleet = offload.run(fleet, list_all).await.0;
     let start = Instant::now();
     let speed = fleet.options.speed.max(0.001);
     let mut timeline = fleet.options.scenario.timeline.clone();
@@ -99,7 +99,7 @@ async fn run(mut fleet: Fleet, mut stopped: watch::Receiver<bool>) {
                 Err(err) => {
                     tracing::info!(%err, "kubelets re-listing");
                     changes = fleet.store.subscribe();
-                    list_all(&mut fleet);
+                    fleet = offload.run(fleet, list_all).await.0;
                 }
             },
             _ = stopped.changed() => return,

@@ -122,10 +122,17 @@ impl Scheduler {
     }
 }
 
+/// Lists everything afresh (the informers' list), as `offload` says: the
+/// lists of a rehearsal's fifty members were seconds of one thread.
+async fn relist(scheduler: Scheduler, offload: Offload) -> Scheduler {
+    let now = Instant::now();
+    offload.run(scheduler, move |s| s.list_all(now)).await.0
+}
+
 async fn run(mut scheduler: Scheduler, mut stopped: watch::Receiver<bool>) {
     let mut changes = scheduler.store.subscribe();
-    scheduler.list_all(Instant::now());
     let offload = scheduler.options.offload;
+    scheduler = relist(scheduler, offload).await;
     loop {
         let (back, more) = if scheduler.queue.anything_due(Instant::now()) {
             offload
@@ -155,7 +162,7 @@ async fn run(mut scheduler: Scheduler, mut stopped: watch::Receiver<bool>) {
                 Err(err) => {
                     tracing::info!(%err, "scheduler re-listing");
                     changes = scheduler.store.subscribe();
-                    scheduler.list_all(Instant::now());
+                    scheduler = relist(scheduler, offload).await;
                 }
             },
             _ = stopped.changed() => return,
