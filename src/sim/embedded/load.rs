@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use super::SimError;
 use crate::engine::recorded_status;
-use crate::input::LoadedSnapshot;
-use crate::model::Node;
+use crate::input::WholeObjects;
+use crate::model::{Node, Snapshot};
 use crate::sim::generate::nodes::{NodeShape, node_object, uuid};
 use crate::sim::generate::plain_pods;
 use crate::sim::generate::workloads::{Generated, generate};
@@ -174,10 +174,42 @@ fn mark_owner(daemon_set: &mut Value, scenario: &Scenario, now: Timestamp) {
 }
 
 fn with_kind(object: &impl Serialize, api_version: &str, kind: &str) -> Value {
-    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    kind_set(
+        serde_json::to_value(object).unwrap_or(Value::Null),
+        api_version,
+        kind,
+    )
+}
+
+fn kind_set(mut value: Value, api_version: &str, kind: &str) -> Value {
     value["apiVersion"] = json!(api_version);
     value["kind"] = json!(kind);
     value
+}
+
+/// Restores a whole object as read (no copy of it: copying each was an
+/// eighth of a rehearsal's loading) and keeps what the store hands back in
+/// `spent`, to be freed with the rest at the end: freed one by one between
+/// the stored objects' own allocations, they left the store's JSON
+/// scattered over pages (75 MiB more at 50 rehearsed members).
+fn restore_whole(
+    store: &Store,
+    kind: ResourceKind,
+    object: Value,
+    spent: &mut Vec<Value>,
+) -> Result<(), SimError> {
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let kept = store
+        .restore(kind, object)
+        .map_err(|source| SimError::Load {
+            what: format!("{} {name}", kind.kind()),
+            source,
+        })?;
+    spent.push(kept);
+    Ok(())
 }
 
 /// Loads a real cluster's exported objects; pods keep their status. Nodes
@@ -187,23 +219,34 @@ fn with_kind(object: &impl Serialize, api_version: &str, kind: &str) -> Value {
 /// ([`recorded_status::ANNOTATION`]: the dump's counts and the reasons its
 /// nodes and pods give, as of `now`), so that `status` and the console can
 /// tell the rehearsal's counts from the dump's; where they differ already,
-/// a line naming both goes to `report`.
+/// a line naming both goes to `report`. The whole objects are moved into
+/// the store ([`restore_whole`]).
 pub fn load_snapshot(
     store: &Store,
-    loaded: &LoadedSnapshot,
+    snapshot: &Snapshot,
+    whole: Option<WholeObjects>,
     now: Timestamp,
     report: &mut Vec<String>,
 ) -> Result<LoadStats, SimError> {
-    let snapshot = &loaded.snapshot;
-    let whole = loaded.whole.as_ref();
+    let (whole_nodes, whole_pods) = whole.map_or((None, None), |w| {
+        (
+            Some(w.nodes).filter(|nodes| nodes.len() == snapshot.nodes.len()),
+            Some(w.pods).filter(|pods| pods.len() == snapshot.pods.len()),
+        )
+    });
+    let mut spent = Vec::new();
     let mut stats = LoadStats::default();
-    let whole_nodes = whole.filter(|w| w.nodes.len() == snapshot.nodes.len());
-    for (index, node) in snapshot.nodes.iter().enumerate() {
-        let object = match whole_nodes.and_then(|w| w.nodes.get(index)) {
-            Some(raw) => with_kind(raw, "v1", "Node"),
-            None => with_kind(node, "v1", "Node"),
-        };
-        restore(store, ResourceKind::Node, object)?;
+    let mut whole_nodes = whole_nodes.map(Vec::into_iter);
+    for node in &snapshot.nodes {
+        match whole_nodes.as_mut().and_then(Iterator::next) {
+            Some(raw) => restore_whole(
+                store,
+                ResourceKind::Node,
+                kind_set(raw, "v1", "Node"),
+                &mut spent,
+            )?,
+            None => restore(store, ResourceKind::Node, with_kind(node, "v1", "Node"))?,
+        }
         stats.nodes += 1;
     }
     for ds in &snapshot.daemonsets {
@@ -236,15 +279,20 @@ pub fn load_snapshot(
         )?;
         stats.revisions += 1;
     }
-    let whole_pods = whole.filter(|w| w.pods.len() == snapshot.pods.len());
-    for (index, pod) in snapshot.pods.iter().enumerate() {
-        let object = match whole_pods.and_then(|w| w.pods.get(index)) {
-            Some(raw) => with_kind(raw, "v1", "Pod"),
-            None => with_kind(pod, "v1", "Pod"),
-        };
-        restore(store, ResourceKind::Pod, object)?;
+    let mut whole_pods = whole_pods.map(Vec::into_iter);
+    for pod in &snapshot.pods {
+        match whole_pods.as_mut().and_then(Iterator::next) {
+            Some(raw) => restore_whole(
+                store,
+                ResourceKind::Pod,
+                kind_set(raw, "v1", "Pod"),
+                &mut spent,
+            )?,
+            None => restore(store, ResourceKind::Pod, with_kind(pod, "v1", "Pod"))?,
+        }
         stats.pods += 1;
     }
+    drop(spent);
     Ok(stats)
 }
 
@@ -311,10 +359,11 @@ mod tests {
         loader.add_text("dump.json", text).expect("loads");
         let mut dump = loader.finish();
         let now = Timestamp::now();
-        let load = |loaded: &LoadedSnapshot| {
+        let load = |loaded: &crate::input::LoadedSnapshot| {
             let store = Store::new();
             let mut report = Vec::new();
-            load_snapshot(&store, loaded, now, &mut report).expect("loads");
+            let whole = loaded.whole.clone();
+            load_snapshot(&store, &loaded.snapshot, whole, now, &mut report).expect("loads");
             let ds: DaemonSet = store
                 .get_as(ResourceKind::DaemonSet, "ns", "a")
                 .expect("decodes")

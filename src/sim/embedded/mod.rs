@@ -178,7 +178,7 @@ impl Simulation {
             });
             (scenario, stats)
         } else {
-            let loaded = load_paths_whole(&options.snapshot)?;
+            let mut loaded = load_paths_whole(&options.snapshot)?;
             for warning in &loaded.warnings {
                 tracing::warn!(%warning, "snapshot");
                 load_report.push(format!("warning: {warning}"));
@@ -200,7 +200,8 @@ impl Simulation {
             };
             stats.add(load::load_snapshot(
                 &store,
-                &loaded,
+                &loaded.snapshot,
+                loaded.whole.take(),
                 clock.now(),
                 &mut load_report,
             )?);
