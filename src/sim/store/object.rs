@@ -50,8 +50,12 @@ pub struct StoredObject {
     /// `metadata.labels`.
     pub labels: Labels,
     /// The field-selector fields this kind supports beyond `metadata.name`
-    /// and `metadata.namespace` (those are the key), with their values.
-    fields: Box<[(&'static str, Interned)]>,
+    /// and `metadata.namespace` (those are the key): their names and where
+    /// they are read from (the kind's table, shared) ...
+    field_table: FieldTable,
+    /// ... and their values, in the table's order (a name beside each
+    /// value was 16 bytes a field: 176 bytes an Event).
+    fields: Box<[Interned]>,
     /// The object's protobuf message, written the first time a client asks
     /// for protobuf and kept: the version never changes, and re-encoding the
     /// JSON for every list made the embedded cluster much slower at protobuf
@@ -104,9 +108,10 @@ impl StoredObject {
                 .and_then(|rv| rv.parse().ok())
                 .unwrap_or_default(),
             labels,
+            field_table: field_table(kind),
             fields: index_fields(kind, value)
                 .into_iter()
-                .map(|(field, found)| (field, Interned::from(found)))
+                .map(Interned::from)
                 .collect(),
             protobuf: OnceLock::new(),
         })
@@ -133,11 +138,7 @@ impl StoredObject {
     /// The field-selector fields a kind supports.
     pub fn supported_fields(kind: ResourceKind) -> Vec<&'static str> {
         let mut names = vec!["metadata.name", "metadata.namespace"];
-        names.extend(
-            index_fields(kind, &Value::Null)
-                .into_iter()
-                .map(|(name, _)| name),
-        );
+        names.extend(field_table(kind).iter().map(|(name, _)| *name));
         names
     }
 
@@ -147,26 +148,25 @@ impl StoredObject {
             "metadata.name" => Some(&self.key.name),
             "metadata.namespace" => Some(&self.key.namespace),
             _ => self
-                .fields
+                .field_table
                 .iter()
-                .find(|(field, _)| *field == name)
+                .zip(self.fields.iter())
+                .find(|((field, _), _)| *field == name)
                 .map(|(_, value)| value.as_str()),
         }
     }
 }
 
+/// A kind's field-selector fields: each name and the JSON pointer its value
+/// is read from.
+type FieldTable = &'static [(&'static str, &'static str)];
+
 /// Field-selector fields per kind beyond `metadata.name` and
 /// `metadata.namespace` (every kind has those), following the upstream field
 /// label conversion functions (pods: `spec.nodeName`, `status.phase`;
 /// events: `involvedObject.*`, `reason`, `type`, `source`, ...).
-fn index_fields(kind: ResourceKind, value: &Value) -> Vec<(&'static str, String)> {
-    let text = |pointer: &str| match value.pointer(pointer) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Bool(b)) => b.to_string(),
-        _ => String::new(),
-    };
-    let mut fields = Vec::new();
-    let extra: &[(&'static str, &str)] = match kind {
+fn field_table(kind: ResourceKind) -> FieldTable {
+    match kind {
         ResourceKind::Pod => &[
             ("spec.nodeName", "/spec/nodeName"),
             ("status.phase", "/status/phase"),
@@ -198,15 +198,27 @@ fn index_fields(kind: ResourceKind, value: &Value) -> Vec<(&'static str, String)
         | ResourceKind::ControllerRevision
         | ResourceKind::PriorityClass
         | ResourceKind::Inert(_) => &[],
-    };
-    for (field, pointer) in extra {
-        let mut found = text(pointer);
-        if *field == "spec.unschedulable" && found.is_empty() {
-            "false".clone_into(&mut found);
-        }
-        fields.push((*field, found));
     }
-    fields
+}
+
+/// The values of `kind`'s [`field_table`] in `value`, in the table's order.
+fn index_fields(kind: ResourceKind, value: &Value) -> Vec<String> {
+    let text = |pointer: &str| match value.pointer(pointer) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
+    };
+    field_table(kind)
+        .iter()
+        .map(|(field, pointer)| {
+            let found = text(pointer);
+            if *field == "spec.unschedulable" && found.is_empty() {
+                "false".to_owned()
+            } else {
+                found
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
