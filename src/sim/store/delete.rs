@@ -79,7 +79,9 @@ impl Store {
         if options.dry_run {
             return Ok(DeleteOutcome::Removed(current));
         }
-        let removed = self.remove_locked(&mut state, kind, &key)?;
+        // The value read for the grace period makes the last state: parsing
+        // it again was half the cost of every Event's expiry.
+        let removed = self.remove_parsed(&mut state, kind, value)?;
         Ok(DeleteOutcome::Removed(removed))
     }
 
@@ -193,7 +195,18 @@ impl Store {
                 name: key.name.clone(),
             });
         };
-        let mut value = current.value();
+        self.remove_parsed(state, kind, current.value())
+    }
+
+    /// Removes the object `value` is the current state of (already parsed
+    /// by the caller): its last state, at the deletion's resourceVersion, is
+    /// what watchers get.
+    fn remove_parsed(
+        &self,
+        state: &mut State,
+        kind: ResourceKind,
+        mut value: Value,
+    ) -> Result<Arc<StoredObject>, StoreError> {
         value["metadata"]["resourceVersion"] = json!((state.resource_version + 1).to_string());
         let last = Arc::new(StoredObject::from_value(kind, &value)?);
         self.commit(state, kind, EventType::Deleted, &last);
