@@ -18,7 +18,7 @@ use crate::sim::generate::workloads::{Generated, generate};
 use crate::sim::kubelet::clock::rfc3339;
 use crate::sim::resources::ResourceKind;
 use crate::sim::scenario::Scenario;
-use crate::sim::store::Store;
+use crate::sim::store::{Store, StoreError};
 
 /// What was loaded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,25 +44,38 @@ impl LoadStats {
 }
 
 fn restore(store: &Store, kind: ResourceKind, object: Value) -> Result<(), SimError> {
-    put(store, kind, object, false)
+    restore_kept(store, kind, object).map(drop)
 }
 
-/// Stores an object restored as built (`create` false) or through the API's
-/// create path, admission included (`create` true).
-fn put(store: &Store, kind: ResourceKind, object: Value, create: bool) -> Result<(), SimError> {
-    let name = object["metadata"]["name"]
+/// Restores an object as built; answers the value the store made it from.
+fn restore_kept(store: &Store, kind: ResourceKind, object: Value) -> Result<Value, SimError> {
+    let name = object_name(&object);
+    store
+        .restore(kind, object)
+        .map_err(|source| load_failed(kind, &name, source))
+}
+
+/// Stores an object through the API's create path, admission included.
+fn create(store: &Store, kind: ResourceKind, object: Value) -> Result<(), SimError> {
+    let name = object_name(&object);
+    store
+        .create(kind, object)
+        .map(drop)
+        .map_err(|source| load_failed(kind, &name, source))
+}
+
+fn object_name(object: &Value) -> String {
+    object["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
-        .to_owned();
-    let stored = if create {
-        store.create(kind, object)
-    } else {
-        store.restore(kind, object)
-    };
-    stored.map(drop).map_err(|source| SimError::Load {
+        .to_owned()
+}
+
+fn load_failed(kind: ResourceKind, name: &str, source: StoreError) -> SimError {
+    SimError::Load {
         what: format!("{} {name}", kind.kind()),
         source,
-    })
+    }
 }
 
 /// Loads `scenario` as of `now`, with `seed` deciding every random choice.
@@ -77,7 +90,7 @@ pub fn load_scenario(
     let mut typed_nodes: Vec<(Node, String)> = Vec::new();
     let mut node_pools: Vec<(String, String)> = Vec::new();
     for class in plain_pods::priority_classes(scenario) {
-        put(store, ResourceKind::PriorityClass, class, true)?;
+        create(store, ResourceKind::PriorityClass, class)?;
     }
     for pool in &scenario.pools {
         let age = pool
@@ -139,7 +152,7 @@ pub fn load_scenario(
     // Workload pods start Pending, bound: the kubelets bring them up.
     for pod in plain_pods::workload_pods(scenario, &node_pools) {
         stats.pods += 1;
-        put(store, ResourceKind::Pod, pod, true)?;
+        create(store, ResourceKind::Pod, pod)?;
     }
     Ok(stats)
 }
@@ -187,29 +200,39 @@ fn kind_set(mut value: Value, api_version: &str, kind: &str) -> Value {
     value
 }
 
-/// Restores a whole object as read (no copy of it: copying each was an
-/// eighth of a rehearsal's loading) and keeps what the store hands back in
-/// `spent`, to be freed with the rest at the end: freed one by one between
-/// the stored objects' own allocations, they left the store's JSON
-/// scattered over pages (75 MiB more at 50 rehearsed members).
-fn restore_whole(
+/// Restores one object of `kind` for each of `projections`: the whole
+/// object as read where the loader kept them all (`whole`, in the same
+/// order), else the projection. The whole objects go in without a copy
+/// (copying each was an eighth of a rehearsal's loading); what the store
+/// hands back is kept in `spent`, to be freed with the rest at the end:
+/// freed one by one between the stored objects' own allocations, they left
+/// the store's JSON scattered over pages (75 MiB more at 50 rehearsed
+/// members).
+fn restore_each<T: Serialize>(
     store: &Store,
     kind: ResourceKind,
-    object: Value,
+    projections: &[T],
+    whole: Option<Vec<Value>>,
     spent: &mut Vec<Value>,
-) -> Result<(), SimError> {
-    let name = object["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let kept = store
-        .restore(kind, object)
-        .map_err(|source| SimError::Load {
-            what: format!("{} {name}", kind.kind()),
-            source,
-        })?;
-    spent.push(kept);
-    Ok(())
+) -> Result<usize, SimError> {
+    let mut whole = whole
+        .filter(|objects| objects.len() == projections.len())
+        .map(Vec::into_iter);
+    for projection in projections {
+        match whole.as_mut().and_then(Iterator::next) {
+            Some(raw) => spent.push(restore_kept(
+                store,
+                kind,
+                kind_set(raw, kind.api_version(), kind.kind()),
+            )?),
+            None => restore(
+                store,
+                kind,
+                with_kind(projection, kind.api_version(), kind.kind()),
+            )?,
+        }
+    }
+    Ok(projections.len())
 }
 
 /// Loads a real cluster's exported objects; pods keep their status. Nodes
@@ -220,7 +243,7 @@ fn restore_whole(
 /// nodes and pods give, as of `now`), so that `status` and the console can
 /// tell the rehearsal's counts from the dump's; where they differ already,
 /// a line naming both goes to `report`. The whole objects are moved into
-/// the store ([`restore_whole`]).
+/// the store ([`restore_each`]).
 pub fn load_snapshot(
     store: &Store,
     snapshot: &Snapshot,
@@ -228,27 +251,18 @@ pub fn load_snapshot(
     now: Timestamp,
     report: &mut Vec<String>,
 ) -> Result<LoadStats, SimError> {
-    let (whole_nodes, whole_pods) = whole.map_or((None, None), |w| {
-        (
-            Some(w.nodes).filter(|nodes| nodes.len() == snapshot.nodes.len()),
-            Some(w.pods).filter(|pods| pods.len() == snapshot.pods.len()),
-        )
-    });
+    let (whole_nodes, whole_pods) = whole.map(|w| (w.nodes, w.pods)).unzip();
     let mut spent = Vec::new();
-    let mut stats = LoadStats::default();
-    let mut whole_nodes = whole_nodes.map(Vec::into_iter);
-    for node in &snapshot.nodes {
-        match whole_nodes.as_mut().and_then(Iterator::next) {
-            Some(raw) => restore_whole(
-                store,
-                ResourceKind::Node,
-                kind_set(raw, "v1", "Node"),
-                &mut spent,
-            )?,
-            None => restore(store, ResourceKind::Node, with_kind(node, "v1", "Node"))?,
-        }
-        stats.nodes += 1;
-    }
+    let mut stats = LoadStats {
+        nodes: restore_each(
+            store,
+            ResourceKind::Node,
+            &snapshot.nodes,
+            whole_nodes,
+            &mut spent,
+        )?,
+        ..LoadStats::default()
+    };
     for ds in &snapshot.daemonsets {
         let mut object = with_kind(ds, "apps/v1", "DaemonSet");
         let check = recorded_status::check(
@@ -279,19 +293,13 @@ pub fn load_snapshot(
         )?;
         stats.revisions += 1;
     }
-    let mut whole_pods = whole_pods.map(Vec::into_iter);
-    for pod in &snapshot.pods {
-        match whole_pods.as_mut().and_then(Iterator::next) {
-            Some(raw) => restore_whole(
-                store,
-                ResourceKind::Pod,
-                kind_set(raw, "v1", "Pod"),
-                &mut spent,
-            )?,
-            None => restore(store, ResourceKind::Pod, with_kind(pod, "v1", "Pod"))?,
-        }
-        stats.pods += 1;
-    }
+    stats.pods = restore_each(
+        store,
+        ResourceKind::Pod,
+        &snapshot.pods,
+        whole_pods,
+        &mut spent,
+    )?;
     drop(spent);
     Ok(stats)
 }

@@ -48,7 +48,8 @@ pub fn leaves(obj: &Value, sub: Subresource) -> BTreeMap<Path, Value> {
     for (key, value) in map {
         let tracked = match sub {
             Subresource::Status => key == "status",
-            Subresource::Binding => key == "spec" || key == "status",
+            // Never recorded (see `record`).
+            Subresource::Binding => false,
             Subresource::Main => !matches!(key.as_str(), "apiVersion" | "kind" | "status"),
         };
         if !tracked {
@@ -131,6 +132,12 @@ pub fn remove(set: &mut Map<String, Value>, path: &[String]) {
 /// `new`: updates `new`'s `metadata.managedFields` from `old`'s. A write that
 /// changes no tracked field leaves them as they were.
 pub fn record(old: Option<&Value>, new: &mut Value, manager: &str, sub: Subresource, now: &str) {
+    let subresource = match sub {
+        Subresource::Main => "",
+        Subresource::Status => "status",
+        // Upstream's binding writes storage past the field manager: no entry.
+        Subresource::Binding => return,
+    };
     let before = old.map(|o| leaves(o, sub)).unwrap_or_default();
     let after = leaves(new, sub);
     let changed: Vec<&Path> = after
@@ -154,11 +161,6 @@ pub fn record(old: Option<&Value>, new: &mut Value, manager: &str, sub: Subresou
         set_entries(new, entries);
         return;
     }
-    let subresource = match sub {
-        Subresource::Main => "",
-        Subresource::Status => "status",
-        Subresource::Binding => "binding",
-    };
     let is_mine = |e: &Value| {
         e["manager"].as_str().unwrap_or_default() == manager
             && e["operation"] == "Update"
